@@ -1,0 +1,17 @@
+"""One exception family for every domain error; the CLI turns them into one line and exit 2."""
+
+
+class KnnxError(Exception):
+    """Base class of knnx's domain errors. ``str(err)`` is a complete one-line message."""
+
+
+class SpecError(KnnxError, ValueError):
+    """An experiment spec is malformed or asks for something impossible."""
+
+
+class DataError(KnnxError, ValueError):
+    """A dataset, CSV file or array is malformed (names the file, column and row)."""
+
+
+class ResultsError(KnnxError):
+    """A results file or output folder cannot be used as asked."""

@@ -1,0 +1,29 @@
+"""Shared fixtures and oracles for the knnx test suite."""
+
+import numpy as np
+import pytest
+
+# One tolerance for float64 comparisons (STYLE: labels and indices compare exactly).
+RTOL = 1e-7
+
+
+@pytest.fixture(params=[0, 1, 2])
+def seed(request):
+    return request.param
+
+
+def brute_kneighbors(X, k, queries=None):
+    """Naive NumPy oracle: all distances, order by (distance, index), self excluded in LOO.
+
+    Distances are summed with NumPy's own order, so on non-integer data they may
+    differ from knnx's float64 sequential sum in the last bit; use integer-valued
+    data when ties must be compared exactly.
+    """
+    loo = queries is None
+    Q = X if loo else queries
+    D = ((Q[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    if loo:
+        np.fill_diagonal(D, np.inf)
+    ind = np.broadcast_to(np.arange(X.shape[0]), D.shape)
+    order = np.lexsort((ind, D), axis=1)[:, :k]
+    return np.take_along_axis(D, order, 1), order

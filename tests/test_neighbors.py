@@ -1,0 +1,129 @@
+"""kneighbors and reciprocal_neighbors against a brute-force NumPy oracle."""
+
+import numpy as np
+import pytest
+from conftest import RTOL, brute_kneighbors
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.neighbors import NearestNeighbors
+
+from knnx import DataError, kneighbors, reciprocal_neighbors
+from knnx import neighbors as nb_module
+
+
+@pytest.fixture(params=["brute", "screened"])
+def path(request, monkeypatch):
+    """Run each test through both the brute-force kernel and the screened fast path."""
+    if request.param == "screened":
+        monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    else:
+        monkeypatch.setattr(nb_module, "_BRUTE_WORK", 10**12)
+    return request.param
+
+
+@pytest.mark.parametrize("n,d,k", [(200, 2, 1), (500, 3, 7), (400, 40, 15), (300, 1, 5)])
+def test_loo_matches_brute_force(path, seed, n, d, k):
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    dist, ind = kneighbors(X, k)
+    ref_dist, ref_ind = brute_kneighbors(X, k)
+    assert_array_equal(ind, ref_ind)
+    assert_allclose(dist, ref_dist, rtol=RTOL, atol=1e-12)
+    assert not (ind == np.arange(n)[:, None]).any()  # self excluded
+
+
+def test_queries_match_brute_force(path, seed):
+    rng = np.random.default_rng(seed)
+    X, Q = rng.standard_normal((600, 5)), rng.standard_normal((250, 5))
+    dist, ind = kneighbors(X, 9, Q)
+    ref_dist, ref_ind = brute_kneighbors(X, 9, Q)
+    assert_array_equal(ind, ref_ind)
+    assert_allclose(dist, ref_dist, rtol=RTOL, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 10, 40])
+def test_ties_are_ordered_by_index(path, seed, k):
+    # Integer coordinates: every distance is exact in float64, ties abound.
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(700, 3)).astype(float)
+    dist, ind = kneighbors(X, k)
+    ref_dist, ref_ind = brute_kneighbors(X, k)
+    assert_array_equal(ind, ref_ind)
+    assert_array_equal(dist, ref_dist)
+
+
+def test_duplicates_stay_neighbours_in_loo(path):
+    # Points 0, 1, 2 coincide; in the leave-one-out graph each sees the other two first.
+    X = np.array([[0.0, 0.0]] * 3 + [[1.0, 0.0], [0.0, 2.0]] + [[5.0, 5.0]] * 300)
+    dist, ind = kneighbors(X, 3)
+    assert_array_equal(ind[0], [1, 2, 3])
+    assert_array_equal(ind[1], [0, 2, 3])
+    assert_array_equal(dist[2], [0.0, 0.0, 1.0])
+
+
+def test_all_points_identical_uses_overflow_path(path):
+    # Every distance ties: the candidate buffer overflows and rows fall back to brute force.
+    X = np.ones((3000, 4))
+    dist, ind = kneighbors(X, 5)
+    assert_array_equal(dist, 0.0)
+    expected = np.array([[j for j in range(6) if j != i][:5] for i in range(6)])
+    assert_array_equal(ind[:6], expected)
+    assert_array_equal(ind[10], [0, 1, 2, 3, 4])
+
+
+def test_translation_and_scale_do_not_change_ranking(path, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-4, 5, size=(800, 3)).astype(float)
+    _, ind = kneighbors(X, 6)
+    _, ind_shift = kneighbors(X * 2.0**-10 + 1024.0, 6)  # exact in float64
+    assert_array_equal(ind, ind_shift)
+
+
+def test_agrees_with_sklearn_distances(path):
+    X = np.random.default_rng(7).standard_normal((1500, 8))
+    dist, ind = kneighbors(X, 12, squared=False)
+    sk_dist, sk_ind = NearestNeighbors(n_neighbors=12, algorithm="brute").fit(X).kneighbors()
+    assert_array_equal(ind, sk_ind)
+    assert_allclose(dist, sk_dist, rtol=1e-9)
+
+
+def test_k_equals_n_minus_one(path):
+    X = np.random.default_rng(3).standard_normal((50, 2))
+    _, ind = kneighbors(X, 49)
+    assert_array_equal(np.sort(ind, axis=1), [np.delete(np.arange(50), i) for i in range(50)])
+
+
+@pytest.mark.parametrize(
+    "X,k,queries,message",
+    [
+        (np.zeros((5, 2)), 5, None, "n_neighbors: must be between 1 and n_samples - 1"),
+        (np.zeros((5, 2)), 0, None, "n_neighbors: must be between 1"),
+        (np.zeros((5, 2)), 6, np.zeros((1, 2)), "n_neighbors: must be between 1 and n_samples = 5"),
+        (
+            np.array([[0.0, np.nan]]),
+            1,
+            np.zeros((1, 2)),
+            "X: non-finite value nan at row 0, column 1",
+        ),
+        (np.zeros((5, 2)), 1, np.zeros((1, 3)), "queries: has 3 features, X has 2"),
+        (np.zeros(5), 1, None, "X: expected a 2-D array"),
+    ],
+)
+def test_bad_input_messages(X, k, queries, message):
+    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        kneighbors(X, k, queries)
+
+
+def test_reciprocal_neighbors_against_naive(seed):
+    X = np.random.default_rng(seed).standard_normal((300, 3))
+    _, ind = kneighbors(X, 4)
+    indptr, indices = reciprocal_neighbors(ind, 300)
+    for j in range(300):
+        expected = np.flatnonzero((ind == j).any(axis=1))
+        assert_array_equal(indices[indptr[j] : indptr[j + 1]], expected)
+    assert indptr[-1] == 300 * 4
+
+
+def test_reciprocal_neighbors_hand_example():
+    ind = np.array([[1, 2], [0, 2], [1, 0]])
+    indptr, indices = reciprocal_neighbors(ind, 4)
+    assert_array_equal(indptr, [0, 2, 4, 6, 6])
+    assert_array_equal(indices, [1, 2, 0, 2, 0, 1])
