@@ -1,0 +1,108 @@
+"""The Dataset record every loader returns, and label encoding."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from knnx.errors import DataError
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A classification dataset, ready for the kernels.
+
+    Attributes
+    ----------
+    name : str
+        Display name used in results.
+    X : ndarray of shape (n_samples, n_features), float64, C-contiguous
+    y : ndarray of shape (n_samples,), intp
+        Integer class codes ``0 .. n_classes - 1``.
+    classes : ndarray of shape (n_classes,), object
+        Original class names; ``classes[y]`` gives the labels as the source spells them.
+    feature_names : tuple of str
+    split : (train_idx, test_idx) or None
+        Predefined train/test split (indices into X), if the dataset has one.
+    posterior : callable or None
+        For synthetic data: ``posterior(X) -> (n, n_classes)`` true class probabilities.
+    metadata : dict
+        ``source``, ``citation``, ``notes``, ``sha256`` (of the files read) and the
+        loader options in force.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    classes: np.ndarray
+    feature_names: tuple
+    split: tuple | None = None
+    posterior: Callable | None = None
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    @property
+    def n_features(self):
+        return self.X.shape[1]
+
+    @property
+    def n_classes(self):
+        return len(self.classes)
+
+    def class_counts(self):
+        """Mapping original class name -> count, in class-code order."""
+        counts = np.bincount(self.y, minlength=self.n_classes)
+        return {str(c): int(n) for c, n in zip(self.classes, counts, strict=True)}
+
+    def split_sizes(self):
+        """(n_train, n_test) of the predefined split, or None."""
+        if self.split is None:
+            return None
+        return len(self.split[0]), len(self.split[1])
+
+
+def _class_sort_key(label):
+    """Integer-like labels sort numerically, others as text (so '10' follows '9')."""
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def encode_labels(labels, where):
+    """Map labels to codes 0..C-1, classes sorted numerically when they are numbers.
+
+    Returns (y, classes). ``where`` names the source for error messages.
+    """
+    labels = np.asarray(labels, dtype=object)
+    text = np.array([str(v) for v in labels], dtype=object)
+    missing = [
+        i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))
+    ]
+    if missing:
+        raise DataError(f"{where}: missing class label at data row {missing[0] + 1}")
+    classes = np.array(sorted(set(text), key=_class_sort_key), dtype=object)
+    lookup = {c: i for i, c in enumerate(classes)}
+    y = np.fromiter((lookup[v] for v in text), dtype=np.intp, count=len(text))
+    return y, classes
+
+
+def make_dataset(name, X, y, classes, feature_names, split=None, posterior=None, metadata=None):
+    """Build a Dataset with the array conventions enforced (float64 C-contiguous, intp)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.intp)
+    if split is not None:
+        split = tuple(np.ascontiguousarray(s, dtype=np.intp) for s in split)
+    return Dataset(
+        name=name,
+        X=X,
+        y=y,
+        classes=np.asarray(classes, dtype=object),
+        feature_names=tuple(str(f) for f in feature_names),
+        split=split,
+        posterior=posterior,
+        metadata=dict(metadata or {}),
+    )

