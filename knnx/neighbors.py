@@ -156,9 +156,7 @@ def _screened_search(Q, R, k, loo, out_dist, out_ind):
                 G, q2[row0:row1], r2, hf, margin, row0, col0, loo, gamma,
                 heap, cand_lo, cand_ind, cand_cnt, overflow,
             )  # fmt: skip
-        finalize_block(
-            Q[row0:row1], R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_dist, out_ind
-        )
+        finalize_block(Q[row0:row1], R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_dist, out_ind)
         if overflow.any():
             rows = (np.flatnonzero(overflow) + row0).astype(np.intp)
             brute_rows(Q, R, rows, loo, out_dist, out_ind)

@@ -60,9 +60,7 @@ def test_documented_treatments():
     assert load_bundled("vote", missing="drop_rows").n_samples == 232
     german = load_bundled("german")
     assert german.n_features == 61  # 7 numeric + 54 one-hot columns
-    assert_allclose(
-        german.X[:, [n.startswith("A1=") or n == "A1" for n in german.feature_names]].sum(1), 1.0
-    )
+    assert_allclose(german.X[:, [n.startswith("A1=") or n == "A1" for n in german.feature_names]].sum(1), 1.0)
     assert load_bundled("australian", corrupted="drop").n_features == 11
     with pytest.raises(DataError, match="iris: unknown option 'corrupted'"):
         load_bundled("iris", corrupted="drop")
@@ -104,9 +102,7 @@ def test_generators_are_seeded_and_posteriors_are_distributions(name):
 
 def test_gaussian_posterior_hand_value():
     # Two classes N(-1, 1) and N(1, 1), equal priors: P(1 | x) = 1 / (1 + exp(-2x)).
-    ds = load_dataset(
-        {"synthetic": "gaussians", "means": [[-1.0], [1.0]], "covs": [1.0, 1.0], "n": 10}
-    )
+    ds = load_dataset({"synthetic": "gaussians", "means": [[-1.0], [1.0]], "covs": [1.0, 1.0], "n": 10})
     x = np.array([[0.0], [0.5], [-2.0]])
     assert_allclose(ds.posterior(x)[:, 1], 1 / (1 + np.exp(-2 * x[:, 0])), rtol=1e-12)
 
@@ -117,9 +113,7 @@ def test_paredes_and_celisse_follow_the_papers():
         assert_allclose(ds.X[ds.y == c].mean(0), mean, atol=0.08)
     assert_allclose(np.cov(ds.X[ds.y == 1].T)[0, 1], 0.5, atol=0.08)
     cel = load_dataset({"synthetic": "celisse2011", "n": 20000, "q": 0.0}, seed=0)
-    corner = ((cel.X[:, 0] < 0.2) & (cel.X[:, 1] < 0.2)) | (
-        (cel.X[:, 0] > 0.8) & (cel.X[:, 1] > 0.8)
-    )
+    corner = ((cel.X[:, 0] < 0.2) & (cel.X[:, 1] < 0.2)) | ((cel.X[:, 0] > 0.8) & (cel.X[:, 1] > 0.8))
     assert_array_equal(cel.y, (~corner).astype(int))  # q = 0: labels are deterministic
 
 

@@ -108,9 +108,7 @@ def load_dataset(entry, *, seed=0, base_dir=None):
     elif form == "csv":
         unknown = sorted(set(body) - set(_CSV_KEYS))
         if unknown:
-            raise DataError(
-                f"csv dataset: unknown option '{unknown[0]}'; known: {', '.join(_CSV_KEYS)}"
-            )
+            raise DataError(f"csv dataset: unknown option '{unknown[0]}'; known: {', '.join(_CSV_KEYS)}")
         path = Path(body.pop("csv"))
         if base_dir is not None and not path.is_absolute():
             path = Path(base_dir) / path
@@ -118,15 +116,11 @@ def load_dataset(entry, *, seed=0, base_dir=None):
     else:
         gen = body.pop("synthetic")
         if gen not in GENERATORS:
-            raise DataError(
-                f"unknown synthetic generator '{gen}'; known: {', '.join(sorted(GENERATORS))}"
-            )
+            raise DataError(f"unknown synthetic generator '{gen}'; known: {', '.join(sorted(GENERATORS))}")
         allowed = generator_parameters(gen)
         for key in body:
             if key not in allowed + ("seed",):
-                raise DataError(
-                    f"synthetic {gen}: unknown parameter '{key}'; known: {', '.join(allowed)}"
-                )
+                raise DataError(f"synthetic {gen}: unknown parameter '{key}'; known: {', '.join(allowed)}")
         body.setdefault("seed", seed)
         try:
             ds = GENERATORS[gen](**body)

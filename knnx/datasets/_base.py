@@ -79,9 +79,7 @@ def encode_labels(labels, where):
     """
     labels = np.asarray(labels, dtype=object)
     text = np.array([str(v) for v in labels], dtype=object)
-    missing = [
-        i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))
-    ]
+    missing = [i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))]
     if missing:
         raise DataError(f"{where}: missing class label at data row {missing[0] + 1}")
     classes = np.array(sorted(set(text), key=_class_sort_key), dtype=object)

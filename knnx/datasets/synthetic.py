@@ -33,9 +33,7 @@ class GaussianPosterior:
         self.means, self.covs, self.priors = means, covs, np.asarray(priors, dtype=float)
 
     def __call__(self, X):
-        logp = _gaussian_log_densities(np.atleast_2d(X), self.means, self.covs) + np.log(
-            self.priors
-        )
+        logp = _gaussian_log_densities(np.atleast_2d(X), self.means, self.covs) + np.log(self.priors)
         return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
 
 
@@ -54,9 +52,7 @@ def _draw_counts(rng, n, n_per_class, priors, where):
     return rng.multinomial(_check_positive_int(n, "n", where), priors)
 
 
-def gaussians(
-    means, covs, priors=None, *, n=None, n_per_class=None, n_test=None, seed=0, name="gaussians"
-):
+def gaussians(means, covs, priors=None, *, n=None, n_per_class=None, n_test=None, seed=0, name="gaussians"):
     """Classes with Gaussian class-conditional densities N(means[c], covs[c]).
 
     Parameters
@@ -78,14 +74,10 @@ def gaussians(
     covs_in = list(covs) if np.ndim(covs) else [covs] * C
     if len(covs_in) != C:
         raise DataError(f"{where}: {C} means but {len(covs_in)} covariances")
-    covs = [
-        np.eye(d) * float(c) if np.ndim(c) == 0 else np.asarray(c, dtype=float) for c in covs_in
-    ]
+    covs = [np.eye(d) * float(c) if np.ndim(c) == 0 else np.asarray(c, dtype=float) for c in covs_in]
     for c in covs:
         if c.shape != (d, d) or not np.allclose(c, c.T) or np.linalg.eigvalsh(c).min() <= 0:
-            raise DataError(
-                f"{where}: every covariance must be a symmetric positive definite {d}x{d} matrix"
-            )
+            raise DataError(f"{where}: every covariance must be a symmetric positive definite {d}x{d} matrix")
     priors = np.full(C, 1.0 / C) if priors is None else np.asarray(priors, dtype=float)
     if priors.shape != (C,) or (priors < 0).any() or not np.isclose(priors.sum(), 1.0):
         raise DataError(f"{where}: priors must be {C} non-negative numbers summing to 1")
@@ -123,9 +115,7 @@ def paredes2006(n_per_class=64, *, n_test=None, seed=0):
     """
     means = [[2.0, 0.5], [0.0, 2.0], [0.0, -1.0]]
     covs = [np.eye(2), [[1.0, 0.5], [0.5, 1.0]], [[1.0, -0.5], [-0.5, 1.0]]]
-    ds = gaussians(
-        means, covs, n_per_class=n_per_class, n_test=n_test, seed=seed, name="paredes2006"
-    )
+    ds = gaussians(means, covs, n_per_class=n_per_class, n_test=n_test, seed=seed, name="paredes2006")
     ds.metadata.update(
         citation="Paredes, R. and Vidal, E. (2006). Learning weighted metrics to minimize nearest-neighbor "
         "classification error. IEEE TPAMI 28(7), Sec. 5.1.",

@@ -58,9 +58,7 @@ def _numeric_or_text(column, path, name, categorical):
         inf = np.isinf(floats)
         if inf.any():
             line = int(np.flatnonzero(inf)[0]) + 2
-            raise DataError(
-                f"{path}: column '{name}' line {line}: infinite value '{column.iloc[line - 2]}'"
-            )
+            raise DataError(f"{path}: column '{name}' line {line}: infinite value '{column.iloc[line - 2]}'")
         return floats, False
     if categorical is None:
         line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
@@ -100,9 +98,7 @@ def table_to_dataset(
         If False, a text column is an error even when ``categorical`` is set.
     """
     if missing not in MISSING_CHOICES:
-        raise DataError(
-            f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got '{missing}'"
-        )
+        raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got '{missing}'")
     if categorical not in CATEGORICAL_CHOICES:
         raise DataError(
             f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got '{categorical}'"
@@ -125,9 +121,7 @@ def table_to_dataset(
 
     blocks, names = [], []
     for col in features.columns:
-        values, is_text = _numeric_or_text(
-            features[col], where, col, categorical if allow_text else None
-        )
+        values, is_text = _numeric_or_text(features[col], where, col, categorical if allow_text else None)
         if not is_text:
             blocks.append(values[:, None])
             names.append(col)
