@@ -1,0 +1,182 @@
+"""Command-line interface: a thin typer layer over the library.
+
+Every command calls one public function and renders its result. Domain errors
+(:class:`knnx.errors.KnnxError`) print as one line per problem on stderr with exit
+code 2, never a traceback.
+"""
+
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from knnx.errors import KnnxError
+
+app = typer.Typer(
+    help="knnx: nearest-neighbour classification experiments (exact kNN, boosting, learned metrics, exact LpO).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True)
+
+
+class TableFormat(str, Enum):
+    md = "md"
+    csv = "csv"
+    latex = "latex"
+
+
+class ListFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+
+
+def _fail(exc, code=2):
+    for line in str(exc).splitlines():
+        err_console.print(f"error: {line}", markup=False)
+    raise typer.Exit(code)
+
+
+@app.command()
+def run(
+    spec: Path = typer.Argument(..., help="Experiment spec (YAML)."),
+    out: Path = typer.Option(None, "--out", help="Output folder [default: results/<spec name>]."),
+    jobs: int = typer.Option(1, "--jobs", min=1, help="Worker processes; results are identical to --jobs 1."),
+    no_resume: bool = typer.Option(
+        False, "--no-resume", help="Start over instead of skipping finished cells."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+):
+    """Run every cell of SPEC and write results.csv, summary.csv and summary.md."""
+    from knnx.runner import run_spec
+
+    try:
+        if quiet:
+            summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume)
+        else:
+            columns = (
+                TextColumn("[bold]{task.fields[name]}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("cells"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[cell]}", style="dim"),
+            )
+            with Progress(*columns, console=err_console, transient=False) as bar:
+                task = bar.add_task("run", total=None, name=spec.stem, cell="")
+
+                def progress(done, total, description):
+                    bar.update(task, completed=done, total=total, cell=description[:60])
+
+                summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume, progress=progress)
+    except KnnxError as exc:
+        _fail(exc)
+    if not quiet:
+        console.print(
+            f"{summary.n_run} cells run, {summary.n_skipped} already done, in {summary.seconds:.1f} s; "
+            f"results in {summary.out}/results.csv, tables in {summary.out}/summary.md"
+        )
+
+
+@app.command()
+def validate(spec: Path = typer.Argument(..., help="Experiment spec (YAML).")):
+    """Check SPEC completely (schema, names, data, protocol, grids) without computing anything."""
+    from knnx.spec import validate_spec
+
+    try:
+        vspec = validate_spec(spec)
+    except KnnxError as exc:
+        _fail(exc)
+    console.print(f"{spec}: ok, {len(vspec.cells)} cells over {len(vspec.datasets)} dataset(s)")
+
+
+@app.command()
+def datasets(fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="table or csv.")):
+    """List the bundled datasets: name, n, d, classes, predefined split, source."""
+    from knnx.datasets import describe_bundled
+
+    try:
+        rows = describe_bundled()
+    except KnnxError as exc:
+        _fail(exc)
+    keys = ["name", "n", "d", "classes", "split", "source"]
+    if fmt is ListFormat.csv:
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return
+    table = Table(*keys, title="bundled datasets (default treatments; see datasets/README.md)")
+    for row in rows:
+        table.add_row(*(str(row[k]) for k in keys))
+    console.print(table)
+
+
+@app.command("table")
+def table_cmd(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    by: str = typer.Option("dataset,algorithm,params", "--by", help="Comma-separated grouping columns."),
+    metric: str = typer.Option("error", "--metric", help="Metric to tabulate."),
+    fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
+):
+    """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
+    from knnx.report import results_table
+
+    try:
+        _require_file(results, "RESULTS")
+        text = results_table(
+            results, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
+        )
+    except KnnxError as exc:
+        _fail(exc)
+    sys.stdout.write(text)
+
+
+@app.command()
+def check(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    reference: Path = typer.Option(..., "--reference", help="Committed reference results."),
+    atol: float = typer.Option(0.01, "--atol", min=0.0, help="Largest allowed |mean - reference mean|."),
+):
+    """Compare per-group means with reference results; exit 1 listing every group that moved."""
+    from knnx.report import check_against_reference
+
+    try:
+        _require_file(results, "RESULTS")
+        _require_file(reference, "--reference")
+        problems = check_against_reference(results, reference, atol=atol)
+    except KnnxError as exc:
+        _fail(exc)
+    if problems:
+        for line in problems:
+            console.print(f"moved: {line}", markup=False)
+        console.print(f"{len(problems)} group(s) outside tolerance {atol}")
+        raise typer.Exit(1)
+    console.print(f"all groups of {reference} within {atol}")
+
+
+def _require_file(path, what):
+    from knnx.errors import ResultsError
+
+    if not Path(path).is_file():
+        raise ResultsError(f"{what}: file not found: {path}")
+
+
+if __name__ == "__main__":
+    app()

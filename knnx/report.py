@@ -1,0 +1,112 @@
+"""Tables and regression checks built from result files only."""
+
+import numpy as np
+import pandas as pd
+
+from knnx.errors import ResultsError
+from knnx.metrics import LOWER_IS_BETTER
+from knnx.results import read_results
+
+GROUP_KEYS = ["dataset", "algorithm", "params", "metric"]
+
+
+def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
+    """Mean, standard deviation (ddof=1; 0 for a single value) and count per group."""
+    by = list(by)
+    for col in by:
+        if col not in frame.columns:
+            raise ResultsError(f"--by: unknown column '{col}'; known: {', '.join(frame.columns)}")
+    if metric is not None:
+        if metric not in set(frame["metric"]):
+            raise ResultsError(
+                f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+            )
+        frame = frame[frame["metric"] == metric]
+    keys = by + (["metric"] if "metric" not in by else [])
+    grouped = frame.groupby(keys, sort=False)["value"]
+    out = grouped.agg(mean="mean", std=lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0, n="size")
+    return out.reset_index()
+
+
+def mark_best(summary, within="dataset"):
+    """Boolean column: the best mean per (``within``, metric) group (lowest error, highest score)."""
+    best = np.zeros(len(summary), dtype=bool)
+    group_cols = [c for c in (within, "metric") if c in summary.columns]
+    for _, idx in summary.groupby(group_cols, sort=False).groups.items():
+        sub = summary.loc[idx]
+        metric = sub["metric"].iloc[0]
+        target = sub["mean"].min() if LOWER_IS_BETTER.get(metric, False) else sub["mean"].max()
+        best[summary.index.get_indexer(sub.index[np.isclose(sub["mean"], target, rtol=0, atol=1e-12)])] = True
+    return best
+
+
+def format_table(summary, fmt="md", digits=4):
+    """Render a summary as Markdown, CSV or LaTeX; the best mean per dataset is marked."""
+    summary = summary.copy()
+    summary["best"] = mark_best(summary)
+    if fmt == "csv":
+        return summary.to_csv(index=False, lineterminator="\n")
+    keys = [c for c in summary.columns if c not in ("mean", "std", "n", "best")]
+    if "metric" in keys and summary["metric"].nunique() == 1:
+        keys.remove("metric")  # a one-metric table names its metric elsewhere
+    cells = []
+    for row in summary.itertuples(index=False):
+        value = f"{row.mean:.{digits}f} ± {row.std:.{digits}f}"
+        if row.best:
+            value = f"**{value}**" if fmt == "md" else "\\textbf{" + value.replace("±", "$\\pm$") + "}"
+        elif fmt == "latex":
+            value = value.replace("±", "$\\pm$")
+        cells.append([str(getattr(row, k)) for k in keys] + [value, str(row.n)])
+    header = keys + ["mean ± std", "n"]
+    if fmt == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        return "\n".join(lines) + "\n"
+    if fmt == "latex":
+
+        def esc(text):
+            return (
+                text.replace("\\", "\\textbackslash{}")
+                .replace("_", "\\_")
+                .replace("{", "\\{")
+                .replace("}", "\\}")
+            )
+
+        lines = [
+            "\\begin{tabular}{" + "l" * len(keys) + "rr}",
+            "\\hline",
+            " & ".join(header).replace("±", "$\\pm$") + " \\\\",
+            "\\hline",
+        ]
+        lines += [
+            " & ".join([esc(c) for c in row[: len(keys)]] + row[len(keys) :]) + " \\\\" for row in cells
+        ]
+        lines += ["\\hline", "\\end{tabular}"]
+        return "\n".join(lines) + "\n"
+    raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
+
+
+def results_table(path, by=("dataset", "algorithm", "params"), metric="error", fmt="md"):
+    """``knnx table``: mean ± std of ``metric`` per group of a results file."""
+    return format_table(summarize(read_results(path), by, metric), fmt)
+
+
+def check_against_reference(path, reference, atol=0.01):
+    """Compare per-group means with a reference results file.
+
+    Returns a list of problems (one string each): groups whose mean moved by more
+    than ``atol``, and reference groups missing from the results. Empty when all hold.
+    """
+    ours = summarize(read_results(path), by=GROUP_KEYS)
+    ref = summarize(read_results(reference), by=GROUP_KEYS)
+    merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""))
+    problems = []
+    for row in merged.itertuples(index=False):
+        group = f"{row.dataset} {row.algorithm} {row.params} {row.metric}"
+        if pd.isna(row.mean):
+            problems.append(f"{group}: missing from {path}")
+        elif abs(row.mean - row.mean_ref) > atol:
+            problems.append(
+                f"{group}: {row.mean:.6f} vs reference {row.mean_ref:.6f} (|diff| {abs(row.mean - row.mean_ref):.6f} > {atol})"
+            )
+    return problems

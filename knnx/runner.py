@@ -1,0 +1,282 @@
+"""Run every cell of a spec and write tidy results, cell by cell.
+
+``run_spec`` is the library call behind ``knnx run``. Output folder layout::
+
+    OUT/results.csv      tidy rows (see knnx.results), sorted in cell order at the end
+    OUT/spec.yaml        the normalised spec (every default filled in)
+    OUT/environment.json knnx version, git commit, Python/numpy/numba versions, CPU
+    OUT/summary.csv      mean, std, n per (dataset, algorithm, params, metric)
+    OUT/summary.md       the same as Markdown tables, one per metric, best marked
+
+Resume: a rerun of the same spec skips cells already complete in results.csv; a
+different spec in the same folder is refused (use ``resume=False`` or another
+folder). With ``jobs > 1`` cells run in a pool of processes (each numba kernel
+single-threaded there); results are identical to ``jobs=1``, only timings differ.
+"""
+
+import json
+import os
+import platform
+import subprocess
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from knnx._version import __version__
+from knnx.algorithms import ALGORITHMS
+from knnx.datasets import load_dataset
+from knnx.errors import ResultsError
+from knnx.metrics import METRICS
+from knnx.report import format_table, summarize
+from knnx.results import COLUMNS, ResultsWriter, atomic_write_text, read_results, recover, rows_to_csv
+from knnx.spec import canonical_json, validate_spec
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    out: Path
+    n_cells: int
+    n_run: int
+    n_skipped: int
+    seconds: float
+
+
+def _standardize(X_train, X_test):
+    """Fit mean and std on the training part only; zero-variance features keep scale 1."""
+    mean = X_train.mean(axis=0)
+    std = X_train.std(axis=0)
+    std[std == 0] = 1.0
+    return (X_train - mean) / std, (X_test - mean) / std
+
+
+def _cell_payload(vspec, cell):
+    split = next(
+        s for s in vspec.splits[cell.dataset_index] if (s.repeat, s.fold) == (cell.repeat, cell.fold)
+    )
+    return {
+        "experiment": vspec.spec.name,
+        "entry": vspec.spec.datasets[cell.dataset_index],
+        "dataset": cell.dataset,
+        "seed": vspec.spec.seed,
+        "base_dir": str(vspec.base_dir),
+        "algorithm": cell.algorithm,
+        "params": cell.params,
+        "protocol": vspec.protocol_json,
+        "repeat": cell.repeat,
+        "fold": cell.fold,
+        "train": split.train,
+        "test": split.test,
+        "standardize": vspec.spec.preprocess.standardize,
+        "metrics": list(vspec.spec.metrics),
+        "index": cell.index,
+    }
+
+
+@lru_cache(maxsize=8)
+def _load_cached(entry_json, label, seed, base_dir):
+    from knnx.spec import _split_seedseq
+
+    return load_dataset(json.loads(entry_json), seed=_split_seedseq(seed, label), base_dir=base_dir)
+
+
+def run_cell(payload):
+    """Fit and evaluate one cell; return its tidy rows (one per metric)."""
+    ds = _load_cached(
+        canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"]
+    )
+    tr, te = payload["train"], payload["test"]
+    X_train, X_test = ds.X[tr], ds.X[te]
+    if payload["standardize"]:
+        X_train, X_test = _standardize(X_train, X_test)
+    estimator = ALGORITHMS[payload["algorithm"]](**payload["params"])
+    t0 = time.perf_counter()
+    estimator.fit(X_train, ds.y[tr])
+    t1 = time.perf_counter()
+    y_pred = estimator.predict(X_test)
+    t2 = time.perf_counter()
+    base = {
+        "experiment": payload["experiment"],
+        "dataset": payload["dataset"],
+        "algorithm": payload["algorithm"],
+        "params": canonical_json(payload["params"]),
+        "protocol": payload["protocol"],
+        "repeat": payload["repeat"],
+        "fold": payload["fold"],
+        "seed": payload["seed"],
+        "n_train": len(tr),
+        "n_test": len(te),
+        "fit_seconds": t1 - t0,
+        "predict_seconds": t2 - t1,
+    }
+    return payload["index"], [
+        {**base, "metric": m, "value": float(METRICS[m](ds.y[te], np.asarray(y_pred)))}
+        for m in payload["metrics"]
+    ]
+
+
+@contextmanager
+def _single_threaded_children():
+    """Environment for spawned workers: one process per core, each single-threaded.
+
+    Set before the pool starts, because OpenBLAS and numba read it at import.
+    """
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+    saved = {n: os.environ.get(n) for n in names}
+    os.environ.update({n: "1" for n in names})
+    try:
+        yield
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v
+
+
+def environment_info():
+    """Versions, git commit and CPU of this run (written to environment.json)."""
+    import numba
+    import pandas
+    import scipy
+    import sklearn
+
+    commit = None
+    try:
+        repo = Path(__file__).resolve().parents[1]
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {
+        "knnx": __version__,
+        "git_commit": commit,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "numba": numba.__version__,
+        "pandas": pandas.__version__,
+        "scikit-learn": sklearn.__version__,
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def write_summaries(results_path, out):
+    """summary.csv (all metrics) and summary.md (one table per metric) from results.csv."""
+    frame = read_results(results_path)
+    if frame.empty:
+        return
+    summary = summarize(frame, by=("dataset", "algorithm", "params", "metric"))
+    atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
+    parts = [f"# {frame['experiment'].iloc[0]}: mean ± std over repeats and folds\n"]
+    for metric in dict.fromkeys(frame["metric"]):
+        sub = summarize(frame, by=("dataset", "algorithm", "params"), metric=metric)
+        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
+    atomic_write_text(Path(out) / "summary.md", "".join(parts))
+
+
+def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
+    """Validate and run an experiment spec; write results beside a copy of the spec.
+
+    Parameters
+    ----------
+    spec : path or dict
+        YAML file or an equivalent dict (see :mod:`knnx.spec`).
+    out : path, optional
+        Output folder; default ``results/<spec name>``.
+    jobs : int
+        Worker processes (1 runs in this process).
+    resume : bool
+        Skip cells already complete in ``out/results.csv``.
+    progress : callable, optional
+        Called as ``progress(done, total, description)`` after each cell and once at
+        the start; the library is otherwise silent.
+
+    Returns
+    -------
+    RunSummary
+    """
+    start = time.perf_counter()
+    vspec = validate_spec(spec)
+    out = Path(out) if out is not None else Path("results") / vspec.spec.name
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.csv"
+    spec_path = out / "spec.yaml"
+    normalized = yaml.safe_dump(vspec.normalized(), sort_keys=False)
+    metrics = list(vspec.spec.metrics)
+
+    done_keys = set()
+    if resume and results_path.exists():
+        if spec_path.exists() and spec_path.read_text(encoding="utf-8") != normalized:
+            raise ResultsError(
+                f"{out}: holds results of a different spec; rerun with --no-resume to start over, or use --out"
+            )
+        done_keys = recover(results_path, metrics)
+    elif results_path.exists():
+        results_path.unlink()
+    atomic_write_text(spec_path, normalized)
+    atomic_write_text(out / "environment.json", json.dumps(environment_info(), indent=2) + "\n")
+
+    writer = ResultsWriter(results_path)
+    todo = [
+        c for c in vspec.cells if (c.dataset, c.algorithm, c.params_json, c.repeat, c.fold) not in done_keys
+    ]
+    total, done = len(vspec.cells), len(vspec.cells) - len(todo)
+    if progress:
+        progress(done, total, "")
+
+    def finished(rows):
+        nonlocal done
+        writer.append(rows)
+        done += 1
+        if progress:
+            r = rows[0]
+            progress(done, total, f"{r['dataset']} {r['algorithm']} {r['params']}")
+
+    if jobs <= 1 or len(todo) <= 1:
+        for cell in todo:
+            finished(run_cell(_cell_payload(vspec, cell))[1])
+    else:
+        ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
+        with _single_threaded_children(), ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(run_cell, _cell_payload(vspec, c)) for c in todo]
+            for fut in as_completed(futures):
+                finished(fut.result()[1])
+
+    _sort_results(results_path, vspec)
+    write_summaries(results_path, out)
+    return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start)
+
+
+def _sort_results(path, vspec):
+    """Rewrite results.csv in cell order, metrics in spec order (atomic)."""
+    frame = read_results(path)
+    order = {c.key(): c.index for c in vspec.cells}
+    metric_rank = {m: i for i, m in enumerate(vspec.spec.metrics)}
+    frame["_cell"] = [
+        order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
+        for r in frame.itertuples()
+    ]
+    frame["_metric"] = frame["metric"].map(metric_rank)
+    frame = frame.sort_values(["_cell", "_metric"], kind="stable")
+    rows = frame[COLUMNS].to_dict("records")
+    atomic_write_text(path, rows_to_csv(rows, header=True))

@@ -1,0 +1,152 @@
+"""The runner end to end: results against scikit-learn, resume, interruption, jobs, reports."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.neighbors import KNeighborsClassifier
+from typer.testing import CliRunner
+
+from knnx.cli import app
+from knnx.datasets import load_bundled
+from knnx.errors import ResultsError
+from knnx.protocols import make_splits
+from knnx.results import COLUMNS, read_results
+from knnx.runner import run_spec
+
+runner = CliRunner()
+RIPLEY = {
+    "name": "ripley",
+    "seed": 0,
+    "datasets": ["ripley"],
+    "protocol": {"kind": "predefined"},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9, 15]}}],
+    "metrics": ["error", "f1_macro", "recall_macro"],
+}
+KFOLD = {
+    "name": "kf",
+    "seed": 7,
+    "datasets": ["iris", {"synthetic": "paredes2006", "n_per_class": 20}],
+    "preprocess": {"standardize": True},
+    "protocol": {"kind": "kfold", "folds": 3, "repeats": 2},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 5], "weights": ["uniform", "distance"]}}],
+    "metrics": ["error", "accuracy"],
+}
+
+
+def values(frame):
+    return frame.drop(columns=["fit_seconds", "predict_seconds"]).reset_index(drop=True)
+
+
+def test_ripley_errors_match_sklearn(tmp_path):
+    summary = run_spec(RIPLEY, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    assert list(frame.columns) == COLUMNS and summary.n_cells == 6 and len(frame) == 18
+    ds = load_bundled("ripley")
+    tr, te = ds.split
+    for k in [1, 3, 5, 7, 9, 15]:
+        ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(ds.X[tr], ds.y[tr])
+        ref_error = float(np.mean(ref.predict(ds.X[te]) != ds.y[te]))
+        row = frame[(frame.params == f'{{"k":{k}}}') & (frame.metric == "error")]
+        assert row.value.item() == ref_error
+    assert (tmp_path / "summary.md").read_text().count("**") >= 2
+    summary_csv = pd.read_csv(tmp_path / "summary.csv")
+    assert set(summary_csv.columns) == {"dataset", "algorithm", "params", "metric", "mean", "std", "n"}
+    env = json.loads((tmp_path / "environment.json").read_text())
+    assert {"knnx", "git_commit", "numpy", "numba", "cpu"} <= set(env)
+
+
+def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
+    run_spec(KFOLD, out=tmp_path)
+    full = read_results(tmp_path / "results.csv")
+    assert run_spec(KFOLD, out=tmp_path).n_run == 0
+    # Simulate a crash: drop the last cell entirely, leave half of the one before, and
+    # a partial line at the end of the file.
+    lines = (tmp_path / "results.csv").read_text().splitlines(keepends=True)
+    (tmp_path / "results.csv").write_text("".join(lines[:-3]) + lines[-3][:20])
+    summary = run_spec(KFOLD, out=tmp_path)
+    assert summary.n_run == 2 and summary.n_skipped == summary.n_cells - 2
+    again = read_results(tmp_path / "results.csv")
+    pd.testing.assert_frame_equal(values(again), values(full))
+
+
+def test_no_resume_starts_over_and_a_different_spec_is_refused(tmp_path):
+    run_spec(RIPLEY, out=tmp_path)
+    changed = {**RIPLEY, "metrics": ["error"]}
+    with pytest.raises(ResultsError, match="holds results of a different spec"):
+        run_spec(changed, out=tmp_path)
+    summary = run_spec(changed, out=tmp_path, resume=False)
+    assert summary.n_run == 6 and len(read_results(tmp_path / "results.csv")) == 6
+
+
+def test_jobs_give_identical_results(tmp_path):
+    run_spec(KFOLD, out=tmp_path / "a", jobs=1)
+    run_spec(KFOLD, out=tmp_path / "b", jobs=2)
+    a, b = read_results(tmp_path / "a" / "results.csv"), read_results(tmp_path / "b" / "results.csv")
+    pd.testing.assert_frame_equal(values(a), values(b))
+
+
+def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path):
+    run_spec(KFOLD, out=tmp_path / "a")
+    run_spec(KFOLD, out=tmp_path / "b")
+    a, b = read_results(tmp_path / "a" / "results.csv"), read_results(tmp_path / "b" / "results.csv")
+    pd.testing.assert_frame_equal(values(a), values(b))
+    # Recompute one iris cell by hand: scaler fitted on the training part only.
+    from knnx.spec import _split_seedseq
+
+    ds = load_bundled("iris")
+    split = make_splits(ds, _split_seedseq(7, "iris"), "kfold", folds=3, repeats=2, stratified=True)[4]
+    mean, std = ds.X[split.train].mean(0), ds.X[split.train].std(0)
+    ref = KNeighborsClassifier(5, algorithm="brute").fit((ds.X[split.train] - mean) / std, ds.y[split.train])
+    expected = float(np.mean(ref.predict((ds.X[split.test] - mean) / std) != ds.y[split.test]))
+    row = a[
+        (a.dataset == "iris")
+        & (a.params == json.dumps({"k": 5, "weights": "uniform"}).replace(" ", ""))
+        & (a.repeat == split.repeat)
+        & (a.fold == split.fold)
+        & (a.metric == "error")
+    ]
+    assert_allclose(row.value.item(), expected, rtol=0, atol=0)
+
+
+def test_table_and_check_commands(tmp_path):
+    run_spec(RIPLEY, out=tmp_path)
+    results = tmp_path / "results.csv"
+    md = runner.invoke(app, ["table", str(results), "--metric", "error"])
+    assert md.exit_code == 0
+    assert '| ripley | knn | {"k":15} | **0.0950 ± 0.0000** | 1 |' in md.stdout
+    csv_out = runner.invoke(app, ["table", str(results), "--format", "csv", "--by", "dataset,algorithm"])
+    assert (
+        csv_out.exit_code == 0
+        and csv_out.stdout.splitlines()[0] == "dataset,algorithm,metric,mean,std,n,best"
+    )
+    latex = runner.invoke(app, ["table", str(results), "--format", "latex"])
+    assert "\\textbf{0.0950 $\\pm$ 0.0000}" in latex.stdout
+    ok = runner.invoke(app, ["check", str(results), "--reference", str(results)])
+    assert ok.exit_code == 0
+    moved = pd.read_csv(results)
+    moved.loc[(moved.metric == "error") & (moved.params == '{"k":1}'), "value"] += 0.02
+    moved.to_csv(tmp_path / "moved.csv", index=False)
+    bad = runner.invoke(
+        app, ["check", str(tmp_path / "moved.csv"), "--reference", str(results), "--atol", "0.01"]
+    )
+    assert bad.exit_code == 1
+    assert 'moved: ripley knn {"k":1} error: 0.170000 vs reference 0.150000' in bad.stdout
+    missing = runner.invoke(app, ["check", str(tmp_path / "nope.csv"), "--reference", str(results)])
+    assert missing.exit_code == 2 and "RESULTS: file not found" in missing.stderr
+    bad_metric = runner.invoke(app, ["table", str(results), "--metric", "auc"])
+    assert bad_metric.exit_code == 2 and "--metric: no rows for metric 'auc'" in bad_metric.stderr
+
+
+def test_cli_run_writes_the_three_outputs(tmp_path):
+    spec = tmp_path / "r.yaml"
+    import yaml
+
+    spec.write_text(yaml.safe_dump(RIPLEY))
+    result = runner.invoke(app, ["run", str(spec), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    for name in ("results.csv", "summary.md", "summary.csv", "spec.yaml", "environment.json"):
+        assert (tmp_path / "o" / name).is_file()
+    assert "6 cells run, 0 already done" in result.stdout

