@@ -6,7 +6,7 @@ code 2, never a traceback.
 """
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -33,13 +33,13 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 console = Console(highlight=False, soft_wrap=True)
 
 
-class TableFormat(str, Enum):
+class TableFormat(StrEnum):
     md = "md"
     csv = "csv"
     latex = "latex"
 
 
-class ListFormat(str, Enum):
+class ListFormat(StrEnum):
     table = "table"
     csv = "csv"
 
