@@ -1,13 +1,34 @@
+"""knnx: nearest-neighbour classification research toolkit.
+
+Public API: estimators (``KNNClassifier``), the exact kernel (``kneighbors``,
+``reciprocal_neighbors``), the runner (``run_spec``, ``validate_spec``) and the
+registries ``DATASETS``, ``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
+"""
+
 from knnx._version import __version__
+from knnx.algorithms import ALGORITHMS
+from knnx.datasets import DATASETS, GENERATORS, load_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
 from knnx.knn import KNNClassifier
+from knnx.metrics import METRICS
 from knnx.neighbors import kneighbors, reciprocal_neighbors
+from knnx.protocols import PROTOCOLS
+from knnx.runner import run_spec
+from knnx.spec import validate_spec
 
 __all__ = [
-    "KNNClassifier",
     "__version__",
+    "KNNClassifier",
     "kneighbors",
     "reciprocal_neighbors",
+    "run_spec",
+    "validate_spec",
+    "load_dataset",
+    "ALGORITHMS",
+    "DATASETS",
+    "GENERATORS",
+    "METRICS",
+    "PROTOCOLS",
     "KnnxError",
     "SpecError",
     "DataError",

@@ -12,7 +12,7 @@ Semantics (every algorithm in knnx relies on them):
 
 import numpy as np
 
-from knnx._kernels.neighbors import brute_rows, finalize_block, reciprocal_csr, screen_block
+from knnx._kernels.neighbors import brute_rows, finalize_block, reciprocal_csr, screen_block, seed_thresholds
 from knnx.errors import DataError
 
 __all__ = ["kneighbors", "reciprocal_neighbors", "as_float_array"]
@@ -24,6 +24,7 @@ _U64 = 2.0**-53
 _BRUTE_WORK = 2_000_000
 # One float32 product block (query block x reference block) of 4 MiB stays in cache.
 _REF_BLOCK = 2048
+_SEED_SAMPLE = 1024
 _BLOCK_ELEMENTS = 1 << 20
 
 
@@ -137,6 +138,16 @@ def _screened_search(Q, R, k, loo, out_dist, out_ind):
     # term at most 4d on data scaled into [-1, 1]; 8x that is a safe slack.
     margin = np.float32(64.0 * (d + 1) * _U32)
 
+    # Seeding: a guessed threshold from a fixed strided sample of references (see
+    # seed_thresholds) spares most heap insertions while the heap would fill from +inf.
+    n_sample = min(n_ref, _SEED_SAMPLE)
+    seed = n_ref >= 8 * _SEED_SAMPLE and 16 * k <= n_ref
+    if seed:
+        sample = (np.arange(n_sample) * (n_ref // n_sample)).astype(np.intp)
+        Rs_sample = np.ascontiguousarray(Rs[sample])
+        r2_sample = r2[sample]
+        # rank whose expected count of references below is about 4k
+        rank = max(0, int(4 * k * n_sample / n_ref) - 1)
     ref_block = min(n_ref, _REF_BLOCK)
     query_block = max(64, min(m, _BLOCK_ELEMENTS // ref_block))
     cap = max(4 * k, k + 256)
@@ -144,18 +155,22 @@ def _screened_search(Q, R, k, loo, out_dist, out_ind):
         row1 = min(m, row0 + query_block)
         b = row1 - row0
         heap = np.full((b, k), np.inf)
+        n_real = np.zeros(b, dtype=np.intp)
         cand_lo = np.empty((b, cap))
         cand_ind = np.empty((b, cap), dtype=np.intp)
         cand_cnt = np.zeros(b, dtype=np.intp)
         overflow = np.zeros(b, dtype=np.uint8)
         Qb = Qs[row0:row1]
+        if seed:
+            seed_thresholds(Qb @ Rs_sample.T, q2[row0:row1], r2_sample, sample, row0, loo, gamma, rank, heap)
         for col0 in range(0, n_ref, ref_block):
             col1 = min(n_ref, col0 + ref_block)
             G = Qb @ Rs[col0:col1].T
             screen_block(
                 G, q2[row0:row1], r2, hf, margin, row0, col0, loo, gamma,
-                heap, cand_lo, cand_ind, cand_cnt, overflow,
+                heap, n_real, cand_lo, cand_ind, cand_cnt, overflow,
             )  # fmt: skip
+        overflow[n_real < k] = 1  # the guessed threshold was too low: recompute exactly
         finalize_block(Q[row0:row1], R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_dist, out_ind)
         if overflow.any():
             rows = (np.flatnonzero(overflow) + row0).astype(np.intp)

@@ -127,3 +127,51 @@ def test_reciprocal_neighbors_hand_example():
     indptr, indices = reciprocal_neighbors(ind, 4)
     assert_array_equal(indptr, [0, 2, 4, 6, 6])
     assert_array_equal(indices, [1, 2, 0, 2, 0, 1])
+
+
+def _brute_rows(X, rows, k):
+    """Oracle for selected rows of the leave-one-out graph (no n x n matrix)."""
+    D = ((X[rows, None, :] - X[None, :, :]) ** 2).sum(-1)
+    D[np.arange(len(rows)), rows] = np.inf
+    order = np.lexsort((np.broadcast_to(np.arange(len(X)), D.shape), D), axis=1)[:, :k]
+    return np.take_along_axis(D, order, 1), order
+
+
+@pytest.mark.parametrize("kind", ["normal", "grid"])
+def test_seeded_large_reference_set(kind):
+    # n >= 8192 engages the seeded threshold; compare a spread of rows with the oracle.
+    rng = np.random.default_rng(11)
+    if kind == "normal":
+        X = rng.standard_normal((9000, 6))
+    else:
+        X = rng.integers(0, 5, size=(9000, 3)).astype(float)  # massive ties
+    dist, ind = kneighbors(X, 50)
+    rows = np.arange(0, 9000, 37)
+    ref_dist, ref_ind = _brute_rows(X, rows, 50)
+    assert_array_equal(ind[rows], ref_ind)
+    assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-12)
+
+
+def test_seed_guess_too_low_falls_back_exactly():
+    # The strided sample (every 9th point of 9216) sits in a tight cluster: the guessed
+    # threshold (about the 10th closest sample point) is below the true 50th-neighbour
+    # distance, so those rows must take the exact fallback and still be right.
+    rng = np.random.default_rng(5)
+    n = 9216
+    X = rng.uniform(50, 100, size=(n, 2))
+    sample = np.arange(1024) * (n // 1024)
+    X[sample] = rng.normal(0, 1e-3, size=(1024, 2))
+    dist, ind = kneighbors(X, 50)
+    rows = sample[:64]
+    ref_dist, ref_ind = _brute_rows(X, rows, 50)
+    assert_array_equal(ind[rows], ref_ind)
+    assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-15)
+
+
+def test_seeded_queries_mode():
+    rng = np.random.default_rng(2)
+    X, Q = rng.standard_normal((10000, 4)), rng.standard_normal((300, 4))
+    dist, ind = kneighbors(X, 20, Q)
+    ref_dist, ref_ind = brute_kneighbors(X, 20, Q)
+    assert_array_equal(ind, ref_ind)
+    assert_allclose(dist, ref_dist, rtol=RTOL, atol=1e-12)

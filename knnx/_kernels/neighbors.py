@@ -48,6 +48,37 @@ def _heap_replace_top(heap, value):
 
 
 @njit(parallel=True, cache=True)
+def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, rank, heap):
+    """Fill each row's heap with a guessed threshold T0 (k pseudo-entries).
+
+    Gs : (b, s) float32 products with a fixed sample of references ``sample``.
+    T0 is the ``rank``-th smallest upper bound over the sample (the query itself
+    excluded), found with a small sorted buffer. Pseudo-entries equal T0 and real
+    bounds only enter the heap when strictly below T, so the pseudo-entries leave
+    first; once ``n_real >= k`` the heap holds k real bounds and T is valid. Rows that
+    end with ``n_real < k`` (T0 below the true k-th distance) are recomputed exactly.
+    """
+    b, n_s = Gs.shape
+    k = heap.shape[1]
+    for i in prange(b):
+        qi = q2[i]
+        best = np.full(rank + 1, np.inf)
+        for t in range(n_s):
+            if exclude_self and sample[t] == row0 + i:
+                continue
+            s = qi + r2s[t]
+            v = s - 2.0 * Gs[i, t] + gamma * s
+            if v < best[rank]:
+                u = rank
+                while u > 0 and best[u - 1] > v:
+                    best[u] = best[u - 1]
+                    u -= 1
+                best[u] = v
+        for t in range(k):
+            heap[i, t] = best[rank]
+
+
+@njit(parallel=True, cache=True)
 def screen_block(
     G,
     q2,
@@ -59,6 +90,7 @@ def screen_block(
     exclude_self,
     gamma,
     heap,
+    n_real,
     cand_lo,
     cand_ind,
     cand_cnt,
@@ -70,8 +102,9 @@ def screen_block(
     q2 : (b,) float64 squared norms of the block's scaled queries; r2 : (n_ref,) of all references.
     hf : (n_ref,) float32 copy of r2 * (1 - gamma); margin : float32 slack covering the
         rounding of the float32 prefilter, so it never rejects a float64 candidate.
-    heap : (b, k) float64 max-heaps of the k smallest upper bounds, initialised to +inf;
-        T = heap[i, 0] is therefore >= the true k-th smallest distance seen so far.
+    heap : (b, k) float64 max-heaps of upper bounds, initialised to +inf or to a
+        guessed threshold (see :func:`seed_thresholds`); n_real : (b,) counts the real
+        bounds pushed in. Once n_real >= k, T = heap[i, 0] >= the true k-th distance.
     cand_lo, cand_ind, cand_cnt : candidate buffers (b, cap), (b, cap), (b,).
     overflow : (b,) uint8, set to 1 when a row's buffer cannot hold its candidates.
 
@@ -128,6 +161,7 @@ def screen_block(
                 up = a + e
                 if up < T:
                     _heap_replace_top(hp, up)
+                    n_real[i] += 1
                     T = hp[0]
                     tau32 = np.float32(T - qi * g1) + margin
                 if cnt == cap:
