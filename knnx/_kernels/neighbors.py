@@ -253,14 +253,26 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
         while u < c:
             dist[u] = _sq_dist(Q, i, R, idx[u])
             u += 1
-        idx = idx[:c]
-        dist = dist[:c]
-        # Candidates are stored in increasing reference order; a stable sort on the
-        # distance therefore orders ties by reference index.
-        order = np.argsort(dist, kind="mergesort")
+        # Candidates are stored in increasing reference order, so a stable sort on
+        # the distance orders ties by reference index. For the usual few dozen
+        # candidates an in-place insertion sort beats an allocating argsort.
+        if c > 64:
+            order = np.argsort(dist[:c], kind="mergesort")
+            dist[:c] = dist[:c][order]
+            idx[:c] = idx[:c][order]
+        for u in range(1, c if c <= 64 else 0):
+            dv = dist[u]
+            iv = idx[u]
+            w = u
+            while w > 0 and dist[w - 1] > dv:
+                dist[w] = dist[w - 1]
+                idx[w] = idx[w - 1]
+                w -= 1
+            dist[w] = dv
+            idx[w] = iv
         for t in range(k):
-            out_dist[row0 + i, t] = dist[order[t]]
-            out_ind[row0 + i, t] = idx[order[t]]
+            out_dist[row0 + i, t] = dist[t]
+            out_ind[row0 + i, t] = idx[t]
 
 
 @njit(parallel=True, cache=True)
