@@ -175,3 +175,39 @@ def test_seeded_queries_mode():
     ref_dist, ref_ind = brute_kneighbors(X, 20, Q)
     assert_array_equal(ind, ref_ind)
     assert_allclose(dist, ref_dist, rtol=RTOL, atol=1e-12)
+
+
+@pytest.mark.parametrize("n,d,k", [(3000, 130, 9), (9000, 140, 50)])
+def test_symmetric_leave_one_out_path(monkeypatch, n, d, k):
+    # d >= 128 takes the upper-triangle (symmetric) driver with the column-wise kernel;
+    # 9000 rows also engage the seeded thresholds. Compare a spread of rows.
+    monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((n, d))
+    X[n // 2 :: 7] = X[n // 2 - 100 : n // 2 - 100 + len(X[n // 2 :: 7])]  # duplicates across blocks
+    dist, ind = kneighbors(X, k)
+    rows = np.arange(0, n, 23)
+    ref_dist, ref_ind = _brute_rows(X, rows, k)
+    assert_array_equal(ind[rows], ref_ind)
+    assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-12)
+
+
+def test_symmetric_path_with_integer_ties(monkeypatch):
+    monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    X = np.random.default_rng(8).integers(0, 2, size=(2500, 128)).astype(float)
+    dist, ind = kneighbors(X, 30)
+    rows = np.arange(0, 2500, 11)
+    ref_dist, ref_ind = _brute_rows(X, rows, 30)
+    assert_array_equal(ind[rows], ref_ind)
+    assert_array_equal(dist[rows], ref_dist)
+
+
+def test_extreme_magnitudes_are_exact(path):
+    # Coordinates beyond float32's range (and tiny ones) must not overflow the screening.
+    rng = np.random.default_rng(9)
+    base = rng.integers(-3, 4, size=(600, 3)).astype(float)
+    for factor in (2.0**200, 2.0**-200):
+        dist, ind = kneighbors(base * factor, 8)
+        ref_dist, ref_ind = brute_kneighbors(base, 8)
+        assert_array_equal(ind, ref_ind)
+        assert_array_equal(dist, ref_dist * factor**2)

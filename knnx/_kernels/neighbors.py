@@ -78,6 +78,42 @@ def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, rank, heap):
             heap[i, t] = best[rank]
 
 
+@njit(cache=True, inline="always")
+def _offer(g, s, jj, gamma, hp, lo_row, ind_row, cnt, n_real, row):
+    """Exact float64 test of reference jj for one row; returns the new count, -1 on overflow.
+
+    g ~ <q, r_jj> (float32 product), s = |q|^2 + |r_jj|^2 on the scaled data. The
+    approximate distance a = s - 2g lies within e = gamma * s of the exact one.
+    A reference enters the candidate buffer when its lower bound a - e <= T, and
+    the heap (T = its maximum) when its upper bound a + e < T.
+    """
+    a = s - 2.0 * g
+    e = gamma * s
+    lo = a - e
+    T = hp[0]
+    if lo > T:
+        return cnt
+    up = a + e
+    if up < T:
+        _heap_replace_top(hp, up)
+        n_real[row] += 1
+        T = hp[0]
+    if cnt == ind_row.shape[0]:
+        # Compact: drop candidates whose lower bound is now above T.
+        w = 0
+        for u in range(cnt):
+            if lo_row[u] <= T:
+                lo_row[w] = lo_row[u]
+                ind_row[w] = ind_row[u]
+                w += 1
+        cnt = w
+        if cnt == ind_row.shape[0]:
+            return -1
+    lo_row[cnt] = lo
+    ind_row[cnt] = jj
+    return cnt + 1
+
+
 @njit(parallel=True, cache=True)
 def screen_block(
     G,
@@ -152,36 +188,79 @@ def screen_block(
                 jj = col0 + j
                 if jj == self_j:
                     continue
-                s = qi + r2[jj]
-                a = s - 2.0 * Gi[j]
-                e = gamma * s
-                lo = a - e
-                if lo > T:
-                    continue
-                up = a + e
-                if up < T:
-                    _heap_replace_top(hp, up)
-                    n_real[i] += 1
-                    T = hp[0]
-                    tau32 = np.float32(T - qi * g1) + margin
-                if cnt == cap:
-                    # Compact: drop candidates whose lower bound is now above T.
-                    w = 0
-                    for u in range(cnt):
-                        if lo_row[u] <= T:
-                            lo_row[w] = lo_row[u]
-                            ind_row[w] = ind_row[u]
-                            w += 1
-                    cnt = w
-                    if cnt == cap:
-                        overflow[i] = 1
-                        break
-                lo_row[cnt] = lo
-                ind_row[cnt] = jj
-                cnt += 1
+                cnt = _offer(Gi[j], qi + r2[jj], jj, gamma, hp, lo_row, ind_row, cnt, n_real, i)
+                if cnt < 0:
+                    overflow[i] = 1
+                    break
+                T = hp[0]
+                tau32 = np.float32(T - qi * g1) + margin
             if overflow[i]:
                 break
-        cand_cnt[i] = cnt
+        cand_cnt[i] = max(cnt, 0)
+
+
+_LANES = 16
+
+
+@njit(parallel=True, cache=True)
+def screen_block_t(
+    G, q2, r2, hf, margin, row0, col0, gamma, heap, n_real, cand_lo, cand_ind, cand_cnt, overflow
+):
+    """Stage 1 for the rows of the *columns* of G: the transposed direction, no copy.
+
+    G : (b, m) float32 with G[i, j] ~ <r_{col0+i}, q_{row0+j}>: column j is state row
+    j (query row0+j), row i is reference col0+i. Same invariant as
+    :func:`screen_block`. Each thread takes 16 adjacent columns and walks down the
+    rows; one 16-lane compare (contiguous 64-byte loads, per-lane thresholds)
+    tests a row of the strip, and only flagged lanes take the exact path. Used for
+    leave-one-out pairs off the diagonal, so a reference is never its own query.
+    """
+    b, m = G.shape
+    g1 = 1.0 - gamma
+    two = np.float32(2.0)
+    n_groups = (m + _LANES - 1) // _LANES
+    for grp in prange(n_groups):
+        j0 = grp * _LANES
+        w = min(_LANES, m - j0)
+        tau = np.full(_LANES, -np.inf, dtype=np.float32)
+        cnt = np.zeros(_LANES, dtype=np.intp)
+        for u in range(w):
+            if not overflow[j0 + u]:
+                tau[u] = np.float32(heap[j0 + u, 0] - q2[j0 + u] * g1) + margin
+            cnt[u] = cand_cnt[j0 + u]
+        full = w == _LANES
+        for i in range(b):
+            hv = hf[col0 + i]
+            if full:
+                hits = np.int32(0)
+                for u in range(_LANES):
+                    hits += np.int32(hv - two * G[i, j0 + u] <= tau[u])
+                if hits == 0:
+                    continue
+            for u in range(w):
+                if hv - two * G[i, j0 + u] > tau[u]:
+                    continue
+                row = j0 + u
+                c = _offer(
+                    G[i, row],
+                    q2[row] + r2[col0 + i],
+                    col0 + i,
+                    gamma,
+                    heap[row],
+                    cand_lo[row],
+                    cand_ind[row],
+                    cnt[u],
+                    n_real,
+                    row,
+                )
+                if c < 0:
+                    overflow[row] = 1
+                    tau[u] = -np.inf
+                    continue
+                cnt[u] = c
+                tau[u] = np.float32(heap[row, 0] - q2[row] * g1) + margin
+        for u in range(w):
+            cand_cnt[j0 + u] = cnt[u]
 
 
 @njit(cache=True)
