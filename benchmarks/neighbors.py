@@ -14,7 +14,7 @@ dimensions, for three exact implementations timed in the same process:
 
 Each implementation is warmed up once on a small problem (numba JIT, BLAS and
 OpenMP thread pools), then timed ``--repeats`` times with
-:func:`time.perf_counter`. The table reports the median and the minimum, and the
+:func:`time.perf_counter`, the implementations interleaved repeat by repeat. The table reports the median and the minimum, and the
 ratio ``peer_median / knnx_median`` (above 1 means knnx is faster). Per shape it
 also checks that knnx's neighbour indices agree position by position with
 scikit-learn's on at least 99.9% of entries (exact ties and float rounding may
@@ -55,7 +55,7 @@ except ImportError:  # optional peer (the "bench" extra)
 AGREEMENT_GOAL = 0.999
 SKLEARN_GOAL = 2.0  # knnx at least this many times faster than sklearn brute
 FAISS_GOAL = 1.5  # knnx at most this many times slower than faiss IndexFlatL2
-WARMUP_N = 2000  # large enough for knnx's screened (BLAS + numba) path
+WARMUP_N = 9000  # large enough for every knnx path (screened, seeded, symmetric)
 
 
 def run_knnx(X, k):
@@ -91,16 +91,6 @@ def implementations():
     return impls
 
 
-def time_repeats(func, X, k, repeats):
-    """Seconds of each of ``repeats`` calls, and the last result."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = func(X, k)
-        times.append(time.perf_counter() - t0)
-    return times, result
-
-
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -130,18 +120,31 @@ def print_environment():
 
 
 def bench_shape(n, d, k, repeats, rng):
-    """Time every implementation on one shape; return one row dict per implementation."""
+    """Time every implementation on one shape; return one row dict per implementation.
+
+    Repeats are interleaved (knnx, sklearn, faiss, knnx, ...) so that a slow spell
+    of the machine affects every implementation alike rather than one of them.
+    """
     X = rng.standard_normal((n, d))
     X_small = rng.standard_normal((WARMUP_N, d))
-    rows, results = [], {}
-    for name, dtype, func in implementations():
-        func(np.ascontiguousarray(X_small, dtype=dtype), k)  # warm-up
-        times, results[name] = time_repeats(func, np.ascontiguousarray(X, dtype=dtype), k, repeats)
-        rows.append({
-            "shape": f"{n}x{d}", "n": n, "d": d, "k": k, "impl": name,
-            "dtype": np.dtype(dtype).name, "repeats": repeats,
-            "median_s": statistics.median(times), "min_s": min(times),
-        })  # fmt: skip
+    impls = implementations()
+    data = {name: np.ascontiguousarray(X, dtype=dtype) for name, dtype, _ in impls}
+    for _, dtype, func in impls:
+        func(np.ascontiguousarray(X_small, dtype=dtype), k)  # warm-up: JIT, thread pools
+    times = {name: [] for name, _, _ in impls}
+    results = {}
+    for _ in range(repeats):
+        for name, _, func in impls:
+            t0 = time.perf_counter()
+            results[name] = func(data[name], k)
+            times[name].append(time.perf_counter() - t0)
+    rows = [
+        {
+            "shape": f"{n}x{d}", "n": n, "d": d, "k": k, "impl": name, "dtype": np.dtype(dtype).name,
+            "repeats": repeats, "median_s": statistics.median(times[name]), "min_s": min(times[name]),
+        }
+        for name, dtype, _ in impls
+    ]  # fmt: skip
     knnx_median = rows[0]["median_s"]
     for row in rows:
         row["ratio_vs_knnx"] = row["median_s"] / knnx_median
@@ -198,7 +201,7 @@ def parse_args(argv=None):
     p.add_argument("--n", type=int, default=20000, help="number of points (default 20000)")
     p.add_argument("--dims", default="16,256", help="comma-separated dimensions (default 16,256)")
     p.add_argument("--k", type=int, default=50, help="neighbours per point (default 50)")
-    p.add_argument("--repeats", type=int, default=5, help="timed repeats (default 5)")
+    p.add_argument("--repeats", type=int, default=7, help="timed repeats (default 7)")
     p.add_argument("--seed", type=int, default=0, help="seed of numpy's default_rng (default 0)")
     p.add_argument("--csv", metavar="PATH", help="also write the table rows as CSV")
     args = p.parse_args(argv)

@@ -150,7 +150,6 @@ def screen_block(
     not vectorised: measured 3x slower); only flagged elements take the float64 test.
     """
     b, m = G.shape
-    cap = cand_ind.shape[1]
     g1 = 1.0 - gamma
     n_full = m // _CHUNK
     two = np.float32(2.0)
@@ -354,31 +353,58 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
             out_ind[row0 + i, t] = idx[t]
 
 
+@njit(cache=True)
+def _pair_heap_replace_top(hd, hi, d, j):
+    """Replace the maximum of a max-heap keyed by (distance, index) pairs."""
+    n = hd.shape[0]
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= n:
+            break
+        child = left
+        right = left + 1
+        if right < n and (hd[right] > hd[left] or (hd[right] == hd[left] and hi[right] > hi[left])):
+            child = right
+        if hd[child] < d or (hd[child] == d and hi[child] < j):
+            break
+        hd[pos] = hd[child]
+        hi[pos] = hi[child]
+        pos = child
+    hd[pos] = d
+    hi[pos] = j
+
+
 @njit(parallel=True, cache=True)
 def brute_rows(Q, R, rows, exclude_self, out_dist, out_ind):
     """Exact top-k of the queries ``Q[rows]`` over every reference: the slow, sure path.
 
-    Used for rows whose candidate buffer overflowed and for small problems. Self is
+    Used for small problems and for rows the screening could not settle (candidate
+    buffer overflow under massive ties, a seeded threshold that was too low). Every
+    distance is evaluated; a max-heap keyed by (distance, index) keeps the k
+    smallest in O(n log k), then they are sorted by (distance, index). Self is
     excluded when ``exclude_self`` (query row r is reference r).
     """
     n_ref = R.shape[0]
     k = out_ind.shape[1]
     for t in prange(rows.shape[0]):
         r = rows[t]
-        dist = np.empty(n_ref, dtype=np.float64)
+        # Sentinels (inf, n_ref + u) compare above any real pair, even an infinite distance.
+        hd = np.full(k, np.inf)
+        hi = np.arange(n_ref, n_ref + k)
         for j in range(n_ref):
-            dist[j] = _sq_dist(Q, r, R, j)
-        order = np.argsort(dist, kind="mergesort")
-        c = 0
-        for u in range(n_ref):
-            j = order[u]
             if exclude_self and j == r:
                 continue
-            out_dist[r, c] = dist[j]
-            out_ind[r, c] = j
-            c += 1
-            if c == k:
-                break
+            d = _sq_dist(Q, r, R, j)
+            if d < hd[0] or (d == hd[0] and j < hi[0]):
+                _pair_heap_replace_top(hd, hi, d, j)
+        order = np.argsort(hi, kind="mergesort")
+        hd = hd[order]
+        hi = hi[order]
+        order = np.argsort(hd, kind="mergesort")
+        for u in range(k):
+            out_dist[r, u] = hd[order[u]]
+            out_ind[r, u] = hi[order[u]]
 
 
 @njit(cache=True)
