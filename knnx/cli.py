@@ -171,6 +171,27 @@ def check(
     console.print(f"all groups of {reference} within {atol}")
 
 
+@app.command()
+def plot(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    metric: str = typer.Option("error", "--metric", help="Metric on the vertical axis."),
+    x: str = typer.Option(
+        None, "--x", help="Numeric parameter on the horizontal axis [default: the first that varies]."
+    ),
+    out: Path = typer.Option(None, "--out", help="Image file [default: METRIC.png beside RESULTS]."),
+):
+    """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
+    from knnx.plots import plot_metric
+
+    target = out if out is not None else Path(results).with_name(f"{metric}.png")
+    try:
+        _require_file(results, "RESULTS")
+        plot_metric(results, metric=metric, x=x, out=target)
+    except KnnxError as exc:
+        _fail(exc)
+    console.print(f"wrote {target}")
+
+
 def _require_file(path, what):
     from knnx.errors import ResultsError
 

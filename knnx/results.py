@@ -76,11 +76,21 @@ class ResultsWriter:
             atomic_write_text(self.path, rows_to_csv([], header=True))
 
     def append(self, rows):
-        text = rows_to_csv(rows)
-        with open(self.path, "a", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one cell's rows with a single write() on an O_APPEND descriptor.
+
+        A killed process cannot interrupt one write() to a regular file part-way,
+        so the file holds whole cells only; ``recover`` still handles a machine
+        crash (a torn last line) on the next run.
+        """
+        data = rows_to_csv(rows).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            written = os.write(fd, data)
+            while written < len(data):  # only on a full disk or similar
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def read_results(path):

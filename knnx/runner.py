@@ -7,6 +7,7 @@
     OUT/environment.json knnx version, git commit, Python/numpy/numba versions, CPU
     OUT/summary.csv      mean, std, n per (dataset, algorithm, params, metric)
     OUT/summary.md       the same as Markdown tables, one per metric, best marked
+    OUT/<metric>.png     metric against the first numeric parameter that varies (if any)
 
 Resume: a rerun of the same spec skips cells already complete in results.csv; a
 different spec in the same folder is refused (use ``resume=False`` or another
@@ -192,6 +193,20 @@ def write_summaries(results_path, out):
         sub = summarize(frame, by=("dataset", "algorithm", "params"), metric=metric)
         parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
     atomic_write_text(Path(out) / "summary.md", "".join(parts))
+    write_plots(frame, out)
+
+
+def write_plots(frame, out):
+    """``OUT/<metric>.png`` against the first numeric parameter that varies, if any."""
+    from knnx.plots import plot_metric, varying_numeric_params
+
+    if not varying_numeric_params(frame):
+        return
+    for metric in dict.fromkeys(frame["metric"]):
+        path = Path(out) / f"{metric}.png"
+        tmp = path.with_name(f".{path.name}.tmp.png")
+        plot_metric(frame, metric, out=tmp)
+        os.replace(tmp, path)
 
 
 def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):

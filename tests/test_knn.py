@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.estimator_checks import check_estimator
 
-from knnx import KNNClassifier
+from knnx import ALGORITHMS, KNNClassifier
 from knnx.datasets import load_bundled
 
 
@@ -74,7 +74,14 @@ def test_invalid_parameters_and_k_too_large():
         KNNClassifier(k=4).fit(X, y)
 
 
-@pytest.mark.parametrize("estimator", [KNNClassifier(), KNNClassifier(k=3, weights="distance")])
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_every_registered_algorithm_passes_check_estimator(name):
+    results = check_estimator(ALGORITHMS[name](), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []
+
+
+@pytest.mark.parametrize("estimator", [KNNClassifier(k=3, weights="distance")])
 def test_check_estimator(estimator):
     results = check_estimator(estimator, on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]

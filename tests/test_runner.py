@@ -150,3 +150,31 @@ def test_cli_run_writes_the_three_outputs(tmp_path):
     for name in ("results.csv", "summary.md", "summary.csv", "spec.yaml", "environment.json"):
         assert (tmp_path / "o" / name).is_file()
     assert "6 cells run, 0 already done" in result.stdout
+
+
+def test_plot_lines_carry_the_group_means(tmp_path):
+    from knnx.plots import plot_metric
+
+    run_spec(KFOLD, out=tmp_path)
+    assert (tmp_path / "error.png").is_file() and (tmp_path / "accuracy.png").is_file()
+    frame = read_results(tmp_path / "results.csv")
+    fig = plot_metric(frame, "error", x="k")
+    iris_ax = next(ax for ax in fig.axes if ax.get_title() == "iris")
+    lines = {c.get_label(): c.lines[0] for c in iris_ax.containers}  # errorbar containers
+    uniform = lines["knn weights=uniform"]
+    sub = frame[(frame.dataset == "iris") & (frame.metric == "error")]
+    expected = [sub[sub.params == f'{{"k":{k},"weights":"uniform"}}'].value.mean() for k in (1, 5)]
+    assert list(uniform.get_xdata()) == [1, 5]
+    assert_allclose(uniform.get_ydata(), expected, rtol=1e-12)
+
+
+def test_plot_command_and_its_errors(tmp_path):
+    run_spec(RIPLEY, out=tmp_path)
+    results = tmp_path / "results.csv"
+    ok = runner.invoke(app, ["plot", str(results), "--metric", "f1_macro", "--out", str(tmp_path / "f1.pdf")])
+    assert ok.exit_code == 0 and (tmp_path / "f1.pdf").stat().st_size > 1000
+    bad_x = runner.invoke(app, ["plot", str(results), "--x", "kk"])
+    assert (
+        bad_x.exit_code == 2
+        and "--x: no parameter 'kk' in these results; numeric ones that vary: k" in bad_x.stderr
+    )

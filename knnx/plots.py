@@ -1,0 +1,81 @@
+"""Plots built from result files only (matplotlib's object API, no pyplot state).
+
+``plot_metric`` draws, per dataset, the mean of a metric over repeats and folds
+against one numeric parameter (e.g. ``k``), one line per algorithm and setting of
+the other parameters, with ± one standard deviation as error bars.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from knnx.errors import ResultsError
+from knnx.results import read_results
+
+
+def varying_numeric_params(frame):
+    """Names of numeric parameters that take more than one value in ``frame``."""
+    values = {}
+    for text in frame["params"].unique():
+        for key, value in json.loads(text).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                values.setdefault(key, set()).add(value)
+    return [key for key, vals in values.items() if len(vals) > 1]
+
+
+def plot_metric(results, metric="error", x=None, out=None):
+    """Plot ``metric`` against parameter ``x``; return the Figure (and save it to ``out``).
+
+    Parameters
+    ----------
+    results : path or DataFrame
+        A results.csv file (or its frame).
+    metric : str
+    x : str, optional
+        Numeric parameter for the horizontal axis; default: the first one that varies.
+    out : path, optional
+        Where to write the image (format from the suffix, e.g. .png or .pdf).
+    """
+    frame = read_results(results) if not hasattr(results, "columns") else results
+    if metric not in set(frame["metric"]):
+        raise ResultsError(
+            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+        )
+    frame = frame[frame["metric"] == metric]
+    candidates = varying_numeric_params(frame)
+    if x is None:
+        if not candidates:
+            raise ResultsError("--x: no numeric parameter varies in these results; nothing to plot against")
+        x = candidates[0]
+    parsed = [json.loads(p) for p in frame["params"]]
+    if not any(x in p for p in parsed):
+        raise ResultsError(
+            f"--x: no parameter '{x}' in these results; numeric ones that vary: {', '.join(candidates) or 'none'}"
+        )
+    frame = frame.assign(
+        _x=[p.get(x, np.nan) for p in parsed],
+        _line=[
+            f"{a} " + ",".join(f"{k}={v}" for k, v in sorted(p.items()) if k != x)
+            for a, p in zip(frame["algorithm"], parsed, strict=True)
+        ],
+    ).dropna(subset=["_x"])
+    datasets = list(dict.fromkeys(frame["dataset"]))
+    fig = Figure(figsize=(5.0 * len(datasets), 3.8), layout="constrained")
+    axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+    for ax, name in zip(axes, datasets, strict=True):
+        sub = frame[frame["dataset"] == name]
+        for line, part in sub.groupby("_line", sort=False):
+            stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
+            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+            xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
+            ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line.strip())
+        ax.set_title(name)
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    if out is not None:
+        fig.savefig(Path(out), dpi=120)
+    return fig
