@@ -86,6 +86,9 @@ def run(
                 summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume, progress=progress)
     except KnnxError as exc:
         _fail(exc)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished cells are saved; rerun the same command to resume")
+        raise typer.Exit(130) from None
     if not quiet:
         console.print(
             f"{summary.n_run} cells run, {summary.n_skipped} already done, in {summary.seconds:.1f} s; "

@@ -37,7 +37,7 @@ from knnx.errors import ResultsError
 from knnx.metrics import METRICS
 from knnx.report import format_table, summarize
 from knnx.results import COLUMNS, ResultsWriter, atomic_write_text, read_results, recover, rows_to_csv
-from knnx.spec import canonical_json, validate_spec
+from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, validate_spec
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,9 @@ def _cell_payload(vspec, cell):
 
 @lru_cache(maxsize=8)
 def _load_cached(entry_json, label, seed, base_dir):
-    from knnx.spec import _split_seedseq
-
-    return load_dataset(json.loads(entry_json), seed=_split_seedseq(seed, label), base_dir=base_dir)
+    return load_dataset(
+        json.loads(entry_json), seed=dataset_seedseq(seed, label, SEED_DATA), base_dir=base_dir
+    )
 
 
 def run_cell(payload):
@@ -272,10 +272,17 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
             finished(run_cell(_cell_payload(vspec, cell))[1])
     else:
         ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
-        with _single_threaded_children(), ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        with _single_threaded_children():
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        try:
             futures = [pool.submit(run_cell, _cell_payload(vspec, c)) for c in todo]
             for fut in as_completed(futures):
                 finished(fut.result()[1])
+        except BaseException:
+            # Interrupted or a cell failed: drop queued cells instead of waiting for them.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
 
     _sort_results(results_path, vspec)
     write_summaries(results_path, out)

@@ -240,11 +240,21 @@ def expand_grid(params):
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-def _split_seedseq(seed, label):
-    # A stable 32-bit word from the dataset label: child seeds do not depend on
-    # the order of datasets in the spec.
+# Purposes of the child seeds of one dataset.
+SEED_DATA, SEED_SPLITS = 0, 1
+
+
+def dataset_seedseq(seed, label, purpose):
+    """Child seed of the spec's ``seed`` for one dataset and one purpose.
+
+    ``spawn_key = (word, purpose)`` where ``word`` is a stable 32-bit hash of the
+    dataset's label, so seeds do not depend on the order of datasets in the spec,
+    and generating data (SEED_DATA) and drawing splits (SEED_SPLITS) use
+    independent streams. Repeat r of a protocol draws from the r-th child of the
+    splits stream (see knnx.protocols).
+    """
     word = int.from_bytes(hashlib.sha256(label.encode()).digest()[:4], "little")
-    return np.random.SeedSequence(seed, spawn_key=(word,))
+    return np.random.SeedSequence(seed, spawn_key=(word, purpose))
 
 
 def validate_spec(source):
@@ -307,8 +317,8 @@ def validate_spec(source):
                     f"same name as datasets[{labels_seen[ds_label]}] ('{ds_label}'); give one an 'id'"
                 )
             labels_seen[ds_label] = d
-            ds = load_dataset(entry, seed=_split_seedseq(spec.seed, ds_label), base_dir=base_dir)
-            ds_splits = make_splits(ds, _split_seedseq(spec.seed, ds_label), kind, **protocol)
+            ds = load_dataset(entry, seed=dataset_seedseq(spec.seed, ds_label, SEED_DATA), base_dir=base_dir)
+            ds_splits = make_splits(ds, dataset_seedseq(spec.seed, ds_label, SEED_SPLITS), kind, **protocol)
         except KnnxError as exc:
             problems.append(f"datasets[{d}]: {exc}")
             datasets.append(None)

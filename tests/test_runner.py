@@ -94,10 +94,12 @@ def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path):
     a, b = read_results(tmp_path / "a" / "results.csv"), read_results(tmp_path / "b" / "results.csv")
     pd.testing.assert_frame_equal(values(a), values(b))
     # Recompute one iris cell by hand: scaler fitted on the training part only.
-    from knnx.spec import _split_seedseq
+    from knnx.spec import SEED_SPLITS, dataset_seedseq
 
     ds = load_bundled("iris")
-    split = make_splits(ds, _split_seedseq(7, "iris"), "kfold", folds=3, repeats=2, stratified=True)[4]
+    split = make_splits(
+        ds, dataset_seedseq(7, "iris", SEED_SPLITS), "kfold", folds=3, repeats=2, stratified=True
+    )[4]
     mean, std = ds.X[split.train].mean(0), ds.X[split.train].std(0)
     ref = KNeighborsClassifier(5, algorithm="brute").fit((ds.X[split.train] - mean) / std, ds.y[split.train])
     expected = float(np.mean(ref.predict((ds.X[split.test] - mean) / std) != ds.y[split.test]))
