@@ -8,6 +8,9 @@ Semantics (every algorithm in knnx relies on them):
   at the same distance the one with the smaller index comes first.
 * ``queries=None`` asks for the leave-one-out graph of ``X``: each point is excluded
   from its own list, but its duplicates (other indices at distance 0) are not.
+* Data whose scale makes float64 squared distances overflow or underflow
+  (``max |x - mean| * sqrt(d) > 1e150``, or ``0 < max |x - mean| < 1e-140``) is
+  refused with a DataError: such distances are inf or 0 and rank nothing.
 """
 
 import numpy as np
@@ -38,6 +41,14 @@ _SYMMETRIC_MIN_FEATURES = 128  # measured crossover at n=20000: 64 even, 128 1.0
 _SYMMETRIC_MAX_STATE = 2 << 30
 _SYMMETRIC_BLOCK = 1024
 _BLOCK_ELEMENTS = 1 << 20
+# Per-block candidate state (cap slots of 16 bytes per query row) stays below this.
+_STATE_BYTES = 64 << 20
+# float64 range in which squared distances neither overflow nor underflow (see module doc).
+_MAX_SPREAD = 1e150
+_MIN_SPREAD = 1e-140
+# If 1% of the points lie this close to the centre (squared, in units of the largest
+# coordinate), float32 screening cannot separate them: use the exact kernel throughout.
+_MIN_SCALED_NORM = 2.0**-80
 
 
 def as_float_array(X, name="X"):
@@ -62,15 +73,37 @@ def as_float_array(X, name="X"):
 
 
 def _screen_bound(n_features):
-    """Relative bound ``gamma`` on |approximate - exact| / (|q|^2 + |r|^2).
+    """Bound on |approximate - exact| squared distance: ``gamma * (|q|^2 + |r|^2) + eps``.
 
-    Covers: rounding the centred, power-of-two-scaled data to float32 (at most
-    5 u32 S), the float32 inner product (at most d u32 S / 2 per term, doubled),
-    the float64 norms and the float64 reference sum itself. The factor 2 on top
-    is a safety margin; the bound only needs to be valid, not tight.
+    Relative part ``gamma`` covers rounding the centred, power-of-two-scaled data to
+    float32 (at most 5 u32 S), the float32 inner product in any summation order (at
+    most d u32 S / 2 per term, doubled), the float64 norms and the float64 reference
+    sum itself, with a factor 2 of safety. Absolute part ``eps`` covers float32
+    underflow, which no relative bound does: subnormal coordinates (2^-150 each)
+    and products that underflow in the GEMM (2^-150 per term), again doubled.
+    Distances are in units where every |coordinate| <= 1.
     """
     d = n_features
-    return 2.0 * ((d + 8) * _U32 + (4 * d + 16) * _U64)
+    gamma = 2.0 * ((d + 8) * _U32 + (4 * d + 16) * _U64)
+    eps = 16.0 * (d + 2) * 2.0**-149
+    return gamma, eps
+
+
+def _check_spread(R, Q):
+    """Refuse data whose squared distances would overflow or underflow in float64."""
+    center = R.mean(axis=0)
+    spread = max(np.abs(R - center).max(), np.abs(Q - center).max()) if R.size else 0.0
+    d = R.shape[1]
+    if spread * np.sqrt(d) > _MAX_SPREAD:
+        raise DataError(
+            f"X: values too far apart for float64 squared distances (max |x - mean| = {spread:.3g} over "
+            f"{d} features; needs max |x - mean| * sqrt(d) <= {_MAX_SPREAD:g}); rescale the data"
+        )
+    if 0 < spread < _MIN_SPREAD:
+        raise DataError(
+            f"X: values too close together for float64 squared distances (max |x - mean| = {spread:.3g}; "
+            f"needs >= {_MIN_SPREAD:g} or all equal); rescale the data"
+        )
 
 
 def kneighbors(X, n_neighbors, queries=None, *, squared=True):
@@ -120,10 +153,10 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
     out_ind = np.empty((m, k), dtype=np.intp)
     if m == 0:
         return out_dist, out_ind
-    if m * n_ref <= _BRUTE_WORK:
+    _check_spread(R, Q)
+    cap = _candidate_capacity(k)
+    if m * n_ref <= _BRUTE_WORK or n_ref <= 4 * cap or not _screened_search(Q, R, k, loo, out_dist, out_ind):
         brute_rows(Q, R, np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
-    else:
-        _screened_search(Q, R, k, loo, out_dist, out_ind)
     if not squared:
         np.sqrt(out_dist, out=out_dist)
     return out_dist, out_ind
@@ -150,12 +183,13 @@ class _Screen:
         self.Qs = self.Rs if loo else _to_float32(Qc, scale)
         self.r2 = np.einsum("ij,ij->i", self.Rs, self.Rs, dtype=np.float64)
         self.q2 = self.r2 if loo else np.einsum("ij,ij->i", self.Qs, self.Qs, dtype=np.float64)
-        self.gamma = _screen_bound(d)
-        self.hf = (self.r2 * (1.0 - self.gamma)).astype(np.float32)
-        # |float32 prefilter - float64 test| <= 2 u32 (|hf| + 2|G| + |tau|) with every
-        # term at most 4d on data scaled into [-1, 1]; 8x that is a safe slack.
-        self.margin = np.float32(64.0 * (d + 1) * _U32)
-        self.cap = max(4 * k, k + 256)
+        self.gamma, self.eps = _screen_bound(d)
+        # The prefilter's reference term, lowered by 8 u32 r2 (see _tau32 in the kernels).
+        self.hf = (self.r2 * (1.0 - self.gamma - 8.0 * _U32)).astype(np.float32)
+        self.cap = _candidate_capacity(k)
+        # float32 cannot resolve points this close to the centre relative to the spread.
+        low = min(_quantile(self.r2, 0.01), _quantile(self.q2, 0.01))
+        self.usable = not (0.0 < low < _MIN_SCALED_NORM) and max_abs > 0
         # Seeding: a guessed threshold from a fixed strided sample of references (see
         # seed_thresholds) spares most heap insertions while a heap would fill from +inf.
         n_sample = min(n_ref, _SEED_SAMPLE)
@@ -164,8 +198,10 @@ class _Screen:
             self.sample = (np.arange(n_sample) * (n_ref // n_sample)).astype(np.intp)
             self.Rs_sample = np.ascontiguousarray(self.Rs[self.sample])
             self.r2_sample = self.r2[self.sample]
-            # rank whose expected count of references below it is about 4k
-            self.rank = max(0, int(4 * k * n_sample / n_ref) - 1)
+            # Rank r with about 4k references expected below it, and r >= 3: the count
+            # below the (r+1)-th smallest of the sample is ~ n Beta(r+1, s-r), and for
+            # r + 1 >= 4 it falls under k for only ~2% of rows (r = 0 gave ~40%).
+            self.rank = max(4, int(np.ceil(4 * k * n_sample / n_ref))) - 1
 
     def state(self, b):
         """Fresh per-row state for b query rows (all rows are views of these arrays)."""
@@ -175,7 +211,7 @@ class _Screen:
         if self.seed:
             Gs = self.Qs[row0:row1] @ self.Rs_sample.T
             seed_thresholds(
-                Gs, self.q2[row0:row1], self.r2_sample, self.sample, row0, self.loo, self.gamma, self.rank,
+                Gs, self.q2[row0:row1], self.r2_sample, self.sample, row0, self.loo, self.gamma, self.eps, self.rank,
                 st.heap[row0 - st.row0 : row1 - st.row0],
             )  # fmt: skip
 
@@ -187,14 +223,14 @@ class _Screen:
         if transposed:
             a, b = row0 - st.row0, row0 - st.row0 + G.shape[1]
             screen_block_t(
-                G, self.q2[row0 : row0 + G.shape[1]], self.r2, self.hf, self.margin, row0, col0, self.gamma,
+                G, self.q2[row0 : row0 + G.shape[1]], self.r2, self.hf, self.eps, row0, col0, self.gamma,
                 st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
                 st.overflow[a:b],
             )  # fmt: skip
             return
         a, b = row0 - st.row0, row0 - st.row0 + G.shape[0]
         screen_block(
-            G, self.q2[row0 : row0 + G.shape[0]], self.r2, self.hf, self.margin, row0, col0, self.loo,
+            G, self.q2[row0 : row0 + G.shape[0]], self.r2, self.hf, self.eps, row0, col0, self.loo,
             self.gamma, st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
             st.overflow[a:b],
         )  # fmt: skip
@@ -224,15 +260,27 @@ class _RowState:
             brute_rows(Q, R, rows, loo, out_dist, out_ind)
 
 
+def _candidate_capacity(k):
+    return max(4 * k, k + 256)
+
+
+def _quantile(values, q):
+    kth = int(q * (len(values) - 1))
+    return float(np.partition(values, kth)[kth])
+
+
 def _screened_search(Q, R, k, loo, out_dist, out_ind):
+    """Fill the outputs via screening; False if the data defeats float32 screening."""
     sc = _Screen(Q, R, k, loo)
+    if not sc.usable:
+        return False
     n_ref, d = R.shape
     if loo and d >= _SYMMETRIC_MIN_FEATURES and n_ref * sc.cap * 16 <= _SYMMETRIC_MAX_STATE:
         _symmetric_loo(sc, R, out_dist, out_ind)
-        return
+        return True
     m = Q.shape[0]
     ref_block = min(n_ref, _REF_BLOCK)
-    query_block = max(64, min(m, _BLOCK_ELEMENTS // ref_block))
+    query_block = max(64, min(m, _BLOCK_ELEMENTS // ref_block, _STATE_BYTES // (16 * sc.cap)))
     for row0 in range(0, m, query_block):
         row1 = min(m, row0 + query_block)
         st = _RowState(row1 - row0, k, sc.cap, row0)
@@ -241,6 +289,7 @@ def _screened_search(Q, R, k, loo, out_dist, out_ind):
         for col0 in range(0, n_ref, ref_block):
             sc.screen(Qb @ sc.Rs[col0 : col0 + ref_block].T, st, row0, col0)
         st.finish(Q, R, loo, out_dist, out_ind)
+    return True
 
 
 def _symmetric_loo(sc, R, out_dist, out_ind):
@@ -266,6 +315,7 @@ def _symmetric_loo(sc, R, out_dist, out_ind):
                 sc.screen(G, st, j0, i0, transposed=True)
             sc.screen(G, st, i0, j0)
     st.finish(R, R, True, out_dist, out_ind)
+    return True
 
 
 def reciprocal_neighbors(neigh_ind, n_samples):

@@ -211,3 +211,55 @@ def test_extreme_magnitudes_are_exact(path):
         ref_dist, ref_ind = brute_kneighbors(base, 8)
         assert_array_equal(ind, ref_ind)
         assert_array_equal(dist, ref_dist * factor**2)
+
+
+# Regression tests from the kernel review: float32 underflow and float64 range.
+
+
+def test_float32_underflow_of_products_is_covered(path):
+    # Products near 2^-160 underflow in float32; the exact duplicate (rows 2, 3) must be found.
+    a = 2.0**-80
+    X = np.array([[1, 0], [-1, 0], [0, a], [0, a], [0, -a / 2], [0, -3 * a / 2]], float)
+    dist, ind = kneighbors(X, 1)
+    assert_array_equal(ind[:, 0], [2, 2, 3, 2, 5, 4])
+    assert dist[2, 0] == dist[3, 0] == 0.0
+
+
+def test_one_far_query_does_not_spoil_the_others():
+    rng = np.random.default_rng(0)
+    X, Q = rng.standard_normal((2000, 3)), rng.standard_normal((1500, 3))
+    Q[0] = 1e30
+    dist, ind = kneighbors(X, 5, Q)
+    ref_dist, ref_ind = brute_kneighbors(X, 5, Q[1:])
+    assert_array_equal(ind[1:], ref_ind)
+    assert_allclose(dist[1:], ref_dist, rtol=RTOL, atol=1e-12)
+
+
+def test_bulk_near_the_centre_with_far_points():
+    # Half the rows carry a +-2^100 flag; the other half sit near the centre.
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((4500, 3))
+    X[3000:, 0] = np.where(np.arange(1500) % 2, 2.0**100, -(2.0**100))
+    dist, ind = kneighbors(X, 5)
+    rows = np.arange(0, 3000, 17)
+    ref_dist, ref_ind = _brute_rows(X, rows, 5)
+    assert_array_equal(ind[rows], ref_ind)
+
+
+@pytest.mark.parametrize(
+    "factor,message",
+    [(1e160, "values too far apart for float64 squared distances"), (1e-170, "values too close together")],
+)
+def test_degenerate_float64_range_is_refused(factor, message):
+    X = np.arange(1, 21, dtype=float).reshape(10, 2) * factor
+    with pytest.raises(DataError, match=message):
+        kneighbors(X, 3)
+    assert kneighbors(np.ones((10, 2)) * factor, 3)[0].max() == 0.0  # identical points are fine
+
+
+def test_tiny_reference_set_with_many_queries():
+    rng = np.random.default_rng(0)
+    X, Q = rng.standard_normal((3, 2)), rng.standard_normal((300_000, 2))
+    dist, ind = kneighbors(X, 2, Q)
+    ref_dist, ref_ind = brute_kneighbors(X, 2, Q[:2000])
+    assert_array_equal(ind[:2000], ref_ind)

@@ -25,6 +25,21 @@ import numpy as np
 from numba import njit, prange
 
 _CHUNK = 64
+_U32 = 2.0**-24
+
+
+@njit(cache=True, inline="always")
+def _tau32(T, qi, g1, eps):
+    """float32 prefilter threshold for one row, never below what the float64 test accepts.
+
+    A reference passes the float64 test when v = r2(1-gamma) - 2G <= tau + eps with
+    tau = T - q2(1-gamma). The prefilter computes v in float32 from hf =
+    f32(r2 (1 - gamma - 8 u32)), which is at most v + 2 u32 q2 + 2^-149; this
+    threshold adds 4 u32 (q2 + |tau|) + 2^-148 on top of tau + eps, which covers that
+    and its own float32 rounding (relative u32, absolute 2^-150 for subnormals).
+    """
+    tau = T - qi * g1
+    return np.float32(tau + eps + 4.0 * _U32 * (qi + abs(tau)) + 2.0**-148)
 
 
 @njit(cache=True)
@@ -48,7 +63,7 @@ def _heap_replace_top(heap, value):
 
 
 @njit(parallel=True, cache=True)
-def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, rank, heap):
+def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, eps, rank, heap):
     """Fill each row's heap with a guessed threshold T0 (k pseudo-entries).
 
     Gs : (b, s) float32 products with a fixed sample of references ``sample``.
@@ -67,7 +82,7 @@ def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, rank, heap):
             if exclude_self and sample[t] == row0 + i:
                 continue
             s = qi + r2s[t]
-            v = s - 2.0 * Gs[i, t] + gamma * s
+            v = s - 2.0 * Gs[i, t] + gamma * s + eps
             if v < best[rank]:
                 u = rank
                 while u > 0 and best[u - 1] > v:
@@ -79,16 +94,17 @@ def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, rank, heap):
 
 
 @njit(cache=True, inline="always")
-def _offer(g, s, jj, gamma, hp, lo_row, ind_row, cnt, n_real, row):
+def _offer(g, s, jj, gamma, eps, hp, lo_row, ind_row, cnt, n_real, row):
     """Exact float64 test of reference jj for one row; returns the new count, -1 on overflow.
 
     g ~ <q, r_jj> (float32 product), s = |q|^2 + |r_jj|^2 on the scaled data. The
-    approximate distance a = s - 2g lies within e = gamma * s of the exact one.
+    approximate distance a = s - 2g lies within e = gamma * s + eps of the exact one
+    (eps: absolute float32 underflow of data and products, see _screen_bound).
     A reference enters the candidate buffer when its lower bound a - e <= T, and
     the heap (T = its maximum) when its upper bound a + e < T.
     """
     a = s - 2.0 * g
-    e = gamma * s
+    e = gamma * s + eps
     lo = a - e
     T = hp[0]
     if lo > T:
@@ -120,7 +136,7 @@ def screen_block(
     q2,
     r2,
     hf,
-    margin,
+    eps,
     row0,
     col0,
     exclude_self,
@@ -136,8 +152,8 @@ def screen_block(
 
     G : (b, m) float32, G[i, j] ~ <q_{row0+i}, r_{col0+j}> on scaled centred data.
     q2 : (b,) float64 squared norms of the block's scaled queries; r2 : (n_ref,) of all references.
-    hf : (n_ref,) float32 copy of r2 * (1 - gamma); margin : float32 slack covering the
-        rounding of the float32 prefilter, so it never rejects a float64 candidate.
+    hf : (n_ref,) float32 r2 * (1 - gamma - 8 u32), the prefilter's reference term;
+        eps : absolute error term of the bounds (see _tau32 and _offer).
     heap : (b, k) float64 max-heaps of upper bounds, initialised to +inf or to a
         guessed threshold (see :func:`seed_thresholds`); n_real : (b,) counts the real
         bounds pushed in. Once n_real >= k, T = heap[i, 0] >= the true k-th distance.
@@ -165,7 +181,7 @@ def screen_block(
         hb = hf[col0 : col0 + m]
         cnt = cand_cnt[i]
         T = hp[0]
-        tau32 = np.float32(T - qi * g1) + margin
+        tau32 = _tau32(T, qi, g1, eps)
         flags = np.ones(_CHUNK, dtype=np.uint8)
         for c in range(n_full + 1):
             base = c * _CHUNK
@@ -187,12 +203,12 @@ def screen_block(
                 jj = col0 + j
                 if jj == self_j:
                     continue
-                cnt = _offer(Gi[j], qi + r2[jj], jj, gamma, hp, lo_row, ind_row, cnt, n_real, i)
+                cnt = _offer(Gi[j], qi + r2[jj], jj, gamma, eps, hp, lo_row, ind_row, cnt, n_real, i)
                 if cnt < 0:
                     overflow[i] = 1
                     break
                 T = hp[0]
-                tau32 = np.float32(T - qi * g1) + margin
+                tau32 = _tau32(T, qi, g1, eps)
             if overflow[i]:
                 break
         cand_cnt[i] = max(cnt, 0)
@@ -203,7 +219,7 @@ _LANES = 16
 
 @njit(parallel=True, cache=True)
 def screen_block_t(
-    G, q2, r2, hf, margin, row0, col0, gamma, heap, n_real, cand_lo, cand_ind, cand_cnt, overflow
+    G, q2, r2, hf, eps, row0, col0, gamma, heap, n_real, cand_lo, cand_ind, cand_cnt, overflow
 ):
     """Stage 1 for the rows of the *columns* of G: the transposed direction, no copy.
 
@@ -225,7 +241,7 @@ def screen_block_t(
         cnt = np.zeros(_LANES, dtype=np.intp)
         for u in range(w):
             if not overflow[j0 + u]:
-                tau[u] = np.float32(heap[j0 + u, 0] - q2[j0 + u] * g1) + margin
+                tau[u] = _tau32(heap[j0 + u, 0], q2[j0 + u], g1, eps)
             cnt[u] = cand_cnt[j0 + u]
         full = w == _LANES
         for i in range(b):
@@ -245,6 +261,7 @@ def screen_block_t(
                     q2[row] + r2[col0 + i],
                     col0 + i,
                     gamma,
+                    eps,
                     heap[row],
                     cand_lo[row],
                     cand_ind[row],
@@ -257,7 +274,7 @@ def screen_block_t(
                     tau[u] = -np.inf
                     continue
                 cnt[u] = c
-                tau[u] = np.float32(heap[row, 0] - q2[row] * g1) + margin
+                tau[u] = _tau32(heap[row, 0], q2[row], g1, eps)
         for u in range(w):
             cand_cnt[j0 + u] = cnt[u]
 
