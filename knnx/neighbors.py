@@ -89,10 +89,15 @@ def _screen_bound(n_features):
     return gamma, eps
 
 
-def _check_spread(R, Q):
-    """Refuse data whose squared distances would overflow or underflow in float64."""
+def _centre(R, Q, loo):
+    """(Rc, Qc, spread): data centred on the reference mean and max |coordinate|.
+
+    Refuses data whose squared distances would overflow or underflow in float64.
+    """
     center = R.mean(axis=0)
-    spread = max(np.abs(R - center).max(), np.abs(Q - center).max()) if R.size else 0.0
+    Rc = R - center
+    Qc = Rc if loo else Q - center
+    spread = max(np.abs(Rc).max(), np.abs(Qc).max())
     d = R.shape[1]
     if spread * np.sqrt(d) > _MAX_SPREAD:
         raise DataError(
@@ -104,6 +109,7 @@ def _check_spread(R, Q):
             f"X: values too close together for float64 squared distances (max |x - mean| = {spread:.3g}; "
             f"needs >= {_MIN_SPREAD:g} or all equal); rescale the data"
         )
+    return Rc, Qc, spread
 
 
 def kneighbors(X, n_neighbors, queries=None, *, squared=True):
@@ -153,9 +159,13 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
     out_ind = np.empty((m, k), dtype=np.intp)
     if m == 0:
         return out_dist, out_ind
-    _check_spread(R, Q)
+    centred = _centre(R, Q, loo)
     cap = _candidate_capacity(k)
-    if m * n_ref <= _BRUTE_WORK or n_ref <= 4 * cap or not _screened_search(Q, R, k, loo, out_dist, out_ind):
+    if (
+        m * n_ref <= _BRUTE_WORK
+        or n_ref <= 4 * cap
+        or not _screened_search(Q, R, k, loo, centred, out_dist, out_ind)
+    ):
         brute_rows(Q, R, np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
     if not squared:
         np.sqrt(out_dist, out=out_dist)
@@ -170,13 +180,10 @@ def _to_float32(A, scale):
 class _Screen:
     """Everything the screening kernels share for one search, computed once."""
 
-    def __init__(self, Q, R, k, loo):
+    def __init__(self, R, k, loo, centred):
         n_ref, d = R.shape
         self.k, self.loo = k, loo
-        center = R.mean(axis=0)
-        Rc = R - center
-        Qc = Rc if loo else Q - center
-        max_abs = max(np.abs(Rc).max(), np.abs(Qc).max())
+        Rc, Qc, max_abs = centred
         # A power of two keeps the scaling exact; afterwards every |coordinate| <= 1.
         scale = 2.0 ** -np.ceil(np.log2(max_abs)) if max_abs > 0 else 1.0
         self.Rs = _to_float32(Rc, scale)
@@ -269,9 +276,9 @@ def _quantile(values, q):
     return float(np.partition(values, kth)[kth])
 
 
-def _screened_search(Q, R, k, loo, out_dist, out_ind):
+def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
     """Fill the outputs via screening; False if the data defeats float32 screening."""
-    sc = _Screen(Q, R, k, loo)
+    sc = _Screen(R, k, loo, centred)
     if not sc.usable:
         return False
     n_ref, d = R.shape
