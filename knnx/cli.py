@@ -53,7 +53,7 @@ def _fail(exc, code=2):
 @app.command()
 def run(
     spec: Path = typer.Argument(..., help="Experiment spec (YAML)."),
-    out: Path = typer.Option(None, "--out", help="Output folder [default: results/<spec name>]."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default: results/<spec name>)."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Worker processes; results are identical to --jobs 1."),
     no_resume: bool = typer.Option(
         False, "--no-resume", help="Start over instead of skipping finished cells."
@@ -158,14 +158,17 @@ def check(
     atol: float = typer.Option(0.01, "--atol", min=0.0, help="Largest allowed |mean - reference mean|."),
 ):
     """Compare per-group means with reference results; exit 1 listing every group that moved."""
-    from knnx.report import check_against_reference
+    from knnx.report import check_against_reference, new_groups
 
     try:
         _require_file(results, "RESULTS")
         _require_file(reference, "--reference")
         problems = check_against_reference(results, reference, atol=atol)
+        fresh = new_groups(results, reference)
     except KnnxError as exc:
         _fail(exc)
+    for line in fresh:
+        console.print(f"new (not in the reference, not checked): {line}", markup=False)
     if problems:
         for line in problems:
             console.print(f"moved: {line}", markup=False)
@@ -179,9 +182,9 @@ def plot(
     results: Path = typer.Argument(..., help="A results.csv file."),
     metric: str = typer.Option("error", "--metric", help="Metric on the vertical axis."),
     x: str = typer.Option(
-        None, "--x", help="Numeric parameter on the horizontal axis [default: the first that varies]."
+        None, "--x", help="Numeric parameter on the horizontal axis (default: the first that varies)."
     ),
-    out: Path = typer.Option(None, "--out", help="Image file [default: METRIC.png beside RESULTS]."),
+    out: Path = typer.Option(None, "--out", help="Image file (default: METRIC.png beside RESULTS)."),
 ):
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
     from knnx.plots import plot_metric

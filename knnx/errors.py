@@ -15,3 +15,7 @@ class DataError(KnnxError, ValueError):
 
 class ResultsError(KnnxError):
     """A results file or output folder cannot be used as asked."""
+
+
+class CellError(KnnxError):
+    """A cell failed while running (names the cell and the underlying error)."""

@@ -13,6 +13,8 @@ Semantics (every algorithm in knnx relies on them):
   refused with a DataError: such distances are inf or 0 and rank nothing.
 """
 
+import numbers
+
 import numpy as np
 
 from knnx._kernels.neighbors import (
@@ -148,6 +150,8 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
     n_ref, d = R.shape
     if Q.shape[1] != d:
         raise DataError(f"queries: has {Q.shape[1]} features, X has {d}")
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral):
+        raise DataError(f"n_neighbors: expected an integer, got {n_neighbors!r}")
     k = int(n_neighbors)
     k_max = n_ref - 1 if loo else n_ref
     if not 1 <= k <= k_max:

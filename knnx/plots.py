@@ -54,6 +54,17 @@ def plot_metric(results, metric="error", x=None, out=None):
         raise ResultsError(
             f"--x: no parameter '{x}' in these results; numeric ones that vary: {', '.join(candidates) or 'none'}"
         )
+    if any(x in p and (isinstance(p[x], bool) or not isinstance(p[x], int | float)) for p in parsed):
+        raise ResultsError(
+            f"--x: parameter '{x}' is not numeric; numeric ones that vary: {', '.join(candidates) or 'none'}"
+        )
+    if out is not None:
+        fmt = Path(out).suffix.lstrip(".").lower()
+        supported = Figure().canvas.get_supported_filetypes()
+        if fmt not in supported:
+            raise ResultsError(
+                f"--out: unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}"
+            )
     frame = frame.assign(
         _x=[p.get(x, np.nan) for p in parsed],
         _line=[

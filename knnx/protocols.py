@@ -2,8 +2,9 @@
 
 Each protocol maps (dataset, seed sequence, parameters) to a list of
 :class:`Split` (repeat, fold, train indices, test indices), indices sorted.
-Repeat r draws from its own child ``SeedSequence``, so one repeat's split does not
-depend on how many others there are. Protocols other than ``predefined`` use all
+Repeat r draws from ``SeedSequence(entropy, spawn_key=(*key, r))`` where
+``(entropy, key)`` is the dataset's splits seed (see ``knnx.spec.dataset_seedseq``),
+so one repeat's split does not depend on how many others there are. Protocols other than ``predefined`` use all
 rows of a dataset, ignoring any predefined split.
 
 Stratification (kfold, holdout): within each class the rows are shuffled; the
@@ -27,7 +28,10 @@ class Split:
 
 
 def _rng(seedseq, repeat):
-    return np.random.default_rng(seedseq.spawn(repeat + 1)[repeat])
+    """Generator of repeat r: SeedSequence(entropy, spawn_key=(*parent key, r)), stateless."""
+    return np.random.default_rng(
+        np.random.SeedSequence(seedseq.entropy, spawn_key=(*seedseq.spawn_key, repeat))
+    )
 
 
 def _stratified_order(y, rng):
@@ -52,6 +56,14 @@ def kfold(dataset, seedseq, folds=5, repeats=1, stratified=True):
     n = len(y)
     if folds > n:
         raise SpecError(f"protocol.folds: {folds} folds for dataset '{dataset.name}' with only {n} rows")
+    if stratified:
+        counts = np.bincount(y)
+        c = int(np.argmin(counts))
+        if counts[c] < folds:
+            raise SpecError(
+                f"protocol.folds: {folds} stratified folds need at least {folds} rows per class; class "
+                f"'{dataset.classes[c]}' of dataset '{dataset.name}' has {counts[c]}"
+            )
     splits = []
     for r in range(repeats):
         rng = _rng(seedseq, r)

@@ -7,7 +7,7 @@ from knnx.errors import ResultsError
 from knnx.metrics import LOWER_IS_BETTER
 from knnx.results import read_results
 
-GROUP_KEYS = ["dataset", "algorithm", "params", "metric"]
+GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
@@ -65,12 +65,8 @@ def format_table(summary, fmt="md", digits=4):
     if fmt == "latex":
 
         def esc(text):
-            return (
-                text.replace("\\", "\\textbackslash{}")
-                .replace("_", "\\_")
-                .replace("{", "\\{")
-                .replace("}", "\\}")
-            )
+            specials = {"\\": "\\textbackslash{}", "~": "\\~{}", "^": "\\^{}"}
+            return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
 
         lines = [
             "\\begin{tabular}{" + "l" * len(keys) + "rr}",
@@ -94,8 +90,10 @@ def results_table(path, by=("dataset", "algorithm", "params"), metric="error", f
 def check_against_reference(path, reference, atol=0.01):
     """Compare per-group means with a reference results file.
 
-    Returns a list of problems (one string each): groups whose mean moved by more
-    than ``atol``, and reference groups missing from the results. Empty when all hold.
+    Groups are (dataset, algorithm, params, protocol, metric). Returns a list of
+    problems (one string each): groups whose mean moved by more than ``atol``, and
+    reference groups missing from the results. Empty when all hold. Groups present
+    only in the results are not problems; :func:`new_groups` lists them.
     """
     ours = summarize(read_results(path), by=GROUP_KEYS)
     ref = summarize(read_results(reference), by=GROUP_KEYS)
@@ -103,6 +101,8 @@ def check_against_reference(path, reference, atol=0.01):
     problems = []
     for row in merged.itertuples(index=False):
         group = f"{row.dataset} {row.algorithm} {row.params} {row.metric}"
+        if ours["protocol"].nunique() > 1 or ref["protocol"].nunique() > 1:
+            group += f" {row.protocol}"
         if pd.isna(row.mean):
             problems.append(f"{group}: missing from {path}")
         elif abs(row.mean - row.mean_ref) > atol:
@@ -110,3 +110,12 @@ def check_against_reference(path, reference, atol=0.01):
                 f"{group}: {row.mean:.6f} vs reference {row.mean_ref:.6f} (|diff| {abs(row.mean - row.mean_ref):.6f} > {atol})"
             )
     return problems
+
+
+def new_groups(path, reference):
+    """Groups of ``path`` that the reference does not have (reported, not failed)."""
+    ours = summarize(read_results(path), by=GROUP_KEYS)
+    ref = summarize(read_results(reference), by=GROUP_KEYS)
+    merged = ours.merge(ref[GROUP_KEYS], on=GROUP_KEYS, how="left", indicator=True)
+    fresh = merged[merged["_merge"] == "left_only"]
+    return [f"{r.dataset} {r.algorithm} {r.params} {r.metric}" for r in fresh.itertuples(index=False)]

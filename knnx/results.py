@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from knnx.errors import ResultsError
+
 COLUMNS = [
     "experiment",
     "dataset",
@@ -93,15 +95,24 @@ class ResultsWriter:
             os.close(fd)
 
 
-def read_results(path):
-    """Read a results file as a DataFrame (``params``/``protocol`` kept as text)."""
-    frame = pd.read_csv(path, dtype={"params": str, "protocol": str, "dataset": str, "algorithm": str})
+_TEXT = {c: str for c in ("experiment", "dataset", "algorithm", "params", "protocol", "metric")}
+
+
+def _parse(source, path):
+    """Parse results CSV text or a file; names such as "NA" or "null" stay text."""
+    try:
+        frame = pd.read_csv(source, dtype=_TEXT, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable knnx results file ({str(exc).splitlines()[0]})") from None
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
-        from knnx.errors import ResultsError
-
         raise ResultsError(f"{path}: not a knnx results file (missing columns: {', '.join(missing)})")
     return frame
+
+
+def read_results(path):
+    """Read a results file as a DataFrame (text columns kept as text)."""
+    return _parse(path, path)
 
 
 def recover(path, metrics):
@@ -116,7 +127,7 @@ def recover(path, metrics):
     if not text.strip():
         atomic_write_text(path, rows_to_csv([], header=True))
         return set()
-    frame = pd.read_csv(io.StringIO(text), dtype={"params": str, "protocol": str, "dataset": str})
+    frame = _parse(io.StringIO(text), path)
     frame = frame[frame["metric"].isin(metrics)]
     frame = frame.drop_duplicates(subset=CELL_COLUMNS + ["metric"], keep="last")
     counts = frame.groupby(CELL_COLUMNS, sort=False)["metric"].transform("size")

@@ -33,9 +33,9 @@ import yaml
 from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS
 from knnx.datasets import load_dataset
-from knnx.errors import ResultsError
+from knnx.errors import CellError, KnnxError, ResultsError
 from knnx.metrics import METRICS
-from knnx.report import format_table, summarize
+from knnx.report import format_table, mark_best, summarize
 from knnx.results import COLUMNS, ResultsWriter, atomic_write_text, read_results, recover, rows_to_csv
 from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, validate_spec
 
@@ -148,16 +148,19 @@ def environment_info():
     import scipy
     import sklearn
 
-    commit = None
-    try:
-        repo = Path(__file__).resolve().parents[1]
-        commit = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
+    commit, dirty = None, None
+    repo = Path(__file__).resolve().parents[1]
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=5, check=True
         ).stdout.strip()
+
+    try:
+        # Only if knnx itself is the checkout (an installed copy inside another repo is not).
+        if Path(git("rev-parse", "--show-toplevel")).resolve() == repo:
+            commit = git("rev-parse", "HEAD")
+            dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     except (OSError, subprocess.SubprocessError):
         pass
     cpu = platform.processor()
@@ -169,6 +172,7 @@ def environment_info():
     return {
         "knnx": __version__,
         "git_commit": commit,
+        "git_dirty": dirty,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
@@ -187,6 +191,7 @@ def write_summaries(results_path, out):
     if frame.empty:
         return
     summary = summarize(frame, by=("dataset", "algorithm", "params", "metric"))
+    summary["best"] = mark_best(summary)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
     parts = [f"# {frame['experiment'].iloc[0]}: mean ± std over repeats and folds\n"]
     for metric in dict.fromkeys(frame["metric"]):
@@ -233,6 +238,8 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
     start = time.perf_counter()
     vspec = validate_spec(spec)
     out = Path(out) if out is not None else Path("results") / vspec.spec.name
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"--out: {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.csv"
     spec_path = out / "spec.yaml"
@@ -241,15 +248,20 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
 
     done_keys = set()
     if resume and results_path.exists():
-        if spec_path.exists() and spec_path.read_text(encoding="utf-8") != normalized:
+        if not spec_path.exists():
+            raise ResultsError(
+                f"{out}: has a results.csv but no spec.yaml, so its origin is unknown; rerun with --no-resume "
+                "to start over, or use --out"
+            )
+        if spec_path.read_text(encoding="utf-8") != normalized:
             raise ResultsError(
                 f"{out}: holds results of a different spec; rerun with --no-resume to start over, or use --out"
             )
         done_keys = recover(results_path, metrics)
-    elif results_path.exists():
-        results_path.unlink()
+    elif not resume:
+        _clear_outputs(out)
     atomic_write_text(spec_path, normalized)
-    atomic_write_text(out / "environment.json", json.dumps(environment_info(), indent=2) + "\n")
+    _record_environment(out / "environment.json", len(vspec.cells) - len(done_keys))
 
     writer = ResultsWriter(results_path)
     todo = [
@@ -269,13 +281,13 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
 
     if jobs <= 1 or len(todo) <= 1:
         for cell in todo:
-            finished(run_cell(_cell_payload(vspec, cell))[1])
+            finished(_checked(run_cell, _cell_payload(vspec, cell))[1])
     else:
         ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
         with _single_threaded_children():
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
         try:
-            futures = [pool.submit(run_cell, _cell_payload(vspec, c)) for c in todo]
+            futures = [pool.submit(_checked, run_cell, _cell_payload(vspec, c)) for c in todo]
             for fut in as_completed(futures):
                 finished(fut.result()[1])
         except BaseException:
@@ -287,6 +299,39 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
     _sort_results(results_path, vspec)
     write_summaries(results_path, out)
     return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start)
+
+
+def _checked(func, payload):
+    """Run a cell; turn any failure into one CellError line naming the cell."""
+    try:
+        return func(payload)
+    except KnnxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
+        what = f"{payload['dataset']} {payload['algorithm']} {canonical_json(payload['params'])}"
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise CellError(
+            f"cell {what} repeat {payload['repeat']} fold {payload['fold']} failed: {type(exc).__name__}: {first}"
+        ) from None
+
+
+def _clear_outputs(out):
+    """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
+    names = ["results.csv", "summary.csv", "summary.md", "environment.json"] + [f"{m}.png" for m in METRICS]
+    for name in names:
+        (out / name).unlink(missing_ok=True)
+
+
+def _record_environment(path, n_todo):
+    """environment.json: one entry per invocation (a resumed run adds one), newest last."""
+    runs = []
+    if path.exists():
+        try:
+            runs = json.loads(path.read_text(encoding="utf-8")).get("runs", [])
+        except (ValueError, AttributeError):
+            runs = []
+    entry = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cells_to_run": n_todo, **environment_info()}
+    atomic_write_text(path, json.dumps({"runs": [*runs, entry]}, indent=2) + "\n")
 
 
 def _sort_results(path, vspec):

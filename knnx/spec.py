@@ -208,6 +208,25 @@ def _model_at(loc, data):
     return _MODELS_AT.get(names[0])
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (YAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                mark = key_node.start_mark
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (line {mark.line + 1}, column {mark.column + 1})",
+                    mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_spec(source):
     """Read a spec from a YAML path or a dict. Returns (data, source label, base folder)."""
     if isinstance(source, dict):
@@ -220,7 +239,7 @@ def read_spec(source):
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -275,6 +294,8 @@ def validate_spec(source):
     for i, metric in enumerate(spec.metrics):
         if metric not in METRICS:
             problems.append(f"metrics[{i}]: unknown metric '{metric}'; known: {', '.join(METRICS)}")
+        elif metric in spec.metrics[:i]:
+            problems.append(f"metrics[{i}]: '{metric}' is listed twice")
     grids = []
     for a, algo in enumerate(spec.algorithms):
         if algo.name not in ALGORITHMS:
@@ -291,6 +312,11 @@ def validate_spec(source):
                 problems.append(f"algorithms[{a}].params.{pname}: empty list of values")
                 ok = False
                 continue
+            dup = next((v for i, v in enumerate(values) if v in values[:i]), None)
+            if len(values) != len({canonical_json(v) for v in values}):
+                problems.append(f"algorithms[{a}].params.{pname}: value {dup!r} is listed twice")
+                ok = False
+                continue
             for v in values:
                 try:
                     check_params(algo.name, constraints, {pname: v})
@@ -303,7 +329,10 @@ def validate_spec(source):
                     problems.append(f"algorithms[{a}].params.{pname}: {msg}")
                     ok = False
                     break
-        grids.append(expand_grid(algo.params) if ok else [])
+        # Every parameter appears in results, defaults included, so that {"k": 3} and
+        # {"k": 3, "weights": "uniform"} are one setting.
+        defaults = ALGORITHMS[algo.name]().get_params()
+        grids.append([{**defaults, **g} for g in expand_grid(algo.params)] if ok else [])
 
     datasets, splits = [], []
     protocol = spec.protocol.model_dump()
@@ -348,6 +377,16 @@ def validate_spec(source):
         datasets.append(ds)
         splits.append(ds_splits)
 
+    seen_cells = {}
+    for a, grid in enumerate(grids):
+        for g in grid:
+            key = (spec.algorithms[a].name, canonical_json(g))
+            if key in seen_cells and seen_cells[key] != a:
+                problems.append(
+                    f"algorithms[{a}]: {key[0]} {key[1]} is also in algorithms[{seen_cells[key]}]; each setting once"
+                )
+                break
+            seen_cells.setdefault(key, a)
     n_cells = sum(len(s) for s in splits) * sum(len(g) for g in grids)
     if n_cells > MAX_CELLS:
         problems.append(

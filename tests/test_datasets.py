@@ -166,3 +166,26 @@ def test_unknown_dataset_names():
         load_dataset({"synthetic": "nope"})
     with pytest.raises(DataError, match="synthetic paredes2006: unknown parameter 'n'"):
         load_dataset({"synthetic": "paredes2006", "n": 3})
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"synthetic": "paredes2006", "n_per_class": 10},
+        {"synthetic": "celisse2011", "n": 40},
+        {"synthetic": "dambrosio2012", "n": 60},
+        {"synthetic": "blobs", "n": 50},
+    ],
+)
+def test_asking_for_a_test_sample_keeps_the_training_sample(entry):
+    alone = load_dataset(entry, seed=7)
+    split = load_dataset({**entry, "n_test": 30}, seed=7)
+    train = split.split[0]
+    assert_array_equal(split.X[train], alone.X)
+    assert_array_equal(split.y[train], alone.y)
+
+
+def test_mixed_numeric_and_text_column_is_an_error(tmp_path):
+    path = _write(tmp_path, "a,b,label\n1,2,x\n2,oops,y\n3,8,x\n")
+    with pytest.raises(DataError, match="column 'b' line 3: 'oops' is not a number, while other cells"):
+        load_dataset({"csv": str(path), "categorical": "onehot"})

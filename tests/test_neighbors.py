@@ -263,3 +263,9 @@ def test_tiny_reference_set_with_many_queries():
     dist, ind = kneighbors(X, 2, Q)
     ref_dist, ref_ind = brute_kneighbors(X, 2, Q[:2000])
     assert_array_equal(ind[:2000], ref_ind)
+
+
+@pytest.mark.parametrize("k", [2.5, True, "2"])
+def test_n_neighbors_must_be_an_integer(k):
+    with pytest.raises(DataError, match="n_neighbors: expected an integer"):
+        kneighbors(np.zeros((5, 2)), k)

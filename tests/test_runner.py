@@ -49,13 +49,28 @@ def test_ripley_errors_match_sklearn(tmp_path):
     for k in [1, 3, 5, 7, 9, 15]:
         ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(ds.X[tr], ds.y[tr])
         ref_error = float(np.mean(ref.predict(ds.X[te]) != ds.y[te]))
-        row = frame[(frame.params == f'{{"k":{k}}}') & (frame.metric == "error")]
+        row = frame[(frame.params == f'{{"k":{k},"weights":"uniform"}}') & (frame.metric == "error")]
         assert row.value.item() == ref_error
     assert (tmp_path / "summary.md").read_text().count("**") >= 2
     summary_csv = pd.read_csv(tmp_path / "summary.csv")
-    assert set(summary_csv.columns) == {"dataset", "algorithm", "params", "metric", "mean", "std", "n"}
-    env = json.loads((tmp_path / "environment.json").read_text())
-    assert {"knnx", "git_commit", "numpy", "numba", "cpu"} <= set(env)
+    assert set(summary_csv.columns) == {
+        "dataset",
+        "algorithm",
+        "params",
+        "metric",
+        "mean",
+        "std",
+        "n",
+        "best",
+    }
+    best = summary_csv[summary_csv.best & (summary_csv.metric == "error")]
+    assert best.params.tolist() == ['{"k":15,"weights":"uniform"}']
+    env = json.loads((tmp_path / "environment.json").read_text())["runs"]
+    assert len(env) == 1 and env[0]["cells_to_run"] == 6
+    assert {"knnx", "git_commit", "git_dirty", "numpy", "numba", "cpu", "started"} <= set(env[0])
+    run_spec(RIPLEY, out=tmp_path)  # a resumed run adds an entry
+    env = json.loads((tmp_path / "environment.json").read_text())["runs"]
+    assert [e["cells_to_run"] for e in env] == [6, 0]
 
 
 def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
@@ -118,7 +133,7 @@ def test_table_and_check_commands(tmp_path):
     results = tmp_path / "results.csv"
     md = runner.invoke(app, ["table", str(results), "--metric", "error"])
     assert md.exit_code == 0
-    assert '| ripley | knn | {"k":15} | **0.0950 ± 0.0000** | 1 |' in md.stdout
+    assert '| ripley | knn | {"k":15,"weights":"uniform"} | **0.0950 ± 0.0000** | 1 |' in md.stdout
     csv_out = runner.invoke(app, ["table", str(results), "--format", "csv", "--by", "dataset,algorithm"])
     assert (
         csv_out.exit_code == 0
@@ -129,13 +144,13 @@ def test_table_and_check_commands(tmp_path):
     ok = runner.invoke(app, ["check", str(results), "--reference", str(results)])
     assert ok.exit_code == 0
     moved = pd.read_csv(results)
-    moved.loc[(moved.metric == "error") & (moved.params == '{"k":1}'), "value"] += 0.02
+    moved.loc[(moved.metric == "error") & (moved.params == '{"k":1,"weights":"uniform"}'), "value"] += 0.02
     moved.to_csv(tmp_path / "moved.csv", index=False)
     bad = runner.invoke(
         app, ["check", str(tmp_path / "moved.csv"), "--reference", str(results), "--atol", "0.01"]
     )
     assert bad.exit_code == 1
-    assert 'moved: ripley knn {"k":1} error: 0.170000 vs reference 0.150000' in bad.stdout
+    assert 'moved: ripley knn {"k":1,"weights":"uniform"} error: 0.170000 vs reference 0.150000' in bad.stdout
     missing = runner.invoke(app, ["check", str(tmp_path / "nope.csv"), "--reference", str(results)])
     assert missing.exit_code == 2 and "RESULTS: file not found" in missing.stderr
     bad_metric = runner.invoke(app, ["table", str(results), "--metric", "auc"])
@@ -180,3 +195,58 @@ def test_plot_command_and_its_errors(tmp_path):
         bad_x.exit_code == 2
         and "--x: no parameter 'kk' in these results; numeric ones that vary: k" in bad_x.stderr
     )
+
+
+def test_output_folder_guards(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ResultsError, match="--out: .*afile is a file, not a folder"):
+        run_spec(RIPLEY, out=tmp_path / "afile")
+    run_spec(RIPLEY, out=tmp_path / "o")
+    (tmp_path / "o" / "spec.yaml").unlink()
+    with pytest.raises(ResultsError, match="has a results.csv but no spec.yaml"):
+        run_spec(RIPLEY, out=tmp_path / "o")
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "results.csv").write_text("garbage,line\n")
+    run_spec(RIPLEY, out=tmp_path / "g", resume=False)  # --no-resume starts over
+    assert len(read_results(tmp_path / "g" / "results.csv")) == 18
+
+
+def test_no_resume_clears_old_plots(tmp_path):
+    run_spec(RIPLEY, out=tmp_path)
+    assert (tmp_path / "f1_macro.png").exists()
+    run_spec({**RIPLEY, "metrics": ["error"]}, out=tmp_path, resume=False)
+    assert (tmp_path / "error.png").exists() and not (tmp_path / "f1_macro.png").exists()
+
+
+def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
+    from knnx.algorithms import ALGORITHMS
+    from knnx.errors import CellError
+    from knnx.knn import KNNClassifier
+
+    class Broken(KNNClassifier):
+        def fit(self, X, y):
+            raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setitem(ALGORITHMS, "broken", Broken)
+    spec = {
+        **RIPLEY,
+        "algorithms": [{"name": "knn", "params": {"k": 1}}, {"name": "broken", "params": {"k": 3}}],
+    }
+    with pytest.raises(CellError) as info:
+        run_spec(spec, out=tmp_path)
+    assert str(info.value) == (
+        'cell ripley broken {"k":3,"weights":"uniform"} repeat 0 fold 0 failed: RuntimeError: boom'
+    )
+    assert len(read_results(tmp_path / "results.csv")) == 3  # the finished knn cell is kept
+
+
+def test_names_like_na_survive_resume(tmp_path):
+    spec = {**KFOLD, "datasets": [{"name": "iris", "id": "NA"}]}
+    run_spec(spec, out=tmp_path)
+    assert run_spec(spec, out=tmp_path).n_run == 0
+    assert set(read_results(tmp_path / "results.csv").dataset) == {"NA"}
+
+
+def test_defaults_are_written_into_params(tmp_path):
+    run_spec({**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": 3}}]}, out=tmp_path)
+    assert set(read_results(tmp_path / "results.csv").params) == {'{"k":3,"weights":"uniform"}'}

@@ -94,6 +94,30 @@ BAD = [
     (GOOD.replace("datasets: [ripley]", "datasets: []"), "datasets: list should have at least 1 item"),
     (GOOD.replace("name: t\n", ""), "name: required key is missing"),
     ("name: [unclosed\n", "line 2, column 1: invalid YAML"),
+    (GOOD.replace("seed: 0", "seed: 0\nseed: 1"), "invalid YAML (duplicate key 'seed' (line 4, column 1))"),
+    (GOOD.replace("metrics: [error]", "metrics: [error, error]"), "metrics[1]: 'error' is listed twice"),
+    (GOOD.replace("k: [1, 3]", "k: [1, 1, 3]"), "algorithms[0].params.k: value 1 is listed twice"),
+    (
+        GOOD.replace(
+            "    params: {k: [1, 3], weights: uniform}",
+            "    params: {k: 3}\n  - name: knn\n    params: {k: [3]}",
+        ),
+        'algorithms[1]: knn {"k":3,"weights":"uniform"} is also in algorithms[0]; each setting once',
+    ),
+    (
+        GOOD.replace("datasets: [ripley]", "datasets: [iris]").replace(
+            "{kind: predefined}", "{kind: kfold, folds: 60}"
+        ),
+        "protocol.folds: 60 stratified folds need at least 60 rows per class; class 'setosa' of dataset 'iris' has 50",
+    ),
+    (
+        GOOD.replace("datasets: [ripley]", "datasets: [{nme: ripley}]"),
+        "needs exactly one of 'name', 'csv' or 'synthetic' (keys given: nme)",
+    ),
+    (
+        GOOD.replace("datasets: [ripley]", "datasets: [{name: vote, fill_value: .nan}]"),
+        "fill_value: expected a finite number, got nan",
+    ),
     ("- just\n- a list\n", "expected a mapping of spec keys"),
 ]
 
@@ -140,7 +164,7 @@ def test_csv_dataset_problems_name_file_column_and_line(tmp_path):
 
 
 def test_single_class_training_part(tmp_path):
-    (tmp_path / "d.csv").write_text("a,label\n" + "".join(f"{i},x\n" for i in range(10)) + "10,y\n")
+    (tmp_path / "d.csv").write_text("a,label\n" + "".join(f"{i},x\n" for i in range(10)))
     text = GOOD.replace("datasets: [ripley]", "datasets: [{csv: d.csv}]")
     text = text.replace("{kind: predefined}", "{kind: kfold, folds: 2, stratified: true}").replace(
         "k: [1, 3]", "k: 1"

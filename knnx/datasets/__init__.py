@@ -18,6 +18,8 @@ Every form also takes ``id`` (the name written in results).
 import inspect
 from functools import partial
 
+import numpy as np
+
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, bundled_options, data_dir, load_bundled
 from knnx.datasets.synthetic import GENERATORS
@@ -32,6 +34,7 @@ __all__ = [
     "load_bundled",
     "load_csv",
     "dataset_label",
+    "check_entry",
     "describe_bundled",
     "generator_parameters",
     "data_dir",
@@ -54,8 +57,47 @@ def _format_value(value):
     return repr(value) if isinstance(value, str) else str(value)
 
 
+_TEXT_OPTIONS = ("missing", "categorical", "label", "corrupted")
+_LIST_PARAMS = ("means", "covs", "priors")  # gaussians takes arrays; other parameters are numbers
+
+
+def _is_number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+
+
+def check_entry(entry):
+    """Check the shape and value types of a dataset entry; raise DataError naming the key."""
+    if isinstance(entry, str):
+        if not entry:
+            raise DataError("dataset entry: empty name")
+        return
+    if not isinstance(entry, dict):
+        raise DataError(f"dataset entry must be a name or a mapping, got {type(entry).__name__}")
+    forms = [k for k in ("name", "csv", "synthetic") if k in entry]
+    if len(forms) != 1:
+        keys = ", ".join(map(str, entry)) or "none"
+        raise DataError(
+            f"dataset entry needs exactly one of 'name', 'csv' or 'synthetic' (keys given: {keys})"
+        )
+    form = forms[0]
+    if not isinstance(entry[form], str) or not entry[form]:
+        raise DataError(f"{form}: expected a non-empty string, got {entry[form]!r}")
+    if "id" in entry and (isinstance(entry["id"], bool) or not isinstance(entry["id"], str | int)):
+        raise DataError(f"id: expected a string, got {entry['id']!r}")
+    for key, value in entry.items():
+        if key in (form, "id"):
+            continue
+        if form != "synthetic" and key in _TEXT_OPTIONS and not isinstance(value, str):
+            raise DataError(f"{key}: expected a string, got {value!r}")
+        if key == "fill_value" and not _is_number(value):
+            raise DataError(f"fill_value: expected a finite number, got {value!r}")
+        if form == "synthetic" and key not in _LIST_PARAMS and key != "seed" and not _is_number(value):
+            raise DataError(f"synthetic {entry[form]}: {key} must be a finite number, got {value!r}")
+
+
 def dataset_label(entry):
     """The name a dataset entry gets in results (its ``id`` if given)."""
+    check_entry(entry)
     if isinstance(entry, str):
         return entry
     if "id" in entry:
@@ -92,14 +134,10 @@ def load_dataset(entry, *, seed=0, base_dir=None):
     from dataclasses import replace
     from pathlib import Path
 
+    label = dataset_label(entry)  # checks the entry's shape and value types
     if isinstance(entry, str):
         entry = {"name": entry}
-    if not isinstance(entry, dict):
-        raise DataError(f"dataset entry must be a name or a mapping, got {type(entry).__name__}")
     forms = [k for k in ("name", "csv", "synthetic") if k in entry]
-    if len(forms) != 1:
-        raise DataError("dataset entry needs exactly one of 'name', 'csv' or 'synthetic'")
-    label = dataset_label(entry)
     body = {k: v for k, v in entry.items() if k != "id"}
     form = forms[0]
     if form == "name":

@@ -13,8 +13,17 @@ from knnx.datasets._base import make_dataset
 from knnx.errors import DataError
 
 
-def _rng(seed):
-    return np.random.default_rng(seed)
+def _streams(seed):
+    """Independent generators for the training and the test sample of one seed.
+
+    Drawing the test sample from its own stream means that asking for ``n_test``
+    (or changing it) leaves the training sample unchanged.
+    """
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return [
+        np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, i)))
+        for i in (0, 1)
+    ]
 
 
 def _gaussian_log_densities(X, means, covs):
@@ -81,12 +90,12 @@ def gaussians(means, covs, priors=None, *, n=None, n_per_class=None, n_test=None
     priors = np.full(C, 1.0 / C) if priors is None else np.asarray(priors, dtype=float)
     if priors.shape != (C,) or (priors < 0).any() or not np.isclose(priors.sum(), 1.0):
         raise DataError(f"{where}: priors must be {C} non-negative numbers summing to 1")
-    rng = _rng(seed)
-    sizes = [_draw_counts(rng, n, n_per_class, priors, where)]
+    streams = _streams(seed)
+    sizes = [_draw_counts(streams[0], n, n_per_class, priors, where)]
     if n_test is not None:
-        sizes.append(rng.multinomial(_check_positive_int(n_test, "n_test", where), priors))
+        sizes.append(streams[1].multinomial(_check_positive_int(n_test, "n_test", where), priors))
     Xs, ys = [], []
-    for counts in sizes:
+    for counts, rng in zip(sizes, streams, strict=False):
         for c in range(C):
             Xs.append(rng.multivariate_normal(means[c], covs[c], size=counts[c]))
             ys.append(np.full(counts[c], c))
@@ -173,14 +182,14 @@ def celisse2011(n=50, *, q=0.2, n_test=None, seed=0):
     where = "celisse2011"
     if not 0.0 <= q <= 1.0:
         raise DataError(f"{where}: q must lie in [0, 1], got {q!r}")
-    rng = _rng(seed)
+    streams = _streams(seed)
     means = np.array([[0.25, 0.25], [0.5, 0.75], [0.75, 0.75]])
     props = np.array([0.2, 0.2, 0.6])
     sizes = [_check_positive_int(n, "n", where)]
     if n_test is not None:
         sizes.append(_check_positive_int(n_test, "n_test", where))
     Xs, ys = [], []
-    for size in sizes:
+    for size, rng in zip(sizes, streams, strict=False):
         comp = rng.choice(3, size=size, p=props)
         Xp = means[comp] + rng.standard_normal((size, 2))
         p1 = np.where(_celisse_corner(Xp), q, 1.0 - q)
@@ -214,13 +223,13 @@ def blobs(n=1000, *, n_features=2, n_classes=3, spread=10.0, n_test=None, seed=0
     where = "blobs"
     d = _check_positive_int(n_features, "n_features", where)
     C = _check_positive_int(n_classes, "n_classes", where)
-    rng = _rng(seed)
-    means = rng.uniform(-spread, spread, size=(C, d))
+    streams = _streams(seed)
+    means = streams[0].uniform(-spread, spread, size=(C, d))
     sizes = [_check_positive_int(n, "n", where)]
     if n_test is not None:
         sizes.append(_check_positive_int(n_test, "n_test", where))
     Xs, ys = [], []
-    for size in sizes:
+    for size, rng in zip(sizes, streams, strict=False):
         yp = rng.integers(0, C, size=size)
         Xs.append(means[yp] + rng.standard_normal((size, d)))
         ys.append(yp)

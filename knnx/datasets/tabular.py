@@ -60,6 +60,14 @@ def _numeric_or_text(column, path, name, categorical):
             line = int(np.flatnonzero(inf)[0]) + 2
             raise DataError(f"{path}: column '{name}' line {line}: infinite value '{column.iloc[line - 2]}'")
         return floats, False
+    numeric_cells = values.notna()
+    if categorical is not None and numeric_cells.any():
+        # Mostly numbers with a stray text cell is a data error, not a categorical column.
+        line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+        raise DataError(
+            f"{path}: column '{name}' line {line}: '{column.iloc[line - 2]}' is not a number, while other cells "
+            "of the column are (a categorical column holds text only)"
+        )
     if categorical is None:
         line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
         raise DataError(
