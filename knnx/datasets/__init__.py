@@ -170,18 +170,32 @@ def load_dataset(entry, *, seed=0, base_dir=None):
 
 
 def describe_bundled():
-    """One dict per bundled dataset as loaded with its defaults: name, n, d, classes, split, source."""
+    """One dict per bundled dataset: as loaded with its default treatments, and as filed.
+
+    Keys: name, n, d, classes, class_counts (``label=count;...`` after the
+    defaults), split (``train/test`` or ``none``), files (rows x columns in the CSV
+    files, from MANIFEST.csv: differs from n x d where a default treatment drops rows
+    or encodes columns), source, notes.
+    """
+    import csv
+
+    manifest = {
+        row["file"]: row for row in csv.DictReader(open(data_dir() / "MANIFEST.csv", encoding="utf-8"))
+    }
     rows = []
     for name in sorted(BUNDLED):
         ds = load_bundled(name)
         sizes = ds.split_sizes()
+        filed = [manifest[f] for f in BUNDLED[name].files]
         rows.append(
             {
                 "name": name,
                 "n": ds.n_samples,
                 "d": ds.n_features,
                 "classes": ds.n_classes,
+                "class_counts": ";".join(f"{c}={k}" for c, k in ds.class_counts().items()),
                 "split": f"{sizes[0]}/{sizes[1]}" if sizes else "none",
+                "files": f"{sum(int(r['n_rows']) for r in filed)}x{filed[0]['n_features']}",
                 "source": ds.metadata["source"],
                 "notes": ds.metadata.get("notes", ""),
             }
