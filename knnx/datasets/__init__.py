@@ -21,7 +21,7 @@ from functools import partial
 import numpy as np
 
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
-from knnx.datasets.bundled import BUNDLED, bundled_options, data_dir, load_bundled
+from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
 from knnx.datasets.synthetic import GENERATORS
 from knnx.datasets.tabular import load_csv
 from knnx.errors import DataError
@@ -201,7 +201,3 @@ def describe_bundled():
             }
         )
     return rows
-
-
-# Kept importable for callers that want the option list of one bundled dataset.
-bundled_options = bundled_options
