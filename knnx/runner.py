@@ -57,10 +57,8 @@ def _standardize(X_train, X_test):
     return (X_train - mean) / std, (X_test - mean) / std
 
 
-def _cell_payload(vspec, cell):
-    split = next(
-        s for s in vspec.splits[cell.dataset_index] if (s.repeat, s.fold) == (cell.repeat, cell.fold)
-    )
+def _cell_payload(vspec, cell, splits):
+    split = splits[(cell.dataset_index, cell.repeat, cell.fold)]
     return {
         "experiment": vspec.spec.name,
         "entry": vspec.spec.datasets[cell.dataset_index],
@@ -268,6 +266,7 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
         c for c in vspec.cells if (c.dataset, c.algorithm, c.params_json, c.repeat, c.fold) not in done_keys
     ]
     total, done = len(vspec.cells), len(vspec.cells) - len(todo)
+    splits = {(d, s.repeat, s.fold): s for d, ds_splits in enumerate(vspec.splits) for s in ds_splits}
     if progress:
         progress(done, total, "")
 
@@ -281,13 +280,13 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
 
     if jobs <= 1 or len(todo) <= 1:
         for cell in todo:
-            finished(_checked(run_cell, _cell_payload(vspec, cell))[1])
+            finished(_checked(run_cell, _cell_payload(vspec, cell, splits))[1])
     else:
         ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
         with _single_threaded_children():
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
         try:
-            futures = [pool.submit(_checked, run_cell, _cell_payload(vspec, c)) for c in todo]
+            futures = [pool.submit(_checked, run_cell, _cell_payload(vspec, c, splits)) for c in todo]
             for fut in as_completed(futures):
                 finished(fut.result()[1])
         except BaseException:
