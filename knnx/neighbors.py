@@ -36,7 +36,12 @@ _U64 = 2.0**-53
 _BRUTE_WORK = 2_000_000
 # One float32 product block (query block x reference block) of 4 MiB stays in cache.
 _REF_BLOCK = 2048
+# Seeded threshold: a strided sample of _SEED_SAMPLE references, rank chosen so that
+# about _SEED_TARGET * k references are expected below it. Measured at n=20000, k=50
+# (7 interleaved runs, medians, with the O(n log k) fallback): (1024, 4) 0.72 / 1.75 s
+# at d=16 / 256; (1024, 2) 0.80 / 2.63; (2048, 2) 0.77 / 2.17; (2048, 3) 0.75 / 1.86.
 _SEED_SAMPLE = 1024
+_SEED_TARGET = 4
 # Symmetric leave-one-out (half the products) where the product dominates, if the
 # state of all rows (candidate buffers) fits in this many bytes.
 _SYMMETRIC_MIN_FEATURES = 128  # measured crossover at n=20000: 64 even, 128 1.06 vs 1.09 s
@@ -212,7 +217,7 @@ class _Screen:
             # Rank r with about 4k references expected below it, and r >= 3: the count
             # below the (r+1)-th smallest of the sample is ~ n Beta(r+1, s-r), and for
             # r + 1 >= 4 it falls under k for only ~2% of rows (r = 0 gave ~40%).
-            self.rank = max(4, int(np.ceil(4 * k * n_sample / n_ref))) - 1
+            self.rank = max(4, int(np.ceil(_SEED_TARGET * k * n_sample / n_ref))) - 1
 
     def state(self, b):
         """Fresh per-row state for b query rows (all rows are views of these arrays)."""
