@@ -14,15 +14,17 @@ Semantics (every algorithm in knnx relies on them):
 """
 
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from knnx._kernels.neighbors import (
     brute_rows,
     finalize_block,
     reciprocal_csr,
     screen_block,
-    screen_block_t,
     seed_thresholds,
 )
 from knnx.errors import DataError
@@ -42,12 +44,11 @@ _REF_BLOCK = 2048
 # at d=16 / 256; (1024, 2) 0.80 / 2.63; (2048, 2) 0.77 / 2.17; (2048, 3) 0.75 / 1.86.
 _SEED_SAMPLE = 1024
 _SEED_TARGET = 4
-# Symmetric leave-one-out (half the products) where the product dominates, if the
-# state of all rows (candidate buffers) fits in this many bytes.
-_SYMMETRIC_MIN_FEATURES = 128  # measured crossover at n=20000: 64 even, 128 1.06 vs 1.09 s
-_SYMMETRIC_MAX_STATE = 2 << 30
-_SYMMETRIC_BLOCK = 1024
-_BLOCK_ELEMENTS = 1 << 20
+# Query rows per block: one block is one unit of work for one thread. A 256 x 2048
+# float32 product (2 MiB) stays in the core's L2 cache between the BLAS call and the
+# screening. Measured at n=20000, d=16, k=50 (7 interleaved runs, medians): query x
+# reference blocks 256 x 2048 0.43 s, 512 x 2048 0.47, 512 x 1024 0.42, 1024 x 1024 0.55.
+_QUERY_BLOCK = 256
 # Per-block candidate state (cap slots of 16 bytes per query row) stays below this.
 _STATE_BYTES = 64 << 20
 # float64 range in which squared distances neither overflow nor underflow (see module doc).
@@ -231,19 +232,8 @@ class _Screen:
                 st.heap[row0 - st.row0 : row1 - st.row0],
             )  # fmt: skip
 
-    def screen(self, G, st, row0, col0, transposed=False):
-        """Screen rows row0.. of state ``st`` against references col0.. given G.
-
-        ``transposed``: the rows are G's columns (see ``screen_block_t``).
-        """
-        if transposed:
-            a, b = row0 - st.row0, row0 - st.row0 + G.shape[1]
-            screen_block_t(
-                G, self.q2[row0 : row0 + G.shape[1]], self.r2, self.hf, self.eps, row0, col0, self.gamma,
-                st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
-                st.overflow[a:b],
-            )  # fmt: skip
-            return
+    def screen(self, G, st, row0, col0):
+        """Screen rows row0.. of state ``st`` against references col0.. given G."""
         a, b = row0 - st.row0, row0 - st.row0 + G.shape[0]
         screen_block(
             G, self.q2[row0 : row0 + G.shape[0]], self.r2, self.hf, self.eps, row0, col0, self.loo,
@@ -262,18 +252,19 @@ class _RowState:
         self.cand_cnt = np.zeros(b, dtype=np.intp)
         self.overflow = np.zeros(b, dtype=np.uint8)
 
-    def finish(self, Q, R, loo, out_dist, out_ind):
-        """Exact ranking of the candidates; exact fallback for overflowed or unseeded rows."""
+    def finish(self, Q, R, out_dist, out_ind):
+        """Exact ranking of the candidates; returns the rows left to the exact fallback.
+
+        Those are the rows whose buffer overflowed or whose guessed threshold was too low.
+        """
         k = self.heap.shape[1]
-        self.overflow[self.n_real < k] = 1  # a guessed threshold was too low
+        self.overflow[self.n_real < k] = 1
         b = self.heap.shape[0]
         finalize_block(
             Q[self.row0 : self.row0 + b], R, self.row0, self.heap, self.cand_lo, self.cand_ind,
             self.cand_cnt, self.overflow, out_dist, out_ind,
         )  # fmt: skip
-        if self.overflow.any():
-            rows = (np.flatnonzero(self.overflow) + self.row0).astype(np.intp)
-            brute_rows(Q, R, rows, loo, out_dist, out_ind)
+        return (np.flatnonzero(self.overflow) + self.row0).astype(np.intp)
 
 
 def _candidate_capacity(k):
@@ -285,52 +276,58 @@ def _quantile(values, q):
     return float(np.partition(values, kth)[kth])
 
 
+_blas_controller = None
+
+
+def _single_threaded_blas():
+    """Context limiting BLAS to one thread (process-wide, restored on exit).
+
+    Each worker thread runs its own products; a multi-threaded BLAS would leave its
+    threads spinning between calls, on the cores the kernels need. Measured with the
+    earlier single-threaded driver (multi-threaded BLAS, parallel kernels) at n=20000,
+    d=16, k=50: 0.65 s by default, 0.47 s with OPENBLAS_THREAD_TIMEOUT=4 (medians of 7).
+    """
+    global _blas_controller
+    if _blas_controller is None:
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
 def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
-    """Fill the outputs via screening; False if the data defeats float32 screening."""
+    """Fill the outputs via screening; False if the data defeats float32 screening.
+
+    Query blocks are independent units of work, run on ``numba.get_num_threads()``
+    threads (so ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply). Every row's
+    result depends on that row alone: the output is the same for any thread count.
+    """
     sc = _Screen(R, k, loo, centred)
     if not sc.usable:
         return False
-    n_ref, d = R.shape
-    if loo and d >= _SYMMETRIC_MIN_FEATURES and n_ref * sc.cap * 16 <= _SYMMETRIC_MAX_STATE:
-        _symmetric_loo(sc, R, out_dist, out_ind)
-        return True
     m = Q.shape[0]
+    n_ref = R.shape[0]
     ref_block = min(n_ref, _REF_BLOCK)
-    query_block = max(64, min(m, _BLOCK_ELEMENTS // ref_block, _STATE_BYTES // (16 * sc.cap)))
-    for row0 in range(0, m, query_block):
+    query_block = max(16, min(_QUERY_BLOCK, _STATE_BYTES // (16 * sc.cap)))
+
+    def search_block(row0):
         row1 = min(m, row0 + query_block)
         st = _RowState(row1 - row0, k, sc.cap, row0)
         sc.seed_rows(st, row0, row1)
         Qb = sc.Qs[row0:row1]
         for col0 in range(0, n_ref, ref_block):
             sc.screen(Qb @ sc.Rs[col0 : col0 + ref_block].T, st, row0, col0)
-        st.finish(Q, R, loo, out_dist, out_ind)
-    return True
+        return st.finish(Q, R, out_dist, out_ind)
 
-
-def _symmetric_loo(sc, R, out_dist, out_ind):
-    """Leave-one-out graph from the upper-triangle blocks only (distances are symmetric).
-
-    Block pair (I, J), I <= J, is multiplied once; rows of I are screened against
-    columns of J, and rows of J against columns of I with the transposed product.
-    Each row block receives its column blocks in increasing order (pairs (J, I) with
-    J < I come in outer iterations J < I), so candidates stay in reference order.
-    Holds every row's state at once, hence the memory cap in the caller.
-    """
-    n = R.shape[0]
-    st = _RowState(n, sc.k, sc.cap)
-    B = _SYMMETRIC_BLOCK
-    for row0 in range(0, n, B):
-        sc.seed_rows(st, row0, min(n, row0 + B))
-    for i0 in range(0, n, B):
-        Ri = sc.Rs[i0 : i0 + B]
-        for j0 in range(i0, n, B):
-            G = Ri @ sc.Rs[j0 : j0 + B].T
-            if j0 != i0:
-                # rows of block j0 against references of block i0, reading G by columns
-                sc.screen(G, st, j0, i0, transposed=True)
-            sc.screen(G, st, i0, j0)
-    st.finish(R, R, True, out_dist, out_ind)
+    starts = range(0, m, query_block)
+    n_threads = min(numba.get_num_threads(), len(starts))
+    with _single_threaded_blas():
+        if n_threads == 1:
+            fallback = [search_block(row0) for row0 in starts]
+        else:
+            with ThreadPoolExecutor(n_threads) as pool:
+                fallback = list(pool.map(search_block, starts))
+    rows = np.concatenate(fallback)
+    if rows.size:
+        brute_rows(Q, R, rows, loo, out_dist, out_ind)
     return True
 
 

@@ -1,5 +1,6 @@
 """kneighbors and reciprocal_neighbors against a brute-force NumPy oracle."""
 
+import numba
 import numpy as np
 import pytest
 from conftest import RTOL, brute_kneighbors
@@ -178,8 +179,8 @@ def test_seeded_queries_mode():
 
 
 @pytest.mark.parametrize("n,d,k", [(3000, 130, 9), (9000, 140, 50)])
-def test_symmetric_leave_one_out_path(monkeypatch, n, d, k):
-    # d >= 128 takes the upper-triangle (symmetric) driver with the column-wise kernel;
+def test_wide_data_with_duplicates_across_blocks(monkeypatch, n, d, k):
+    # Duplicates sit in other query and reference blocks than their originals;
     # 9000 rows also engage the seeded thresholds. Compare a spread of rows.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     rng = np.random.default_rng(4)
@@ -192,7 +193,7 @@ def test_symmetric_leave_one_out_path(monkeypatch, n, d, k):
     assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-12)
 
 
-def test_symmetric_path_with_integer_ties(monkeypatch):
+def test_wide_binary_data_with_mass_ties(monkeypatch):
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     X = np.random.default_rng(8).integers(0, 2, size=(2500, 128)).astype(float)
     dist, ind = kneighbors(X, 30)
@@ -200,6 +201,29 @@ def test_symmetric_path_with_integer_ties(monkeypatch):
     ref_dist, ref_ind = _brute_rows(X, rows, 30)
     assert_array_equal(ind[rows], ref_ind)
     assert_array_equal(dist[rows], ref_dist)
+
+
+@pytest.mark.parametrize("loo", [True, False])
+def test_result_does_not_depend_on_thread_count(monkeypatch, loo):
+    # Query blocks run on numba.get_num_threads() worker threads; each row's result
+    # depends on that row alone. Small blocks give many blocks per thread.
+    monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    monkeypatch.setattr(nb_module, "_QUERY_BLOCK", 32)
+    rng = np.random.default_rng(12)
+    X = rng.integers(0, 4, size=(1500, 3)).astype(float)  # ties: some rows overflow
+    Q = None if loo else X[::3] + 0.5
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = kneighbors(X, 40, Q)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = kneighbors(X, 40, Q)
+    finally:
+        numba.set_num_threads(before)
+    ref_dist, ref_ind = brute_kneighbors(X, 40, Q)
+    assert_array_equal(one[1], ref_ind)
+    assert_array_equal(many[1], ref_ind)
+    assert_array_equal(one[0], many[0])
 
 
 def test_extreme_magnitudes_are_exact(path):

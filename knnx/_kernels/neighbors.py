@@ -19,6 +19,12 @@ The fast path works in two stages for each block of queries:
 A row whose candidate buffer overflows (many exact ties, e.g. duplicated points) is
 flagged and recomputed by the brute-force row kernel, so the result never depends
 on the buffer size.
+
+Threading: the per-block kernels (seeding, screening, exact ranking) are serial and
+release the GIL; the caller runs one query block per thread, each with its own
+single-threaded BLAS product, so a block's product and its screening stay on one
+core and no idle BLAS thread spins against the kernels. ``brute_rows`` is the one
+numba-parallel kernel, called from the main thread only.
 """
 
 import numpy as np
@@ -62,7 +68,7 @@ def _heap_replace_top(heap, value):
     heap[pos] = value
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
 def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, eps, rank, heap):
     """Fill each row's heap with a guessed threshold T0 (k pseudo-entries).
 
@@ -75,7 +81,7 @@ def seed_thresholds(Gs, q2, r2s, sample, row0, exclude_self, gamma, eps, rank, h
     """
     b, n_s = Gs.shape
     k = heap.shape[1]
-    for i in prange(b):
+    for i in range(b):
         qi = q2[i]
         best = np.full(rank + 1, np.inf)
         for t in range(n_s):
@@ -130,7 +136,7 @@ def _offer(g, s, jj, gamma, eps, hp, lo_row, ind_row, cnt, n_real, row):
     return cnt + 1
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
 def screen_block(
     G,
     q2,
@@ -169,7 +175,7 @@ def screen_block(
     g1 = 1.0 - gamma
     n_full = m // _CHUNK
     two = np.float32(2.0)
-    for i in prange(b):
+    for i in range(b):
         if overflow[i]:
             continue
         qi = q2[i]
@@ -214,71 +220,6 @@ def screen_block(
         cand_cnt[i] = max(cnt, 0)
 
 
-_LANES = 16
-
-
-@njit(parallel=True, cache=True)
-def screen_block_t(
-    G, q2, r2, hf, eps, row0, col0, gamma, heap, n_real, cand_lo, cand_ind, cand_cnt, overflow
-):
-    """Stage 1 for the rows of the *columns* of G: the transposed direction, no copy.
-
-    G : (b, m) float32 with G[i, j] ~ <r_{col0+i}, q_{row0+j}>: column j is state row
-    j (query row0+j), row i is reference col0+i. Same invariant as
-    :func:`screen_block`. Each thread takes 16 adjacent columns and walks down the
-    rows; one 16-lane compare (contiguous 64-byte loads, per-lane thresholds)
-    tests a row of the strip, and only flagged lanes take the exact path. Used for
-    leave-one-out pairs off the diagonal, so a reference is never its own query.
-    """
-    b, m = G.shape
-    g1 = 1.0 - gamma
-    two = np.float32(2.0)
-    n_groups = (m + _LANES - 1) // _LANES
-    for grp in prange(n_groups):
-        j0 = grp * _LANES
-        w = min(_LANES, m - j0)
-        tau = np.full(_LANES, -np.inf, dtype=np.float32)
-        cnt = np.zeros(_LANES, dtype=np.intp)
-        for u in range(w):
-            if not overflow[j0 + u]:
-                tau[u] = _tau32(heap[j0 + u, 0], q2[j0 + u], g1, eps)
-            cnt[u] = cand_cnt[j0 + u]
-        full = w == _LANES
-        for i in range(b):
-            hv = hf[col0 + i]
-            if full:
-                hits = np.int32(0)
-                for u in range(_LANES):
-                    hits += np.int32(hv - two * G[i, j0 + u] <= tau[u])
-                if hits == 0:
-                    continue
-            for u in range(w):
-                if hv - two * G[i, j0 + u] > tau[u]:
-                    continue
-                row = j0 + u
-                c = _offer(
-                    G[i, row],
-                    q2[row] + r2[col0 + i],
-                    col0 + i,
-                    gamma,
-                    eps,
-                    heap[row],
-                    cand_lo[row],
-                    cand_ind[row],
-                    cnt[u],
-                    n_real,
-                    row,
-                )
-                if c < 0:
-                    overflow[row] = 1
-                    tau[u] = -np.inf
-                    continue
-                cnt[u] = c
-                tau[u] = _tau32(heap[row, 0], q2[row], g1, eps)
-        for u in range(w):
-            cand_cnt[j0 + u] = cnt[u]
-
-
 @njit(cache=True)
 def _sq_dist(Q, qi, R, j):
     """Squared Euclidean distance between Q[qi] and R[j], summed in feature order."""
@@ -317,7 +258,7 @@ def _sq_dist4(Q, qi, R, j0, j1, j2, j3, out, pos):
     out[pos + 3] = s3
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
 def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_dist, out_ind):
     """Stage 2: exact float64 distances of the candidates, sorted by (distance, index).
 
@@ -329,7 +270,7 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
     """
     b = Q.shape[0]
     k = out_ind.shape[1]
-    for i in prange(b):
+    for i in range(b):
         if overflow[i]:
             continue
         cnt = cand_cnt[i]
