@@ -12,9 +12,13 @@ dimensions, for three exact implementations timed in the same process:
 * ``faiss``   -- ``faiss.IndexFlatL2`` on **float32** data, searching ``k + 1``
   neighbours and dropping each point's own entry.
 
-Each implementation is warmed up once on a small problem (numba JIT, BLAS and
-OpenMP thread pools), then timed ``--repeats`` times with
-:func:`time.perf_counter`, the implementations interleaved repeat by repeat. The table reports the median and the minimum, and the
+Each implementation runs in a process of its own (loading faiss slowed
+scikit-learn down 1.9x in a shared process), is warmed up once on a small problem
+(numba JIT, BLAS and OpenMP thread pools), then timed ``--repeats`` times with
+:func:`time.perf_counter` inside its process, the implementations interleaved
+repeat by repeat, with ``--pause`` seconds of rest before each call (idle
+OpenMP/BLAS threads of the previous call spin for a while and would slow the next
+implementation down). The table reports the median and the minimum, and the
 ratio ``peer_median / knnx_median`` (above 1 means knnx is faster). Per shape it
 also checks that knnx's neighbour indices agree position by position with
 scikit-learn's on at least 99.9% of entries (exact ties and float rounding may
@@ -27,7 +31,8 @@ From the repository root, with the ``bench`` extra (faiss-cpu) installed::
 
     make bench
     python benchmarks/neighbors.py [--n 20000] [--dims 16,256] [--k 50]
-                                   [--repeats 5] [--seed 0] [--csv PATH]
+                                   [--repeats 7] [--seed 0] [--pause 1]
+                                   [--csv PATH]
 
 If faiss cannot be imported it is skipped with a note. Timings on shared or
 small machines are noisy: read them as ratios, not absolute figures.
@@ -35,34 +40,42 @@ small machines are noisy: read them as ratios, not absolute figures.
 
 import argparse
 import csv
+import importlib.metadata
+import importlib.util
+import multiprocessing
 import os
 import platform
 import statistics
 import time
 
-import numba
 import numpy as np
-import sklearn
-from sklearn.neighbors import NearestNeighbors
-
-from knnx import kneighbors
-
-try:
-    import faiss
-except ImportError:  # optional peer (the "bench" extra)
-    faiss = None
 
 AGREEMENT_GOAL = 0.999
 SKLEARN_GOAL = 2.0  # knnx at least this many times faster than sklearn brute
 FAISS_GOAL = 1.5  # knnx at most this many times slower than faiss IndexFlatL2
-WARMUP_N = 9000  # large enough for every knnx path (screened, seeded, symmetric)
+# Seconds of rest before each timed call: OpenMP and BLAS threads keep spinning for a
+# while after a call (libgomp, OpenBLAS), which would bill one implementation's idle
+# threads to the next one.
+PAUSE_S = 1.0
+WARMUP_N = 9000  # large enough for every knnx path (screened and seeded)
+HAVE_FAISS = importlib.util.find_spec("faiss") is not None
+
+
+# Each run_* function imports its library itself: it runs in a process of its own
+# (see Worker), because loading one library can slow another down. Importing faiss
+# (its own OpenBLAS and libgomp) made scikit-learn's brute force 1.9x slower in the
+# same process here (0.94 s -> 1.79 s at n=20000, d=16).
 
 
 def run_knnx(X, k):
+    from knnx import kneighbors
+
     return kneighbors(X, k)[1]
 
 
 def run_sklearn(X, k):
+    from sklearn.neighbors import NearestNeighbors
+
     nn = NearestNeighbors(n_neighbors=k, algorithm="brute", n_jobs=-1).fit(X)
     return nn.kneighbors(return_distance=False)
 
@@ -74,6 +87,8 @@ def run_faiss(X32, k):
     duplicates, rounding of the norm expansion), so the own index is removed
     wherever it is; a row where it is missing loses its last column instead.
     """
+    import faiss
+
     n, d = X32.shape
     index = faiss.IndexFlatL2(d)
     index.add(X32)
@@ -86,9 +101,49 @@ def run_faiss(X32, k):
 def implementations():
     """(name, dtype, function) of every implementation available here."""
     impls = [("knnx", np.float64, run_knnx), ("sklearn", np.float64, run_sklearn)]
-    if faiss is not None:
+    if HAVE_FAISS:
         impls.append(("faiss", np.float32, run_faiss))
     return impls
+
+
+def _serve(conn, func):
+    """Worker loop: ("data", X, k) stores the problem, ("time",) runs it once and
+    answers the seconds, ("result",) answers the last result, None stops."""
+    X = k = result = None
+    while (msg := conn.recv()) is not None:
+        if msg[0] == "data":
+            X, k = msg[1], msg[2]
+        elif msg[0] == "time":
+            t0 = time.perf_counter()
+            result = func(X, k)
+            conn.send(time.perf_counter() - t0)
+        else:
+            conn.send(result)
+
+
+class Worker:
+    """One implementation in a spawned process of its own, driven over a pipe."""
+
+    def __init__(self, func):
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, func), daemon=True)
+        self.proc.start()
+
+    def set_data(self, X, k):
+        self.conn.send(("data", X, k))
+
+    def time(self):
+        self.conn.send(("time",))
+        return self.conn.recv()
+
+    def result(self):
+        self.conn.send(("result",))
+        return self.conn.recv()
+
+    def close(self):
+        self.conn.send(None)
+        self.proc.join()
 
 
 def cpu_model():
@@ -105,21 +160,20 @@ def cpu_model():
 def print_environment():
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"CPU: {cpu_model()}; {os.cpu_count()} logical cores ({usable} usable)")
-    versions = [
-        f"python {platform.python_version()}",
-        f"numpy {np.__version__}",
-        f"numba {numba.__version__}",
-        f"sklearn {sklearn.__version__}",
-        f"faiss {faiss.__version__}" if faiss is not None else "faiss not installed",
-    ]
+    versions = [f"python {platform.python_version()}"]
+    for dist in ("numpy", "numba", "scikit-learn", "faiss-cpu"):
+        try:
+            versions.append(f"{dist} {importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{dist} not installed")
     print("Versions: " + ", ".join(versions))
-    if faiss is None:
+    if not HAVE_FAISS:
         print("NOTE: faiss is not importable (pip install faiss-cpu); it is skipped.")
     else:
         print("NOTE: faiss runs in float32; knnx and sklearn run in float64.")
 
 
-def bench_shape(n, d, k, repeats, rng):
+def bench_shape(workers, n, d, k, repeats, rng, pause=PAUSE_S):
     """Time every implementation on one shape; return one row dict per implementation.
 
     Repeats are interleaved (knnx, sklearn, faiss, knnx, ...) so that a slow spell
@@ -128,16 +182,15 @@ def bench_shape(n, d, k, repeats, rng):
     X = rng.standard_normal((n, d))
     X_small = rng.standard_normal((WARMUP_N, d))
     impls = implementations()
-    data = {name: np.ascontiguousarray(X, dtype=dtype) for name, dtype, _ in impls}
-    for _, dtype, func in impls:
-        func(np.ascontiguousarray(X_small, dtype=dtype), k)  # warm-up: JIT, thread pools
+    for name, dtype, _ in impls:  # warm-up: JIT, thread pools
+        workers[name].set_data(np.ascontiguousarray(X_small, dtype=dtype), k)
+        workers[name].time()
+        workers[name].set_data(np.ascontiguousarray(X, dtype=dtype), k)
     times = {name: [] for name, _, _ in impls}
-    results = {}
     for _ in range(repeats):
-        for name, _, func in impls:
-            t0 = time.perf_counter()
-            results[name] = func(data[name], k)
-            times[name].append(time.perf_counter() - t0)
+        for name, _, _ in impls:
+            time.sleep(pause)  # let the previous implementation's idle threads go to sleep
+            times[name].append(workers[name].time())
     rows = [
         {
             "shape": f"{n}x{d}", "n": n, "d": d, "k": k, "impl": name, "dtype": np.dtype(dtype).name,
@@ -148,7 +201,7 @@ def bench_shape(n, d, k, repeats, rng):
     knnx_median = rows[0]["median_s"]
     for row in rows:
         row["ratio_vs_knnx"] = row["median_s"] / knnx_median
-    agreement = float(np.mean(results["knnx"] == results["sklearn"]))
+    agreement = float(np.mean(workers["knnx"].result() == workers["sklearn"].result()))
     return rows, agreement
 
 
@@ -203,6 +256,12 @@ def parse_args(argv=None):
     p.add_argument("--k", type=int, default=50, help="neighbours per point (default 50)")
     p.add_argument("--repeats", type=int, default=7, help="timed repeats (default 7)")
     p.add_argument("--seed", type=int, default=0, help="seed of numpy's default_rng (default 0)")
+    p.add_argument(
+        "--pause",
+        type=float,
+        default=PAUSE_S,
+        help=f"seconds of rest before each timed call (default {PAUSE_S:g})",
+    )
     p.add_argument("--csv", metavar="PATH", help="also write the table rows as CSV")
     args = p.parse_args(argv)
     args.dims = [int(x) for x in args.dims.split(",") if x.strip()]
@@ -216,10 +275,15 @@ def main(argv=None):
     print(f"Leave-one-out kNN graph, k={args.k}, standard-normal data, seed={args.seed}, "
           f"median/min of {args.repeats} repeats (seconds)\n")  # fmt: skip
     all_rows, checks = [], []
-    for d in args.dims:
-        rows, agreement = bench_shape(args.n, d, args.k, args.repeats, rng)
-        all_rows += rows
-        checks.append((rows, agreement))
+    workers = {name: Worker(func) for name, _, func in implementations()}
+    try:
+        for d in args.dims:
+            rows, agreement = bench_shape(workers, args.n, d, args.k, args.repeats, rng, args.pause)
+            all_rows += rows
+            checks.append((rows, agreement))
+    finally:
+        for worker in workers.values():
+            worker.close()
     print_table(all_rows)
     print()
     for rows, agreement in checks:
