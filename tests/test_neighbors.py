@@ -179,9 +179,11 @@ def test_seeded_queries_mode():
 
 
 @pytest.mark.parametrize("n,d,k", [(3000, 130, 9), (9000, 140, 50)])
-def test_wide_data_with_duplicates_across_blocks(monkeypatch, n, d, k):
-    # Duplicates sit in other query and reference blocks than their originals;
-    # 9000 rows also engage the seeded thresholds. Compare a spread of rows.
+def test_symmetric_leave_one_out_path(monkeypatch, n, d, k):
+    # d >= 128 takes the symmetric driver (one product per block pair, column-wise
+    # kernel for the transposed direction, pairs in round-robin order); duplicates sit
+    # in other blocks than their originals; 9000 rows also engage the seeded
+    # thresholds. Compare a spread of rows.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     rng = np.random.default_rng(4)
     X = rng.standard_normal((n, d))
@@ -193,7 +195,7 @@ def test_wide_data_with_duplicates_across_blocks(monkeypatch, n, d, k):
     assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-12)
 
 
-def test_wide_binary_data_with_mass_ties(monkeypatch):
+def test_symmetric_path_with_integer_ties(monkeypatch):
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     X = np.random.default_rng(8).integers(0, 2, size=(2500, 128)).astype(float)
     dist, ind = kneighbors(X, 30)
@@ -203,14 +205,26 @@ def test_wide_binary_data_with_mass_ties(monkeypatch):
     assert_array_equal(dist[rows], ref_dist)
 
 
-@pytest.mark.parametrize("loo", [True, False])
-def test_result_does_not_depend_on_thread_count(monkeypatch, loo):
+@pytest.mark.parametrize("n_blocks", range(1, 10))
+def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n_blocks):
+    rounds = nb_module._round_robin(n_blocks)
+    pairs = [p for r in rounds for p in r]
+    expected = [(i, j) for i in range(n_blocks) for j in range(i, n_blocks)]
+    assert sorted(pairs) == expected
+    for r in rounds:
+        blocks = [b for p in r for b in set(p)]
+        assert len(blocks) == len(set(blocks))
+
+
+@pytest.mark.parametrize("loo,d", [(True, 3), (False, 3), (True, 130)])
+def test_result_does_not_depend_on_thread_count(monkeypatch, loo, d):
     # Query blocks run on numba.get_num_threads() worker threads; each row's result
     # depends on that row alone. Small blocks give many blocks per thread.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     monkeypatch.setattr(nb_module, "_QUERY_BLOCK", 32)
+    monkeypatch.setattr(nb_module, "_SYMMETRIC_BLOCK", 64)
     rng = np.random.default_rng(12)
-    X = rng.integers(0, 4, size=(1500, 3)).astype(float)  # ties: some rows overflow
+    X = rng.integers(0, 4 if d < 10 else 2, size=(1500, d)).astype(float)  # ties: some rows overflow
     Q = None if loo else X[::3] + 0.5
     before = numba.get_num_threads()
     try:

@@ -186,26 +186,32 @@ def screen_block(
         Gi = G[i]
         hb = hf[col0 : col0 + m]
         cnt = cand_cnt[i]
-        T = hp[0]
-        tau32 = _tau32(T, qi, g1, eps)
-        flags = np.ones(_CHUNK, dtype=np.uint8)
+        tau32 = _tau32(hp[0], qi, g1, eps)
+        pos = np.empty(_CHUNK, dtype=np.int32)
         for c in range(n_full + 1):
             base = c * _CHUNK
             width = _CHUNK if c < n_full else m - base
             if width == _CHUNK:
                 hits = np.int32(0)
                 for t in range(_CHUNK):
-                    f = hb[base + t] - two * Gi[base + t] <= tau32
-                    flags[t] = f
-                    hits += np.int32(f)
+                    hits += np.int32(hb[base + t] - two * Gi[base + t] <= tau32)
                 if hits == 0:
                     continue
+                # Branch-free list of the flagged positions (a branch per element
+                # mispredicts on every hit; measured 7-14% slower screening).
+                h = 0
+                for t in range(_CHUNK):
+                    pos[h] = t
+                    h += hb[base + t] - two * Gi[base + t] <= tau32
             else:
-                flags[:] = 1
-            for t in range(width):
-                if not flags[t]:
+                h = width
+                for t in range(width):
+                    pos[t] = t
+            for u in range(h):
+                j = base + pos[u]
+                # tau32 only decreases within the chunk: re-test before the exact path.
+                if hb[j] - two * Gi[j] > tau32:
                     continue
-                j = base + t
                 jj = col0 + j
                 if jj == self_j:
                     continue
@@ -213,11 +219,76 @@ def screen_block(
                 if cnt < 0:
                     overflow[i] = 1
                     break
-                T = hp[0]
-                tau32 = _tau32(T, qi, g1, eps)
+                tau32 = _tau32(hp[0], qi, g1, eps)
             if overflow[i]:
                 break
         cand_cnt[i] = max(cnt, 0)
+
+
+_LANES = 16
+
+
+@njit(nogil=True, cache=True)
+def screen_block_t(
+    G, q2, r2, hf, eps, row0, col0, gamma, heap, n_real, cand_lo, cand_ind, cand_cnt, overflow
+):
+    """Stage 1 for the rows of the *columns* of G: the transposed direction, no copy.
+
+    G : (b, m) float32 with G[i, j] ~ <r_{col0+i}, q_{row0+j}>: column j is state row
+    j (query row0+j), row i is reference col0+i. Same invariant as
+    :func:`screen_block`. Each thread takes 16 adjacent columns and walks down the
+    rows; one 16-lane compare (contiguous 64-byte loads, per-lane thresholds)
+    tests a row of the strip, and only flagged lanes take the exact path. Used for
+    leave-one-out pairs off the diagonal, so a reference is never its own query.
+    References reach a row in block order, not index order (see finalize_block).
+    """
+    b, m = G.shape
+    g1 = 1.0 - gamma
+    two = np.float32(2.0)
+    n_groups = (m + _LANES - 1) // _LANES
+    for grp in range(n_groups):
+        j0 = grp * _LANES
+        w = min(_LANES, m - j0)
+        tau = np.full(_LANES, -np.inf, dtype=np.float32)
+        cnt = np.zeros(_LANES, dtype=np.intp)
+        for u in range(w):
+            if not overflow[j0 + u]:
+                tau[u] = _tau32(heap[j0 + u, 0], q2[j0 + u], g1, eps)
+            cnt[u] = cand_cnt[j0 + u]
+        full = w == _LANES
+        for i in range(b):
+            hv = hf[col0 + i]
+            if full:
+                hits = np.int32(0)
+                for u in range(_LANES):
+                    hits += np.int32(hv - two * G[i, j0 + u] <= tau[u])
+                if hits == 0:
+                    continue
+            for u in range(w):
+                if hv - two * G[i, j0 + u] > tau[u]:
+                    continue
+                row = j0 + u
+                c = _offer(
+                    G[i, row],
+                    q2[row] + r2[col0 + i],
+                    col0 + i,
+                    gamma,
+                    eps,
+                    heap[row],
+                    cand_lo[row],
+                    cand_ind[row],
+                    cnt[u],
+                    n_real,
+                    row,
+                )
+                if c < 0:
+                    overflow[row] = 1
+                    tau[u] = -np.inf
+                    continue
+                cnt[u] = c
+                tau[u] = _tau32(heap[row, 0], q2[row], g1, eps)
+        for u in range(w):
+            cand_cnt[j0 + u] = cnt[u]
 
 
 @njit(cache=True)
@@ -259,7 +330,7 @@ def _sq_dist4(Q, qi, R, j0, j1, j2, j3, out, pos):
 
 
 @njit(nogil=True, cache=True)
-def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_dist, out_ind):
+def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_dist, out_ind, in_order):
     """Stage 2: exact float64 distances of the candidates, sorted by (distance, index).
 
     Candidates with lower bound <= T (final k-th smallest upper bound) are kept.
@@ -267,6 +338,8 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
     Q : (b, d) float64 original queries of the block; R : (n_ref, d) float64 references.
     out_dist, out_ind : (n_queries, k) outputs; rows row0 .. row0+b are written.
     Rows flagged in ``overflow`` are skipped (the caller runs ``brute_rows``).
+    in_order : True if each row's candidates were stored in increasing reference
+        order; otherwise the kept ones are sorted by index first.
     """
     b = Q.shape[0]
     k = out_ind.shape[1]
@@ -282,6 +355,8 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
             if cand_lo[i, t] <= T:
                 idx[c] = cand_ind[i, t]
                 c += 1
+        if not in_order:
+            idx[:c] = np.sort(idx[:c])
         u = 0
         while u + 4 <= c:
             _sq_dist4(Q, i, R, idx[u], idx[u + 1], idx[u + 2], idx[u + 3], dist, u)
