@@ -127,7 +127,9 @@ class Worker:
     def __init__(self, func):
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, func), daemon=True)
+        # Not a daemon: joblib refuses parallel loops in daemonic processes, which would
+        # quietly run scikit-learn with n_jobs=1.
+        self.proc = ctx.Process(target=_serve, args=(child, func), daemon=False)
         self.proc.start()
 
     def set_data(self, X, k):
