@@ -251,7 +251,7 @@ class _Screen:
         if transposed:
             a, b = row0 - st.row0, row0 - st.row0 + G.shape[1]
             screen_block_t(
-                G, self.q2[row0:row0 + G.shape[1]], self.r2, self.hf, self.eps, row0, col0, self.gamma,
+                G, self.q2[row0 : row0 + G.shape[1]], self.r2, self.hf, self.eps, row0, col0, self.gamma,
                 st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
                 st.overflow[a:b],
             )  # fmt: skip
