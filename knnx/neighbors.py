@@ -15,6 +15,7 @@ Semantics (every algorithm in knnx relies on them):
 
 import contextlib
 import numbers
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -353,7 +354,7 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
             return list(pool.map(func, items)) if n_threads > 1 else [func(x) for x in items]
 
         if symmetric:
-            fallback = _symmetric_loo(sc, R, out_dist, out_ind, run)
+            fallback = _symmetric_loo(sc, R, out_dist, out_ind, run, n_threads)
         else:
             fallback = run(search_block, starts)
     rows = np.concatenate(fallback)
@@ -367,7 +368,7 @@ def _round_robin(n_blocks):
 
     Round 0 holds the diagonal pairs; the others come from the circle method of
     round-robin tournaments (a dummy block completes an odd count). Within a round
-    no two pairs share a block, so their units of work may run at the same time.
+    no two pairs share a block; consecutive pairs in this order rarely do.
     """
     rounds = [[(b, b) for b in range(n_blocks)]]
     players = n_blocks + n_blocks % 2
@@ -379,16 +380,56 @@ def _round_robin(n_blocks):
     return rounds
 
 
-def _symmetric_loo(sc, R, out_dist, out_ind, run):
+class _PairQueue:
+    """Hands out block pairs so that no two running pairs share a block.
+
+    ``take`` returns the first pending pair (in round-robin order) whose blocks are
+    both free, waiting while every pending pair conflicts with a running one, and
+    None when nothing is pending. Unlike a barrier after each round, a thread never
+    idles while a compatible pair is left.
+    """
+
+    def __init__(self, pairs):
+        self.pending = list(pairs)
+        self.busy = set()
+        self.cond = threading.Condition()
+
+    def take(self):
+        with self.cond:
+            while self.pending:
+                for pos, (a, b) in enumerate(self.pending):
+                    if a not in self.busy and b not in self.busy:
+                        del self.pending[pos]
+                        self.busy.update((a, b))
+                        return a, b
+                self.cond.wait()
+            return None
+
+    def release(self, pair):
+        with self.cond:
+            self.busy.difference_update(pair)
+            self.cond.notify_all()
+
+    def drain(self, func):
+        """Run ``func`` on pairs until none is pending (one call per worker thread)."""
+        while (pair := self.take()) is not None:
+            try:
+                func(pair)
+            finally:
+                self.release(pair)
+
+
+def _symmetric_loo(sc, R, out_dist, out_ind, run, n_threads):
     """Leave-one-out graph from one product per block pair (distances are symmetric).
 
     Pair (I, J), I < J, is multiplied once; rows of I are screened against the
     references of J and rows of J against those of I (the transposed product).
-    Pairs run in rounds of disjoint pairs (:func:`_round_robin`), so two threads
-    never touch the same row state. A row receives its reference blocks in round
-    order, not index order: the exact ranking sorts candidates by index itself.
-    Holds every row's state at once, hence the memory cap in the caller. Returns
-    the lists of rows left to the exact fallback.
+    ``n_threads`` workers take pairs from a :class:`_PairQueue`, so two threads never
+    touch the same row state. A row receives its reference blocks in no fixed
+    order: the exact ranking sorts candidates by index itself, and a row whose
+    buffer overflowed in one order and not in another gets the same exact result
+    from the fallback. Holds every row's state at once, hence the memory cap in the
+    caller. Returns the lists of rows left to the exact fallback.
     """
     n = R.shape[0]
     st = _RowState(n, sc.k, sc.cap)
@@ -403,8 +444,8 @@ def _symmetric_loo(sc, R, out_dist, out_ind, run):
         if j0 != i0:
             sc.screen(G, st, j0, i0, transposed=True)
 
-    for pairs in _round_robin(len(starts)):
-        run(pair, pairs)
+    queue = _PairQueue(p for r in _round_robin(len(starts)) for p in r)
+    run(lambda _: queue.drain(pair), range(n_threads))
     return run(
         lambda row0: st.finish(R, R, out_dist, out_ind, row0, min(n, row0 + B), in_order=False), starts
     )

@@ -302,31 +302,44 @@ def _sq_dist(Q, qi, R, j):
 
 
 @njit(cache=True)
-def _sq_dist4(Q, qi, R, j0, j1, j2, j3, out, pos):
-    """Four squared distances at once, each summed in feature order.
+def _sq_dist8(Q, qi, R, idx, u, out):
+    """Squared distances from Q[qi] to the eight rows ``R[idx[u:u+8]]``, into ``out[u:u+8]``.
 
-    Four independent accumulation chains hide the floating-point add latency that
+    Eight independent accumulation chains hide the floating-point add latency that
     a single sequential sum is bound by; every chain still adds its terms in the
-    same order as :func:`_sq_dist`, so the values are bit-identical to it.
+    same order as :func:`_sq_dist`, so the values are bit-identical to it. Measured
+    at n=20000, d=256: exact ranking 0.24 thread-seconds with eight chains against
+    0.30 with four (a vectorised gather across the eight rows: 0.36).
     """
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
+    j0, j1, j2, j3 = idx[u], idx[u + 1], idx[u + 2], idx[u + 3]
+    j4, j5, j6, j7 = idx[u + 4], idx[u + 5], idx[u + 6], idx[u + 7]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     for t in range(Q.shape[1]):
         q = Q[qi, t]
         d0 = q - R[j0, t]
         d1 = q - R[j1, t]
         d2 = q - R[j2, t]
         d3 = q - R[j3, t]
+        d4 = q - R[j4, t]
+        d5 = q - R[j5, t]
+        d6 = q - R[j6, t]
+        d7 = q - R[j7, t]
         s0 += d0 * d0
         s1 += d1 * d1
         s2 += d2 * d2
         s3 += d3 * d3
-    out[pos] = s0
-    out[pos + 1] = s1
-    out[pos + 2] = s2
-    out[pos + 3] = s3
+        s4 += d4 * d4
+        s5 += d5 * d5
+        s6 += d6 * d6
+        s7 += d7 * d7
+    out[u] = s0
+    out[u + 1] = s1
+    out[u + 2] = s2
+    out[u + 3] = s3
+    out[u + 4] = s4
+    out[u + 5] = s5
+    out[u + 6] = s6
+    out[u + 7] = s7
 
 
 @njit(nogil=True, cache=True)
@@ -358,9 +371,9 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
         if not in_order:
             idx[:c] = np.sort(idx[:c])
         u = 0
-        while u + 4 <= c:
-            _sq_dist4(Q, i, R, idx[u], idx[u + 1], idx[u + 2], idx[u + 3], dist, u)
-            u += 4
+        while u + 8 <= c:
+            _sq_dist8(Q, i, R, idx, u, dist)
+            u += 8
         while u < c:
             dist[u] = _sq_dist(Q, i, R, idx[u])
             u += 1
