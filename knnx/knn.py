@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import vote
 from knnx._params import Interval, Options
 from knnx.base import NeighborsClassifierBase
@@ -59,7 +60,16 @@ class KNNClassifier(NeighborsClassifierBase):
         neigh_dist, neigh_ind = kneighbors(self._fit_X, self.k, X)
         pred = np.empty(X.shape[0], dtype=np.intp)
         proba = np.empty((X.shape[0], len(self.classes_)))
-        vote(neigh_ind, neigh_dist, self._fit_y, len(self.classes_), self.weights == "distance", pred, proba)
+        with PARALLEL_LOCK:
+            vote(
+                neigh_ind,
+                neigh_dist,
+                self._fit_y,
+                len(self.classes_),
+                self.weights == "distance",
+                pred,
+                proba,
+            )
         return pred, proba
 
     def predict(self, X):

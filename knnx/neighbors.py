@@ -22,6 +22,7 @@ import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.neighbors import (
     brute_rows,
     finalize_block,
@@ -188,7 +189,8 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
         or n_ref <= 4 * cap
         or not _screened_search(Q, R, k, loo, centred, out_dist, out_ind)
     ):
-        brute_rows(Q, R, np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
+        with PARALLEL_LOCK:
+            brute_rows(Q, R, np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
     if not squared:
         np.sqrt(out_dist, out=out_dist)
     return out_dist, out_ind
@@ -359,7 +361,8 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
             fallback = run(search_block, starts)
     rows = np.concatenate(fallback)
     if rows.size:
-        brute_rows(Q, R, rows, loo, out_dist, out_ind)
+        with PARALLEL_LOCK:
+            brute_rows(Q, R, rows, loo, out_dist, out_ind)
     return True
 
 

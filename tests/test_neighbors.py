@@ -307,3 +307,30 @@ def test_tiny_reference_set_with_many_queries():
 def test_n_neighbors_must_be_an_integer(k):
     with pytest.raises(DataError, match="n_neighbors: expected an integer"):
         kneighbors(np.zeros((5, 2)), k)
+
+
+def test_concurrent_calls_from_python_threads():
+    # numba's workqueue layer aborts the process on concurrent parallel launches;
+    # knnx serialises them (PARALLEL_LOCK), so threaded callers get correct results.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from knnx import KNNClassifier
+
+    rng = np.random.default_rng(13)
+    X = rng.integers(0, 5, size=(600, 3)).astype(float)
+    y = rng.integers(0, 3, size=600)
+    ref_dist, ref_ind = brute_kneighbors(X, 9)
+    ref_pred = KNNClassifier(k=9).fit(X, y).predict(X[:200])
+
+    def work(seed):
+        # small problems take the parallel brute-force kernel; 4000 x 4000 the screened path
+        dist, ind = kneighbors(X, 9)
+        big = np.random.default_rng(seed).standard_normal((4000, 4))
+        kneighbors(big, 5)
+        return ind, KNNClassifier(k=9).fit(X, y).predict(X[:200])
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, range(8)))
+    for ind, pred in results:
+        assert_array_equal(ind, ref_ind)
+        assert_array_equal(pred, ref_pred)
