@@ -234,10 +234,6 @@ class _Screen:
             # r + 1 >= 4 it falls under k for only ~2% of rows (r = 0 gave ~40%).
             self.rank = max(4, int(np.ceil(_SEED_TARGET * k * n_sample / n_ref))) - 1
 
-    def state(self, b):
-        """Fresh per-row state for b query rows (all rows are views of these arrays)."""
-        return _RowState(b, self.k, self.cap)
-
     def seed_rows(self, st, row0, row1):
         if self.seed:
             Gs = self.Qs[row0:row1] @ self.Rs_sample.T
@@ -325,8 +321,9 @@ def _single_threaded_blas():
 def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
     """Fill the outputs via screening; False if the data defeats float32 screening.
 
-    Query blocks are independent units of work, run on ``numba.get_num_threads()``
-    threads (so ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply). Every row's
+    Query blocks (block pairs in the symmetric case, see :func:`_symmetric_loo`) are
+    the units of work, run on ``numba.get_num_threads()`` threads (so
+    ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply). Every row's
     result depends on that row alone: the output is the same for any thread count.
     """
     sc = _Screen(R, k, loo, centred)

@@ -24,7 +24,7 @@ Threading: the per-block kernels (seeding, screening, exact ranking) are serial 
 release the GIL; the caller runs one query block per thread, each with its own
 single-threaded BLAS product, so a block's product and its screening stay on one
 core and no idle BLAS thread spins against the kernels. ``brute_rows`` is the one
-numba-parallel kernel, called from the main thread only.
+numba-parallel kernel here; callers launch it under ``knnx._kernels.PARALLEL_LOCK``.
 """
 
 import numpy as np
@@ -236,11 +236,11 @@ def screen_block_t(
 
     G : (b, m) float32 with G[i, j] ~ <r_{col0+i}, q_{row0+j}>: column j is state row
     j (query row0+j), row i is reference col0+i. Same invariant as
-    :func:`screen_block`. Each thread takes 16 adjacent columns and walks down the
+    :func:`screen_block`. It takes 16 adjacent columns at a time and walks down the
     rows; one 16-lane compare (contiguous 64-byte loads, per-lane thresholds)
     tests a row of the strip, and only flagged lanes take the exact path. Used for
     leave-one-out pairs off the diagonal, so a reference is never its own query.
-    References reach a row in block order, not index order (see finalize_block).
+    References reach a row in no fixed block order (see finalize_block's ``in_order``).
     """
     b, m = G.shape
     g1 = 1.0 - gamma
