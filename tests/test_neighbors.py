@@ -334,3 +334,40 @@ def test_concurrent_calls_from_python_threads():
     for ind, pred in results:
         assert_array_equal(ind, ref_ind)
         assert_array_equal(pred, ref_pred)
+
+
+def test_trailing_zero_count_visits_mask_bits_in_order():
+    # The screening kernels walk the flagged references of a 64-bit mask by counting
+    # trailing zeros; check the intrinsic on single bits, the top bit and mixed masks.
+    from knnx._kernels.neighbors import _cttz
+
+    @numba.njit
+    def bits(mask):
+        out = []
+        while mask != 0:
+            out.append(_cttz(mask))
+            mask &= mask - np.uint64(1)
+        return out
+
+    rng = np.random.default_rng(0)
+    masks = [1, 2, 1 << 63, 0b1011000, (1 << 64) - 1, *rng.integers(1, 2**63, size=20, dtype=np.uint64)]
+    for m in masks:
+        expected = [t for t in range(64) if (int(m) >> t) & 1]
+        assert list(bits(np.uint64(m))) == expected
+
+
+def test_screening_with_neighbours_on_chunk_edges(monkeypatch):
+    # Nearest references placed at the first and last positions of 64-wide chunks and
+    # strips (bits 0 and 63 of the masks), in both screening directions.
+    monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    monkeypatch.setattr(nb_module, "_SYMMETRIC_BLOCK", 256)
+    for d in (8, 130):
+        rng = np.random.default_rng(d)
+        X = rng.standard_normal((1100, d)) * 10.0
+        edges = [0, 63, 64, 127, 255, 256, 319, 1023, 1099]
+        X[edges] = X[5] + 1e-3 * rng.standard_normal((len(edges), d))
+        dist, ind = kneighbors(X, 12)
+        ref_dist, ref_ind = brute_kneighbors(X, 12)
+        assert_array_equal(ind, ref_ind)
+        assert_allclose(dist, ref_dist, rtol=RTOL, atol=1e-12)
+        assert set(edges) <= set(ind[5])

@@ -28,10 +28,24 @@ numba-parallel kernel here; callers launch it under ``knnx._kernels.PARALLEL_LOC
 """
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, prange
+from numba.extending import intrinsic
 
+# Screening works on chunks of 64 references (one bit each in a uint64 mask).
 _CHUNK = 64
 _U32 = 2.0**-24
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    """Count of trailing zero bits of an unsigned integer (LLVM ``cttz``; x != 0)."""
+    sig = x(x)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
 
 
 @njit(cache=True, inline="always")
@@ -175,6 +189,7 @@ def screen_block(
     g1 = 1.0 - gamma
     n_full = m // _CHUNK
     two = np.float32(2.0)
+    one = np.uint64(1)
     for i in range(b):
         if overflow[i]:
             continue
@@ -187,28 +202,22 @@ def screen_block(
         hb = hf[col0 : col0 + m]
         cnt = cand_cnt[i]
         tau32 = _tau32(hp[0], qi, g1, eps)
-        pos = np.empty(_CHUNK, dtype=np.int32)
         for c in range(n_full + 1):
             base = c * _CHUNK
             width = _CHUNK if c < n_full else m - base
+            # Bit t of ``mask`` flags reference base + t; the flagged ones are visited
+            # in increasing order by counting trailing zeros (a position list built
+            # element by element took 23% longer at d = 256, 20% at d = 16).
+            mask = np.uint64(0)
             if width == _CHUNK:
-                hits = np.int32(0)
                 for t in range(_CHUNK):
-                    hits += np.int32(hb[base + t] - two * Gi[base + t] <= tau32)
-                if hits == 0:
-                    continue
-                # Branch-free list of the flagged positions (a branch per element
-                # mispredicts on every hit; measured 7-14% slower screening).
-                h = 0
-                for t in range(_CHUNK):
-                    pos[h] = t
-                    h += hb[base + t] - two * Gi[base + t] <= tau32
+                    mask |= np.uint64(hb[base + t] - two * Gi[base + t] <= tau32) << np.uint64(t)
             else:
-                h = width
                 for t in range(width):
-                    pos[t] = t
-            for u in range(h):
-                j = base + pos[u]
+                    mask |= one << np.uint64(t)
+            while mask != 0:
+                j = base + _cttz(mask)
+                mask &= mask - one
                 # tau32 only decreases within the chunk: re-test before the exact path.
                 if hb[j] - two * Gi[j] > tau32:
                     continue
@@ -225,9 +234,6 @@ def screen_block(
         cand_cnt[i] = max(cnt, 0)
 
 
-_LANES = 16
-
-
 @njit(nogil=True, cache=True)
 def screen_block_t(
     G, q2, r2, hf, eps, row0, col0, gamma, heap, n_real, cand_lo, cand_ind, cand_cnt, overflow
@@ -236,37 +242,45 @@ def screen_block_t(
 
     G : (b, m) float32 with G[i, j] ~ <r_{col0+i}, q_{row0+j}>: column j is state row
     j (query row0+j), row i is reference col0+i. Same invariant as
-    :func:`screen_block`. It takes 16 adjacent columns at a time and walks down the
-    rows; one 16-lane compare (contiguous 64-byte loads, per-lane thresholds)
-    tests a row of the strip, and only flagged lanes take the exact path. Used for
-    leave-one-out pairs off the diagonal, so a reference is never its own query.
-    References reach a row in no fixed block order (see finalize_block's ``in_order``).
+    :func:`screen_block`. It takes 64 adjacent columns (a strip of four cache lines
+    per row) at a time and walks down the rows; one 64-lane compare with per-lane
+    thresholds tests a row of the strip, and only flagged lanes (bits of a uint64
+    mask) take the exact path. Measured on the products of n=20000, d=256: strips of
+    16 / 32 / 64 / 256 columns 0.076 / 0.073 / 0.054 / 0.053 s per 40 products (a
+    strip one cache line wide pays a cache miss per row). Each lane is its own
+    row, so a lane's threshold changes only after its own offer and needs no
+    re-test. Used for leave-one-out pairs off the diagonal, so a reference is never
+    its own query. References reach a row in no fixed block order (see
+    finalize_block's ``in_order``).
     """
     b, m = G.shape
     g1 = 1.0 - gamma
     two = np.float32(2.0)
-    n_groups = (m + _LANES - 1) // _LANES
+    one = np.uint64(1)
+    n_groups = (m + _CHUNK - 1) // _CHUNK
+    tau = np.empty(_CHUNK, dtype=np.float32)
+    cnt = np.zeros(_CHUNK, dtype=np.intp)
     for grp in range(n_groups):
-        j0 = grp * _LANES
-        w = min(_LANES, m - j0)
-        tau = np.full(_LANES, -np.inf, dtype=np.float32)
-        cnt = np.zeros(_LANES, dtype=np.intp)
+        j0 = grp * _CHUNK
+        w = min(_CHUNK, m - j0)
+        tau[:] = -np.inf
         for u in range(w):
             if not overflow[j0 + u]:
                 tau[u] = _tau32(heap[j0 + u, 0], q2[j0 + u], g1, eps)
             cnt[u] = cand_cnt[j0 + u]
-        full = w == _LANES
+        full = w == _CHUNK
         for i in range(b):
             hv = hf[col0 + i]
+            mask = np.uint64(0)
             if full:
-                hits = np.int32(0)
-                for u in range(_LANES):
-                    hits += np.int32(hv - two * G[i, j0 + u] <= tau[u])
-                if hits == 0:
-                    continue
-            for u in range(w):
-                if hv - two * G[i, j0 + u] > tau[u]:
-                    continue
+                for u in range(_CHUNK):
+                    mask |= np.uint64(hv - two * G[i, j0 + u] <= tau[u]) << np.uint64(u)
+            else:
+                for u in range(w):
+                    mask |= np.uint64(hv - two * G[i, j0 + u] <= tau[u]) << np.uint64(u)
+            while mask != 0:
+                u = _cttz(mask)
+                mask &= mask - one
                 row = j0 + u
                 c = _offer(
                     G[i, row],
