@@ -1,8 +1,9 @@
 """knnx: nearest-neighbour classification research toolkit.
 
 Public API: estimators (``KNNClassifier``), the exact kernel (``kneighbors``,
-``reciprocal_neighbors``), the runner (``run_spec``, ``validate_spec``) and the
-registries ``DATASETS``, ``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
+``reciprocal_neighbors``), exact leave-p-out (``lpo_risk``, ``select_k``), the
+runner (``run_spec``, ``validate_spec``) and the registries ``DATASETS``,
+``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
 """
 
 from knnx._version import __version__
@@ -10,6 +11,7 @@ from knnx.algorithms import ALGORITHMS
 from knnx.datasets import DATASETS, GENERATORS, load_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
 from knnx.knn import KNNClassifier
+from knnx.lpo import lpo_risk, select_k
 from knnx.metrics import METRICS
 from knnx.neighbors import kneighbors, reciprocal_neighbors
 from knnx.protocols import PROTOCOLS
@@ -20,6 +22,8 @@ __all__ = [
     "__version__",
     "KNNClassifier",
     "kneighbors",
+    "lpo_risk",
+    "select_k",
     "reciprocal_neighbors",
     "run_spec",
     "validate_spec",

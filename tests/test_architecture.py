@@ -22,6 +22,7 @@ FORBIDDEN = {
         "knnx.cli",
     ],
     "knnx.knn": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
+    "knnx.lpo": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
     "knnx.datasets": ["knnx.knn", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.report", "knnx.cli"],
     "knnx.protocols": ["knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.report", "knnx.cli"],
     "knnx.metrics": ["knnx.datasets", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.cli"],
