@@ -6,10 +6,44 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import vote
 from knnx._params import Interval, Options
 from knnx.base import NeighborsClassifierBase
+from knnx.lpo import _argmin_k, lpo_risk_from_graph
 from knnx.neighbors import kneighbors
 
 
-class KNNClassifier(NeighborsClassifierBase):
+class _VotingClassifier(NeighborsClassifierBase):
+    """predict / predict_proba from the vote of the ``_vote_k()`` nearest training points."""
+
+    def _vote_k(self):
+        raise NotImplementedError
+
+    def _scores(self, X):
+        X = self._validate_query(X)
+        neigh_dist, neigh_ind = kneighbors(self._fit_X, self._vote_k(), X)
+        pred = np.empty(X.shape[0], dtype=np.intp)
+        proba = np.empty((X.shape[0], len(self.classes_)))
+        with PARALLEL_LOCK:
+            vote(
+                neigh_ind,
+                neigh_dist,
+                self._fit_y,
+                len(self.classes_),
+                self.weights == "distance",
+                pred,
+                proba,
+            )
+        return pred, proba
+
+    def predict(self, X):
+        """Predicted class of each row of X (tie rule in the class docstring)."""
+        pred, _ = self._scores(X)
+        return self.classes_[pred]
+
+    def predict_proba(self, X):
+        """Vote shares, shape (n_samples, n_classes), columns in ``classes_`` order."""
+        return self._scores(X)[1]
+
+
+class KNNClassifier(_VotingClassifier):
     """k-nearest-neighbour classifier on exact squared Euclidean neighbours.
 
     Parameters
@@ -55,28 +89,68 @@ class KNNClassifier(NeighborsClassifierBase):
         self._fit_X, self._fit_y = X, y_codes
         return self
 
-    def _scores(self, X):
-        X = self._validate_query(X)
-        neigh_dist, neigh_ind = kneighbors(self._fit_X, self.k, X)
-        pred = np.empty(X.shape[0], dtype=np.intp)
-        proba = np.empty((X.shape[0], len(self.classes_)))
-        with PARALLEL_LOCK:
-            vote(
-                neigh_ind,
-                neigh_dist,
-                self._fit_y,
-                len(self.classes_),
-                self.weights == "distance",
-                pred,
-                proba,
+    def _vote_k(self):
+        return self.k
+
+
+class KNNLpoClassifier(_VotingClassifier):
+    """kNN whose k is chosen on the training data by exact leave-p-out (Celisse & Mary-Huard 2011).
+
+    ``fit`` computes R_LpO(k) for k = 1 .. k_max on the training data
+    (:func:`knnx.lpo_risk`) and keeps k_p, the smallest k of minimal risk; prediction
+    is then :class:`KNNClassifier` with that k.
+
+    Parameters
+    ----------
+    p : int, default 1
+        Points held out per split; must be below the number of training samples.
+        p = 1 is leave-one-out selection. Under label noise the paper finds that
+        p > 1 chooses better k (Sec. 3.2; its experiments use p = 10): set it.
+    k_max : int, default 50
+        Largest k considered. Capped at n_train - p, so that small training parts
+        still work; the cap in force is ``k_max_``.
+    weights : {"uniform"}, default "uniform"
+        Vote of the selected kNN (the LpO risk is computed for the same rule).
+
+    Attributes
+    ----------
+    k_ : int
+        The selected k.
+    lpo_risk_ : ndarray of shape (k_max_,)
+        R_LpO(k) for k = 1 .. k_max_.
+    k_max_ : int
+    reported_ : dict
+        ``{"chosen_k": k_}``: recorded by the experiment runner as extra rows.
+    classes_, n_features_in_
+    """
+
+    _parameter_constraints = {
+        "p": Interval(1, integer=True),
+        "k_max": Interval(1, integer=True),
+        "weights": Options("uniform"),
+    }
+
+    def __init__(self, p=1, k_max=50, weights="uniform"):
+        self.p = p
+        self.k_max = k_max
+        self.weights = weights
+
+    def fit(self, X, y):
+        """Select k by exact LpO on (X, y), then store the training set. Returns self."""
+        self._validate_params()
+        X, y_codes = self._validate_fit_data(X, y)
+        n = X.shape[0]
+        if self.p >= n:
+            raise ValueError(
+                f"KNNLpoClassifier: p={self.p} must be below the training set size (n_samples = {n})"
             )
-        return pred, proba
+        self.k_max_ = min(self.k_max, n - self.p)
+        _, neigh_ind = kneighbors(X, self.k_max_ + self.p - 1)
+        self.lpo_risk_ = lpo_risk_from_graph(neigh_ind, y_codes, self.p, self.k_max_)
+        self.k_ = _argmin_k(self.lpo_risk_)
+        self.reported_ = {"chosen_k": float(self.k_)}
+        self._fit_X, self._fit_y = X, y_codes
+        return self
 
-    def predict(self, X):
-        """Predicted class of each row of X (tie rule in the class docstring)."""
-        pred, _ = self._scores(X)
-        return self.classes_[pred]
-
-    def predict_proba(self, X):
-        """Vote shares, shape (n_samples, n_classes), columns in ``classes_`` order."""
-        return self._scores(X)[1]
+    def _vote_k(self):
+        return self.k_

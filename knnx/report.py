@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
-from knnx.metrics import LOWER_IS_BETTER
+from knnx.metrics import LOWER_IS_BETTER, METRICS
 from knnx.results import read_results
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
@@ -29,12 +29,18 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
 
 
 def mark_best(summary, within="dataset"):
-    """Boolean column: the best mean per (``within``, metric) group (lowest error, highest score)."""
+    """Boolean column: the best mean per (``within``, metric) group (lowest error, highest score).
+
+    Rows of reported quantities (names that are not metrics, e.g. ``chosen_k``) are
+    never marked.
+    """
     best = np.zeros(len(summary), dtype=bool)
     group_cols = [c for c in (within, "metric") if c in summary.columns]
     for _, idx in summary.groupby(group_cols, sort=False).groups.items():
         sub = summary.loc[idx]
         metric = sub["metric"].iloc[0]
+        if metric not in METRICS and metric not in LOWER_IS_BETTER:
+            continue  # a reported quantity (e.g. chosen_k), not a score
         target = sub["mean"].min() if LOWER_IS_BETTER.get(metric, False) else sub["mean"].max()
         best[summary.index.get_indexer(sub.index[np.isclose(sub["mean"], target, rtol=0, atol=1e-12)])] = True
     return best

@@ -118,7 +118,8 @@ def read_results(path):
 def recover(path, metrics):
     """Keep only complete cells of an existing results file; return their keys.
 
-    A cell is complete when it has one row for every metric in ``metrics``.
+    A cell is complete when it has one row for every metric in ``metrics``; its other
+    rows (quantities reported by the estimator) are kept with it.
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
@@ -128,9 +129,11 @@ def recover(path, metrics):
         atomic_write_text(path, rows_to_csv([], header=True))
         return set()
     frame = _parse(io.StringIO(text), path)
-    frame = frame[frame["metric"].isin(metrics)]
     frame = frame.drop_duplicates(subset=CELL_COLUMNS + ["metric"], keep="last")
-    counts = frame.groupby(CELL_COLUMNS, sort=False)["metric"].transform("size")
-    frame = frame[counts == len(metrics)]
+    scored = frame[frame["metric"].isin(metrics)]
+    counts = scored.groupby(CELL_COLUMNS, sort=False)["metric"].transform("size")
+    complete = scored[counts == len(metrics)][CELL_COLUMNS].drop_duplicates()
+    # Keep every row of a complete cell, reported extras (e.g. chosen_k) included.
+    frame = frame.merge(complete, on=CELL_COLUMNS, how="inner")
     atomic_write_text(path, rows_to_csv(frame[COLUMNS].to_dict("records"), header=True))
-    return {(r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) for r in frame.itertuples()}
+    return {(r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) for r in complete.itertuples()}

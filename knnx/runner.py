@@ -86,7 +86,11 @@ def _load_cached(entry_json, label, seed, base_dir):
 
 
 def run_cell(payload):
-    """Fit and evaluate one cell; return its tidy rows (one per metric)."""
+    """Fit and evaluate one cell; return its tidy rows.
+
+    One row per metric of the spec, then one per entry of the fitted estimator's
+    ``reported_`` dict, if any (``metric`` = the entry's name, e.g. ``chosen_k``).
+    """
     ds = _load_cached(
         canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"]
     )
@@ -114,10 +118,14 @@ def run_cell(payload):
         "fit_seconds": t1 - t0,
         "predict_seconds": t2 - t1,
     }
-    return payload["index"], [
+    rows = [
         {**base, "metric": m, "value": float(METRICS[m](ds.y[te], np.asarray(y_pred)))}
         for m in payload["metrics"]
     ]
+    # Quantities the estimator reports about its fit (e.g. the k chosen by LpO).
+    reported = getattr(estimator, "reported_", {})
+    rows += [{**base, "metric": name, "value": float(value)} for name, value in reported.items()]
+    return payload["index"], rows
 
 
 @contextmanager

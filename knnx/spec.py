@@ -363,15 +363,16 @@ def validate_spec(source):
                 break
         n_train_min = min(len(s.train) for s in ds_splits)
         for a, algo in enumerate(spec.algorithms):
-            pname = NEIGHBOR_PARAMS.get(algo.name)
-            if pname is None or not grids[a]:
+            if algo.name not in NEIGHBOR_PARAMS or not grids[a]:
                 continue
+            pname, slack = NEIGHBOR_PARAMS[algo.name]
             k_max = (
                 max(int(g[pname]) for g in grids[a] if pname in g) if any(pname in g for g in grids[a]) else 1
             )
-            if k_max > n_train_min:
+            if k_max > n_train_min - slack:
+                limit = "exceeds the" if slack == 0 else "must be below the"
                 problems.append(
-                    f"algorithms[{a}].params.{pname}: {pname}={k_max} exceeds the {n_train_min} training samples "
+                    f"algorithms[{a}].params.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
                     f"of dataset '{ds.name}' under protocol {kind}"
                 )
         datasets.append(ds)

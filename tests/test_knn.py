@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.estimator_checks import check_estimator
 
-from knnx import ALGORITHMS, KNNClassifier
+from knnx import ALGORITHMS, KNNClassifier, kneighbors
 from knnx.datasets import load_bundled
 
 
@@ -74,11 +74,41 @@ def test_invalid_parameters_and_k_too_large():
         KNNClassifier(k=4).fit(X, y)
 
 
+# knnx's vote tie rule (the nearest neighbour's class among the tied ones) differs from
+# scikit-learn's convention that predict equals argmax(predict_proba) (the smallest
+# tied class). check_classifiers_train meets vote ties whenever k can be even or the
+# classes exceed two; KNNLpoClassifier may select any k. The test below shows that
+# every disagreement is such a tie.
+TIE_RULE = "vote ties: predict takes the nearest tied class, argmax(predict_proba) the first"
+EXPECTED_FAILURES = {"knn_lpo": {"check_classifiers_train": TIE_RULE}}
+
+
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_every_registered_algorithm_passes_check_estimator(name):
-    results = check_estimator(ALGORITHMS[name](), on_fail=None)
+    expected = EXPECTED_FAILURES.get(name, {})
+    results = check_estimator(ALGORITHMS[name](), on_fail=None, expected_failed_checks=expected)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
+    assert sum(r["status"] == "passed" for r in results) >= 50
+
+
+def test_predict_differs_from_argmax_proba_only_on_vote_ties():
+    # The data of check_classifiers_train: three blobs, KNNClassifier with k = 2.
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=300, random_state=0)
+    X -= X.min()
+    clf = KNNClassifier(k=2).fit(X, y)
+    pred, proba = clf.predict(X), clf.predict_proba(X)
+    differ = np.flatnonzero(pred != proba.argmax(1))
+    assert differ.size > 0
+    neigh = kneighbors(X, 2, X)[1]
+    for i in differ:
+        top = np.flatnonzero(proba[i] == proba[i].max())
+        assert len(top) > 1 and pred[i] in top
+        # the nearest neighbour among the tied classes decides
+        first_tied = next(y[j] for j in neigh[i] if y[j] in top)
+        assert pred[i] == first_tied
 
 
 @pytest.mark.parametrize("estimator", [KNNClassifier(k=3, weights="distance")])

@@ -128,3 +128,59 @@ def test_bad_arguments(kwargs, match):
 def test_label_count_must_match_rows():
     with pytest.raises(DataError, match="y: expected 10 labels"):
         lpo_risk(np.zeros((10, 2)), np.zeros(9), 1, 1)
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_select_k_cli_csv_is_the_library_result():
+    from knnx.datasets import load_dataset
+
+    res = _cli("select-k", "--p", 10, "--k-max", 20, "--format", "csv")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0] == "k,lpo_risk" and len(lines) == 21
+    ds = load_dataset("ripley")
+    train = ds.split[0]
+    risk = lpo_risk(ds.X[train], ds.y[train], 10, 20)
+    assert [int(line.split(",")[0]) for line in lines[1:]] == list(range(1, 21))
+    assert_allclose([float(line.split(",")[1]) for line in lines[1:]], risk, rtol=0, atol=0)
+
+
+def test_select_k_cli_json_and_csv_input(tmp_path):
+    import json
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, "a", "b")
+    path = tmp_path / "data.csv"
+    path.write_text(
+        "x1,x2,cls\n" + "".join(f"{a!r},{b!r},{c}\n" for (a, b), c in zip(X.tolist(), y, strict=True))
+    )
+    res = _cli("select-k", "--p", 3, "--csv", path, "--label", "cls", "--k-max", 9, "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    k, risk = select_k(X, y, 3, 9)
+    assert doc["selected_k"] == k and doc["n"] == 40 and doc["part"] == "all rows"
+    assert_allclose(doc["lpo_risk"], risk, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--p", 250], "error: p: must be between 1 and 249"),
+        (["--p", 5, "--k-max", 246], "error: k_max: must be between 1 and 245"),
+        (["--p", 5, "--dataset", "nope"], "error: unknown dataset 'nope'"),
+        (["--p", 5, "--dataset", "iris", "--csv", "x.csv"], "error: --dataset and --csv: give one of them"),
+    ],
+)
+def test_select_k_cli_bad_input_is_one_line_exit_2(args, message):
+    res = _cli("select-k", *args)
+    assert res.exit_code == 2
+    assert res.stderr.strip().startswith(message) and len(res.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in res.output

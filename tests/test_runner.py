@@ -250,3 +250,52 @@ def test_names_like_na_survive_resume(tmp_path):
 def test_defaults_are_written_into_params(tmp_path):
     run_spec({**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": 3}}]}, out=tmp_path)
     assert set(read_results(tmp_path / "results.csv").params) == {'{"k":3,"weights":"uniform"}'}
+
+
+LPO_SPEC = {
+    "name": "lpo",
+    "seed": 0,
+    "datasets": ["ripley"],
+    "protocol": {"kind": "kfold", "folds": 3, "repeats": 1},
+    "algorithms": [{"name": "knn_lpo", "params": {"p": [1, 5], "k_max": 15}}],
+    "metrics": ["error"],
+}
+
+
+def test_knn_lpo_records_the_chosen_k_and_resume_keeps_it(tmp_path):
+    from knnx.lpo import select_k
+    from knnx.spec import SEED_SPLITS, dataset_seedseq
+
+    run_spec(LPO_SPEC, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    assert len(frame) == 2 * 3 * 2  # (p) x (folds) x (error, chosen_k)
+    ds = load_bundled("ripley")
+    splits = make_splits(
+        ds, dataset_seedseq(0, "ripley", SEED_SPLITS), "kfold", folds=3, repeats=1, stratified=True
+    )
+    for s in splits:
+        for p in (1, 5):
+            params = f'{{"k_max":15,"p":{p},"weights":"uniform"}}'
+            rows = frame[(frame.params == params) & (frame.fold.astype(int) == s.fold)]
+            k, _ = select_k(ds.X[s.train], ds.y[s.train], p, 15)
+            assert float(rows[rows.metric == "chosen_k"].value.item()) == k
+            ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(ds.X[s.train], ds.y[s.train])
+            if k % 2:  # odd k, two classes: no vote tie, scikit-learn's rule is the same
+                err = float(np.mean(ref.predict(ds.X[s.test]) != ds.y[s.test]))
+                assert float(rows[rows.metric == "error"].value.item()) == err
+    before = (tmp_path / "results.csv").read_text()
+    again = run_spec(LPO_SPEC, out=tmp_path)
+    assert again.n_run == 0 and (tmp_path / "results.csv").read_text() == before
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert not summary[summary.metric == "chosen_k"].best.any()
+    assert "## chosen_k" in (tmp_path / "summary.md").read_text()
+
+
+def test_knn_lpo_p_must_be_below_the_training_size(tmp_path):
+    from knnx.errors import SpecError
+
+    bad = {**LPO_SPEC, "algorithms": [{"name": "knn_lpo", "params": {"p": 833}}]}
+    with pytest.raises(
+        SpecError, match=r"algorithms\[0\]\.params\.p: p=833 must be below the 833 training samples"
+    ):
+        run_spec(bad, out=tmp_path)
