@@ -22,6 +22,7 @@ format:
 
 bench:  ## time knnx against scikit-learn and faiss (medians and ratios)
 	$(PYTHON) benchmarks/neighbors.py
+	$(PYTHON) benchmarks/lpo.py
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml
