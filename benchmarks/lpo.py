@@ -65,7 +65,9 @@ def main():
         "5 classes, uniform": rng.integers(0, 5, args.n),
     }
     knnx.lpo_risk(X[:400], settings["5 classes, uniform"][:400], 20, 10)  # JIT warm-up
-    print(f"Exact LpO, n={args.n} (2-D uniform), p={args.p}, k=1..{args.k_max}; median of {args.repeats} (seconds)")
+    print(
+        f"Exact LpO, n={args.n} (2-D uniform), p={args.p}, k=1..{args.k_max}; median of {args.repeats} (seconds)"
+    )
     print(f"{'labels':28s} {'knnx':>8s} {'graph':>8s} {'sklearn KCV':>12s} {'ratio':>7s}  goal")
     folds = args.n // args.p
     for name, y in settings.items():
@@ -86,7 +88,9 @@ def main():
             f"{name:28s} {t_knnx:8.3f} {t_graph:8.3f} {t_skl:12.3f} {t_skl / t_knnx:6.1f}x  "
             f"<= {goal} s: {verdict}"
         )
-    print(f"sklearn KCV: cross_val_score over k = 1..{args.k_max} with K = n/p = {folds} folds (an approximation).")
+    print(
+        f"sklearn KCV: cross_val_score over k = 1..{args.k_max} with K = n/p = {folds} folds (an approximation)."
+    )
     print("ratio = sklearn / knnx (above 1: exact LpO is faster than the K-fold approximation).")
 
 
