@@ -11,10 +11,10 @@ from knnx.neighbors import kneighbors
 
 
 class _VotingClassifier(NeighborsClassifierBase):
-    """predict / predict_proba from the vote of the ``_vote_k()`` nearest training points."""
+    """predict / predict_proba from the vote of the ``_vote_k()`` nearest training points.
 
-    def _vote_k(self):
-        raise NotImplementedError
+    Subclasses define ``_vote_k`` (the k in force) and the ``weights`` parameter.
+    """
 
     def _scores(self, X):
         X = self._validate_query(X)

@@ -16,7 +16,7 @@ from knnx._kernels.lpo import log_binomial_table, lpo_uniform_sums, rank_probabi
 from knnx.errors import DataError
 from knnx.neighbors import as_float_array, kneighbors
 
-__all__ = ["lpo_risk", "select_k", "RANK_FLOOR"]
+__all__ = ["lpo_risk", "lpo_risk_from_graph", "select_k", "RANK_FLOOR"]
 
 RANK_FLOOR = 1e-17
 """Terms whose rank probability P(V = j) is below this are skipped (each term is at
