@@ -1,7 +1,7 @@
 """Algorithm registry: spec name -> estimator class.
 
 Each class carries ``_parameter_constraints``; spec validation checks every grid
-value against it, and ``max_k_param`` (if any) names the parameter that may not
+value against it, and ``NEIGHBOR_PARAMS`` names the parameter (if any) that may not
 exceed the size of the training part (less a slack).
 """
 
