@@ -2,10 +2,13 @@
 
 Each class carries ``_parameter_constraints``; spec validation checks every grid
 value against it, and ``NEIGHBOR_PARAMS`` names the parameter (if any) that may not
-exceed the size of the training part (less a slack).
+exceed the size of the training part (less a slack). ``LPO_RISK`` maps the
+algorithms whose leave-p-out risk has a closed form to the function computing it
+(used by ``protocol: {kind: lpo, p: P}``).
 """
 
 from knnx.knn import KNNClassifier, KNNLpoClassifier
+from knnx.lpo import lpo_risk
 
 ALGORITHMS = {
     "knn": KNNClassifier,
@@ -15,3 +18,12 @@ ALGORITHMS = {
 # Parameter that counts training points, checked against each training part:
 # (name, slack) requires value <= n_train - slack.
 NEIGHBOR_PARAMS = {"knn": ("k", 0), "knn_lpo": ("p", 1)}
+
+
+def _knn_lpo_risk(params, X, y, p):
+    """Exact R_LpO of KNNClassifier(**params): Celisse & Mary-Huard's closed form."""
+    return float(lpo_risk(X, y, p, params["k"], params["weights"])[-1])
+
+
+# Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p) -> risk.
+LPO_RISK = {"knn": _knn_lpo_risk}

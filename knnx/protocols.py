@@ -5,7 +5,9 @@ Each protocol maps (dataset, seed sequence, parameters) to a list of
 Repeat r draws from ``SeedSequence(entropy, spawn_key=(*key, r))`` where
 ``(entropy, key)`` is the dataset's splits seed (see ``knnx.spec.dataset_seedseq``),
 so one repeat's split does not depend on how many others there are. Protocols other than ``predefined`` use all
-rows of a dataset, ignoring any predefined split.
+rows of a dataset, ignoring any predefined split. ``lpo`` is not a sampler: its
+one split holds every row, and the runner replaces fit/predict by the exact
+leave-p-out estimate (eq. 1 of Celisse & Mary-Huard 2011).
 
 Stratification (kfold, holdout): within each class the rows are shuffled; the
 classes are then laid end to end in class order and position p goes to fold
@@ -134,12 +136,22 @@ def subsample(dataset, seedseq, train_per_class=30, repeats=10):
     return splits
 
 
+def leave_p_out(dataset, seedseq, p=10):
+    """All rows as one "split" (empty test part): the runner computes the exact
+    leave-p-out estimate over all C(n, p) splits in closed form (knnx.lpo)."""
+    n = len(dataset.y)
+    if p >= n:
+        raise SpecError(f"protocol.p: {p} must be below the {n} rows of dataset '{dataset.name}'")
+    return [Split(0, 0, np.arange(n), np.arange(0))]
+
+
 PROTOCOLS = {
     "predefined": predefined,
     "holdout": holdout,
     "kfold": kfold,
     "5x2": five_by_two,
     "subsample": subsample,
+    "lpo": leave_p_out,
 }
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import yaml
 
 from knnx._version import __version__
-from knnx.algorithms import ALGORITHMS
+from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError
 from knnx.metrics import METRICS
@@ -98,26 +98,16 @@ def run_cell(payload):
     X_train, X_test = ds.X[tr], ds.X[te]
     if payload["standardize"]:
         X_train, X_test = _standardize(X_train, X_test)
+    protocol = json.loads(payload["protocol"])
+    if protocol["kind"] == "lpo":
+        return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"])
     estimator = ALGORITHMS[payload["algorithm"]](**payload["params"])
     t0 = time.perf_counter()
     estimator.fit(X_train, ds.y[tr])
     t1 = time.perf_counter()
     y_pred = estimator.predict(X_test)
     t2 = time.perf_counter()
-    base = {
-        "experiment": payload["experiment"],
-        "dataset": payload["dataset"],
-        "algorithm": payload["algorithm"],
-        "params": canonical_json(payload["params"]),
-        "protocol": payload["protocol"],
-        "repeat": payload["repeat"],
-        "fold": payload["fold"],
-        "seed": payload["seed"],
-        "n_train": len(tr),
-        "n_test": len(te),
-        "fit_seconds": t1 - t0,
-        "predict_seconds": t2 - t1,
-    }
+    base = _base_row(payload, len(tr), len(te), t1 - t0, t2 - t1)
     rows = [
         {**base, "metric": m, "value": float(METRICS[m](ds.y[te], np.asarray(y_pred)))}
         for m in payload["metrics"]
@@ -126,6 +116,32 @@ def run_cell(payload):
     reported = getattr(estimator, "reported_", {})
     rows += [{**base, "metric": name, "value": float(value)} for name, value in reported.items()]
     return payload["index"], rows
+
+
+def _base_row(payload, n_train, n_test, fit_seconds, predict_seconds):
+    return {
+        "experiment": payload["experiment"],
+        "dataset": payload["dataset"],
+        "algorithm": payload["algorithm"],
+        "params": canonical_json(payload["params"]),
+        "protocol": payload["protocol"],
+        "repeat": payload["repeat"],
+        "fold": payload["fold"],
+        "seed": payload["seed"],
+        "n_train": n_train,
+        "n_test": n_test,
+        "fit_seconds": fit_seconds,
+        "predict_seconds": predict_seconds,
+    }
+
+
+def _lpo_rows(payload, X, y, p):
+    """Protocol lpo: one ``error`` row, the exact leave-p-out estimate on all n rows
+    (n_train = n - p, n_test = p, fit_seconds = time of the closed form)."""
+    t0 = time.perf_counter()
+    risk = LPO_RISK[payload["algorithm"]](payload["params"], X, y, p)
+    base = _base_row(payload, len(y) - p, p, time.perf_counter() - t0, 0.0)
+    return [{**base, "metric": "error", "value": risk}]
 
 
 @contextmanager

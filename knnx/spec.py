@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knnx._params import check_params
-from knnx.algorithms import ALGORITHMS, NEIGHBOR_PARAMS
+from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, SpecError
 from knnx.metrics import METRICS
@@ -71,7 +71,16 @@ class Subsample(_Strict):
     repeats: Annotated[int, Field(ge=1)] = 10
 
 
-Protocol = Annotated[Predefined | Holdout | KFold | FiveByTwo | Subsample, Field(discriminator="kind")]
+class LeavePOut(_Strict):
+    """Exact leave-p-out estimate on all rows (algorithms with a closed form only)."""
+
+    kind: Literal["lpo"]
+    p: Annotated[int, Field(ge=1)] = 10
+
+
+Protocol = Annotated[
+    Predefined | Holdout | KFold | FiveByTwo | Subsample | LeavePOut, Field(discriminator="kind")
+]
 
 
 class Preprocess(_Strict):
@@ -158,29 +167,31 @@ def _loc_to_path(loc):
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part in ("str", "dict[str,any]", "predefined", "holdout", "kfold", "5x2", "subsample"):
+        elif part in ("str", "dict[str,any]", "predefined", "holdout", "kfold", "5x2", "subsample", "lpo"):
             continue  # union branch names add nothing for the reader
         else:
             path += f".{part}" if path else str(part)
     return path or "(top level)"
 
 
-def _pydantic_problems(exc, data):
+def _pydantic_problems(exc, data, model_at=None):
+    """One message per location; ``model_at(loc, data)`` finds the model whose keys an
+    unknown key is listed against (default: the run spec's)."""
     problems = {}
     for err in exc.errors():
         loc = err["loc"]
         path = _loc_to_path(loc)
         if err["type"] == "extra_forbidden":
-            model = _model_at(loc[:-1], data)
+            model = (model_at or _model_at)(loc[:-1], data)
             known = ", ".join(model.model_fields) if model else ""
             msg = f"unknown key; known: {known}" if known else "unknown key"
         elif err["type"] == "missing":
             msg = "required key is missing"
         elif err["type"] == "union_tag_invalid":
             given = err["input"].get("kind") if isinstance(err["input"], dict) else err["input"]
-            msg = f"unknown protocol kind {given!r}; known: predefined, holdout, kfold, 5x2, subsample"
+            msg = f"unknown protocol kind {given!r}; known: predefined, holdout, kfold, 5x2, subsample, lpo"
         elif err["type"] == "union_tag_not_found":
-            msg = "needs a 'kind': predefined, holdout, kfold, 5x2 or subsample"
+            msg = "needs a 'kind': predefined, holdout, kfold, 5x2, subsample or lpo"
         else:
             msg = err["msg"][0].lower() + err["msg"][1:] + f" (got {err.get('input')!r})"
         # The str | dict union reports one error per branch for datasets: keep the first.
@@ -204,6 +215,7 @@ def _model_at(loc, data):
             "kfold": KFold,
             "5x2": FiveByTwo,
             "subsample": Subsample,
+            "lpo": LeavePOut,
         }.get(kind)
     return _MODELS_AT.get(names[0])
 
@@ -296,6 +308,16 @@ def validate_spec(source):
             problems.append(f"metrics[{i}]: unknown metric '{metric}'; known: {', '.join(METRICS)}")
         elif metric in spec.metrics[:i]:
             problems.append(f"metrics[{i}]: '{metric}' is listed twice")
+    if spec.protocol.kind == "lpo":
+        # The exact LpO estimate is an error rate, for algorithms with a closed form.
+        if list(spec.metrics) != ["error"]:
+            problems.append("metrics: protocol lpo gives the exact leave-p-out estimate of 'error' only")
+        for a, algo in enumerate(spec.algorithms):
+            if algo.name in ALGORITHMS and algo.name not in LPO_RISK:
+                problems.append(
+                    f"algorithms[{a}]: {algo.name} has no closed-form leave-p-out risk; protocol lpo "
+                    f"supports: {', '.join(LPO_RISK)}"
+                )
     grids = []
     for a, algo in enumerate(spec.algorithms):
         if algo.name not in ALGORITHMS:
@@ -362,6 +384,8 @@ def validate_spec(source):
                 )
                 break
         n_train_min = min(len(s.train) for s in ds_splits)
+        if kind == "lpo":
+            n_train_min -= protocol["p"]  # each held-out split trains on n - p rows
         for a, algo in enumerate(spec.algorithms):
             if algo.name not in NEIGHBOR_PARAMS or not grids[a]:
                 continue

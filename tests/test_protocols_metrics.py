@@ -16,6 +16,7 @@ PARAMS = {
     "kfold": {"folds": 4, "repeats": 2},
     "5x2": {},
     "subsample": {"train_per_class": 10, "repeats": 3},
+    "lpo": {"p": 10},
 }
 
 
@@ -32,6 +33,14 @@ def test_splits_partition_and_are_deterministic(kind, seed):
         for r in {s.repeat for s in a}:
             tests = np.concatenate([s.test for s in a if s.repeat == r])
             assert_array_equal(np.sort(tests), np.arange(ds.n_samples))  # every row tested once
+
+
+def test_lpo_protocol_is_one_split_of_every_row():
+    ds = load_bundled("wine")
+    (split,) = make_splits(ds, np.random.SeedSequence(0), "lpo", p=3)
+    assert_array_equal(split.train, np.arange(ds.n_samples)) and len(split.test) == 0
+    with pytest.raises(SpecError, match="protocol.p: 178 must be below the 178 rows of dataset 'wine'"):
+        make_splits(ds, np.random.SeedSequence(0), "lpo", p=178)
 
 
 def test_stratified_kfold_balances_classes():

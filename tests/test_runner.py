@@ -299,3 +299,66 @@ def test_knn_lpo_p_must_be_below_the_training_size(tmp_path):
         SpecError, match=r"algorithms\[0\]\.params\.p: p=833 must be below the 833 training samples"
     ):
         run_spec(bad, out=tmp_path)
+
+
+LPO_PROTOCOL = {
+    "name": "lpo-protocol",
+    "seed": 0,
+    "datasets": ["iris", {"synthetic": "celisse2011", "n": 60, "q": 0.2}],
+    "protocol": {"kind": "lpo", "p": 7},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 4, 9]}}],
+    "metrics": ["error"],
+}
+
+
+def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
+    from knnx.datasets import load_dataset
+    from knnx.lpo import lpo_risk
+    from knnx.spec import SEED_DATA, dataset_seedseq
+
+    run_spec(LPO_PROTOCOL, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    assert len(frame) == 2 * 3  # one row per (dataset, k): no folds, no repeats
+    assert set(frame.metric) == {"error"} and set(frame.fold.astype(int)) == {0}
+    for entry in LPO_PROTOCOL["datasets"]:
+        from knnx.datasets import dataset_label
+
+        label = dataset_label(entry)
+        ds = load_dataset(entry, seed=dataset_seedseq(0, label, SEED_DATA))
+        risk = lpo_risk(ds.X, ds.y, 7, 9)
+        rows = frame[frame.dataset == label]
+        for k in (1, 4, 9):
+            row = rows[rows.params == f'{{"k":{k},"weights":"uniform"}}']
+            assert float(row.value.item()) == risk[k - 1]
+            assert int(row.n_train.item()) == len(ds.y) - 7 and int(row.n_test.item()) == 7
+    assert json.loads(frame.protocol.iloc[0]) == {"kind": "lpo", "p": 7}
+    again = run_spec(LPO_PROTOCOL, out=tmp_path)
+    assert again.n_run == 0
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"metrics": ["error", "f1_macro"]}, r"metrics: protocol lpo gives the exact leave-p-out estimate"),
+        (
+            {"algorithms": [{"name": "knn_lpo", "params": {"p": 2}}]},
+            r"algorithms\[0\]: knn_lpo has no closed-form leave-p-out risk; protocol lpo supports: knn",
+        ),
+        (
+            {"protocol": {"kind": "lpo", "p": 150}},
+            r"protocol.p: 150 must be below the 150 rows of dataset 'iris'",
+        ),
+        (
+            {"protocol": {"kind": "lpo", "p": 145}, "algorithms": [{"name": "knn", "params": {"k": 6}}]},
+            r"algorithms\[0\]\.params\.k: k=6 exceeds the 5 training samples",
+        ),
+        ({"protocol": {"kind": "lpo", "p": 0}}, r"protocol\.p: input should be greater than or equal to 1"),
+    ],
+)
+def test_lpo_protocol_spec_errors(tmp_path, change, message):
+    from knnx.errors import SpecError
+
+    bad = {**LPO_PROTOCOL, "datasets": ["iris"], **change}
+    with pytest.raises(SpecError, match=message):
+        run_spec(bad, out=tmp_path)
+    assert not (tmp_path / "results.csv").exists()
