@@ -6,6 +6,7 @@ code 2, never a traceback.
 """
 
 import sys
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 
@@ -61,6 +62,34 @@ def _fail(exc, code=2):
     raise typer.Exit(code)
 
 
+@contextmanager
+def _progress_bar(name, unit):
+    """A rich progress bar on stderr; yields the ``progress(done, total, text)`` callback."""
+    columns = (
+        TextColumn("[bold]{task.fields[name]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[cell]}", style="dim"),
+    )
+    # Shown from the first report on, so that a spec error prints alone.
+    bar = Progress(*columns, console=err_console, transient=False, auto_refresh=True)
+    task = bar.add_task("run", total=None, name=name, cell="")
+
+    def progress(done, total, description):
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total, cell=description[:60])
+
+    try:
+        yield progress
+    finally:
+        bar.stop()
+
+
 @app.command()
 def run(
     spec: Path = typer.Argument(..., help="Experiment spec (YAML)."),
@@ -78,22 +107,7 @@ def run(
         if quiet:
             summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume)
         else:
-            columns = (
-                TextColumn("[bold]{task.fields[name]}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("cells"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                TextColumn("{task.fields[cell]}", style="dim"),
-            )
-            with Progress(*columns, console=err_console, transient=False) as bar:
-                task = bar.add_task("run", total=None, name=spec.stem, cell="")
-
-                def progress(done, total, description):
-                    bar.update(task, completed=done, total=total, cell=description[:60])
-
+            with _progress_bar(spec.stem, "cells") as progress:
                 summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume, progress=progress)
     except KnnxError as exc:
         _fail(exc)
@@ -268,6 +282,38 @@ def select_k_cmd(
         table.add_row(str(k), f"{r:.6f}{mark}")
     console.print(table)
     console.print(f"selected k = {k_p} (R_LpO = {risk[k_p - 1]:.6f}; smallest k of minimal risk)")
+
+
+@app.command()
+def active(
+    spec: Path = typer.Argument(..., help="Active-learning spec (YAML), see knnx.active_experiment."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default: results/<spec name>)."),
+    no_resume: bool = typer.Option(
+        False, "--no-resume", help="Start over instead of skipping finished runs."
+    ),
+    repeats: int = typer.Option(None, "--repeats", min=1, help="Override the spec's repeats."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+):
+    """LpO query-by-committee active learning against passive LpO-tuned kNN (Celisse & Mary-Huard, Sec. 4).
+
+    Writes results.csv (error on the remaining pool and chosen k per round),
+    summary.csv, active.png and active_k.png.
+    """
+    from knnx.active_experiment import run_active
+
+    try:
+        if quiet:
+            folder = run_active(spec, out=out, resume=not no_resume, repeats=repeats)
+        else:
+            with _progress_bar(spec.stem, "runs") as progress:
+                folder = run_active(spec, out=out, resume=not no_resume, repeats=repeats, progress=progress)
+    except KnnxError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished runs are saved; rerun the same command to resume")
+        raise typer.Exit(130) from None
+    if not quiet:
+        console.print(f"results in {folder}/results.csv, per-round summary in {folder}/summary.csv")
 
 
 def _require_file(path, what):
