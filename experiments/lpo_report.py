@@ -175,8 +175,31 @@ def report_active(results, out):
             f"| {ds} | {cell('lpo_qbc')} | {cell('passive_lpo')} | {diff:+.4f} | "
             f"{pv.get('lpo_qbc', np.nan):.3f} | {pv.get('passive_lpo', np.nan):.3f} |"
         )
-    lines.append("\nPaper notes: " + " ".join(paper["note"].dropna().astype(str)))
+    keys = {"spambase" if ds.startswith("spambase") else "simulated" for ds in ours["dataset"]}
+    notes = paper[paper.dataset.isin(keys)]["note"].dropna().astype(str)
+    lines.append("\nPaper: " + " ".join(notes))
     (out / "paper.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    curves = frame[frame.metric == "error"].groupby(["dataset", "algorithm", "n_train"])["value"].mean()
+    datasets = list(dict.fromkeys(ours["dataset"]))
+    fig = Figure(figsize=(4.2 * len(datasets), 3.6), layout="constrained")
+    for ax, ds in zip(fig.subplots(1, len(datasets), squeeze=False)[0], datasets, strict=True):
+        key = "spambase" if ds.startswith("spambase") else "simulated"
+        for algo, marker, color in (("lpo_qbc", "o", "C0"), ("passive_lpo", "+", "C1")):
+            if (ds, algo) in curves.index.droplevel(2):
+                c = curves.loc[(ds, algo)]
+                ax.plot(
+                    c.index.astype(int), c.to_numpy(), marker=marker, ms=3, color=color, label=f"knnx {algo}"
+                )
+            pv = paper[(paper.dataset == key) & (paper.strategy == algo)]
+            if len(pv):
+                ax.plot(pv.n_train, pv.paper_error, "*", ms=12, color=color, mec="k", label=f"paper {algo}")
+        ax.set_title(ds, fontsize=9)
+        ax.set_xlabel("training set size")
+        ax.set_ylabel("error on the pool")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.savefig(out / "paper.png", dpi=110)
     print((out / "paper.md").read_text(encoding="utf-8"))
 
 
