@@ -227,9 +227,9 @@ def write_plots(frame, out):
     """``OUT/<metric>.png`` against the first numeric parameter that varies, if any."""
     from knnx.plots import plot_metric, varying_numeric_params
 
-    if not varying_numeric_params(frame):
-        return
     for metric in dict.fromkeys(frame["metric"]):
+        if not varying_numeric_params(frame[frame["metric"] == metric]):
+            continue  # e.g. chosen_k of a single knn_lpo setting beside a knn grid over k
         path = Path(out) / f"{metric}.png"
         tmp = path.with_name(f".{path.name}.tmp.png")
         plot_metric(frame, metric, out=tmp)

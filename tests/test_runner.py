@@ -362,3 +362,20 @@ def test_lpo_protocol_spec_errors(tmp_path, change, message):
     with pytest.raises(SpecError, match=message):
         run_spec(bad, out=tmp_path)
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_plots_skip_a_metric_whose_rows_have_no_varying_parameter(tmp_path):
+    # knn varies k; knn_lpo's chosen_k rows come from a single setting: error.png only.
+    spec = {
+        "name": "mixed",
+        "seed": 0,
+        "datasets": ["ripley"],
+        "protocol": {"kind": "predefined"},
+        "algorithms": [
+            {"name": "knn", "params": {"k": [1, 3]}},
+            {"name": "knn_lpo", "params": {"p": 2, "k_max": 5}},
+        ],
+        "metrics": ["error"],
+    }
+    run_spec(spec, out=tmp_path)
+    assert (tmp_path / "error.png").exists() and not (tmp_path / "chosen_k.png").exists()
