@@ -11,9 +11,10 @@ from knnx import DataError, kneighbors, reciprocal_neighbors
 from knnx import neighbors as nb_module
 
 
-@pytest.fixture(params=["brute", "screened"])
+@pytest.fixture(params=["brute", "screened", "select"])
 def path(request, monkeypatch):
-    """Run each test through both the brute-force kernel and the screened fast path."""
+    """Run each test through the brute-force kernel, the screened fast path and selection."""
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 10**12 if request.param == "select" else 0)
     if request.param == "screened":
         monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     else:
@@ -139,8 +140,9 @@ def _brute_rows(X, rows, k):
 
 
 @pytest.mark.parametrize("kind", ["normal", "grid"])
-def test_seeded_large_reference_set(kind):
+def test_seeded_large_reference_set(monkeypatch, kind):
     # n >= 8192 engages the seeded threshold; compare a spread of rows with the oracle.
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 0)
     rng = np.random.default_rng(11)
     if kind == "normal":
         X = rng.standard_normal((9000, 6))
@@ -153,10 +155,13 @@ def test_seeded_large_reference_set(kind):
     assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-12)
 
 
-def test_seed_guess_too_low_falls_back_exactly():
+@pytest.mark.parametrize("select", [False, True])
+def test_seed_guess_too_low_falls_back_exactly(monkeypatch, select):
     # The strided sample (every 9th point of 9216) sits in a tight cluster: the guessed
     # threshold (about the 10th closest sample point) is below the true 50th-neighbour
-    # distance, so those rows must take the exact fallback and still be right.
+    # distance, so those rows must take the exact fallback and still be right. The
+    # same holds for selection's sampled threshold (every 72nd point, all in the cluster).
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 10**12 if select else 0)
     rng = np.random.default_rng(5)
     n = 9216
     X = rng.uniform(50, 100, size=(n, 2))
@@ -169,7 +174,8 @@ def test_seed_guess_too_low_falls_back_exactly():
     assert_allclose(dist[rows], ref_dist, rtol=RTOL, atol=1e-15)
 
 
-def test_seeded_queries_mode():
+def test_seeded_queries_mode(monkeypatch):
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 0)
     rng = np.random.default_rng(2)
     X, Q = rng.standard_normal((10000, 4)), rng.standard_normal((300, 4))
     dist, ind = kneighbors(X, 20, Q)
@@ -185,6 +191,7 @@ def test_symmetric_leave_one_out_path(monkeypatch, n, d, k):
     # in other blocks than their originals; 9000 rows also engage the seeded
     # thresholds. Compare a spread of rows.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 0)
     rng = np.random.default_rng(4)
     X = rng.standard_normal((n, d))
     X[n // 2 :: 7] = X[n // 2 - 100 : n // 2 - 100 + len(X[n // 2 :: 7])]  # duplicates across blocks
@@ -197,6 +204,7 @@ def test_symmetric_leave_one_out_path(monkeypatch, n, d, k):
 
 def test_symmetric_path_with_integer_ties(monkeypatch):
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 0)
     X = np.random.default_rng(8).integers(0, 2, size=(2500, 128)).astype(float)
     dist, ind = kneighbors(X, 30)
     rows = np.arange(0, 2500, 11)
@@ -216,11 +224,14 @@ def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n_blocks):
         assert len(blocks) == len(set(blocks))
 
 
-@pytest.mark.parametrize("loo,d", [(True, 3), (False, 3), (True, 130)])
-def test_result_does_not_depend_on_thread_count(monkeypatch, loo, d):
+@pytest.mark.parametrize(
+    "loo,d,select", [(True, 3, False), (False, 3, False), (True, 130, False), (True, 3, True)]
+)
+def test_result_does_not_depend_on_thread_count(monkeypatch, loo, d, select):
     # Query blocks run on numba.get_num_threads() worker threads; each row's result
     # depends on that row alone. Small blocks give many blocks per thread.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 10**12 if select else 0)
     monkeypatch.setattr(nb_module, "_QUERY_BLOCK", 32)
     monkeypatch.setattr(nb_module, "_SYMMETRIC_BLOCK", 64)
     rng = np.random.default_rng(12)
@@ -360,6 +371,7 @@ def test_screening_with_neighbours_on_chunk_edges(monkeypatch):
     # Nearest references placed at the first and last positions of 64-wide chunks and
     # strips (bits 0 and 63 of the masks), in both screening directions.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
+    monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 0)
     monkeypatch.setattr(nb_module, "_SYMMETRIC_BLOCK", 256)
     for d in (8, 130):
         rng = np.random.default_rng(d)

@@ -467,6 +467,179 @@ def brute_rows(Q, R, rows, exclude_self, out_dist, out_ind):
             out_ind[r, u] = hi[order[u]]
 
 
+# select_rows: a strided sample of _SELECT_SAMPLE references sets the candidate
+# threshold; buckets holding more than _SELECT_INSERTION candidates are
+# merge-sorted instead of insertion-sorted.
+_SELECT_SAMPLE = 128
+_SELECT_INSERTION = 16
+
+
+@njit(cache=True, inline="always")
+def _select_kth(a, n, kth):
+    """Partially order a[:n] in place so that a[kth] holds the value of rank kth (0-based)."""
+    lo = 0
+    hi = n - 1
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        if a[mid] < a[lo]:
+            a[mid], a[lo] = a[lo], a[mid]
+        if a[hi] < a[lo]:
+            a[hi], a[lo] = a[lo], a[hi]
+        if a[hi] < a[mid]:
+            a[hi], a[mid] = a[mid], a[hi]
+        pivot = a[mid]
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j
+        elif kth >= i:
+            lo = i
+        else:
+            break
+    return a[kth]
+
+
+@njit(cache=True, inline="always")
+def _row_distances(Q, r, RT, D):
+    """D[j] = squared distance from Q[r] to reference j, from the transposed
+    references RT (d, n_ref): the feature loop is outside so that the loop over
+    references vectorises, and each distance is still the feature-order sum of
+    _sq_dist (0 + x == x for the first term), bit for bit."""
+    n_ref = RT.shape[1]
+    q = Q[r, 0]
+    row = RT[0]
+    for j in range(n_ref):
+        diff = q - row[j]
+        D[j] = diff * diff
+    for t in range(1, RT.shape[0]):
+        q = Q[r, t]
+        row = RT[t]
+        for j in range(n_ref):
+            diff = q - row[j]
+            D[j] += diff * diff
+
+
+@njit(cache=True, inline="always")
+def _sorted_candidates(cd, ci, c, k, sd, si, cnt):
+    """Sort the c candidates (distances cd, indices ci in increasing order) by
+    (distance, index) into sd, si; only the first k positions are guaranteed.
+
+    A stable counting sort into c buckets of equal width over [0, max distance]
+    (the bucket of a distance is non-decreasing in it, float rounding included),
+    then a stable sort within each bucket until k positions are filled: equal
+    distances keep their increasing index order.
+    """
+    top = 0.0
+    for u in range(c):
+        top = max(top, cd[u])
+    scale = c / top if top > 0.0 else 0.0
+    if not (scale < np.inf):
+        scale = 0.0  # top subnormal: one bucket, sorted below
+    nb = c
+    for b in range(nb + 1):
+        cnt[b] = 0
+    for u in range(c):
+        b = min(int(cd[u] * scale), nb - 1)
+        cnt[b + 1] += 1
+    for b in range(nb):
+        cnt[b + 1] += cnt[b]
+    for u in range(c):
+        b = min(int(cd[u] * scale), nb - 1)
+        pos = cnt[b]
+        cnt[b] = pos + 1
+        sd[pos] = cd[u]
+        si[pos] = ci[u]
+    start = 0
+    for b in range(nb):
+        end = cnt[b]  # bucket b now spans [start, end)
+        if end - start > _SELECT_INSERTION:
+            order = np.argsort(sd[start:end], kind="mergesort")
+            vd = sd[start:end][order]
+            vi = si[start:end][order]
+            sd[start:end] = vd
+            si[start:end] = vi
+        else:
+            for u in range(start + 1, end):
+                dv = sd[u]
+                iv = si[u]
+                w = u
+                while w > start and sd[w - 1] > dv:
+                    sd[w] = sd[w - 1]
+                    si[w] = si[w - 1]
+                    w -= 1
+                sd[w] = dv
+                si[w] = iv
+        start = end
+        if end >= k:
+            break
+
+
+@njit(parallel=True, cache=True)
+def select_rows(Q, RT, rows, exclude_self, out_dist, out_ind):
+    """Exact top-k of the queries ``Q[rows]`` by selection: for k large relative to
+    n_ref, or few features, where it beats screening.
+
+    RT : (d, n_ref) float64, the references transposed (C-contiguous).
+
+    Per query: the distances to a strided sample of references give a threshold T
+    (a sample quantile, expected to keep about k + 2 sqrt(k) + 3 references);
+    one pass over all references computes every distance and keeps those <= T
+    (self excluded when ``exclude_self``). If fewer than k are kept, T was too low
+    and every reference is kept. If at least k are, the k smallest (distance,
+    index) pairs are among them, so sorting the kept ones
+    (:func:`_sorted_candidates`) gives the exact answer: the same as
+    :func:`brute_rows`. Distances are the same float64 feature-order sums.
+    """
+    d, n_ref = RT.shape
+    k = out_ind.shape[1]
+    n_rows = rows.shape[0]
+    s = min(n_ref, _SELECT_SAMPLE)
+    stride = n_ref // s
+    target = k * s / n_ref
+    rank = min(s - 1, int(target + 2.0 * np.sqrt(target) + 3.0))
+    per_block = 16
+    n_blocks = (n_rows + per_block - 1) // per_block
+    for blk in prange(n_blocks):
+        D = np.empty(n_ref)
+        ci = np.empty(n_ref, dtype=np.intp)
+        cd = np.empty(n_ref)
+        sd = np.empty(n_ref)
+        si = np.empty(n_ref, dtype=np.intp)
+        cnt = np.empty(n_ref + 1, dtype=np.intp)
+        sample = np.empty(s)
+        for t in range(blk * per_block, min(n_rows, (blk + 1) * per_block)):
+            r = rows[t]
+            self_j = r if exclude_self else -1
+            _row_distances(Q, r, RT, D)
+            for u in range(s):
+                sample[u] = np.inf if u * stride == self_j else D[u * stride]
+            T = _select_kth(sample, s, rank)
+            c = 0
+            for j in range(n_ref):
+                ci[c] = j
+                c += (D[j] <= T) & (j != self_j)
+            if c < k:  # the threshold was too low: keep every reference
+                c = 0
+                for j in range(n_ref):
+                    ci[c] = j
+                    c += j != self_j
+            for u in range(c):
+                cd[u] = D[ci[u]]
+            _sorted_candidates(cd, ci, c, k, sd, si, cnt)
+            for u in range(k):
+                out_dist[r, u] = sd[u]
+                out_ind[r, u] = si[u]
+
+
 @njit(cache=True)
 def reciprocal_csr(neigh_ind, n_ref):
     """Inverse neighbourhoods: for each reference j, the queries i with j in N(i).
