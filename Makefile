@@ -23,6 +23,7 @@ format:
 bench:  ## time knnx against scikit-learn and faiss (medians and ratios)
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/lpo.py
+	$(PYTHON) benchmarks/lpo_weighted.py
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml
@@ -31,8 +32,9 @@ ripley:  ## the main job
 # variable away (ACTIVE_REPEATS=100). Results and side-by-side tables land in results/.
 ACTIVE_REPEATS ?= 10
 
-lpo-timing:  ## Fig. 1: exact LpO time (plurality kNN, n up to 5000) beside the paper
+lpo-timing:  ## Fig. 1 (plurality, n up to 5000) and Table 1 (weighted) timings beside the paper's seconds
 	$(PYTHON) experiments/lpo_timing.py --out results/lpo-timing
+	$(PYTHON) benchmarks/lpo_weighted.py --csv results/lpo-timing/table1.csv
 
 lpo-select:  ## Sec. 3: k chosen by LpO against p and n (Table 2, Fig. 2), with the test-set optimum
 	knnx run experiments/lpo_select_p.yaml --jobs 2 --quiet

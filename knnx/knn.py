@@ -6,7 +6,8 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import vote
 from knnx._params import Interval, Options
 from knnx.base import NeighborsClassifierBase
-from knnx.lpo import _argmin_k, lpo_risk_from_graph
+from knnx.errors import DataError
+from knnx.lpo import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
 from knnx.neighbors import kneighbors
 
 
@@ -97,8 +98,9 @@ class KNNLpoClassifier(_VotingClassifier):
     """kNN whose k is chosen on the training data by exact leave-p-out (Celisse & Mary-Huard 2011).
 
     ``fit`` computes R_LpO(k) for k = 1 .. k_max on the training data
-    (:func:`knnx.lpo_risk`) and keeps k_p, the smallest k of minimal risk; prediction
-    is then :class:`KNNClassifier` with that k.
+    (:func:`knnx.lpo_risk`, with this estimator's ``weights``) and keeps k_p, the
+    smallest k of minimal risk; prediction is then
+    ``KNNClassifier(k_p, weights=weights)``.
 
     Parameters
     ----------
@@ -109,8 +111,13 @@ class KNNLpoClassifier(_VotingClassifier):
     k_max : int, default 50
         Largest k considered. Capped at n_train - p, so that small training parts
         still work; the cap in force is ``k_max_``.
-    weights : {"uniform"}, default "uniform"
-        Vote of the selected kNN (the LpO risk is computed for the same rule).
+    weights : {"uniform", "distance"}, default "uniform"
+        Vote of the selected kNN, and the rule whose LpO risk selects k.
+        ``uniform``: plurality vote, any number of classes. ``distance``: weights
+        1 / distance (only the neighbours at distance 0 vote, if any), two classes
+        only; the exact weighted LpO risk (ties of real-valued weight sums cost 1/2)
+        is counted as :func:`knnx.lpo_risk` describes, and its cost grows with p for
+        points whose vote is contested.
 
     Attributes
     ----------
@@ -127,7 +134,7 @@ class KNNLpoClassifier(_VotingClassifier):
     _parameter_constraints = {
         "p": Interval(1, integer=True),
         "k_max": Interval(1, integer=True),
-        "weights": Options("uniform"),
+        "weights": Options("uniform", "distance"),
     }
 
     def __init__(self, p=1, k_max=50, weights="uniform"):
@@ -144,9 +151,17 @@ class KNNLpoClassifier(_VotingClassifier):
             raise ValueError(
                 f"KNNLpoClassifier: p={self.p} must be below the training set size (n_samples = {n})"
             )
+        if self.weights == "distance" and len(self.classes_) > 2:
+            raise DataError(
+                "KNNLpoClassifier: weights='distance' selects k by exact LpO for two classes only, "
+                f"y has {len(self.classes_)}"
+            )
         self.k_max_ = min(self.k_max, n - self.p)
-        _, neigh_ind = kneighbors(X, self.k_max_ + self.p - 1)
-        self.lpo_risk_ = lpo_risk_from_graph(neigh_ind, y_codes, self.p, self.k_max_)
+        neigh_dist, neigh_ind = kneighbors(X, self.k_max_ + self.p - 1)
+        if self.weights == "distance":
+            self.lpo_risk_ = lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, y_codes, self.p, self.k_max_)
+        else:
+            self.lpo_risk_ = lpo_risk_from_graph(neigh_ind, y_codes, self.p, self.k_max_)
         self.k_ = _argmin_k(self.lpo_risk_)
         self.reported_ = {"chosen_k": float(self.k_)}
         self._fit_X, self._fit_y = X, y_codes
