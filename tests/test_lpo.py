@@ -1,35 +1,12 @@
 """Exact leave-p-out risk against brute-force enumeration of every split."""
 
-from itertools import combinations
-
 import numpy as np
 import pytest
+from lpo_oracles import brute_lpo, write_labelled_csv
 from numpy.testing import assert_allclose
 
 from knnx import DataError, KNNClassifier
 from knnx.lpo import lpo_risk, select_k
-
-
-def _vote_cost(labels, true):
-    """Expected error of a plurality vote with ties broken uniformly at random."""
-    counts = np.bincount(labels)
-    top = np.flatnonzero(counts == counts.max())
-    return 1.0 - (1.0 / len(top) if true in top else 0.0)
-
-
-def brute_lpo(X, y, p, k_max):
-    """Eq. (1) by enumeration: every p-subset held out, kNN on the rest, (distance, index) order."""
-    n = len(X)
-    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-    risk = np.zeros(k_max)
-    splits = list(combinations(range(n), p))
-    for held in splits:
-        train = np.array([r for r in range(n) if r not in held])
-        for i in held:
-            order = train[np.lexsort((train, D[i, train]))]
-            for k in range(1, k_max + 1):
-                risk[k - 1] += _vote_cost(y[order[:k]], y[i]) / p
-    return risk / len(splits)
 
 
 def _tiny_problem(rng, n, n_classes, duplicates):
@@ -159,9 +136,7 @@ def test_select_k_cli_json_and_csv_input(tmp_path):
     X = rng.standard_normal((40, 2))
     y = np.where(X[:, 0] > 0, "a", "b")
     path = tmp_path / "data.csv"
-    path.write_text(
-        "x1,x2,cls\n" + "".join(f"{a!r},{b!r},{c}\n" for (a, b), c in zip(X.tolist(), y, strict=True))
-    )
+    write_labelled_csv(path, X, y)
     res = _cli("select-k", "--p", 3, "--csv", path, "--label", "cls", "--k-max", 9, "--format", "json")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)

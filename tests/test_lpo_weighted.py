@@ -5,6 +5,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from lpo_oracles import enumerate_lpo, sq_dist, write_labelled_csv
 from numpy.testing import assert_allclose
 
 from knnx import DataError, KNNClassifier, kneighbors
@@ -96,15 +97,6 @@ def test_weights_spanning_more_than_two_limbs_stay_exact():
 # leave-p-out risk: every split enumerated
 
 
-def _sq_dist(X):
-    """Squared distances summed feature by feature from 0.0, as knnx does."""
-    n = len(X)
-    D = np.zeros((n, n))
-    for f in range(X.shape[1]):
-        D += (X[:, None, f] - X[None, :, f]) ** 2
-    return D
-
-
 def weighted_vote_cost(d2, labels, true):
     """Error of KNNClassifier(weights="distance")'s vote, ties (exact sums) costing 1/2."""
     zero = [lab for d, lab in zip(d2, labels, strict=True) if d == 0.0]
@@ -125,18 +117,9 @@ def weighted_vote_cost(d2, labels, true):
 
 def brute_weighted_lpo(X, y, p, k_max):
     """Eq. (1) by enumeration: every p-subset held out, weighted kNN on the rest."""
-    n = len(X)
-    D = _sq_dist(X)
-    risk = np.zeros(k_max)
-    splits = list(combinations(range(n), p))
-    for held in splits:
-        train = np.array([r for r in range(n) if r not in held])
-        for i in held:
-            order = train[np.lexsort((train, D[i, train]))]
-            for k in range(1, k_max + 1):
-                nb = order[:k]
-                risk[k - 1] += weighted_vote_cost(D[i, nb].tolist(), y[nb].tolist(), y[i]) / p
-    return risk / len(splits)
+    return enumerate_lpo(
+        X, y, p, k_max, lambda d2, labels, true: weighted_vote_cost(d2.tolist(), labels.tolist(), true)
+    )
 
 
 def _problem(rng, n, kind):
@@ -192,7 +175,7 @@ def test_symmetric_points_tie_by_hand():
     y = np.array([0, 0, 1, 1])
     risk = lpo_risk(X, y, 1, 2, "distance")
     assert_allclose(risk, brute_weighted_lpo(X, y, 1, 2), atol=1e-15)
-    D = _sq_dist(X)
+    D = sq_dist(X)
     assert weighted_vote_cost([D[0, 1], D[0, 2]], [0, 1], 0) == 0.5
 
 
@@ -222,7 +205,7 @@ def test_p1_equals_leave_one_out_of_weighted_knnclassifier():
     X = rng.standard_normal((60, 2))
     y = (X[:, 0] + 0.5 * rng.standard_normal(60) > 0).astype(int)
     risk = lpo_risk(X, y, 1, 12, "distance")
-    D = _sq_dist(X)
+    D = sq_dist(X)
     for k in range(1, 13):
         errors = 0.0
         for i in range(60):
@@ -322,9 +305,7 @@ def test_select_k_cli_distance_csv(tmp_path):
     X = rng.standard_normal((30, 2))
     y = np.where(X[:, 0] > 0, "a", "b")
     path = tmp_path / "data.csv"
-    path.write_text(
-        "x1,x2,cls\n" + "".join(f"{a!r},{b!r},{c}\n" for (a, b), c in zip(X.tolist(), y, strict=True))
-    )
+    write_labelled_csv(path, X, y)
     args = ["select-k", "--p", "3", "--csv", str(path), "--label", "cls", "--k-max", "9"]
     res = CliRunner().invoke(app, [*args, "--weights", "distance", "--format", "csv"])
     assert res.exit_code == 0, res.output
