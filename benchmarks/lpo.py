@@ -25,22 +25,12 @@ How to run
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from _timing import timed
 
 BINARY_GOAL_S = 0.25
 MULTICLASS_GOAL_S = 2.0
-
-
-def timed(func, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = func()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main():

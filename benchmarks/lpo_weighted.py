@@ -30,25 +30,15 @@ How to run
 """
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _timing import timed
 
 PAPER = Path(__file__).resolve().parent.parent / "experiments" / "paper_values" / "lpo_table1.csv"
 RATIO_GOAL = 100.0
 LARGEST_CELL_GOAL_S = 2.0
-
-
-def timed(func, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = func()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def time_cell(neigh_ind, neigh_dist, y, p, k, repeats):
