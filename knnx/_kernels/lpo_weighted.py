@@ -112,6 +112,38 @@ def _copy(A, i, out, o, mk):
         out[o, t] = A[i, t]
 
 
+@njit(cache=True, inline="always")  # on the hot path of both counters
+def _merge_shifted(AV, AM, pa, na, pb, nb, VAL, h, S, s, DV, DM, w, fa, fb, mk):
+    """Merge two sorted runs of sums into rows w, w + 1, ... of (DV, DM); return the next row.
+
+    Run A is AV[pa : pa + na] with masses AM * fa; run B is AV[pb : pb + nb] + VAL[h]
+    with masses AM * fb, formed one row at a time in the scratch row S[s]. Both runs
+    strictly increase, so equal values can only pair across them: they become one
+    row with the masses added. The output rows must not overlap the input rows.
+    """
+    if nb > 0:
+        _add(AV, pb, VAL, h, S, s, mk)
+    ia = 0
+    ib = 0
+    while ia < na or ib < nb:
+        sg = 1 if ia >= na else (-1 if ib >= nb else _cmp(AV, pa + ia, S, s, mk))
+        if sg <= 0:
+            _copy(AV, pa + ia, DV, w, mk)
+            DM[w] = AM[pa + ia] * fa
+            if sg == 0:
+                DM[w] += AM[pb + ib] * fb
+            ia += 1
+        else:
+            _copy(S, s, DV, w, mk)
+            DM[w] = AM[pb + ib] * fb
+        if sg >= 0:
+            ib += 1
+            if ib < nb:
+                _add(AV, pb + ib, VAL, h, S, s, mk)
+        w += 1
+    return w
+
+
 @njit(cache=True)
 def _grow2(buf, need):
     """``buf``, or a larger copy of it holding at least ``need`` rows."""
@@ -282,27 +314,7 @@ def _build_list(VAL, m, l0, c0, LV, LPM, LOFF, LLEN, lpos, R, mk):
             LV = _grow2(LV, o + na + nb + 1)
             LPM = _grow1(LPM, o + na + nb + 1)
             cur = o + na + nb  # scratch row past the output: the shifted value
-            if nb > 0:
-                _add(LV, pb, VAL, ll, LV, cur, mk)
-            ia = 0
-            ib = 0
-            w = o
-            while ia < na or ib < nb:  # both strictly increase: merge, one copy of ties
-                sg = 1 if ia >= na else (-1 if ib >= nb else _cmp(LV, pa + ia, LV, cur, mk))
-                if sg <= 0:
-                    _copy(LV, pa + ia, LV, w, mk)
-                    LPM[w] = LPM[pa + ia] * fa
-                    if sg == 0:
-                        LPM[w] += LPM[pb + ib] * fb
-                    ia += 1
-                else:
-                    _copy(LV, cur, LV, w, mk)
-                    LPM[w] = LPM[pb + ib] * fb
-                if sg >= 0:
-                    ib += 1
-                    if ib < nb:
-                        _add(LV, pb + ib, VAL, ll, LV, cur, mk)
-                w += 1
+            w = _merge_shifted(LV, LPM, pa, na, pb, nb, VAL, ll, LV, cur, LV, LPM, o, fa, fb, mk)
             LOFF[key] = o
             LLEN[key] = w - o
             lpos[0] = w
@@ -374,28 +386,7 @@ def _subset_sign_probs(VAL, m, r, X, xi, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, C
             pb = ooff[c - 1] if c >= 1 else 0
             fe = (D - (r - c)) / D  # P(item h left out | c of r taken so far)
             fi = (r - c + 1) / D  # P(item h taken | c - 1 taken so far)
-            if nb > 0:
-                _add(OV, pb, VAL, h, CUR, TB, mk)
-            # both inputs strictly increase, so equal values can only pair across them
-            ia = 0
-            ib = 0
-            w = base
-            while ia < na or ib < nb:
-                sg = 1 if ia >= na else (-1 if ib >= nb else _cmp(OV, pa + ia, CUR, TB, mk))
-                if sg <= 0:
-                    _copy(OV, pa + ia, NV, w, mk)
-                    NM[w] = OM[pa + ia] * fe
-                    if sg == 0:
-                        NM[w] += OM[pb + ib] * fi
-                    ia += 1
-                else:
-                    _copy(CUR, TB, NV, w, mk)
-                    NM[w] = OM[pb + ib] * fi
-                if sg >= 0:
-                    ib += 1
-                    if ib < nb:
-                        _add(OV, pb + ib, VAL, h, CUR, TB, mk)
-                w += 1
+            w = _merge_shifted(OV, OM, pa, na, pb, nb, VAL, h, CUR, TB, NV, NM, base, fe, fi, mk)
             # decided states leave: every completion below, or above, the threshold
             rc = r - c
             bi = (h + 1) * (R + 1) + rc
