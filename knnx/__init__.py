@@ -1,6 +1,6 @@
 """knnx: nearest-neighbour classification research toolkit.
 
-Public API: estimators (``KNNClassifier``), the exact kernel (``kneighbors``,
+Public API: estimators (``KNNClassifier``, ``UNNClassifier``), the exact kernel (``kneighbors``,
 ``reciprocal_neighbors``), exact leave-p-out (``lpo_risk``, ``select_k``), the
 runner (``run_spec``, ``validate_spec``) and the registries ``DATASETS``,
 ``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
@@ -17,10 +17,12 @@ from knnx.neighbors import kneighbors, reciprocal_neighbors
 from knnx.protocols import PROTOCOLS
 from knnx.runner import run_spec
 from knnx.spec import validate_spec
+from knnx.unn import UNNClassifier
 
 __all__ = [
     "__version__",
     "KNNClassifier",
+    "UNNClassifier",
     "kneighbors",
     "lpo_risk",
     "select_k",

@@ -12,26 +12,30 @@ from knnx.errors import SpecError
 
 
 class Interval:
-    """Numbers in [low, high] (either bound may be None); ``integer`` restricts to ints."""
+    """Numbers in [low, high] (either bound may be None, either may be open); ``integer`` restricts
+    to ints. NaN is never allowed."""
 
-    def __init__(self, low=None, high=None, *, integer=False):
+    def __init__(self, low=None, high=None, *, integer=False, low_open=False, high_open=False):
         self.low, self.high, self.integer = low, high, integer
+        self.low_open, self.high_open = low_open, high_open
 
     def describe(self):
         kind = "an integer" if self.integer else "a number"
         if self.low is not None and self.high is not None:
-            return f"{kind} in [{self.low}, {self.high}]"
+            return f"{kind} in {'(' if self.low_open else '['}{self.low}, {self.high}{')' if self.high_open else ']'}"
         if self.low is not None:
-            return f"{kind} >= {self.low}"
+            return f"{kind} {'>' if self.low_open else '>='} {self.low}"
         if self.high is not None:
-            return f"{kind} <= {self.high}"
+            return f"{kind} {'<' if self.high_open else '<='} {self.high}"
         return kind
 
     def check(self, value):
         kind = Integral if self.integer else Real
-        if isinstance(value, bool) or not isinstance(value, kind):
+        if isinstance(value, bool) or not isinstance(value, kind) or value != value:  # NaN
             return self.describe()
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return self.describe()
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
             return self.describe()
         return None
 
@@ -58,3 +62,29 @@ def check_params(owner, constraints, params, error=SpecError):
         expected = constraints[name].check(value)
         if expected is not None:
             raise error(f"{owner}: {name} must be {expected}, got {value!r}")
+
+
+class Literal:
+    """One of a few fixed non-string values (``True``, ``False``, ``None``), compared by identity."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def describe(self):
+        return " or ".join(repr(v) for v in self.values)
+
+    def check(self, value):
+        return None if any(value is v for v in self.values) else self.describe()
+
+
+class AnyOf:
+    """A value accepted by at least one of several constraints."""
+
+    def __init__(self, *constraints):
+        self.constraints = constraints
+
+    def describe(self):
+        return " or ".join(c.describe() for c in self.constraints)
+
+    def check(self, value):
+        return None if any(c.check(value) is None for c in self.constraints) else self.describe()

@@ -9,15 +9,17 @@ algorithms whose leave-p-out risk has a closed form to the function computing it
 
 from knnx.knn import KNNClassifier, KNNLpoClassifier
 from knnx.lpo import lpo_risk
+from knnx.unn import UNNClassifier
 
 ALGORITHMS = {
     "knn": KNNClassifier,
     "knn_lpo": KNNLpoClassifier,
+    "unn": UNNClassifier,
 }
 
 # Parameter that counts training points, checked against each training part:
 # (name, slack) requires value <= n_train - slack.
-NEIGHBOR_PARAMS = {"knn": ("k", 0), "knn_lpo": ("p", 1)}
+NEIGHBOR_PARAMS = {"knn": ("k", 0), "knn_lpo": ("p", 1), "unn": ("k", 1)}
 
 
 def _knn_lpo_risk(params, X, y, p):

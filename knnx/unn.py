@@ -1,0 +1,250 @@
+"""UNN: boosted leveraging of nearest neighbours (Piro et al. 2012) and its posteriors
+(D'Ambrosio et al. 2012).
+
+The leveraged k-NN rule is h_c(x) = sum over j in NN_k(x) of alpha_jc y_jc (eq. 6),
+one coefficient per (example, class). Training is Algorithm 1 of Piro et al., one
+class against the rest at a time, on the leave-one-out neighbour graph of the
+training set and its reciprocal neighbourhoods (CSR, never the m x m matrix).
+"""
+
+import numpy as np
+
+from knnx._kernels import unn as K
+from knnx._params import AnyOf, Interval, Literal, Options
+from knnx.base import NeighborsClassifierBase
+from knnx.neighbors import kneighbors, reciprocal_neighbors
+
+LOSSES = {
+    "exp": K.EXP,
+    "squared": K.SQUARED,
+    "logistic": K.LOGISTIC,
+    "binary_logistic": K.BINARY_LOGISTIC,
+    "matsushita": K.MATSUSHITA,
+    "amari": K.AMARI,
+}
+STEPS = {"closed_form": K.STEP_CLOSED_FORM, "fast": K.STEP_FAST, "exact": K.STEP_EXACT}
+SMOOTHINGS = {"raw": K.SMOOTH_RAW, "normalized": K.SMOOTH_NORMALIZED}
+
+
+def surrogate_loss(loss, x, amari_alpha=0.5):
+    """psi(x) of a UNN loss, elementwise (for plots, tests and reports)."""
+    c = (1.0 - amari_alpha) / 2.0
+    return np.array([K.loss_value(LOSSES[loss], c, float(v)) for v in np.ravel(x)]).reshape(np.shape(x))
+
+
+class UNNClassifier(NeighborsClassifierBase):
+    """Universal Nearest Neighbours: a k-NN rule whose votes are learned by boosting.
+
+    Parameters
+    ----------
+    k : int, default 5
+        Neighbours in the rule, 1 <= k < n_samples.
+    loss : str, default "exp"
+        Surrogate psi minimised by Algorithm 1 (x is the edge y_c h_c):
+
+        ``exp`` exp(-x); ``squared`` (1 - x)^2; ``logistic`` ln(1 + e^-x) (Table 1 of
+        Piro et al.); and the balanced losses of D'Ambrosio et al. (Table 1 there):
+        ``binary_logistic`` log2(1 + 2^-x), ``matsushita`` -x + sqrt(1 + x^2), and
+        ``amari`` (see ``amari_alpha``). The logistic loss of D'Ambrosio et al.,
+        log2(1 + e^-x), is ``logistic`` up to a factor: same steps, same posteriors.
+    theta : float, default 1.0
+        T = max(1, round(theta * n_samples)) iterations per class, when ``n_iter`` is
+        None (the papers' theta = T/m).
+    n_iter : int or None, default None
+        T, iterations per class (overrides ``theta``).
+    chooser : {"boosting", "lazy"}, default "boosting"
+        Weak index chooser. ``boosting`` [I.0.b]: at every iteration the example with
+        the largest |delta_j| under the current weights (an example may come back);
+        exact ties go to the smallest training index. ``lazy`` [I.0.a]: each example
+        in turn (index order, or a permutation drawn from ``seed``), cycling if T > m.
+    smoothing : True, False, "raw" or "normalized", default True (= "raw")
+        Offset eps added to w+ and w- before computing delta (eq. 13), so that a pure
+        reciprocal neighbourhood gets a finite step. ``raw``: eps = 1/m on the
+        unnormalised weights, as eq. (13) is printed (weights start at -psi'(0), e.g.
+        1 for exp). ``normalized``: eps = 1/m on weights normalised to sum 1, i.e.
+        eps = (sum of the current weights) / m, Schapire and Singer's choice; it
+        changes every iteration, so the boosting chooser then scans all m examples
+        per step (O(T m) instead of O(T k n_j log m)). ``False``: no smoothing; an
+        example whose step is infinite is skipped (delta = 0, counted in
+        ``n_infinite_``). Never applied to the squared loss, whose step is finite.
+    step : {"closed_form", "fast", "exact"}, default "closed_form"
+        How delta_j solves eq. (10). ``closed_form``: Table 1 of Piro et al. for exp
+        and squared (exact) and logistic (exact while the neighbourhood's weights are
+        equal); eq. (26) with Table 2 of D'Ambrosio et al. for the other losses.
+        ``fast``: eq. (26) for every loss (squared: delta = 2W - 1). ``exact``: the
+        root of (10) by bracketed Newton for every loss, so every iteration lowers the
+        surrogate risk; the chooser still ranks examples by the closed form.
+    amari_alpha : float in (-1, 1), default 0.5
+        Parameter of the ``amari`` loss, psi(x) = (1 + c x)^(-(1 - c)/c) / (1 - c)
+        with c = (1 - alpha)/2, defined for x > -1/c; alpha -> 1 gives exp(-x).
+    seed : int or None, default None
+        Order of the ``lazy`` chooser (None: index order, the paper's WIC(t) = t).
+
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_samples, n_classes)
+        Leveraging coefficients alpha_jc of the training examples.
+    prototypes_ : ndarray of int
+        Training indices with a non-zero leveraging vector, the only points searched
+        at prediction.
+    prototype_fraction_ : float
+        len(prototypes_) / n_samples: the fraction actually kept. With the boosting
+        chooser an example can be chosen again, so it can be below theta; with
+        several classes the union over classes can exceed it.
+    n_iter_ : int
+        T used per class.
+    curve_ : dict of ndarrays
+        ``iteration`` (0..T), ``surrogate_risk`` (eq. 4, averaged over classes) and
+        ``train_error`` (argmax rule on the leave-one-out neighbourhoods of the
+        training set) after each iteration of every class.
+    n_infinite_ : int
+        Steps skipped because delta_j was infinite (only without smoothing).
+    reported_ : dict
+        ``{"prototype_fraction": ...}``, recorded by the experiment runner.
+    classes_, n_features_in_
+
+    Notes
+    -----
+    * Training neighbourhoods exclude the point itself (:func:`knnx.kneighbors`
+      leave-one-out graph; duplicates are kept), ordered by (distance, index).
+    * alpha_j in R^C, initialised to 0 (Algorithm 1 prints R^m: a typo).
+    * Two classes: class 1 is trained; class 0 has the same edges, so
+      alpha_j0 = alpha_j1 and h_0 = -h_1 (identical to training both).
+    * Logistic weight update: Table 1 prints
+      w exp(-delta r) / (1 - w (1 + exp(-delta r))); eq. (11) gives
+      w exp(-delta r) / (1 - w (1 - exp(-delta r))). knnx stores edges and evaluates
+      w = -psi'(edge) (eq. 11 itself), so no table update is needed.
+    * Prediction votes among the k nearest prototypes (fewer if fewer are kept; with
+      no prototype every score is 0). Ties of h go to the class most frequent in the
+      training set, then to the smallest class code.
+    * ``predict_proba``: p_c = psi'(-h_c) / (psi'(h_c) + psi'(-h_c)) (eq. 11 of
+      D'Ambrosio et al.; for exp 1 / (1 + exp(-2 h)), for the balanced losses their
+      link (25)), normalised over the classes.
+    """
+
+    _parameter_constraints = {
+        "k": Interval(1, integer=True),
+        "loss": Options(*LOSSES),
+        "theta": Interval(0, None, low_open=True),
+        "n_iter": AnyOf(Interval(1, integer=True), Literal(None)),
+        "chooser": Options("boosting", "lazy"),
+        "smoothing": AnyOf(Literal(True, False), Options(*SMOOTHINGS)),
+        "step": Options(*STEPS),
+        "amari_alpha": Interval(-1, 1, low_open=True, high_open=True),
+        "seed": AnyOf(Interval(0, integer=True), Literal(None)),
+    }
+
+    def __init__(
+        self,
+        k=5,
+        loss="exp",
+        theta=1.0,
+        n_iter=None,
+        chooser="boosting",
+        smoothing=True,
+        step="closed_form",
+        amari_alpha=0.5,
+        seed=None,
+    ):
+        self.k = k
+        self.loss = loss
+        self.theta = theta
+        self.n_iter = n_iter
+        self.chooser = chooser
+        self.smoothing = smoothing
+        self.step = step
+        self.amari_alpha = amari_alpha
+        self.seed = seed
+
+    def _codes(self):
+        smoothing = "raw" if self.smoothing is True else self.smoothing
+        smooth_code = K.SMOOTH_NONE if smoothing is False else SMOOTHINGS[smoothing]
+        return LOSSES[self.loss], (1.0 - self.amari_alpha) / 2.0, STEPS[self.step], smooth_code
+
+    def fit(self, X, y):
+        """Train the leveraging coefficients by Algorithm 1. Returns self."""
+        self._validate_params()
+        X, y_codes = self._validate_fit_data(X, y)
+        m = X.shape[0]
+        if self.k >= m:
+            raise ValueError(
+                f"UNNClassifier: k={self.k} must be below the training set size (n_samples = {m})"
+            )
+        n_classes = len(self.classes_)
+        counts = np.bincount(y_codes, minlength=n_classes)
+        self._tie_order = np.lexsort((np.arange(n_classes), -counts)).astype(np.intp)
+        T = self.n_iter if self.n_iter is not None else max(1, int(round(self.theta * m)))
+        self.n_iter_ = T
+        loss, c, step, smoothing = self._codes()
+        if n_classes == 1:
+            self.alpha_ = np.zeros((m, 1))
+            self.curve_ = {
+                "iteration": np.arange(T + 1),
+                "surrogate_risk": np.full(T + 1, K.loss_value(loss, c, 0.0)),
+                "train_error": np.zeros(T + 1),
+            }
+            self.n_infinite_ = 0
+            self._set_prototypes(X, y_codes)
+            return self
+        _, nbr = kneighbors(X, self.k)
+        rptr, rind = reciprocal_neighbors(nbr, m)
+        train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
+        if self.seed is None:
+            order = np.arange(m, dtype=np.intp)
+        else:
+            order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
+        alpha, risk, errors, _, n_inf = K.unn_fit(
+            nbr,
+            rptr,
+            rind,
+            y_codes,
+            n_classes,
+            train_classes,
+            T,
+            self.chooser == "lazy",
+            order,
+            loss,
+            c,
+            step,
+            smoothing,
+            self._tie_order,
+        )
+        self.alpha_ = np.column_stack([alpha[:, 0], alpha[:, 0]]) if n_classes == 2 else alpha
+        self.curve_ = {"iteration": np.arange(T + 1), "surrogate_risk": risk, "train_error": errors}
+        self.n_infinite_ = int(n_inf)
+        self._set_prototypes(X, y_codes)
+        return self
+
+    def _set_prototypes(self, X, y_codes):
+        keep = np.flatnonzero(np.any(self.alpha_ != 0.0, axis=1))
+        self.prototypes_ = keep
+        self.prototype_fraction_ = len(keep) / X.shape[0]
+        self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
+        self._proto_X = np.ascontiguousarray(X[keep])
+        self._proto_y = np.ascontiguousarray(y_codes[keep])
+        self._proto_alpha = np.ascontiguousarray(self.alpha_[keep])
+
+    def _h(self, X):
+        X = self._validate_query(X)
+        n_classes = len(self.classes_)
+        n_proto = len(self.prototypes_)
+        if n_proto == 0:
+            return np.zeros((X.shape[0], n_classes))
+        _, ind = kneighbors(self._proto_X, min(self.k, n_proto), X)
+        alpha = self._proto_alpha[:, 1:] if n_classes == 2 else self._proto_alpha
+        return K.unn_scores(ind, np.ascontiguousarray(alpha), self._proto_y, n_classes, n_classes == 2)
+
+    def decision_function(self, X):
+        """h(x): shape (n,) for two classes (the score of classes_[1]), else (n, n_classes)."""
+        h = self._h(X)
+        return h[:, 1] if len(self.classes_) == 2 else h
+
+    def predict(self, X):
+        """argmax_c h_c(x) (ties: see Notes)."""
+        h = self._h(X)
+        return self.classes_[K.unn_predict(h, self._tie_order)]
+
+    def predict_proba(self, X):
+        """Posterior estimates (eq. 11 / 25 of D'Ambrosio et al.), rows summing to 1."""
+        loss, c, _, _ = self._codes()
+        return K.unn_proba(self._h(X), loss, c)
