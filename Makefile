@@ -1,10 +1,10 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active clean
+.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors clean
 
-install:  ## install knnx with the test and benchmark extras
-	$(PYTHON) -m pip install -e '.[dev,bench]'
+install:  ## install knnx with the test, benchmark and ITML (Table 2 baseline) extras
+	$(PYTHON) -m pip install -e '.[dev,bench,itml]'
 
 test:  ## the fast test suite (what CI runs)
 	$(PYTHON) -m pytest -m "not slow"
@@ -24,6 +24,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios)
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/lpo.py
 	$(PYTHON) benchmarks/lpo_weighted.py
+	$(PYTHON) benchmarks/unn.py
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml
@@ -47,5 +48,27 @@ lpo-active:  ## Sec. 4.3: LpO query-by-committee against passive LpO kNN (simula
 	$(PYTHON) experiments/lpo_report.py active results/lpo-active-sim-r$(ACTIVE_REPEATS) results/lpo-active-sim-r$(ACTIVE_REPEATS)
 	$(PYTHON) experiments/lpo_report.py active results/lpo-active-spam-r$(ACTIVE_REPEATS) results/lpo-active-spam-r$(ACTIVE_REPEATS)
 
+# Piro et al. (2012) and D'Ambrosio et al. (2012): UNN. Side-by-side tables land in results/unn-*.
+unn-ripley:  ## Fig. 2 (test error against theta, UNN vs kNN on a random theta-sample) and Fig. 3 (prototype maps)
+	knnx run experiments/ripley.yaml --quiet --no-resume
+	$(PYTHON) experiments/unn_ripley.py results/ripley results/unn-ripley
+
+unn-uci:  ## Table 2: UNN (theta by inner CV), ITML+kNN, kNN; five runs of 2-fold CV on UCI data
+	knnx run experiments/unn_uci.yaml --jobs 2 --quiet --no-resume
+	mkdir -p results
+	for d in iris balance ionosphere glass liver cancer diabetes wdbc; do \
+	  knnx run experiments/unn_uci/itml_$$d.yaml --jobs 2 --quiet --no-resume 2> results/unn-uci-itml-$$d.log \
+	    || echo "itml_knn failed on $$d (results/unn-uci-itml-$$d.log)"; \
+	done
+	$(PYTHON) experiments/unn_uci.py results/unn-uci results/unn-uci-itml results/unn-uci-table2
+
+# UNN_SIMS simulations per sigma (10 = the paper's count).
+UNN_SIMS ?= 10
+
+unn-posteriors:  ## Sec. 5.3 of D'Ambrosio et al.: UNN(exp/log/Mat) posteriors vs linear SVM + Platt (Table 3, Fig. 2-3)
+	$(PYTHON) experiments/unn_posteriors.py spec $(UNN_SIMS) results/unn-posteriors-s$(UNN_SIMS).yaml
+	knnx run results/unn-posteriors-s$(UNN_SIMS).yaml --out results/unn-posteriors-s$(UNN_SIMS) --jobs 2 --quiet --no-resume
+	$(PYTHON) experiments/unn_posteriors.py results/unn-posteriors-s$(UNN_SIMS) results/unn-posteriors
+
 clean:
-	rm -rf results/ripley results/lpo-* .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* .pytest_cache .ruff_cache

@@ -7,19 +7,32 @@ algorithms whose leave-p-out risk has a closed form to the function computing it
 (used by ``protocol: {kind: lpo, p: P}``).
 """
 
+from knnx.baselines import ITMLKNN, LinearSVMPlatt, SubsampledKNN
 from knnx.knn import KNNClassifier, KNNLpoClassifier
 from knnx.lpo import lpo_risk
-from knnx.unn import UNNClassifier
+from knnx.unn import UNNClassifier, UNNCVClassifier
 
 ALGORITHMS = {
     "knn": KNNClassifier,
     "knn_lpo": KNNLpoClassifier,
     "unn": UNNClassifier,
+    "unn_cv": UNNCVClassifier,
+    # Baselines of the papers (knnx.baselines).
+    "knn_sample": SubsampledKNN,
+    "svm_platt": LinearSVMPlatt,
+    "itml_knn": ITMLKNN,
 }
 
 # Parameter that counts training points, checked against each training part:
 # (name, slack) requires value <= n_train - slack.
-NEIGHBOR_PARAMS = {"knn": ("k", 0), "knn_lpo": ("p", 1), "unn": ("k", 1)}
+NEIGHBOR_PARAMS = {
+    "knn": ("k", 0),
+    "knn_lpo": ("p", 1),
+    "unn": ("k", 1),
+    "unn_cv": ("k", 1),
+    "knn_sample": ("k", 0),
+    "itml_knn": ("k", 0),
+}
 
 
 def _knn_lpo_risk(params, X, y, p):

@@ -2,7 +2,8 @@
 
 ``plot_metric`` draws, per dataset, the mean of a metric over repeats and folds
 against one numeric parameter (e.g. ``k``), one line per algorithm and setting of
-the other parameters, with ± one standard deviation as error bars.
+the other parameters, with ± one standard deviation as error bars. Settings with a
+single value of that parameter are left out when others vary along it.
 """
 
 import json
@@ -72,6 +73,11 @@ def plot_metric(results, metric="error", x=None, out=None):
             for a, p in zip(frame["algorithm"], parsed, strict=True)
         ],
     ).dropna(subset=["_x"])
+    # A setting with a single x value is a dot, not a line: drop such settings when
+    # others have a curve (e.g. UNN over theta beside kNN over k).
+    n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
+    if (n_x > 1).any():
+        frame = frame[n_x > 1]
     datasets = list(dict.fromkeys(frame["dataset"]))
     fig = Figure(figsize=(5.0 * len(datasets), 3.8), layout="constrained")
     axes = fig.subplots(1, len(datasets), squeeze=False)[0]

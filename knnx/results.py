@@ -12,6 +12,16 @@ Crash safety: each finished cell is appended with a single write, flushed and
 fsync'ed. On resume, a trailing partial line and the rows of any cell missing some
 of its metrics are discarded (the file is rewritten atomically: a temporary file
 then ``os.replace``), so an interrupted run loses at most the cell in flight.
+
+Training curves (optional, ``record_curves`` in a spec) go to a second tidy file::
+
+    experiment, dataset, algorithm, params, repeat, fold, iteration, series, value
+
+one row per (cell, series, iteration), from an estimator's ``curve_`` dict (see
+:func:`curve_rows`). The runner appends a cell's curve rows (one write, fsync'ed)
+*before* its results rows, and on resume :func:`recover_curves` keeps the curve rows
+of the cells complete in the results file only; so curve rows exist exactly for the
+cells whose results are complete, each once.
 """
 
 import csv
@@ -19,6 +29,7 @@ import io
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
@@ -40,15 +51,26 @@ COLUMNS = [
     "predict_seconds",
 ]
 CELL_COLUMNS = ["dataset", "algorithm", "params", "repeat", "fold"]
+CURVE_COLUMNS = [
+    "experiment",
+    "dataset",
+    "algorithm",
+    "params",
+    "repeat",
+    "fold",
+    "iteration",
+    "series",
+    "value",
+]
 
 
-def rows_to_csv(rows, header=False):
+def rows_to_csv(rows, header=False, columns=COLUMNS):
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     if header:
         writer.writeheader()
     for row in rows:
-        writer.writerow({c: _fmt(row[c]) for c in COLUMNS})
+        writer.writerow({c: _fmt(row[c]) for c in columns})
     return buf.getvalue()
 
 
@@ -70,12 +92,14 @@ def atomic_write_text(path, text):
 
 
 class ResultsWriter:
-    """Appends finished cells to a results file; see the module docstring."""
+    """Appends finished cells to a results (or, with ``columns=CURVE_COLUMNS``, a curves)
+    file; see the module docstring."""
 
-    def __init__(self, path):
+    def __init__(self, path, columns=COLUMNS):
         self.path = Path(path)
+        self.columns = columns
         if not self.path.exists():
-            atomic_write_text(self.path, rows_to_csv([], header=True))
+            atomic_write_text(self.path, rows_to_csv([], header=True, columns=columns))
 
     def append(self, rows):
         """Append one cell's rows with a single write() on an O_APPEND descriptor.
@@ -84,7 +108,7 @@ class ResultsWriter:
         so the file holds whole cells only; ``recover`` still handles a machine
         crash (a torn last line) on the next run.
         """
-        data = rows_to_csv(rows).encode("utf-8")
+        data = rows_to_csv(rows, columns=self.columns).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
             written = os.write(fd, data)
@@ -137,3 +161,87 @@ def recover(path, metrics):
     frame = frame.merge(complete, on=CELL_COLUMNS, how="inner")
     atomic_write_text(path, rows_to_csv(frame[COLUMNS].to_dict("records"), header=True))
     return {(r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) for r in complete.itertuples()}
+
+
+def thin_indices(length, max_points):
+    """At most ``max_points`` (>= 2) evenly spaced indices of ``range(length)``, first and
+    last included: all of them when ``length <= max_points``, else the rounded points
+    of ``linspace(0, length - 1, max_points)`` (distinct, since their spacing exceeds 1)."""
+    if length <= max_points:
+        return np.arange(length)
+    return np.rint(np.linspace(0, length - 1, max_points)).astype(np.intp)
+
+
+def curve_rows(curve, base, max_points):
+    """Tidy curve rows of one cell from an estimator's ``curve_`` dict.
+
+    ``curve`` maps ``"iteration"`` (integers) and one or more series names to 1-D
+    arrays of one common length; ``base`` holds the cell's columns (experiment,
+    dataset, algorithm, params, repeat, fold). Iterations are thinned with
+    :func:`thin_indices`. Rows come series by series (in the dict's order), each in
+    iteration order. Raises ValueError for a malformed ``curve``.
+    """
+    if not isinstance(curve, dict) or "iteration" not in curve:
+        raise ValueError("curve_ must be a dict with an 'iteration' entry")
+    iteration = np.asarray(curve["iteration"])
+    if iteration.ndim != 1 or not (np.issubdtype(iteration.dtype, np.integer) or iteration.size == 0):
+        raise ValueError("curve_['iteration'] must be a 1-D array of integers")
+    series = {}
+    for name, values in curve.items():
+        if name == "iteration":
+            continue
+        try:
+            values = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"curve_[{name!r}] must be numeric") from None
+        if values.shape != iteration.shape:
+            raise ValueError(
+                f"curve_[{name!r}] has shape {values.shape}; curve_['iteration'] has {iteration.shape}"
+            )
+        series[str(name)] = values
+    keep = thin_indices(len(iteration), max_points)
+    return [
+        {**base, "iteration": int(it), "series": name, "value": float(v)}
+        for name, values in series.items()
+        for it, v in zip(iteration[keep], values[keep], strict=True)
+    ]
+
+
+_CURVE_TEXT = {c: str for c in ("experiment", "dataset", "algorithm", "params", "series")}
+
+
+def read_curves(path):
+    """Read a curves file as a DataFrame (text columns kept as text)."""
+    return _parse_curves(path, path)
+
+
+def _parse_curves(source, path):
+    try:
+        frame = pd.read_csv(source, dtype=_CURVE_TEXT, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable knnx curves file ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in CURVE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ResultsError(f"{path}: not a knnx curves file (missing columns: {', '.join(missing)})")
+    return frame
+
+
+def recover_curves(path, complete):
+    """Keep only the curve rows of cells in ``complete`` (keys as returned by
+    :func:`recover`: dataset, algorithm, params, repeat, fold); rewrite atomically."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]  # drop a partial last line
+    if not text.strip():
+        atomic_write_text(path, rows_to_csv([], header=True, columns=CURVE_COLUMNS))
+        return
+    frame = _parse_curves(io.StringIO(text), path)
+    keep = [
+        (r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) in complete
+        for r in frame.itertuples(index=False)
+    ]
+    frame = frame[np.asarray(keep, dtype=bool)]
+    atomic_write_text(
+        path, rows_to_csv(frame[CURVE_COLUMNS].to_dict("records"), header=True, columns=CURVE_COLUMNS)
+    )

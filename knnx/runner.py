@@ -3,16 +3,36 @@
 ``run_spec`` is the library call behind ``knnx run``. Output folder layout::
 
     OUT/results.csv      tidy rows (see knnx.results), sorted in cell order at the end
+    OUT/curves.csv       with ``record_curves: true`` only: training curves, tidy rows
+                         experiment, dataset, algorithm, params, repeat, fold,
+                         iteration, series, value (sorted in cell order at the end)
     OUT/spec.yaml        the normalised spec (every default filled in)
     OUT/environment.json knnx version, git commit, Python/numpy/numba versions, CPU
     OUT/summary.csv      mean, std, n per (dataset, algorithm, params, metric)
     OUT/summary.md       the same as Markdown tables, one per metric, best marked
     OUT/<metric>.png     metric against the first numeric parameter that varies (if any)
 
+Metrics: label metrics score ``predict``; ``predict_proba`` is called only when a
+probability or posterior metric is asked, and its columns (in the estimator's
+``classes_`` order) are placed on the dataset's class codes 0..C-1, a class missing
+from the training part getting probability 0. Posterior metrics compare with the
+dataset's true posterior at the raw test features (before standardisation).
+``predict_seconds`` times ``predict`` alone.
+
+Curves: with ``record_curves: true`` each fitted estimator that exposes ``curve_``
+(a dict of equal-length 1-D arrays: ``iteration``, integers, and numeric series
+such as ``surrogate_risk`` or ``train_error``) gives one row per (series,
+iteration), at most ``curve_points`` evenly spaced iterations per curve, first and
+last kept (see :func:`knnx.results.curve_rows`). Protocol lpo fits no estimator and
+records none.
+
 Resume: a rerun of the same spec skips cells already complete in results.csv; a
 different spec in the same folder is refused (use ``resume=False`` or another
-folder). With ``jobs > 1`` cells run in a pool of processes (each numba kernel
-single-threaded there); results are identical to ``jobs=1``, only timings differ.
+folder). A cell's curve rows are appended before its results rows, and a resumed
+run keeps the curve rows of complete cells only, so curves.csv never holds a cell
+twice nor one missing from results.csv. ``resume=False`` deletes both files. With
+``jobs > 1`` cells run in a pool of processes (each numba kernel single-threaded
+there); results are identical to ``jobs=1``, only timings differ.
 """
 
 import json
@@ -34,9 +54,20 @@ from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError
-from knnx.metrics import METRICS
+from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.report import format_table, mark_best, summarize
-from knnx.results import COLUMNS, ResultsWriter, atomic_write_text, read_results, recover, rows_to_csv
+from knnx.results import (
+    COLUMNS,
+    CURVE_COLUMNS,
+    ResultsWriter,
+    atomic_write_text,
+    curve_rows,
+    read_curves,
+    read_results,
+    recover,
+    recover_curves,
+    rows_to_csv,
+)
 from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, validate_spec
 
 
@@ -74,6 +105,8 @@ def _cell_payload(vspec, cell, splits):
         "test": split.test,
         "standardize": vspec.spec.preprocess.standardize,
         "metrics": list(vspec.spec.metrics),
+        "record_curves": vspec.spec.record_curves,
+        "curve_points": vspec.spec.curve_points,
         "index": cell.index,
     }
 
@@ -86,10 +119,12 @@ def _load_cached(entry_json, label, seed, base_dir):
 
 
 def run_cell(payload):
-    """Fit and evaluate one cell; return its tidy rows.
+    """Fit and evaluate one cell; return ``(index, rows, curve_rows)``.
 
-    One row per metric of the spec, then one per entry of the fitted estimator's
-    ``reported_`` dict, if any (``metric`` = the entry's name, e.g. ``chosen_k``).
+    ``rows``: one per metric of the spec, then one per entry of the fitted
+    estimator's ``reported_`` dict, if any (``metric`` = the entry's name, e.g.
+    ``chosen_k``). ``curve_rows``: the estimator's ``curve_`` as tidy rows when the
+    spec sets ``record_curves`` and the estimator has one, else empty.
     """
     ds = _load_cached(
         canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"]
@@ -100,7 +135,7 @@ def run_cell(payload):
         X_train, X_test = _standardize(X_train, X_test)
     protocol = json.loads(payload["protocol"])
     if protocol["kind"] == "lpo":
-        return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"])
+        return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"]), []
     estimator = ALGORITHMS[payload["algorithm"]](**payload["params"])
     t0 = time.perf_counter()
     estimator.fit(X_train, ds.y[tr])
@@ -108,14 +143,54 @@ def run_cell(payload):
     y_pred = estimator.predict(X_test)
     t2 = time.perf_counter()
     base = _base_row(payload, len(tr), len(te), t1 - t0, t2 - t1)
+    kinds = {METRIC_INPUT[m] for m in payload["metrics"]}
+    proba = posterior = None
+    if kinds & {"proba", "posterior"}:
+        proba = _proba_on_codes(estimator, X_test, ds.n_classes)
+    if "posterior" in kinds:
+        posterior = ds.posterior(ds.X[te])  # raw features: the model's own coordinates
+    inputs = {
+        "label": (ds.y[te], np.asarray(y_pred)),
+        "proba": (ds.y[te], proba),
+        "posterior": (posterior, proba),
+    }
     rows = [
-        {**base, "metric": m, "value": float(METRICS[m](ds.y[te], np.asarray(y_pred)))}
+        {**base, "metric": m, "value": float(METRICS[m](*inputs[METRIC_INPUT[m]]))}
         for m in payload["metrics"]
     ]
     # Quantities the estimator reports about its fit (e.g. the k chosen by LpO).
     reported = getattr(estimator, "reported_", {})
     rows += [{**base, "metric": name, "value": float(value)} for name, value in reported.items()]
-    return payload["index"], rows
+    curves = []
+    if payload["record_curves"] and getattr(estimator, "curve_", None) is not None:
+        cell = {c: base[c] for c in ("experiment", "dataset", "algorithm", "params", "repeat", "fold")}
+        curves = curve_rows(estimator.curve_, cell, payload["curve_points"])
+    return payload["index"], rows, curves
+
+
+def _proba_on_codes(estimator, X, n_classes):
+    """``predict_proba(X)`` with column c the probability of class code c (0..n_classes-1).
+
+    The estimator's columns follow its ``classes_`` (the codes seen in training); a
+    class absent from the training part gets probability 0.
+    """
+    proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+    classes = np.asarray(estimator.classes_)
+    if proba.shape != (X.shape[0], len(classes)):
+        raise ValueError(f"predict_proba returned shape {proba.shape}, expected {(X.shape[0], len(classes))}")
+    codes = classes.astype(np.intp)
+    if (
+        not np.array_equal(codes, classes)
+        or len(np.unique(codes)) != len(codes)
+        or (codes < 0).any()
+        or (codes >= n_classes).any()
+    ):
+        raise ValueError(
+            f"classes_ must be distinct class codes in 0..{n_classes - 1}, got {classes.tolist()}"
+        )
+    full = np.zeros((X.shape[0], n_classes))
+    full[:, codes] = proba
+    return full
 
 
 def _base_row(payload, n_train, n_test, fit_seconds, predict_seconds):
@@ -223,10 +298,17 @@ def write_summaries(results_path, out):
     write_plots(frame, out)
 
 
+# Above this many datasets the automatic per-metric plots are skipped.
+MAX_PLOT_PANELS = 12
+
+
 def write_plots(frame, out):
-    """``OUT/<metric>.png`` against the first numeric parameter that varies, if any."""
+    """``OUT/<metric>.png`` against the first numeric parameter that varies, if any
+    (none when the results hold more than ``MAX_PLOT_PANELS`` datasets)."""
     from knnx.plots import plot_metric, varying_numeric_params
 
+    if frame["dataset"].nunique() > MAX_PLOT_PANELS:
+        return  # one panel per dataset would be unreadable; report scripts plot these
     for metric in dict.fromkeys(frame["metric"]):
         if not varying_numeric_params(frame[frame["metric"] == metric]):
             continue  # e.g. chosen_k of a single knn_lpo setting beside a knn grid over k
@@ -264,6 +346,7 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
         raise ResultsError(f"--out: {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.csv"
+    curves_path = out / "curves.csv"
     spec_path = out / "spec.yaml"
     normalized = yaml.safe_dump(vspec.normalized(), sort_keys=False)
     metrics = list(vspec.spec.metrics)
@@ -282,10 +365,13 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
         done_keys = recover(results_path, metrics)
     elif not resume:
         _clear_outputs(out)
+    if curves_path.exists():
+        recover_curves(curves_path, done_keys)  # curves of complete cells only
     atomic_write_text(spec_path, normalized)
     _record_environment(out / "environment.json", len(vspec.cells) - len(done_keys))
 
     writer = ResultsWriter(results_path)
+    curves_writer = ResultsWriter(curves_path, CURVE_COLUMNS) if vspec.spec.record_curves else None
     todo = [
         c for c in vspec.cells if (c.dataset, c.algorithm, c.params_json, c.repeat, c.fold) not in done_keys
     ]
@@ -294,8 +380,10 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
     if progress:
         progress(done, total, "")
 
-    def finished(rows):
+    def finished(rows, curves):
         nonlocal done
+        if curves:
+            curves_writer.append(curves)  # first: a cell's curves count once its results are complete
         writer.append(rows)
         done += 1
         if progress:
@@ -304,7 +392,7 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
 
     if jobs <= 1 or len(todo) <= 1:
         for cell in todo:
-            finished(_checked(run_cell, _cell_payload(vspec, cell, splits))[1])
+            finished(*_checked(run_cell, _cell_payload(vspec, cell, splits))[1:])
     else:
         ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
         with _single_threaded_children():
@@ -312,7 +400,7 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
         try:
             futures = [pool.submit(_checked, run_cell, _cell_payload(vspec, c, splits)) for c in todo]
             for fut in as_completed(futures):
-                finished(fut.result()[1])
+                finished(*fut.result()[1:])
         except BaseException:
             # Interrupted or a cell failed: drop queued cells instead of waiting for them.
             pool.shutdown(wait=False, cancel_futures=True)
@@ -320,6 +408,8 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
         pool.shutdown()
 
     _sort_results(results_path, vspec)
+    if curves_writer is not None:
+        _sort_curves(curves_path, vspec)
     write_summaries(results_path, out)
     return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start)
 
@@ -340,7 +430,8 @@ def _checked(func, payload):
 
 def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
-    names = ["results.csv", "summary.csv", "summary.md", "environment.json"] + [f"{m}.png" for m in METRICS]
+    names = ["results.csv", "curves.csv", "summary.csv", "summary.md", "environment.json"]
+    names += [f"{m}.png" for m in METRICS]
     for name in names:
         (out / name).unlink(missing_ok=True)
 
@@ -370,3 +461,17 @@ def _sort_results(path, vspec):
     frame = frame.sort_values(["_cell", "_metric"], kind="stable")
     rows = frame[COLUMNS].to_dict("records")
     atomic_write_text(path, rows_to_csv(rows, header=True))
+
+
+def _sort_curves(path, vspec):
+    """Rewrite curves.csv in cell order, each cell's rows as written (atomic)."""
+    frame = read_curves(path)
+    order = {c.key(): c.index for c in vspec.cells}
+    frame["_cell"] = [
+        order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
+        for r in frame.itertuples()
+    ]
+    frame = frame.sort_values("_cell", kind="stable")
+    atomic_write_text(
+        path, rows_to_csv(frame[CURVE_COLUMNS].to_dict("records"), header=True, columns=CURVE_COLUMNS)
+    )

@@ -12,12 +12,23 @@ protocol, algorithms with parameter grids, and metrics::
       - name: knn
         params: {k: [1, 3, 5], weights: uniform}   # a list expands to a grid
     metrics: [error, f1_macro]
+    record_curves: false    # true: write estimators' training curves (curve_) to curves.csv
+    curve_points: 200       # at most this many evenly spaced iterations per curve
+
+Metrics (``knnx.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
+``f1_macro``, ``recall_macro``, ``precision_macro``), predicted probabilities
+(``log_loss``, ``brier``, ``f_measure_auc``, ``rejection_auc``) or the true
+posterior of a synthetic dataset beside the predicted probabilities (``sym_kl``,
+``js``); ``knnx.metrics.METRIC_INPUT`` says which.
 
 :func:`validate_spec` checks everything before any computation: the schema, the
 registry names, every grid value against the algorithm's constraint table, that
 each dataset loads, that the protocol applies to it, that no training part has a
-single class and that ``k`` fits in every training part. Every problem becomes one
-line ``SOURCE: PATH: message`` and all are raised together as one SpecError.
+single class, that ``k`` fits in every training part, that every algorithm has
+``predict_proba`` when a probability or posterior metric is asked, and that every
+dataset has a true posterior when a posterior metric is asked. Every problem
+becomes one line ``SOURCE: PATH: message`` and all are raised together as one
+SpecError.
 """
 
 import hashlib
@@ -35,7 +46,7 @@ from knnx._params import check_params
 from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, SpecError
-from knnx.metrics import METRICS
+from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.protocols import make_splits
 
 
@@ -100,6 +111,8 @@ class Spec(_Strict):
     protocol: Protocol
     algorithms: Annotated[list[AlgorithmEntry], Field(min_length=1)]
     metrics: Annotated[list[str], Field(min_length=1)] = Field(default_factory=lambda: ["error"])
+    record_curves: bool = False
+    curve_points: Annotated[int, Field(ge=2)] = 200
 
 
 # Guard against accidental combinatorial explosions in a grid.
@@ -308,6 +321,15 @@ def validate_spec(source):
             problems.append(f"metrics[{i}]: unknown metric '{metric}'; known: {', '.join(METRICS)}")
         elif metric in spec.metrics[:i]:
             problems.append(f"metrics[{i}]: '{metric}' is listed twice")
+    for i, metric in enumerate(spec.metrics):
+        if METRIC_INPUT.get(metric) not in ("proba", "posterior") or metric in spec.metrics[:i]:
+            continue
+        for a, algo in enumerate(spec.algorithms):
+            if algo.name in ALGORITHMS and not hasattr(ALGORITHMS[algo.name], "predict_proba"):
+                problems.append(
+                    f"metrics[{i}]: {metric} needs predicted probabilities; algorithms[{a}] ({algo.name}) "
+                    "has no predict_proba"
+                )
     if spec.protocol.kind == "lpo":
         # The exact LpO estimate is an error rate, for algorithms with a closed form.
         if list(spec.metrics) != ["error"]:
@@ -360,6 +382,7 @@ def validate_spec(source):
     protocol = spec.protocol.model_dump()
     kind = protocol.pop("kind")
     labels_seen = {}
+    no_posterior = []  # datasets without a true posterior, as "datasets[d] ('name')"
     for d, entry in enumerate(spec.datasets):
         try:
             ds_label = dataset_label(entry)
@@ -399,8 +422,17 @@ def validate_spec(source):
                     f"algorithms[{a}].params.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
                     f"of dataset '{ds.name}' under protocol {kind}"
                 )
+        if ds.posterior is None:
+            no_posterior.append(f"datasets[{d}] ('{ds.name}')")
         datasets.append(ds)
         splits.append(ds_splits)
+    for i, metric in enumerate(spec.metrics):
+        if METRIC_INPUT.get(metric) == "posterior" and no_posterior and metric not in spec.metrics[:i]:
+            which = ", ".join(no_posterior)
+            problems.append(
+                f"metrics[{i}]: {metric} compares with the true posterior, and {which} "
+                f"{'has' if len(no_posterior) == 1 else 'have'} none (only synthetic datasets have one)"
+            )
 
     seen_cells = {}
     for a, grid in enumerate(grids):

@@ -9,6 +9,7 @@ training set and its reciprocal neighbourhoods (CSR, never the m x m matrix).
 
 import numpy as np
 
+from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import NeighborsClassifierBase
@@ -165,6 +166,12 @@ class UNNClassifier(NeighborsClassifierBase):
         """Train the leveraging coefficients by Algorithm 1. Returns self."""
         self._validate_params()
         X, y_codes = self._validate_fit_data(X, y)
+        self._fit_path(X, y_codes, [])
+        return self
+
+    def _fit_path(self, X, y_codes, snap_at):
+        """Algorithm 1 on validated data; the full-size alpha after each count in
+        ``snap_at`` (increasing, <= T) is returned, the final state is stored."""
         m = X.shape[0]
         if self.k >= m:
             raise ValueError(
@@ -185,7 +192,7 @@ class UNNClassifier(NeighborsClassifierBase):
             }
             self.n_infinite_ = 0
             self._set_prototypes(X, y_codes)
-            return self
+            return [self.alpha_.copy() for _ in snap_at]
         _, nbr = kneighbors(X, self.k)
         rptr, rind = reciprocal_neighbors(nbr, m)
         train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
@@ -193,27 +200,48 @@ class UNNClassifier(NeighborsClassifierBase):
             order = np.arange(m, dtype=np.intp)
         else:
             order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
-        alpha, risk, errors, _, n_inf = K.unn_fit(
-            nbr,
-            rptr,
-            rind,
-            y_codes,
-            n_classes,
-            train_classes,
-            T,
-            self.chooser == "lazy",
-            order,
-            loss,
-            c,
-            step,
-            smoothing,
-            self._tie_order,
-        )
-        self.alpha_ = np.column_stack([alpha[:, 0], alpha[:, 0]]) if n_classes == 2 else alpha
+        with PARALLEL_LOCK:  # classes train in parallel
+            alpha, risk, errors, _, n_inf, snaps = K.unn_fit(
+                nbr,
+                rptr,
+                rind,
+                y_codes,
+                n_classes,
+                train_classes,
+                T,
+                self.chooser == "lazy",
+                order,
+                loss,
+                c,
+                step,
+                smoothing,
+                self._tie_order,
+                np.asarray(snap_at, dtype=np.intp),
+            )
+
+        def full(a):  # two classes: alpha_0 = alpha_1
+            return np.column_stack([a[:, 0], a[:, 0]]) if n_classes == 2 else a
+
+        self.alpha_ = full(alpha)
         self.curve_ = {"iteration": np.arange(T + 1), "surrogate_risk": risk, "train_error": errors}
         self.n_infinite_ = int(n_inf)
         self._set_prototypes(X, y_codes)
-        return self
+        return [full(a) for a in snaps]
+
+    def _predict_path(self, X, y, snap_at, X_query):
+        """Predictions on ``X_query`` of the rules after each count in ``snap_at``."""
+        self._validate_params()
+        X, y_codes = self._validate_fit_data(X, y)
+        alphas = self._fit_path(X, y_codes, snap_at)
+        final = self.alpha_
+        out = []
+        for a in alphas:
+            self.alpha_ = a
+            self._set_prototypes(X, y_codes)
+            out.append(self.predict(X_query))
+        self.alpha_ = final
+        self._set_prototypes(X, y_codes)
+        return out
 
     def _set_prototypes(self, X, y_codes):
         keep = np.flatnonzero(np.any(self.alpha_ != 0.0, axis=1))
@@ -248,3 +276,110 @@ class UNNClassifier(NeighborsClassifierBase):
         """Posterior estimates (eq. 11 / 25 of D'Ambrosio et al.), rows summing to 1."""
         loss, c, _, _ = self._codes()
         return K.unn_proba(self._h(X), loss, c)
+
+
+def stratified_folds(y_codes, n_folds, seed):
+    """Fold number of each row: every class's rows are shuffled (``seed``) and dealt
+    round-robin, so each fold holds each class's rows to within one."""
+    rng = np.random.default_rng(seed)
+    fold = np.empty(len(y_codes), dtype=np.intp)
+    start = 0
+    for cls in np.unique(y_codes):
+        rows = rng.permutation(np.flatnonzero(y_codes == cls))
+        fold[rows] = (start + np.arange(len(rows))) % n_folds
+        start += len(rows)
+    return fold
+
+
+class UNNCVClassifier(UNNClassifier):
+    """UNN whose theta is chosen by inner cross-validation on the training data.
+
+    theta runs over {1/n_thetas, 2/n_thetas, ..., 1} (default 0.1, ..., 1.0, as in
+    Piro et al.'s experiments). For each inner fold one UNN run of T = m_fold
+    iterations is made and its leveraging coefficients are read off after
+    round(theta * m_fold) iterations (the rule after T' iterations is a prefix of the
+    run, so this equals separate fits). The theta of least mean inner error wins
+    (ties: the smallest theta, fewer prototypes); UNN is then refitted on all the
+    training data with that theta. When an inner training fold would hold k rows
+    or fewer (or y has one class), there is no selection: theta = 1 and
+    ``cv_error_`` is inf for the other thetas and 0 for theta = 1.
+
+    Parameters
+    ----------
+    n_thetas : int, default 10
+    cv : int, default 2
+        Inner folds, stratified, drawn from ``seed`` (0 if None).
+    k, loss, chooser, smoothing, step, amari_alpha, seed : as :class:`UNNClassifier`.
+
+    Attributes
+    ----------
+    theta_ : float
+        The chosen theta.
+    cv_error_ : ndarray of shape (n_thetas,)
+        Mean inner error per theta.
+    reported_ : dict
+        ``{"chosen_theta": ..., "prototype_fraction": ...}``.
+    """
+
+    _parameter_constraints = {
+        **{k: v for k, v in UNNClassifier._parameter_constraints.items() if k not in ("theta", "n_iter")},
+        "n_thetas": Interval(1, integer=True),
+        "cv": Interval(2, integer=True),
+    }
+
+    def __init__(
+        self,
+        k=5,
+        loss="exp",
+        n_thetas=10,
+        cv=2,
+        chooser="boosting",
+        smoothing=True,
+        step="closed_form",
+        amari_alpha=0.5,
+        seed=None,
+    ):
+        self.k = k
+        self.loss = loss
+        self.n_thetas = n_thetas
+        self.cv = cv
+        self.chooser = chooser
+        self.smoothing = smoothing
+        self.step = step
+        self.amari_alpha = amari_alpha
+        self.seed = seed
+
+    def fit(self, X, y):
+        """Choose theta by inner CV, then fit UNN on all of (X, y). Returns self."""
+        self._validate_params()
+        X, y_codes = self._validate_fit_data(X, y)
+        thetas = np.arange(1, self.n_thetas + 1) / self.n_thetas
+        fold = stratified_folds(y_codes, self.cv, 0 if self.seed is None else self.seed)
+        errors = np.zeros(len(thetas))
+        sizes = np.bincount(fold, minlength=self.cv)
+        if len(self.classes_) == 1 or np.any(len(y_codes) - sizes <= self.k) or np.any(sizes == 0):
+            # Too few rows for inner folds with k neighbours (or nothing to learn):
+            # no selection, theta = 1.
+            errors[:-1] = np.inf
+            folds = []
+        else:
+            folds = range(self.cv)
+        for f in folds:
+            tr, te = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+            snaps = [max(1, int(round(t * len(tr)))) for t in thetas]
+            inner = UNNClassifier(**self._unn_params(n_iter=snaps[-1]))
+            for s, pred in enumerate(inner._predict_path(X[tr], y_codes[tr], snaps, X[te])):
+                errors[s] += np.mean(pred != y_codes[te]) / self.cv
+        self.cv_error_ = errors
+        self.theta_ = float(thetas[int(np.argmin(errors))])
+        final = UNNClassifier(**self._unn_params(theta=self.theta_)).fit(X, y_codes)
+        for name in ("alpha_", "prototypes_", "prototype_fraction_", "n_iter_", "curve_", "n_infinite_"):
+            setattr(self, name, getattr(final, name))
+        self._tie_order = final._tie_order
+        self._proto_X, self._proto_y, self._proto_alpha = final._proto_X, final._proto_y, final._proto_alpha
+        self.reported_ = {"chosen_theta": self.theta_, "prototype_fraction": float(self.prototype_fraction_)}
+        return self
+
+    def _unn_params(self, **extra):
+        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed")
+        return {**{name: getattr(self, name) for name in keep}, **extra}

@@ -80,11 +80,16 @@ def test_invalid_parameters_and_k_too_large():
 # classes exceed two; KNNLpoClassifier may select any k. The test below shows that
 # every disagreement is such a tie.
 TIE_RULE = "vote ties: predict takes the nearest tied class, argmax(predict_proba) the first"
-EXPECTED_FAILURES = {"knn_lpo": {"check_classifiers_train": TIE_RULE}}
+# kNN-based baselines whose default k is even or > 1 meet the same vote ties.
+EXPECTED_FAILURES = {
+    name: {"check_classifiers_train": TIE_RULE} for name in ("knn_lpo", "knn_sample", "itml_knn")
+}
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_every_registered_algorithm_passes_check_estimator(name):
+    if name == "itml_knn":
+        pytest.importorskip("metric_learn", reason="itml_knn needs the optional extra knnx[itml]")
     expected = EXPECTED_FAILURES.get(name, {})
     results = check_estimator(ALGORITHMS[name](), on_fail=None, expected_failed_checks=expected)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]

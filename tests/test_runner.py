@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import RTOL
 from numpy.testing import assert_allclose
 from sklearn.neighbors import KNeighborsClassifier
 from typer.testing import CliRunner
@@ -379,3 +380,254 @@ def test_plots_skip_a_metric_whose_rows_have_no_varying_parameter(tmp_path):
     }
     run_spec(spec, out=tmp_path)
     assert (tmp_path / "error.png").exists() and not (tmp_path / "chosen_k.png").exists()
+
+
+# -- probability and posterior metrics, training curves ---------------------------------
+
+POSTERIOR = {
+    "name": "posterior",
+    "seed": 3,
+    "datasets": [{"synthetic": "paredes2006", "n_per_class": 30, "n_test": 400}],
+    "preprocess": {"standardize": True},
+    "protocol": {"kind": "predefined"},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 7]}}],
+    "metrics": ["error", "log_loss", "brier", "f_measure_auc", "rejection_auc", "sym_kl", "js"],
+}
+
+
+def test_probability_and_posterior_metrics_match_oracles(tmp_path):
+    from scipy.spatial.distance import jensenshannon
+    from scipy.special import rel_entr
+    from sklearn import metrics as skm
+
+    from knnx.datasets import dataset_label, load_dataset
+    from knnx.metrics import KAPPAS
+    from knnx.spec import SEED_DATA, dataset_seedseq
+
+    run_spec(POSTERIOR, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    entry = POSTERIOR["datasets"][0]
+    ds = load_dataset(entry, seed=dataset_seedseq(3, dataset_label(entry), SEED_DATA))
+    tr, te = ds.split
+    mean, std = ds.X[tr].mean(0), ds.X[tr].std(0)
+    y = ds.y[te]
+    truth = ds.posterior(ds.X[te])  # raw features: standardising must not move the posterior
+    for k in (1, 7):
+        ref = KNeighborsClassifier(k, algorithm="brute").fit((ds.X[tr] - mean) / std, ds.y[tr])
+        proba = ref.predict_proba((ds.X[te] - mean) / std)  # vote shares, as knnx's
+        floor = np.clip(proba, 1e-15, None) / np.clip(proba, 1e-15, None).sum(1, keepdims=True)
+        f_curve, r_curve = [], []
+        for kappa in KAPPAS:
+            y_pred = np.where(proba.max(1) > kappa, proba.argmax(1), -1)
+            labels = np.union1d(y, y_pred[y_pred >= 0])
+            f_curve.append(skm.f1_score(y, y_pred, labels=labels, average="macro", zero_division=0))
+            r_curve.append(np.mean(y_pred == -1))
+        expected = {
+            "error": float(np.mean(ref.predict((ds.X[te] - mean) / std) != y)),
+            "log_loss": -np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-15, None))),
+            "brier": skm.brier_score_loss(y, proba, labels=[0, 1, 2], scale_by_half=False),
+            "f_measure_auc": np.mean(f_curve),
+            "rejection_auc": np.mean(r_curve),
+            "sym_kl": np.mean(
+                0.5 * (rel_entr(truth, floor).sum(1) + rel_entr(proba, truth).sum(1))
+            ),  # the true posterior of paredes2006 has no zeros
+            "js": np.mean(jensenshannon(truth, proba, axis=1) ** 2),
+        }
+        rows = frame[frame.params == f'{{"k":{k},"weights":"uniform"}}']
+        got = dict(zip(rows.metric, rows.value.astype(float), strict=True))
+        assert list(got) == POSTERIOR["metrics"]
+        for name, value in expected.items():
+            assert_allclose(got[name], value, rtol=1e-9, err_msg=f"k={k} {name}")
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    best = summary[summary.best].set_index("metric").params.to_dict()
+    assert (
+        best["sym_kl"] == '{"k":7,"weights":"uniform"}' and best["log_loss"] == '{"k":7,"weights":"uniform"}'
+    )
+
+
+def test_predict_proba_is_called_only_for_probability_metrics(tmp_path, monkeypatch):
+    from knnx.algorithms import ALGORITHMS
+    from knnx.errors import CellError
+    from knnx.knn import KNNClassifier
+
+    class NoProba(KNNClassifier):
+        def predict_proba(self, X):
+            raise RuntimeError("predict_proba called")
+
+    monkeypatch.setitem(ALGORITHMS, "noproba", NoProba)
+    spec = {**RIPLEY, "algorithms": [{"name": "noproba", "params": {"k": 3}}], "metrics": ["error"]}
+    run_spec(spec, out=tmp_path / "a")
+    with pytest.raises(CellError, match="RuntimeError: predict_proba called"):
+        run_spec({**spec, "metrics": ["error", "brier"]}, out=tmp_path / "b")
+
+
+def test_a_class_missing_from_training_gets_probability_zero():
+    from knnx.knn import KNNClassifier
+    from knnx.runner import _proba_on_codes
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 2)), np.repeat([0, 2], 20)  # code 1 never seen
+    queries = rng.standard_normal((25, 2))
+    proba = _proba_on_codes(KNNClassifier(k=5).fit(X, y), queries, 3)
+    ref = KNeighborsClassifier(5, algorithm="brute").fit(X, y).predict_proba(queries)
+    assert_allclose(proba[:, [0, 2]], ref, rtol=1e-12)
+    assert (proba[:, 1] == 0).all()
+
+
+def test_curve_rows_thin_to_evenly_spaced_iterations():
+    from knnx.results import curve_rows, thin_indices
+
+    assert thin_indices(10, 4).tolist() == [0, 3, 6, 9]
+    assert thin_indices(11, 4).tolist() == [0, 3, 7, 10]  # 0, 3.33, 6.67, 10 rounded
+    assert thin_indices(3, 200).tolist() == [0, 1, 2]
+    keep = thin_indices(1001, 200)
+    assert len(keep) == 200 and keep[0] == 0 and keep[-1] == 1000 and set(np.diff(keep)) == {5, 6}
+    base = {"experiment": "e", "dataset": "d", "algorithm": "a", "params": "{}", "repeat": 0, "fold": 1}
+    curve = {"iteration": np.arange(1, 11), "risk": np.arange(10) / 10, "train_error": np.zeros(10)}
+    rows = curve_rows(curve, base, 4)
+    assert [(r["series"], r["iteration"], r["value"]) for r in rows] == [
+        ("risk", 1, 0.0),
+        ("risk", 4, 0.3),
+        ("risk", 7, 0.6),
+        ("risk", 10, 0.9),
+        ("train_error", 1, 0.0),
+        ("train_error", 4, 0.0),
+        ("train_error", 7, 0.0),
+        ("train_error", 10, 0.0),
+    ]
+    assert all(r["fold"] == 1 and r["experiment"] == "e" for r in rows)
+    with pytest.raises(ValueError, match="'iteration' entry"):
+        curve_rows({"risk": np.zeros(3)}, base, 4)
+    with pytest.raises(ValueError, match=r"curve_\['risk'\] has shape \(2,\)"):
+        curve_rows({"iteration": np.arange(3), "risk": np.zeros(2)}, base, 4)
+    with pytest.raises(ValueError, match="integers"):
+        curve_rows({"iteration": np.linspace(0, 1, 3), "risk": np.zeros(3)}, base, 4)
+
+
+def test_recover_curves_keeps_complete_cells_only(tmp_path):
+    from knnx.results import CURVE_COLUMNS, ResultsWriter, read_curves, recover_curves
+
+    path = tmp_path / "curves.csv"
+    writer = ResultsWriter(path, CURVE_COLUMNS)
+
+    def cell(dataset, fold, n):
+        base = {"experiment": "e", "dataset": dataset, "algorithm": "unn", "params": '{"k":3}', "repeat": 0}
+        return [{**base, "fold": fold, "iteration": i, "series": "risk", "value": i / 7} for i in range(n)]
+
+    writer.append(cell("NA", 0, 3))
+    writer.append(cell("NA", 1, 2))
+    writer.append(cell("iris", 0, 4))
+    with open(path, "a") as fh:
+        fh.write("e,iris,unn,")  # torn last line
+    assert path.read_text().splitlines()[0] == ",".join(CURVE_COLUMNS)
+    recover_curves(path, {("NA", "unn", '{"k":3}', 0, 0), ("iris", "unn", '{"k":3}', 0, 0)})
+    frame = read_curves(path)
+    assert list(frame.columns) == CURVE_COLUMNS
+    assert list(zip(frame.dataset, frame.fold, frame.iteration, strict=True)) == [
+        ("NA", 0, 0),
+        ("NA", 0, 1),
+        ("NA", 0, 2),
+        ("iris", 0, 0),
+        ("iris", 0, 1),
+        ("iris", 0, 2),
+        ("iris", 0, 3),
+    ]
+    assert frame.value.tolist() == [0.0, 1 / 7, 2 / 7, 0.0, 1 / 7, 2 / 7, 3 / 7]  # repr round-trips
+    recover_curves(path, set())
+    assert path.read_text() == ",".join(CURVE_COLUMNS) + "\n"
+
+
+CURVED = {
+    "name": "curved",
+    "seed": 0,
+    "datasets": ["iris"],
+    "protocol": {"kind": "kfold", "folds": 3, "repeats": 1},
+    "algorithms": [{"name": "curved", "params": {"k": [1, 5]}}],
+    "metrics": ["error"],
+    "record_curves": True,
+    "curve_points": 50,
+}
+
+
+@pytest.fixture
+def curved_algorithm(monkeypatch):
+    """kNN with a made-up training curve of 301 iterations: risk = k / (1 + t)."""
+    from knnx.algorithms import ALGORITHMS
+    from knnx.knn import KNNClassifier
+
+    class Curved(KNNClassifier):
+        def fit(self, X, y):
+            super().fit(X, y)
+            t = np.arange(301)
+            self.curve_ = {
+                "iteration": t,
+                "surrogate_risk": self.k / (1 + t),
+                "train_error": np.full(301, 0.5),
+            }
+            return self
+
+    monkeypatch.setitem(ALGORITHMS, "curved", Curved)
+
+
+def test_curves_are_written_thinned_and_survive_a_crash(tmp_path, curved_algorithm):
+    from knnx.results import CURVE_COLUMNS, read_curves
+
+    run_spec(CURVED, out=tmp_path)
+    curves = read_curves(tmp_path / "curves.csv")
+    assert list(curves.columns) == CURVE_COLUMNS and len(curves) == 2 * 3 * 2 * 50
+    one = curves[(curves.params == '{"k":5,"weights":"uniform"}') & (curves.fold == 2)]
+    risk = one[one.series == "surrogate_risk"]
+    iterations = np.rint(np.linspace(0, 300, 50)).astype(int)  # 0, 6, 12, ..., 300
+    assert risk.iteration.tolist() == iterations.tolist()
+    assert_allclose(risk.value, 5 / (1 + iterations), rtol=RTOL)
+    assert set(one[one.series == "train_error"].value) == {0.5}
+    assert set(curves.experiment) == {"curved"} and set(curves.dataset) == {"iris"}
+    full_curves = (tmp_path / "curves.csv").read_text()
+    full_results = read_results(tmp_path / "results.csv")
+
+    # Crash after the last cell's curves were written but before its results row.
+    lines = (tmp_path / "results.csv").read_text().splitlines(keepends=True)
+    (tmp_path / "results.csv").write_text("".join(lines[:-1]))
+    summary = run_spec(CURVED, out=tmp_path)
+    assert summary.n_run == 1
+    assert (tmp_path / "curves.csv").read_text() == full_curves  # not twice, same order
+    pd.testing.assert_frame_equal(values(read_results(tmp_path / "results.csv")), values(full_results))
+
+    run_spec({**CURVED, "record_curves": False}, out=tmp_path, resume=False)
+    assert not (tmp_path / "curves.csv").exists()
+
+
+def test_without_record_curves_no_curves_file(tmp_path, curved_algorithm):
+    run_spec({**CURVED, "record_curves": False}, out=tmp_path)
+    assert not (tmp_path / "curves.csv").exists()
+
+
+def test_unn_curves_end_to_end(tmp_path):
+    from knnx.algorithms import ALGORITHMS
+    from knnx.results import read_curves
+
+    if "unn" not in ALGORITHMS:
+        pytest.skip("the unn algorithm is not registered yet")
+    spec = {
+        "name": "unn-curves",
+        "seed": 0,
+        "datasets": ["ripley"],
+        "protocol": {"kind": "predefined"},
+        "algorithms": [{"name": "unn", "params": {"k": 5}}],
+        "metrics": ["error", "log_loss", "brier"],
+        "record_curves": True,
+        "curve_points": 20,
+    }
+    run_spec(spec, out=tmp_path)
+    est = ALGORITHMS["unn"](k=5)
+    ds = load_bundled("ripley")
+    tr, _ = ds.split
+    est.fit(ds.X[tr], ds.y[tr])
+    curves = read_curves(tmp_path / "curves.csv")
+    series = [name for name in est.curve_ if name != "iteration"]
+    assert list(dict.fromkeys(curves.series)) == series
+    for name in series:
+        rows = curves[curves.series == name]
+        keep = np.rint(np.linspace(0, len(est.curve_["iteration"]) - 1, 20)).astype(int)
+        assert rows.iteration.tolist() == est.curve_["iteration"][keep].tolist()
+        assert_allclose(rows.value, est.curve_[name][keep], rtol=RTOL)

@@ -119,6 +119,21 @@ BAD = [
         "fill_value: expected a finite number, got nan",
     ),
     ("- just\n- a list\n", "expected a mapping of spec keys"),
+    (
+        GOOD.replace(
+            "datasets: [ripley]", "datasets: [ripley, {synthetic: paredes2006, n_test: 50}]"
+        ).replace("metrics: [error]", "metrics: [error, js]"),
+        "metrics[1]: js compares with the true posterior, and datasets[0] ('ripley') has none "
+        "(only synthetic datasets have one)",
+    ),
+    (
+        GOOD.replace("metrics: [error]", "metrics: [brier]\nrecord_curves: 1"),
+        "record_curves: input should be a valid boolean",
+    ),
+    (
+        GOOD.replace("metrics: [error]", "curve_points: 1"),
+        "curve_points: input should be greater than or equal to 2 (got 1)",
+    ),
 ]
 
 
@@ -201,3 +216,67 @@ def test_datasets_command_lists_every_bundled_dataset():
     assert len(lines) == 1 + 26
     table = invoke("datasets")
     assert table.exit_code == 0 and "satimage" in table.stdout
+
+
+def test_probability_metrics_are_known_and_validated(tmp_path):
+    text = GOOD.replace("metrics: [error]", "metrics: [error, log_loss, brier, f_measure_auc, rejection_auc]")
+    vspec = validate_spec(write_spec(tmp_path, text))
+    assert vspec.spec.record_curves is False and vspec.spec.curve_points == 200
+    result = invoke("validate", write_spec(tmp_path, GOOD.replace("metrics: [error]", "metrics: [eror]")))
+    assert (
+        "metrics[0]: unknown metric 'eror'; known: error, accuracy, f1_macro, recall_macro, precision_macro, "
+        "log_loss, brier, f_measure_auc, rejection_auc, sym_kl, js" in result.stderr
+    )
+
+
+def test_posterior_metrics_name_every_dataset_without_a_posterior(tmp_path):
+    text = (
+        GOOD.replace("datasets: [ripley]", "datasets: [iris, {synthetic: blobs, n: 60}, wine]")
+        .replace("{kind: predefined}", "{kind: holdout}")
+        .replace("metrics: [error]", "metrics: [sym_kl, error]")
+    )
+    with pytest.raises(SpecError) as info:
+        validate_spec(write_spec(tmp_path, text))
+    assert str(info.value).splitlines() == [
+        f"{tmp_path}/x.yaml: metrics[0]: sym_kl compares with the true posterior, and datasets[0] ('iris'), "
+        "datasets[2] ('wine') have none (only synthetic datasets have one)"
+    ]
+    ok = text.replace("[iris, {synthetic: blobs, n: 60}, wine]", "[{synthetic: blobs, n: 60}]")
+    assert len(validate_spec(write_spec(tmp_path, ok, "ok.yaml")).cells) == 2
+
+
+def test_probability_metric_needs_predict_proba(tmp_path, monkeypatch):
+    from knnx.algorithms import ALGORITHMS
+
+    class LabelsOnly:
+        _parameter_constraints = {}
+
+        def get_params(self):
+            return {}
+
+    monkeypatch.setitem(ALGORITHMS, "labels_only", LabelsOnly)
+    text = GOOD.replace("metrics: [error]", "metrics: [error, brier, js]").replace(
+        "  - name: knn\n", "  - name: labels_only\n  - name: knn\n"
+    )
+    with pytest.raises(SpecError) as info:
+        validate_spec(write_spec(tmp_path, text))
+    assert str(info.value).splitlines() == [
+        f"{tmp_path}/x.yaml: metrics[1]: brier needs predicted probabilities; algorithms[0] (labels_only) has no "
+        "predict_proba",
+        f"{tmp_path}/x.yaml: metrics[2]: js needs predicted probabilities; algorithms[0] (labels_only) has no "
+        "predict_proba",
+        f"{tmp_path}/x.yaml: metrics[2]: js compares with the true posterior, and datasets[0] ('ripley') has none "
+        "(only synthetic datasets have one)",
+    ]
+
+
+def test_lpo_protocol_still_allows_error_only(tmp_path):
+    text = (
+        GOOD.replace("datasets: [ripley]", "datasets: [{synthetic: paredes2006, n_per_class: 20}]")
+        .replace("{kind: predefined}", "{kind: lpo, p: 2}")
+        .replace("metrics: [error]", "metrics: [error, sym_kl]")
+    )
+    with pytest.raises(
+        SpecError, match="metrics: protocol lpo gives the exact leave-p-out estimate of 'error' only"
+    ):
+        validate_spec(write_spec(tmp_path, text))

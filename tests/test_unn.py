@@ -116,6 +116,7 @@ def kernel_fit(X, y, k, loss, T, chooser, smoothing, step):
         STEPS[step],
         smooth,
         np.arange(C, dtype=np.intp),
+        np.array([T], dtype=np.intp),
     )
 
 
@@ -136,9 +137,12 @@ def test_kernel_matches_naive_dense_unn(loss, chooser, smoothing):
         smoothing = "raw"  # unsmoothed steps are infinite here; covered separately
     X, y = _data(1)
     T = 50
-    alpha, risk, errors, chosen, n_inf = kernel_fit(X, y, 4, loss, T, chooser, smoothing, "closed_form")
+    alpha, risk, errors, chosen, n_inf, snaps = kernel_fit(
+        X, y, 4, loss, T, chooser, smoothing, "closed_form"
+    )
     ref_alpha, ref_risk = naive_unn(X, y, 4, loss, T, chooser, smoothing, "closed_form", chosen)
     np.testing.assert_allclose(alpha, ref_alpha, rtol=1e-9, atol=1e-11)
+    np.testing.assert_array_equal(snaps[0], alpha)
     np.testing.assert_allclose(risk, ref_risk, rtol=1e-9, atol=1e-12)
     assert n_inf == 0
 
@@ -156,6 +160,7 @@ def test_binary_mirror_equals_training_both_classes():
         0,
         K.SMOOTH_RAW,
         np.arange(2, dtype=np.intp),
+        np.zeros(0, dtype=np.intp),
     )
     one = K.unn_fit(nbr, rptr, rind, y.astype(np.intp), 2, np.array([1], dtype=np.intp), *args)
     both = K.unn_fit(nbr, rptr, rind, y.astype(np.intp), 2, np.array([0, 1], dtype=np.intp), *args)
@@ -207,7 +212,7 @@ def test_hand_worked_boosting_chooser_and_tie_rule():
     # 1/2 ln((1/sqrt 5 + 1/4) / (1/4)) = 0.5128154... and j = 2 is next; after it both
     # keys equal that value and j = 0 wins the tie again.
     X, y = HAND_X, HAND_Y
-    *_, chosen, _ = kernel_fit(X, y, 1, "exp", 3, "boosting", "raw", "closed_form")
+    _, _, _, chosen, _, _ = kernel_fit(X, y, 1, "exp", 3, "boosting", "raw", "closed_form")
     np.testing.assert_array_equal(chosen[:, 0], [0, 2, 0])
     model = UNNClassifier(k=1, n_iter=3).fit(X, y)
     second = 0.5 * np.log((1 / np.sqrt(5) + 0.25) / 0.25)

@@ -19,7 +19,7 @@ Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2)
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 EXP, SQUARED, LOGISTIC, BINARY_LOGISTIC, MATSUSHITA, AMARI = 0, 1, 2, 3, 4, 5
 STEP_CLOSED_FORM, STEP_FAST, STEP_EXACT = 0, 1, 2
@@ -321,10 +321,169 @@ def _argmax_class(h_row, tie_order):
 
 
 @njit(cache=True)
-def unn_fit(
-    nbr, rptr, rind, ycode, n_classes, train_classes, n_iter, lazy, order, loss, c, step, smoothing, tie_order
+def _train_class(
+    nbr,
+    rptr,
+    rind,
+    sign,
+    n_iter,
+    lazy,
+    order,
+    loss,
+    c,
+    step,
+    smoothing,
+    snap_at,
+    alpha,
+    risk,
+    chosen,
+    steps,
+    snaps,
 ):
-    """Algorithm 1 of Piro et al., one-vs-all, the classes advancing together.
+    """T iterations of Algorithm 1 for one class (codes ``sign`` in {-1, +1}).
+
+    Writes alpha (m,), risk (T + 1,), chosen (T,), steps (T,) and snaps
+    (len(snap_at), m) in place; returns the number of infinite steps skipped.
+    """
+    m, k = nbr.shape
+    rho = np.zeros(m)
+    wp = np.zeros(m)
+    wm = np.zeros(m)
+    w0 = weight(loss, c, 0.0)
+    for j in range(m):
+        for p in range(rptr[j], rptr[j + 1]):
+            if sign[rind[p]] == sign[j]:
+                wp[j] += w0
+            else:
+                wm[j] += w0
+    wsum = m * w0
+    risk_sum = m * loss_value(loss, c, 0.0)
+    # Boosting chooser: a max-heap of |delta_j| (keys change only for the examples
+    # whose reciprocal neighbourhood holds a point whose weight moved), unless the
+    # smoothing changes with the total weight: every key moves, and a scan is exact.
+    use_heap = (not lazy) and smoothing != SMOOTH_NORMALIZED
+    # With exact steps the chooser ranks by the closed forms (exact for exp and squared).
+    key_step = STEP_CLOSED_FORM if step == STEP_EXACT else step
+    key = np.zeros(m)
+    heap = np.zeros(m, dtype=np.intp)
+    hpos = np.zeros(m, dtype=np.intp)
+    if use_heap:
+        eps = _smoothing_eps(smoothing, wsum, m)
+        for j in range(m):
+            d = closed_form_delta(loss, c, key_step, wp[j], wm[j], rptr[j + 1] - rptr[j], eps)
+            key[j] = abs(d) if d == d else 0.0
+        ordr = np.argsort(-key, kind="mergesort")
+        for p in range(m):
+            heap[p] = ordr[p]
+            hpos[ordr[p]] = p
+    risk[0] = risk_sum / m
+    stamp = np.full(m, -1, dtype=np.intp)
+    touched = np.empty(m, dtype=np.intp)
+    max_nj = 1
+    for j in range(m):
+        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
+    r_buf = np.empty(max_nj)
+    n_infinite = 0
+    next_snap = 0
+    for t in range(n_iter):
+        eps = _smoothing_eps(smoothing, wsum, m)
+        if lazy:
+            j = order[t % m]
+        elif use_heap:
+            j = heap[0]
+        else:
+            j = 0
+            best = -1.0
+            for jj in range(m):
+                d = closed_form_delta(loss, c, key_step, wp[jj], wm[jj], rptr[jj + 1] - rptr[jj], eps)
+                a = abs(d) if d == d else 0.0
+                if a > best:
+                    best = a
+                    j = jj
+        chosen[t] = j
+        steps[t] = 0.0
+        p0, p1 = rptr[j], rptr[j + 1]
+        # Fresh sums for the chosen example (no drift in the step actually taken).
+        sp = 0.0
+        sm = 0.0
+        for p in range(p0, p1):
+            i = rind[p]
+            r = sign[i] * sign[j]
+            r_buf[p - p0] = r
+            if r > 0.0:
+                sp += weight(loss, c, rho[i])
+            else:
+                sm += weight(loss, c, rho[i])
+        wp[j] = sp
+        wm[j] = sm
+        delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
+        if step == STEP_EXACT or (loss == AMARI and delta == delta):
+            outside = False
+            if loss == AMARI and step != STEP_EXACT:
+                for p in range(p0, p1):
+                    if 1.0 + c * (rho[rind[p]] + delta * r_buf[p - p0]) <= 0.0:
+                        outside = True
+            if step == STEP_EXACT or outside:
+                delta = exact_delta(loss, c, p0, p1, rind, r_buf, rho, eps, delta)
+        if delta != delta:
+            n_infinite += 1
+            delta = 0.0
+        if delta == 0.0:
+            if use_heap:
+                _set_key(heap, hpos, key, j, 0.0)
+        else:
+            alpha[j] += delta
+            steps[t] = delta
+            n_touched = 0
+            for p in range(p0, p1):
+                i = rind[p]
+                old = rho[i]
+                new = old + delta * r_buf[p - p0]
+                rho[i] = new
+                dw = weight(loss, c, new) - weight(loss, c, old)
+                risk_sum += loss_value(loss, c, new) - loss_value(loss, c, old)
+                wsum += dw
+                for q in range(k):
+                    jj = nbr[i, q]
+                    if sign[i] == sign[jj]:
+                        wp[jj] += dw
+                    else:
+                        wm[jj] += dw
+                    if stamp[jj] != t:
+                        stamp[jj] = t
+                        touched[n_touched] = jj
+                        n_touched += 1
+            if use_heap:
+                for q in range(n_touched):
+                    jj = touched[q]
+                    d = closed_form_delta(loss, c, key_step, wp[jj], wm[jj], rptr[jj + 1] - rptr[jj], eps)
+                    _set_key(heap, hpos, key, jj, abs(d) if d == d else 0.0)
+        risk[t + 1] = risk_sum / m
+        while next_snap < snap_at.shape[0] and snap_at[next_snap] == t + 1:
+            snaps[next_snap] = alpha
+            next_snap += 1
+    return n_infinite
+
+
+@njit(cache=True, parallel=True)
+def unn_fit(
+    nbr,
+    rptr,
+    rind,
+    ycode,
+    n_classes,
+    train_classes,
+    n_iter,
+    lazy,
+    order,
+    loss,
+    c,
+    step,
+    smoothing,
+    tie_order,
+    snap_at,
+):
+    """Algorithm 1 of Piro et al., one class against the rest, classes in parallel.
 
     Parameters
     ----------
@@ -335,6 +494,9 @@ def unn_fit(
     n_iter : T, iterations per class. lazy : visit ``order`` cyclically, else the
         boosting chooser (largest |delta_j|, ties to the smallest j).
     tie_order : class priority used when training scores tie (curve only).
+    snap_at : increasing iteration counts in [1, T] at which alpha is copied out
+        (the rule after T' iterations is a prefix of the run, so one run serves
+        every T' <= T).
 
     Returns
     -------
@@ -342,54 +504,49 @@ def unn_fit(
     risk : (T + 1,) surrogate risk (4) averaged over the trained classes, after each
         iteration (index 0 = before any).
     errors : (T + 1,) training error of the argmax rule (neighbourhoods of the
-        leave-one-out graph), after each iteration.
+        leave-one-out graph) after each iteration of every class, replayed from the
+        recorded steps.
     chosen : (T, len(train_classes)) index leveraged at each iteration.
     n_infinite : steps skipped because delta was infinite (pure neighbourhood, no
         smoothing).
+    snaps : (len(snap_at), m, len(train_classes)) alpha after snap_at[s] iterations.
     """
-    m, k = nbr.shape
+    m = nbr.shape[0]
     n_tc = train_classes.shape[0]
-    binary_mirror = n_tc == 1 and n_classes == 2
     sign = np.empty((n_tc, m))
     for ci in range(n_tc):
         for i in range(m):
             sign[ci, i] = 1.0 if ycode[i] == train_classes[ci] else -1.0
-    rho = np.zeros((n_tc, m))
-    wp = np.zeros((n_tc, m))
-    wm = np.zeros((n_tc, m))
-    alpha = np.zeros((m, n_tc))
-    w0 = weight(loss, c, 0.0)
-    for ci in range(n_tc):
-        for j in range(m):
-            for p in range(rptr[j], rptr[j + 1]):
-                if sign[ci, rind[p]] == sign[ci, j]:
-                    wp[ci, j] += w0
-                else:
-                    wm[ci, j] += w0
-    wsum = np.full(n_tc, m * w0)
-    risk_sum = np.full(n_tc, m * loss_value(loss, c, 0.0))
-
-    # Boosting chooser: a max-heap of |delta_j| per class (keys change only for the
-    # examples whose reciprocal neighbourhood holds a point whose weight moved),
-    # unless the smoothing changes with the total weight, where every key moves and
-    # a scan is exact.
-    use_heap = (not lazy) and smoothing != SMOOTH_NORMALIZED
-    # With exact steps the chooser ranks by the closed forms (exact for exp and squared).
-    key_step = STEP_CLOSED_FORM if step == STEP_EXACT else step
-    key = np.zeros((n_tc, m))
-    heap = np.zeros((n_tc, m), dtype=np.intp)
-    hpos = np.zeros((n_tc, m), dtype=np.intp)
-    if use_heap:
-        for ci in range(n_tc):
-            eps = _smoothing_eps(smoothing, wsum[ci], m)
-            for j in range(m):
-                d = closed_form_delta(loss, c, key_step, wp[ci, j], wm[ci, j], rptr[j + 1] - rptr[j], eps)
-                key[ci, j] = abs(d) if d == d else 0.0
-            ordr = np.argsort(-key[ci], kind="mergesort")
-            for p in range(m):
-                heap[ci, p] = ordr[p]
-                hpos[ci, ordr[p]] = p
-
+    alpha_t = np.zeros((n_tc, m))
+    risks = np.zeros((n_tc, n_iter + 1))
+    chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
+    steps = np.zeros((n_tc, n_iter))
+    snaps_t = np.zeros((n_tc, snap_at.shape[0], m))
+    n_inf = np.zeros(n_tc, dtype=np.intp)
+    for ci in prange(n_tc):
+        n_inf[ci] = _train_class(
+            nbr,
+            rptr,
+            rind,
+            sign[ci],
+            n_iter,
+            lazy,
+            order,
+            loss,
+            c,
+            step,
+            smoothing,
+            snap_at,
+            alpha_t[ci],
+            risks[ci],
+            chosen_t[ci],
+            steps[ci],
+            snaps_t[ci],
+        )
+    # Training error of the combined rule, replaying the classes' steps in the
+    # interleaved order t = 1..T, c = 1..C: leveraging j by delta for class c adds
+    # delta y_jc to h_c(x_i) of every i in its reciprocal neighbourhood.
+    binary_mirror = n_tc == 1 and n_classes == 2
     scores = np.zeros((m, n_classes))
     pred = np.empty(m, dtype=np.intp)
     n_err = 0
@@ -397,107 +554,34 @@ def unn_fit(
         pred[i] = _argmax_class(scores[i], tie_order)
         if pred[i] != ycode[i]:
             n_err += 1
-    risk = np.empty(n_iter + 1)
     errors = np.empty(n_iter + 1)
-    risk[0] = risk_sum.sum() / (m * n_tc)
     errors[0] = n_err / m
-    chosen = np.empty((n_iter, n_tc), dtype=np.intp)
-    stamp = np.full(m, -1, dtype=np.intp)
-    touched = np.empty(m, dtype=np.intp)
-    max_nj = 1
-    for j in range(m):
-        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
-    r_buf = np.empty(max_nj)
-    n_infinite = 0
-    tick = 0
     for t in range(n_iter):
         for ci in range(n_tc):
-            eps = _smoothing_eps(smoothing, wsum[ci], m)
-            if lazy:
-                j = order[t % m]
-            elif use_heap:
-                j = heap[ci, 0]
-            else:
-                j = 0
-                best = -1.0
-                for jj in range(m):
-                    d = closed_form_delta(
-                        loss, c, key_step, wp[ci, jj], wm[ci, jj], rptr[jj + 1] - rptr[jj], eps
-                    )
-                    a = abs(d) if d == d else 0.0
-                    if a > best:
-                        best = a
-                        j = jj
-            chosen[t, ci] = j
-            p0, p1 = rptr[j], rptr[j + 1]
-            # Fresh sums for the chosen example (no drift in the step actually taken).
-            sp = 0.0
-            sm = 0.0
-            for p in range(p0, p1):
-                i = rind[p]
-                r = sign[ci, i] * sign[ci, j]
-                r_buf[p - p0] = r
-                if r > 0.0:
-                    sp += weight(loss, c, rho[ci, i])
-                else:
-                    sm += weight(loss, c, rho[ci, i])
-            wp[ci, j] = sp
-            wm[ci, j] = sm
-            delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
-            if step == STEP_EXACT or (loss == AMARI and delta == delta):
-                outside = False
-                if loss == AMARI and step != STEP_EXACT:
-                    for p in range(p0, p1):
-                        if 1.0 + c * (rho[ci, rind[p]] + delta * r_buf[p - p0]) <= 0.0:
-                            outside = True
-                if step == STEP_EXACT or outside:
-                    delta = exact_delta(loss, c, p0, p1, rind, r_buf, rho[ci], eps, delta)
-            if delta != delta:
-                n_infinite += 1
-                delta = 0.0
+            delta = steps[ci, t]
             if delta == 0.0:
-                if use_heap:
-                    _set_key(heap[ci], hpos[ci], key[ci], j, 0.0)
                 continue
-            alpha[j, ci] += delta
-            tick += 1
-            n_touched = 0
-            for p in range(p0, p1):
+            j = chosen_t[ci, t]
+            cls = train_classes[ci]
+            vote = delta * sign[ci, j]
+            for p in range(rptr[j], rptr[j + 1]):
                 i = rind[p]
-                old = rho[ci, i]
-                new = old + delta * r_buf[p - p0]
-                rho[ci, i] = new
-                dw = weight(loss, c, new) - weight(loss, c, old)
-                risk_sum[ci] += loss_value(loss, c, new) - loss_value(loss, c, old)
-                wsum[ci] += dw
-                for q in range(k):
-                    jj = nbr[i, q]
-                    if sign[ci, i] == sign[ci, jj]:
-                        wp[ci, jj] += dw
-                    else:
-                        wm[ci, jj] += dw
-                    if stamp[jj] != tick:
-                        stamp[jj] = tick
-                        touched[n_touched] = jj
-                        n_touched += 1
-                # Training prediction of i.
-                cls = train_classes[ci]
-                scores[i, cls] = sign[ci, i] * new
+                scores[i, cls] += vote
                 if binary_mirror:
                     scores[i, 0] = -scores[i, 1]
                 was_wrong = pred[i] != ycode[i]
                 pred[i] = _argmax_class(scores[i], tie_order)
                 n_err += (pred[i] != ycode[i]) - was_wrong
-            if use_heap:
-                for q in range(n_touched):
-                    jj = touched[q]
-                    d = closed_form_delta(
-                        loss, c, key_step, wp[ci, jj], wm[ci, jj], rptr[jj + 1] - rptr[jj], eps
-                    )
-                    _set_key(heap[ci], hpos[ci], key[ci], jj, abs(d) if d == d else 0.0)
-        risk[t + 1] = risk_sum.sum() / (m * n_tc)
         errors[t + 1] = n_err / m
-    return alpha, risk, errors, chosen, n_infinite
+    risk = np.zeros(n_iter + 1)
+    for ci in range(n_tc):
+        risk += risks[ci]
+    risk /= n_tc
+    snaps = np.zeros((snap_at.shape[0], m, n_tc))
+    for ci in range(n_tc):
+        for s in range(snap_at.shape[0]):
+            snaps[s, :, ci] = snaps_t[ci, s]
+    return alpha_t.T.copy(), risk, errors, chosen_t.T.copy(), n_inf.sum(), snaps
 
 
 @njit(cache=True)
