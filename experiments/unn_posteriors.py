@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+from lpo_report import _md  # one Markdown table helper for the report scripts
 from matplotlib.figure import Figure
 
 from knnx.results import read_results
@@ -198,7 +199,7 @@ def claims(frame, ours, curves):
         "against 0.25-1.02 for UNN, a factor 3.5-14). knnx, SVM SymmKL / UNN SymmKL at "
         f"T = {T_TABLE}m (above 1: UNN better):\n"
     )
-    lines.append(_md_frame(ratio.reset_index().rename(columns={"k": "k"})))
+    lines.append(_md(ratio.reset_index().rename(columns={"k": "k"})))
     worse = int((ratio < 1).to_numpy().sum())
     lines.append(
         f"\n   {'Does not reproduce' if worse else 'Reproduces'}: "
@@ -241,9 +242,9 @@ def claims(frame, ours, curves):
         f"significant rise for UNN(Mat) at sigma > 0.7). knnx, SymmKL at T = {lo:g}m against "
         f"T = {hi:g}m over every (k, sigma):\n"
     )
-    lines.append(_md_frame(per_flavour))
+    lines.append(_md(per_flavour))
     lines.append("\n   SymmKL averaged over k, sigma and simulations, per T:\n")
-    lines.append(_md_frame(means.rename(columns=lambda t: f"T = {t:g}m").reset_index()))
+    lines.append(_md(means.rename(columns=lambda t: f"T = {t:g}m").reset_index()))
     change = means[hi] / means[lo] - 1.0
     verdict = "; ".join(
         f"{algo}: {change[algo]:+.1%} ({'no overfitting' if change[algo] < 0.1 else 'overfits'})"
@@ -274,16 +275,6 @@ def _sigma_note(curves):
         f"Per sigma (k = {K_FIG}, T = {T_TABLE}m) the best UNN flavour beats SVM at sigma in "
         f"{{{', '.join(wins) or 'none'}}} of {{{', '.join(f'{s:g}' for s in svm.index)}}}."
     )
-
-
-def _md_frame(frame):
-    def fmt(v):
-        return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
 
 
 def report(results, out):
@@ -336,9 +327,9 @@ def report(results, out):
         "",
         *claims(frame, ours, curves),
         "\n## Every T (mean over sigma and simulations)\n",
-        _md_frame(every_t.reset_index()),
+        _md(every_t.reset_index()),
         f"\n## Test error per sigma (k and T of Table 3 averaged: UNN at T = {T_TABLE}m, every k)\n",
-        _md_frame(err_table.reset_index()),
+        _md(err_table.reset_index()),
         "\n## Notes\n",
         "* The paper gives neither the class means nor the T of Table 3. knnx puts the means on the unit "
         "circle (generator dambrosio2012) and uses T = 10m; the tables above list every T.",
