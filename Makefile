@@ -25,6 +25,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios)
 	$(PYTHON) benchmarks/lpo.py
 	$(PYTHON) benchmarks/lpo_weighted.py
 	$(PYTHON) benchmarks/unn.py
+	$(PYTHON) benchmarks/gnnb.py
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml

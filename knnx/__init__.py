@@ -1,6 +1,6 @@
 """knnx: nearest-neighbour classification research toolkit.
 
-Public API: estimators (``KNNClassifier``, ``UNNClassifier``), the exact kernel (``kneighbors``,
+Public API: estimators (``KNNClassifier``, ``UNNClassifier``, ``GNNBClassifier``), the exact kernel (``kneighbors``,
 ``reciprocal_neighbors``), exact leave-p-out (``lpo_risk``, ``select_k``), the
 runner (``run_spec``, ``validate_spec``) and the registries ``DATASETS``,
 ``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
@@ -10,6 +10,7 @@ from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS
 from knnx.datasets import DATASETS, GENERATORS, load_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
+from knnx.gnnb import GNNBClassifier
 from knnx.knn import KNNClassifier
 from knnx.lpo import lpo_risk, select_k
 from knnx.metrics import METRICS
@@ -23,6 +24,7 @@ __all__ = [
     "__version__",
     "KNNClassifier",
     "UNNClassifier",
+    "GNNBClassifier",
     "kneighbors",
     "lpo_risk",
     "select_k",

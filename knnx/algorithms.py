@@ -8,6 +8,7 @@ algorithms whose leave-p-out risk has a closed form to the function computing it
 """
 
 from knnx.baselines import ITMLKNN, LinearSVMPlatt, SubsampledKNN
+from knnx.gnnb import GNNBClassifier
 from knnx.knn import KNNClassifier, KNNLpoClassifier
 from knnx.lpo import lpo_risk
 from knnx.unn import UNNClassifier, UNNCVClassifier
@@ -17,6 +18,7 @@ ALGORITHMS = {
     "knn_lpo": KNNLpoClassifier,
     "unn": UNNClassifier,
     "unn_cv": UNNCVClassifier,
+    "gnnb": GNNBClassifier,
     # Baselines of the papers (knnx.baselines).
     "knn_sample": SubsampledKNN,
     "svm_platt": LinearSVMPlatt,
@@ -30,6 +32,7 @@ NEIGHBOR_PARAMS = {
     "knn_lpo": ("p", 1),
     "unn": ("k", 1),
     "unn_cv": ("k", 1),
+    "gnnb": ("k", 1),
     "knn_sample": ("k", 0),
     "itml_knn": ("k", 0),
 }

@@ -321,6 +321,82 @@ def _argmax_class(h_row, tie_order):
 
 
 @njit(cache=True)
+def class_signs(ycode, train_classes):
+    """(n_trained, m) one-against-the-rest codes: +1 for the class, -1 for the rest."""
+    n_tc = train_classes.shape[0]
+    m = ycode.shape[0]
+    sign = np.empty((n_tc, m))
+    for ci in range(n_tc):
+        for i in range(m):
+            sign[ci, i] = 1.0 if ycode[i] == train_classes[ci] else -1.0
+    return sign
+
+
+@njit(cache=True)
+def merge_classes(risks, snaps_t):
+    """Per-class runs to the fit's outputs: the risk averaged over the trained
+    classes, (T + 1,), and the snapshots as (len(snap_at), m, n_trained)."""
+    n_tc, n_snap, m = snaps_t.shape
+    risk = np.zeros(risks.shape[1])
+    for ci in range(n_tc):
+        risk += risks[ci]
+    risk /= n_tc
+    snaps = np.zeros((n_snap, m, n_tc))
+    for ci in range(n_tc):
+        for s in range(n_snap):
+            snaps[s, :, ci] = snaps_t[ci, s]
+    return risk, snaps
+
+
+@njit(cache=True)
+def replay_errors(steps, chosen, sign, train_classes, n_classes, ycode, rptr, rind, tie_order):
+    """Training error of the argmax rule after each iteration, replayed from the steps.
+
+    The classes' steps are replayed in the interleaved order t = 1..T, c = 1..C:
+    leveraging j by delta for class c adds delta y_jc to h_c(x_i) of every i in its
+    reciprocal neighbourhood. ``steps`` and ``chosen`` are (n_trained, T); with two
+    classes and one trained class (class 1), h_0 = -h_1. Returns (T + 1,) errors.
+    """
+    n_tc, n_iter = steps.shape
+    m = ycode.shape[0]
+    binary_mirror = n_tc == 1 and n_classes == 2
+    scores = np.zeros((m, n_classes))
+    pred = np.empty(m, dtype=np.intp)
+    n_err = 0
+    for i in range(m):
+        pred[i] = _argmax_class(scores[i], tie_order)
+        if pred[i] != ycode[i]:
+            n_err += 1
+    errors = np.empty(n_iter + 1)
+    errors[0] = n_err / m
+    for t in range(n_iter):
+        for ci in range(n_tc):
+            delta = steps[ci, t]
+            if delta == 0.0:
+                continue
+            j = chosen[ci, t]
+            cls = train_classes[ci]
+            vote = delta * sign[ci, j]
+            for p in range(rptr[j], rptr[j + 1]):
+                i = rind[p]
+                scores[i, cls] += vote
+                was = pred[i]
+                if binary_mirror:
+                    scores[i, 0] = -scores[i, 1]
+                    pred[i] = _argmax_class(scores[i], tie_order)
+                elif cls == was:
+                    if vote < 0.0:  # the leader fell: rescan
+                        pred[i] = _argmax_class(scores[i], tie_order)
+                elif scores[i, cls] > scores[i, was]:
+                    pred[i] = cls
+                elif scores[i, cls] == scores[i, was]:  # a tie: the tie order decides
+                    pred[i] = _argmax_class(scores[i], tie_order)
+                n_err += (pred[i] != ycode[i]) - (was != ycode[i])
+        errors[t + 1] = n_err / m
+    return errors
+
+
+@njit(cache=True)
 def _train_class(
     nbr,
     rptr,
@@ -513,10 +589,7 @@ def unn_fit(
     """
     m = nbr.shape[0]
     n_tc = train_classes.shape[0]
-    sign = np.empty((n_tc, m))
-    for ci in range(n_tc):
-        for i in range(m):
-            sign[ci, i] = 1.0 if ycode[i] == train_classes[ci] else -1.0
+    sign = class_signs(ycode, train_classes)
     alpha_t = np.zeros((n_tc, m))
     risks = np.zeros((n_tc, n_iter + 1))
     chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
@@ -543,44 +616,8 @@ def unn_fit(
             steps[ci],
             snaps_t[ci],
         )
-    # Training error of the combined rule, replaying the classes' steps in the
-    # interleaved order t = 1..T, c = 1..C: leveraging j by delta for class c adds
-    # delta y_jc to h_c(x_i) of every i in its reciprocal neighbourhood.
-    binary_mirror = n_tc == 1 and n_classes == 2
-    scores = np.zeros((m, n_classes))
-    pred = np.empty(m, dtype=np.intp)
-    n_err = 0
-    for i in range(m):
-        pred[i] = _argmax_class(scores[i], tie_order)
-        if pred[i] != ycode[i]:
-            n_err += 1
-    errors = np.empty(n_iter + 1)
-    errors[0] = n_err / m
-    for t in range(n_iter):
-        for ci in range(n_tc):
-            delta = steps[ci, t]
-            if delta == 0.0:
-                continue
-            j = chosen_t[ci, t]
-            cls = train_classes[ci]
-            vote = delta * sign[ci, j]
-            for p in range(rptr[j], rptr[j + 1]):
-                i = rind[p]
-                scores[i, cls] += vote
-                if binary_mirror:
-                    scores[i, 0] = -scores[i, 1]
-                was_wrong = pred[i] != ycode[i]
-                pred[i] = _argmax_class(scores[i], tie_order)
-                n_err += (pred[i] != ycode[i]) - was_wrong
-        errors[t + 1] = n_err / m
-    risk = np.zeros(n_iter + 1)
-    for ci in range(n_tc):
-        risk += risks[ci]
-    risk /= n_tc
-    snaps = np.zeros((snap_at.shape[0], m, n_tc))
-    for ci in range(n_tc):
-        for s in range(snap_at.shape[0]):
-            snaps[s, :, ci] = snaps_t[ci, s]
+    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, rptr, rind, tie_order)
+    risk, snaps = merge_classes(risks, snaps_t)
     return alpha_t.T.copy(), risk, errors, chosen_t.T.copy(), n_inf.sum(), snaps
 
 

@@ -1,0 +1,426 @@
+"""GNNB training kernels: gentle Newton-Raphson boosting of nearest neighbours
+(Nock et al. 2014, Algorithm 1).
+
+One class c at a time is a binary problem on the codes y_ic in {-1, +1}, as in UNN
+(knnx._kernels.unn, whose loss functions and training-error replay this module reuses). The
+state of class c is the weight vector w (updated by eq. 11) and, for the surrogate
+risk and the training curve, the edges y_ic h_c(x_i).
+
+Permissible functions phi (Table 1, rows A-D) are coded by the UNN code of their
+balanced convex loss psi_phi; Z = phi(0) - phi(1/2) and H* = sup psi_phi'':
+
+    code             row  phi(x)                          psi_phi(x)            Z       H*
+    SQUARED          A    -x (1 - x)                      (1 - x)^2             1/4     2
+    LOGISTIC         B    x ln x + (1 - x) ln(1 - x)      log2(1 + e^-x)        ln 2    1 / (4 ln 2)
+    BINARY_LOGISTIC  C    x log2 x + (1 - x) log2(1 - x)  log2(1 + 2^-x)        1       ln 2 / 4
+    MATSUSHITA       D    -sqrt(x (1 - x))                -x + sqrt(1 + x^2)    1/2     1
+
+psi_B is UNN's logistic loss ln(1 + e^-x) divided by ln 2 (psi_phi(0) = 1 for
+every row), so its values, weights and curvature are UNN's times 1/ln 2.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from knnx._kernels.unn import (
+    BINARY_LOGISTIC,
+    LN2,
+    LOGISTIC,
+    MATSUSHITA,
+    SQUARED,
+    class_signs,
+    curvature,
+    loss_value,
+    merge_classes,
+    replay_errors,
+    weight,
+)
+
+PHIS = (SQUARED, LOGISTIC, BINARY_LOGISTIC, MATSUSHITA)
+
+
+@njit(cache=True)
+def z_norm(phi):
+    """Z = phi(0) - phi(1/2) > 0."""
+    if phi == SQUARED:
+        return 0.25
+    if phi == LOGISTIC:
+        return LN2
+    if phi == BINARY_LOGISTIC:
+        return 1.0
+    return 0.5
+
+
+@njit(cache=True)
+def h_star(phi):
+    """H*_psi = sup of psi_phi'' = psi_phi''(0) = 1 / (Z H_phi(1/2)) (eq. 8)."""
+    if phi == SQUARED:
+        return 2.0
+    if phi == LOGISTIC:
+        return 1.0 / (4.0 * LN2)
+    if phi == BINARY_LOGISTIC:
+        return LN2 / 4.0
+    return 1.0
+
+
+@njit(cache=True)
+def _xlogx(x):
+    return x * np.log(x) if x > 0.0 else 0.0
+
+
+@njit(cache=True)
+def phi_value(phi, x):
+    """phi(x) on [0, 1] (Table 1)."""
+    if phi == SQUARED:
+        return -x * (1.0 - x)
+    if phi == LOGISTIC:
+        return _xlogx(x) + _xlogx(1.0 - x)
+    if phi == BINARY_LOGISTIC:
+        return (_xlogx(x) + _xlogx(1.0 - x)) / LN2
+    return -np.sqrt(x * (1.0 - x))
+
+
+@njit(cache=True)
+def phi_grad(phi, x):
+    """nabla phi (x)."""
+    if phi == SQUARED:
+        return 2.0 * x - 1.0
+    if phi == LOGISTIC:
+        return np.log(x / (1.0 - x))
+    if phi == BINARY_LOGISTIC:
+        return np.log2(x / (1.0 - x))
+    return (2.0 * x - 1.0) / (2.0 * np.sqrt(x * (1.0 - x)))
+
+
+@njit(cache=True)
+def _sigmoid(u):
+    if u >= 0.0:
+        return 1.0 / (1.0 + np.exp(-u))
+    e = np.exp(u)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def phi_grad_inv(phi, u):
+    """(nabla phi)^-1 (u); also the matching posterior estimate p = (nabla phi)^-1 (h) (eq. 5)."""
+    if phi == SQUARED:
+        return 0.5 * (u + 1.0)
+    if phi == LOGISTIC:
+        return _sigmoid(u)
+    if phi == BINARY_LOGISTIC:
+        return _sigmoid(u * LN2)
+    return 0.5 * (1.0 + u / np.sqrt(1.0 + u * u))
+
+
+@njit(cache=True)
+def _loss_scale(phi):
+    return 1.0 / LN2 if phi == LOGISTIC else 1.0
+
+
+@njit(cache=True)
+def bcl_value(phi, x):
+    """psi_phi(x), the balanced convex loss (eq. 4); psi_phi(0) = 1."""
+    return loss_value(phi, 0.0, x) * _loss_scale(phi)
+
+
+@njit(cache=True)
+def bcl_weight(phi, x):
+    """-psi_phi'(x) = (nabla phi)^-1 (-x) / Z: the weight of an example of edge x."""
+    return weight(phi, 0.0, x) * _loss_scale(phi)
+
+
+@njit(cache=True)
+def bcl_curvature(phi, x):
+    """psi_phi''(x) (H_psi in eq. 17-18)."""
+    return curvature(phi, 0.0, x) * _loss_scale(phi)
+
+
+@njit(cache=True)
+def weight_update_generic(phi, w, a):
+    """Eq. (11) as printed: w' = (nabla phi)^-1 (-a + nabla phi (Z w)) / Z, a = delta_j y_ic y_jc."""
+    z = z_norm(phi)
+    return phi_grad_inv(phi, -a + phi_grad(phi, z * w)) / z
+
+
+@njit(cache=True)
+def weight_update(phi, w, a):
+    """Eq. (11) in closed form, per row of Table 1 (a = delta_j y_ic y_jc).
+
+    A: w - 2a. B: w / (w ln 2 + (1 - w ln 2) e^a) (Table 1 prints
+    w e^a / (w ln 2 + (1 - w) ln 2): not eq. 11). C: w / (w + (1 - w) 2^a).
+    D: 1 - u / sqrt(u^2 + r^2) with r = sqrt(w (2 - w)), u = 1 - w + r a, i.e.
+    1 - (1 - w + r a) / sqrt(1 + a^2 r^2 + 2 (1 - w) r a) (Table 1's radical must
+    cover the whole denominator). Each form is rearranged to avoid overflow and
+    cancellation; tests check them against :func:`weight_update_generic`.
+    """
+    if phi == SQUARED:
+        return w - 2.0 * a
+    if phi == LOGISTIC or phi == BINARY_LOGISTIC:
+        zw = w * LN2 if phi == LOGISTIC else w  # Z w, the probability
+        if phi == BINARY_LOGISTIC:
+            a = a * LN2
+        if a > 0.0:
+            e = np.exp(-a)
+            return w * e / (zw * e + (1.0 - zw))
+        return w / (zw + (1.0 - zw) * np.exp(a))
+    r = np.sqrt(max(0.0, w * (2.0 - w)))
+    u = 1.0 - w + r * a
+    s = np.sqrt(u * u + r * r)
+    if s == 0.0:
+        return w
+    if u > 0.0:
+        return r * r / (s * (s + u))  # = 1 - u / s without cancellation
+    return 1.0 - u / s
+
+
+KEY_BITS = 36
+
+
+@njit(cache=True)
+def chooser_key(factor, eta, nj):
+    """|delta_j| rounded to KEY_BITS significant bits: the GNNB* chooser key.
+
+    eta is summed in different orders (incrementally in the kernel, afresh by a
+    brute-force check), so values equal in exact arithmetic can differ in the last
+    bits; compared at 36 bits they tie, and the tie goes to the smallest index.
+    """
+    if nj == 0:
+        return 0.0
+    v = factor * abs(eta) / nj
+    if v == 0.0:
+        return 0.0
+    mant, expo = math.frexp(v)
+    return math.ldexp(math.floor(mant * 2.0**KEY_BITS + 0.5), expo - KEY_BITS)
+
+
+@njit(cache=True)
+def _block_update(key, width, bmax, barg, dirty, j, value):
+    """key[j] = value in a blocked maximum: blocks of ``width`` consecutive indices keep
+    their largest key (bmax) and its smallest index (barg). A rise is O(1); the fall
+    of a block's leader marks the block dirty, rescanned at the next query."""
+    b = j // width
+    key[j] = value
+    if dirty[b]:
+        return
+    if value > bmax[b] or (value == bmax[b] and j < barg[b]):
+        bmax[b] = value
+        barg[b] = j
+    elif j == barg[b] and value < bmax[b]:
+        dirty[b] = True
+
+
+@njit(cache=True)
+def _block_argmax(key, width, bmax, barg, dirty):
+    """Index of the largest key, ties to the smallest index: O(m / width + width x
+    dirty blocks). Blocks are scanned in index order with strict comparisons."""
+    m = key.shape[0]
+    best = -1
+    for b in range(bmax.shape[0]):
+        if dirty[b]:
+            lo = b * width
+            hi = min(m, lo + width)
+            top = lo
+            for j in range(lo + 1, hi):
+                if key[j] > key[top]:
+                    top = j
+            bmax[b] = key[top]
+            barg[b] = top
+            dirty[b] = False
+        if best < 0 or bmax[b] > bmax[best]:
+            best = b
+    return barg[best]
+
+
+@njit(cache=True)
+def _train_class(
+    nbr,
+    rptr,
+    rind,
+    sign,
+    n_iter,
+    lazy,
+    order,
+    phi,
+    epsilon,
+    snap_at,
+    alpha,
+    w,
+    risk,
+    chosen,
+    steps,
+    updates,
+    snaps,
+):
+    """T iterations of Algorithm 1 for one class (codes ``sign`` in {-1, +1}).
+
+    Writes alpha (m,), the final weights w (m,), risk (T + 1,), chosen (T,),
+    steps (T,), updates (T + 1,: cumulative weight updates l(t, c)) and snaps
+    (len(snap_at), m) in place.
+    """
+    m, k = nbr.shape
+    factor = 2.0 * (1.0 - epsilon) / h_star(phi)
+    w0 = 0.5 / z_norm(phi)
+    for i in range(m):
+        w[i] = w0
+    edge = np.zeros(m)
+    risk_sum = m * bcl_value(phi, 0.0)
+    risk[0] = risk_sum / m
+    updates[0] = 0
+    # GNNB* (largest |delta_j| first): eta_j is kept for every j and updated only for
+    # the examples j' whose inverse neighbourhood holds a point whose weight moved
+    # (j' in NN_k(i) for i in the leveraged example's inverse neighbourhood); the keys
+    # |delta_j| sit in a blocked maximum (see _block_update / _block_argmax).
+    eta = np.zeros(m)
+    key = np.zeros(m)
+    width = max(16, int(np.sqrt(m)))
+    n_blocks = (m + width - 1) // width
+    bmax = np.full(n_blocks, -1.0)
+    barg = np.zeros(n_blocks, dtype=np.intp)
+    dirty = np.ones(n_blocks, dtype=np.bool_)
+    stamp = np.full(m, -1, dtype=np.intp)
+    touched = np.empty(m, dtype=np.intp)
+    if not lazy:
+        for j in range(m):
+            s = 0.0
+            for p in range(rptr[j], rptr[j + 1]):
+                i = rind[p]
+                s += w[i] * sign[i] * sign[j]
+            eta[j] = s
+            key[j] = chooser_key(factor, s, rptr[j + 1] - rptr[j])
+    next_snap = 0
+    for t in range(n_iter):
+        if lazy:
+            j = order[t % m]
+        else:
+            j = _block_argmax(key, width, bmax, barg, dirty)
+        chosen[t] = j
+        p0, p1 = rptr[j], rptr[j + 1]
+        nj = p1 - p0
+        # eq. (9), fresh: the step taken never carries the rounding drift of the kept eta
+        s = 0.0
+        for p in range(p0, p1):
+            i = rind[p]
+            s += w[i] * sign[i] * sign[j]
+        delta = factor * s / nj if nj > 0 else 0.0  # eq. (10); n_j = 0: delta = 0
+        steps[t] = delta
+        updates[t + 1] = updates[t] + nj
+        if delta != 0.0:
+            alpha[j] += delta
+            n_touched = 0
+            for p in range(p0, p1):
+                i = rind[p]
+                a = delta * sign[i] * sign[j]
+                new_w = weight_update(phi, w[i], a)  # eq. (11)
+                old = edge[i]
+                edge[i] = old + a
+                risk_sum += bcl_value(phi, edge[i]) - bcl_value(phi, old)
+                if not lazy:
+                    dw = new_w - w[i]
+                    for q in range(k):
+                        jj = nbr[i, q]
+                        eta[jj] += dw * sign[i] * sign[jj]
+                        if stamp[jj] != t:
+                            stamp[jj] = t
+                            touched[n_touched] = jj
+                            n_touched += 1
+                w[i] = new_w
+            if not lazy:
+                for q in range(n_touched):
+                    jj = touched[q]
+                    _block_update(
+                        key,
+                        width,
+                        bmax,
+                        barg,
+                        dirty,
+                        jj,
+                        chooser_key(factor, eta[jj], rptr[jj + 1] - rptr[jj]),
+                    )
+        elif not lazy:
+            _block_update(key, width, bmax, barg, dirty, j, 0.0)
+        risk[t + 1] = risk_sum / m
+        while next_snap < snap_at.shape[0] and snap_at[next_snap] == t + 1:
+            snaps[next_snap] = alpha
+            next_snap += 1
+
+
+@njit(cache=True, parallel=True)
+def gnnb_fit(
+    nbr, rptr, rind, ycode, n_classes, train_classes, n_iter, lazy, order, phi, epsilon, tie_order, snap_at
+):
+    """Algorithm 1 of Nock et al. (2014), one class against the rest, classes in parallel.
+
+    Parameters as :func:`knnx._kernels.unn.unn_fit`; ``lazy`` visits ``order``
+    cyclically, else GNNB* (largest |delta_j|, ties to the smallest j).
+
+    Returns
+    -------
+    alpha : (m, n_trained) leveraging coefficients.
+    weights : (m, n_trained) final weights.
+    risk : (T + 1,) surrogate risk (eq. 1) averaged over the trained classes.
+    errors : (T + 1,) training error of the argmax rule (replayed).
+    chosen, steps : (T, n_trained) index leveraged and delta_j at each iteration.
+    updates : (T + 1, n_trained) cumulative weight updates l(t, c) = sum of n_e(t).
+    snaps : (len(snap_at), m, n_trained) alpha after snap_at[s] iterations.
+    """
+    m = nbr.shape[0]
+    n_tc = train_classes.shape[0]
+    sign = class_signs(ycode, train_classes)
+    alpha_t = np.zeros((n_tc, m))
+    w_t = np.zeros((n_tc, m))
+    risks = np.zeros((n_tc, n_iter + 1))
+    chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
+    steps = np.zeros((n_tc, n_iter))
+    updates = np.zeros((n_tc, n_iter + 1), dtype=np.int64)
+    snaps_t = np.zeros((n_tc, snap_at.shape[0], m))
+    for ci in prange(n_tc):
+        _train_class(
+            nbr,
+            rptr,
+            rind,
+            sign[ci],
+            n_iter,
+            lazy,
+            order,
+            phi,
+            epsilon,
+            snap_at,
+            alpha_t[ci],
+            w_t[ci],
+            risks[ci],
+            chosen_t[ci],
+            steps[ci],
+            updates[ci],
+            snaps_t[ci],
+        )
+    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, rptr, rind, tie_order)
+    risk, snaps = merge_classes(risks, snaps_t)
+    return (
+        alpha_t.T.copy(),
+        w_t.T.copy(),
+        risk,
+        errors,
+        chosen_t.T.copy(),
+        steps.T.copy(),
+        updates.T.copy(),
+        snaps,
+    )
+
+
+@njit(cache=True)
+def gnnb_proba(h, phi):
+    """p_c = (nabla phi)^-1 (h_c) (eq. 5), clipped to [0, 1] (only the squared phi
+    can leave it), normalised over classes (uniform if all are 0)."""
+    n, C = h.shape
+    out = np.empty((n, C))
+    for q in range(n):
+        s = 0.0
+        for cls in range(C):
+            v = min(1.0, max(0.0, phi_grad_inv(phi, h[q, cls])))
+            out[q, cls] = v
+            s += v
+        for cls in range(C):
+            out[q, cls] = out[q, cls] / s if s > 0.0 else 1.0 / C
+    return out

@@ -1,0 +1,328 @@
+"""GNNB: gentle nearest-neighbour boosting over proper scoring rules (Nock et al. 2014).
+
+The leveraged k-NN rule of UNN, h_c(x) = sum over j in NN_k(x) of alpha_jc y_jc
+(eq. 16), trained by Algorithm 1 of Nock et al.: each leveraging step is a
+Newton-Raphson step with an adaptive rate (Theorem 3), linear in the weighted edge
+eta(c, j) of the example's inverse neighbourhood (eq. 9-10), and the weights follow
+eq. (11). Training runs one class against the rest on the leave-one-out neighbour
+graph and its reciprocal CSR (knnx.neighbors), classes in parallel (numba prange).
+"""
+
+import numpy as np
+
+from knnx._kernels import PARALLEL_LOCK
+from knnx._kernels import gnnb as G
+from knnx._kernels import unn as K
+from knnx._params import AnyOf, Interval, Literal, Options
+from knnx.base import NeighborsClassifierBase
+from knnx.neighbors import kneighbors, reciprocal_neighbors
+
+PHIS = {
+    "squared": K.SQUARED,
+    "logistic": K.LOGISTIC,
+    "binary_logistic": K.BINARY_LOGISTIC,
+    "matsushita": K.MATSUSHITA,
+}
+BLOCK_NORMS = ("l2", "l1", "none")
+
+
+def balanced_loss(phi, x):
+    """psi_phi(x), the balanced convex loss of a permissible phi (eq. 4), elementwise."""
+    code = PHIS[phi]
+    return np.array([G.bcl_value(code, float(v)) for v in np.ravel(x)]).reshape(np.shape(x))
+
+
+def normalize_rows(X, norm):
+    """Rows scaled to unit L1 or L2 norm (``norm`` = "l1" / "l2"; "none": unchanged).
+    All-zero rows stay zero."""
+    if norm == "none":
+        return X
+    scale = np.abs(X).sum(axis=1) if norm == "l1" else np.sqrt(np.einsum("ij,ij->i", X, X))
+    scale[scale == 0.0] = 1.0
+    return np.ascontiguousarray(X / scale[:, None])
+
+
+class GNNBClassifier(NeighborsClassifierBase):
+    """Gentle Nearest Neighbours Boosting (GNNB and GNNB*), with the divide-and-conquer
+    scheme of Sec. 6.4.
+
+    Parameters
+    ----------
+    k : int, default 5
+        Neighbours in the rule, 1 <= k < n_samples.
+    phi : {"logistic", "squared", "binary_logistic", "matsushita"}, default "logistic"
+        Permissible function of Table 1 (rows B, A, C, D); GNNB minimises its balanced
+        convex loss psi_phi: log2(1 + e^-x), (1 - x)^2, log2(1 + 2^-x),
+        -x + sqrt(1 + x^2).
+    epsilon : float in (0, 1), default 0.5
+        delta_j = 2 (1 - epsilon) eta(c, j) / (H*_psi n_j) (eq. 10).
+    n_iter : int or None, default None
+        T, iterations per class; None: T = n_samples (the paper's setting).
+    chooser : {"lazy", "largest_delta"}, default "lazy"
+        Weak index chooser. ``lazy``: each example in turn, in index order or in a
+        permutation drawn from ``seed``, cycling if T > m (with T = m each example is
+        leveraged exactly once, as in Sec. 6.3; the paper does not give the order).
+        ``largest_delta`` (GNNB*, Sec. 4.4 and 6.6): at every iteration the example of
+        largest current |delta_j| (an example may come back). eta is kept for every
+        example and updated only for the examples whose inverse neighbourhood holds
+        a point whose weight moved (O(n_j k) per step); the keys |delta_j| sit in
+        blocks of about sqrt(m) indices that keep their maximum, so a choice costs a
+        scan of the block maxima plus a rescan of the blocks whose leader fell.
+        |delta_j| is compared at 36 significant bits, so that rounding in the
+        incrementally kept eta cannot break a tie, and ties go to the smallest
+        training index; the step taken is always recomputed afresh from eq. (9).
+    n_splits : int, default 1
+        s: the features are split into s regular blocks (``numpy.array_split`` of the
+        column indices: sizes differ by at most one), one GNNB is trained per block,
+        and the blocks' posteriors are averaged arithmetically (Sec. 6.4).
+    block_norm : {"l2", "l1", "none"} or None, default None
+        Each block's rows are scaled to unit norm before the neighbour search (fit
+        and predict alike). None: "l2" when n_splits > 1, "none" otherwise.
+    seed : int or None, default None
+        Order of the ``lazy`` chooser (None: index order).
+
+    Attributes
+    ----------
+    alpha_ : ndarray of shape (n_splits, n_samples, n_classes)
+        Leveraging coefficients, one matrix per feature block.
+    weights_ : ndarray of shape (n_splits, n_samples, n_classes)
+        Final weights w_i of Algorithm 1 (per class; with two classes both columns
+        are class 1's).
+    weight_updates_ : ndarray of shape (n_splits, n_classes)
+        l(T, c), the number of weight updates per class (the sum of n_j over the
+        leveraged examples, Theorem 4).
+    prototypes_ : ndarray of int
+        Training indices with a non-zero leveraging vector in some block;
+        ``prototype_fraction_`` = len(prototypes_) / n_samples.
+    blocks_ : list of ndarray
+        Column indices of each block.
+    n_iter_ : int
+    curve_ : dict of ndarrays
+        ``iteration`` (0..T); ``surrogate_risk`` (eq. 1); ``train_error`` (argmax
+        rule on the leave-one-out neighbourhoods of the training set);
+        ``weight_updates`` (l(t, c), mean over classes). With n_splits > 1 each is
+        the mean over the blocks' own runs.
+    reported_ : dict
+        ``{"prototype_fraction": ...}``, recorded by the experiment runner.
+    classes_, n_features_in_
+
+    Notes
+    -----
+    * Weights start at 1 / (2 Z), Z = phi(0) - phi(1/2) (Table 1's phi are convex,
+      so Z > 0), and are updated by eq. (11) in the closed form of each row of
+      Table 1 (:func:`knnx._kernels.gnnb.weight_update`). Row B as printed,
+      w e^delta / (w ln 2 + (1 - w) ln 2), is not eq. (11); knnx uses
+      w / (w ln 2 + (1 - w ln 2) e^(delta y_ic y_jc)). Row D's square root covers
+      the whole denominator. Row C's pi* (blank in Table 1) is ln 2 / 8. With the
+      squared phi weights can become negative (eq. 11 is linear for it).
+    * n_j = 0 (an example in nobody's neighbourhood): delta_j = 0/0, taken as 0.
+    * Training neighbourhoods exclude the point itself; alpha_j in R^C starts at 0.
+      Two classes: class 1 is trained and class 0 mirrors it (alpha_j0 = alpha_j1,
+      h_0 = -h_1), as in UNN.
+    * Prediction votes among the k nearest prototypes (alpha_j != 0), as UNN does;
+      with T = m and the lazy chooser nearly every example is one. Ties go to the
+      class most frequent in the training set, then to the smallest class code.
+    * ``predict_proba``: p_c = (nabla phi)^-1 (h_c) (eq. 5), clipped to [0, 1] (the
+      squared phi's link is linear), normalised over classes; with n_splits > 1 the
+      average of the blocks' normalised posteriors, and ``predict`` is its argmax.
+    """
+
+    _parameter_constraints = {
+        "k": Interval(1, integer=True),
+        "phi": Options(*PHIS),
+        "epsilon": Interval(0, 1, low_open=True, high_open=True),
+        "n_iter": AnyOf(Interval(1, integer=True), Literal(None)),
+        "chooser": Options("lazy", "largest_delta"),
+        "n_splits": Interval(1, integer=True),
+        "block_norm": AnyOf(Options(*BLOCK_NORMS), Literal(None)),
+        "seed": AnyOf(Interval(0, integer=True), Literal(None)),
+    }
+
+    def __init__(
+        self,
+        k=5,
+        phi="logistic",
+        epsilon=0.5,
+        n_iter=None,
+        chooser="lazy",
+        n_splits=1,
+        block_norm=None,
+        seed=None,
+    ):
+        self.k = k
+        self.phi = phi
+        self.epsilon = epsilon
+        self.n_iter = n_iter
+        self.chooser = chooser
+        self.n_splits = n_splits
+        self.block_norm = block_norm
+        self.seed = seed
+
+    def fit(self, X, y):
+        """Train the leveraging coefficients by Algorithm 1 (one run per block). Returns self."""
+        self._validate_params()
+        X, y_codes = self._validate_fit_data(X, y)
+        self._fit(X, y_codes, [])
+        return self
+
+    def _norm(self):
+        if self.block_norm is not None:
+            return self.block_norm
+        return "l2" if self.n_splits > 1 else "none"
+
+    def _block(self, X, b):
+        return normalize_rows(np.ascontiguousarray(X[:, self.blocks_[b]]), self._norm())
+
+    def _fit(self, X, y_codes, snap_at):
+        """Algorithm 1 on validated data; returns, per count in ``snap_at``, the list
+        of the blocks' alpha after that many iterations. The final state is stored."""
+        m, d = X.shape
+        if self.k >= m:
+            raise ValueError(
+                f"GNNBClassifier: k={self.k} must be below the training set size (n_samples = {m})"
+            )
+        if self.n_splits > d:
+            raise ValueError(f"GNNBClassifier: n_splits={self.n_splits} exceeds the number of features ({d})")
+        n_classes = len(self.classes_)
+        counts = np.bincount(y_codes, minlength=n_classes)
+        self._tie_order = np.lexsort((np.arange(n_classes), -counts)).astype(np.intp)
+        T = self.n_iter if self.n_iter is not None else m
+        self.n_iter_ = T
+        self.blocks_ = np.array_split(np.arange(d), self.n_splits)
+        phi = PHIS[self.phi]
+        if self.seed is None:
+            order = np.arange(m, dtype=np.intp)
+        else:
+            order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
+        train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
+        snap_at = np.asarray(snap_at, dtype=np.intp)
+        s = self.n_splits
+        self.alpha_ = np.zeros((s, m, n_classes))
+        self.weights_ = np.full((s, m, n_classes), 0.5 / G.z_norm(phi))
+        self.weight_updates_ = np.zeros((s, n_classes), dtype=np.int64)
+        curve = {
+            "iteration": np.arange(T + 1),
+            "surrogate_risk": np.zeros(T + 1),
+            "train_error": np.zeros(T + 1),
+            "weight_updates": np.zeros(T + 1),
+        }
+        snaps = [[np.zeros((m, n_classes)) for _ in range(s)] for _ in snap_at]
+
+        def full(a):  # two classes: class 0 mirrors class 1
+            return np.column_stack([a[:, 0], a[:, 0]]) if n_classes == 2 else a
+
+        for b in range(s):
+            if n_classes == 1:  # nothing to learn: every edge stays 0
+                curve["surrogate_risk"] += G.bcl_value(phi, 0.0) / s
+                continue
+            Xb = self._block(X, b)
+            _, nbr = kneighbors(Xb, self.k)
+            rptr, rind = reciprocal_neighbors(nbr, m)
+            with PARALLEL_LOCK:  # classes train in parallel
+                alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
+                    nbr,
+                    rptr,
+                    rind,
+                    y_codes,
+                    n_classes,
+                    train_classes,
+                    T,
+                    self.chooser == "lazy",
+                    order,
+                    phi,
+                    float(self.epsilon),
+                    self._tie_order,
+                    snap_at,
+                )
+            self.alpha_[b] = full(alpha)
+            self.weights_[b] = full(w)
+            self.weight_updates_[b] = full(updates[-1:])[0]
+            curve["surrogate_risk"] += risk / s
+            curve["train_error"] += errors / s
+            curve["weight_updates"] += updates.mean(axis=1) / s
+            for q in range(len(snap_at)):
+                snaps[q][b] = full(snap[q])
+        self.curve_ = curve
+        self._set_prototypes(X, y_codes)
+        return snaps
+
+    def _set_prototypes(self, X, y_codes):
+        """Per block: the kept rows (alpha != 0), their block features, codes and alpha."""
+        self._proto = []
+        kept = np.zeros(X.shape[0], dtype=bool)
+        for b in range(self.n_splits):
+            keep = np.flatnonzero(np.any(self.alpha_[b] != 0.0, axis=1))
+            kept[keep] = True
+            Xb = self._block(X, b)
+            self._proto.append(
+                (
+                    np.ascontiguousarray(Xb[keep]),
+                    np.ascontiguousarray(y_codes[keep]),
+                    np.ascontiguousarray(self.alpha_[b][keep]),
+                )
+            )
+        self.prototypes_ = np.flatnonzero(kept)
+        self.prototype_fraction_ = len(self.prototypes_) / X.shape[0]
+        self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
+
+    def _block_h(self, X, b):
+        n_classes = len(self.classes_)
+        proto_X, proto_y, proto_alpha = self._proto[b]
+        if len(proto_y) == 0:
+            return np.zeros((X.shape[0], n_classes))
+        _, ind = kneighbors(proto_X, min(self.k, len(proto_y)), self._block(X, b))
+        alpha = proto_alpha[:, 1:] if n_classes == 2 else proto_alpha
+        return K.unn_scores(ind, np.ascontiguousarray(alpha), proto_y, n_classes, n_classes == 2)
+
+    def _scores(self, X):
+        """h for one block; the averaged posteriors for several."""
+        X = self._validate_query(X)
+        if self.n_splits == 1:
+            return self._block_h(X, 0)
+        phi = PHIS[self.phi]
+        return sum(G.gnnb_proba(self._block_h(X, b), phi) for b in range(self.n_splits)) / self.n_splits
+
+    def decision_function(self, X):
+        """h(x) (n_splits = 1) or the averaged posteriors (n_splits > 1); for two
+        classes the score of classes_[1] (h_1, or p_1 - p_0), shape (n,)."""
+        scores = self._scores(X)
+        if len(self.classes_) == 2:
+            return scores[:, 1] if self.n_splits == 1 else scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X):
+        """argmax_c of h_c(x), or of the averaged posteriors (ties: see Notes)."""
+        scores = self._scores(X)
+        return self.classes_[K.unn_predict(scores, self._tie_order)]
+
+    def predict_proba(self, X):
+        """Matching posterior estimates (eq. 5), rows summing to 1 (see Notes)."""
+        scores = self._scores(X)
+        if self.n_splits == 1:
+            return G.gnnb_proba(scores, PHIS[self.phi])
+        return scores
+
+
+def gnnb_path(estimator, X, y, X_query, iterations):
+    """Posteriors on ``X_query`` of the GNNB rule after each count in ``iterations``.
+
+    One run of T = max(iterations) iterations per class and block (the rule after
+    T' iterations is a prefix of the run, so this equals separate fits with
+    n_iter = T'). ``estimator`` is a :class:`GNNBClassifier` whose ``n_iter`` is
+    ignored; it is left fitted with T = max(iterations). Returns a list of
+    (n_query, n_classes) arrays.
+    """
+    iterations = sorted(int(t) for t in iterations)
+    estimator.set_params(n_iter=iterations[-1])
+    estimator._validate_params()
+    X, y_codes = estimator._validate_fit_data(X, y)
+    snaps = estimator._fit(X, y_codes, iterations)
+    final = estimator.alpha_.copy()
+    out = []
+    for snap in snaps:
+        estimator.alpha_ = np.stack(snap)
+        estimator._set_prototypes(X, y_codes)
+        out.append(estimator.predict_proba(X_query))
+    estimator.alpha_ = final
+    estimator._set_prototypes(X, y_codes)
+    return out
