@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors clean
+.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large clean
 
 install:  ## install knnx with the test, benchmark and ITML (Table 2 baseline) extras
 	$(PYTHON) -m pip install -e '.[dev,bench,itml]'
@@ -71,5 +71,13 @@ unn-posteriors:  ## Sec. 5.3 of D'Ambrosio et al.: UNN(exp/log/Mat) posteriors v
 	knnx run results/unn-posteriors-s$(UNN_SIMS).yaml --out results/unn-posteriors-s$(UNN_SIMS) --jobs 2 --quiet --no-resume
 	$(PYTHON) experiments/unn_posteriors.py results/unn-posteriors-s$(UNN_SIMS) results/unn-posteriors
 
+# Nock et al. (2014): GNNB. Side-by-side tables land in results/gnnb-*.
+gnnb-small:  ## Sec. 6.3-6.5: GNNB vs NN, UNN, SVM, SGD, AdaBoost on 8 small domains (Fig. 3-5, time ratios; about 20 minutes)
+	knnx run experiments/gnnb_small.yaml --jobs 2 --quiet --no-resume
+	$(PYTHON) experiments/gnnb_small.py results/gnnb-small results/gnnb-small-report
+
+gnnb-large:  ## Table 3 / Sec. 6.4, 6.6 on a synthetic blobs stand-in for Caltech/SUN (about 1 minute)
+	$(PYTHON) experiments/gnnb_large.py results/gnnb-large
+
 clean:
-	rm -rf results/ripley results/lpo-* results/unn-* .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* .pytest_cache .ruff_cache

@@ -7,7 +7,7 @@ algorithms whose leave-p-out risk has a closed form to the function computing it
 (used by ``protocol: {kind: lpo, p: P}``).
 """
 
-from knnx.baselines import ITMLKNN, LinearSVMPlatt, SubsampledKNN
+from knnx.baselines import ITMLKNN, SVMRBF, AdaBoostTrees, LinearSVMPlatt, SGDBudget, SubsampledKNN, SVMLinear
 from knnx.gnnb import GNNBClassifier
 from knnx.knn import KNNClassifier, KNNLpoClassifier
 from knnx.lpo import lpo_risk
@@ -23,6 +23,10 @@ ALGORITHMS = {
     "knn_sample": SubsampledKNN,
     "svm_platt": LinearSVMPlatt,
     "itml_knn": ITMLKNN,
+    "svm_rbf": SVMRBF,
+    "svm_linear": SVMLinear,
+    "sgd": SGDBudget,
+    "adaboost": AdaBoostTrees,
 }
 
 # Parameter that counts training points, checked against each training part:

@@ -9,6 +9,7 @@ Registries (greppable, and every key is exercised by the tests):
 
     "ripley"                                          # bundled, default treatments
     {"name": "cancer", "missing": "error"}           # bundled, with options
+    {"name": "letter", "max_rows": 2561}              # a stratified subsample (seeded)
     {"csv": "data/my.csv", "label": "class"}          # the user's own file
     {"synthetic": "paredes2006", "n_per_class": 64}   # a generator and its parameters
 
@@ -89,6 +90,12 @@ def check_entry(entry):
             continue
         if form != "synthetic" and key in _TEXT_OPTIONS and not isinstance(value, str):
             raise DataError(f"{key}: expected a string, got {value!r}")
+        if (
+            key == "max_rows"
+            and form == "name"
+            and (isinstance(value, bool) or not isinstance(value, int) or value < 1)
+        ):
+            raise DataError(f"max_rows: expected an integer >= 1, got {value!r}")
         if key == "fill_value" and not _is_number(value):
             raise DataError(f"fill_value: expected a finite number, got {value!r}")
         if form == "synthetic" and key not in _LIST_PARAMS and key != "seed" and not _is_number(value):
@@ -142,7 +149,9 @@ def load_dataset(entry, *, seed=0, base_dir=None):
     form = forms[0]
     if form == "name":
         name = body.pop("name")
-        ds = load_bundled(name, **body)
+        if "seed" in body:  # the subsample of max_rows follows the spec's seed
+            raise DataError(f"{name}: unknown option 'seed'; bundled datasets are seeded by the spec")
+        ds = load_bundled(name, seed=seed, **body)
     elif form == "csv":
         unknown = sorted(set(body) - set(_CSV_KEYS))
         if unknown:

@@ -187,7 +187,7 @@ BUNDLED = {
     ),
 }
 
-GENERIC_OPTIONS = ("missing", "fill_value", "categorical")
+GENERIC_OPTIONS = ("missing", "fill_value", "categorical", "max_rows")
 
 
 def data_dir():
@@ -248,17 +248,20 @@ def _load_cached(name, options):
     return table_to_dataset(name, paths, drop_columns=drop, metadata=meta, **opts)
 
 
-def load_bundled(name, **options):
+def load_bundled(name, *, seed=0, **options):
     """Load a bundled dataset by registry name with its documented default treatments.
 
     Parameters
     ----------
     name : str
         A key of :data:`BUNDLED`.
+    seed : int or numpy.random.SeedSequence, default 0
+        Seed of the ``max_rows`` subsample (unused without it).
     **options
         ``missing`` ({'error', 'drop_rows', 'fill'}), ``fill_value``, ``categorical``
-        ({'onehot', 'ordinal'}) and, for australian, ``corrupted`` ({'keep', 'drop'}).
-        Unset options take the dataset's defaults (see datasets/README.md).
+        ({'onehot', 'ordinal'}), ``max_rows`` (see :func:`subsample_rows`) and, for
+        australian, ``corrupted`` ({'keep', 'drop'}). Unset options take the
+        dataset's defaults (see datasets/README.md).
     """
     if name not in BUNDLED:
         raise DataError(f"unknown dataset '{name}'; known: {', '.join(sorted(BUNDLED))}")
@@ -266,6 +269,51 @@ def load_bundled(name, **options):
     for key in options:
         if key not in allowed:
             raise DataError(f"{name}: unknown option '{key}'; known: {', '.join(allowed)}")
+    max_rows = options.pop("max_rows", None)
     cached = _load_cached(name, tuple(sorted(options.items())))
+    if max_rows is not None:
+        return subsample_rows(cached, max_rows, seed)
     # The cache is shared: hand out arrays the caller may modify freely.
     return replace(cached, X=cached.X.copy(), y=cached.y.copy())
+
+
+def subsample_rows(ds, max_rows, seed=0):
+    """A stratified random subsample of ``max_rows`` rows of ``ds`` (all rows if fewer).
+
+    Class c (n_c of the n rows) keeps floor(max_rows n_c / n) rows, plus one for the
+    classes with the largest remainders (ties: smaller class code first) until
+    ``max_rows`` rows are kept, so every class count is within one row of its exact
+    share. The rows are drawn without replacement from ``seed`` and kept in file order.
+    The predefined split, if any, is dropped: the subsample is one pool of rows. Used
+    for Letter in Nock et al. (2014), whose Table 2 has m = 2561 of its 20000 rows.
+
+    Raises DataError unless ``max_rows`` is an integer >= the number of classes.
+    """
+    import numpy as np
+
+    n_classes = ds.n_classes
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int | np.integer) or max_rows < n_classes:
+        raise DataError(
+            f"{ds.name}: max_rows must be an integer >= {n_classes} (the number of classes), got {max_rows!r}"
+        )
+    n = ds.n_samples
+    counts = np.bincount(ds.y, minlength=n_classes)
+    if max_rows >= n:
+        keep = np.arange(n)
+    else:
+        share = counts * max_rows / n
+        quota = np.floor(share).astype(np.intp)
+        extra = max_rows - int(quota.sum())
+        order = np.lexsort((np.arange(n_classes), -(share - quota)))
+        quota[order[:extra]] += 1
+        rng = np.random.default_rng(seed)
+        keep = np.sort(
+            np.concatenate(
+                [
+                    rng.choice(np.flatnonzero(ds.y == c), size=quota[c], replace=False)
+                    for c in range(n_classes)
+                ]
+            )
+        )
+    meta = {**ds.metadata, "max_rows": int(max_rows), "rows_kept": int(len(keep))}
+    return replace(ds, X=ds.X[keep], y=ds.y[keep], split=None, metadata=meta)
