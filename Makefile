@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large clean
+.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic clean
 
 install:  ## install knnx with the test, benchmark and ITML (Table 2 baseline) extras
 	$(PYTHON) -m pip install -e '.[dev,bench,itml]'
@@ -26,6 +26,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios)
 	$(PYTHON) benchmarks/lpo_weighted.py
 	$(PYTHON) benchmarks/unn.py
 	$(PYTHON) benchmarks/gnnb.py
+	$(PYTHON) benchmarks/weighted.py
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml
@@ -79,5 +80,14 @@ gnnb-small:  ## Sec. 6.3-6.5: GNNB vs NN, UNN, SVM, SGD, AdaBoost on 8 small dom
 gnnb-large:  ## Table 3 / Sec. 6.4, 6.6 on a synthetic blobs stand-in for Caltech/SUN (about 1 minute)
 	$(PYTHON) experiments/gnnb_large.py results/gnnb-large
 
+# Paredes & Vidal (2006): learned weighted metrics. CPW_RUNS runs per training size
+# (100 = the paper's count, about 1 minute).
+CPW_RUNS ?= 100
+
+cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against training size (8..256 per class), Bayes risk, claims
+	$(PYTHON) experiments/cpw_synthetic.py spec $(CPW_RUNS) results/cpw-synthetic-r$(CPW_RUNS).yaml
+	knnx run results/cpw-synthetic-r$(CPW_RUNS).yaml --out results/cpw-synthetic-r$(CPW_RUNS) --jobs 2 --quiet --no-resume
+	$(PYTHON) experiments/cpw_synthetic.py report results/cpw-synthetic-r$(CPW_RUNS) results/cpw-synthetic
+
 clean:
-	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* .pytest_cache .ruff_cache

@@ -1,6 +1,7 @@
 """knnx: nearest-neighbour classification research toolkit.
 
-Public API: estimators (``KNNClassifier``, ``UNNClassifier``, ``GNNBClassifier``), the exact kernel (``kneighbors``,
+Public API: estimators (``KNNClassifier``, ``UNNClassifier``, ``GNNBClassifier``,
+``WeightedMetricNN``), the exact kernel (``kneighbors``,
 ``reciprocal_neighbors``), exact leave-p-out (``lpo_risk``, ``select_k``), the
 runner (``run_spec``, ``validate_spec``) and the registries ``DATASETS``,
 ``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
@@ -19,12 +20,14 @@ from knnx.protocols import PROTOCOLS
 from knnx.runner import run_spec
 from knnx.spec import validate_spec
 from knnx.unn import UNNClassifier
+from knnx.weighted import WeightedMetricNN
 
 __all__ = [
     "__version__",
     "KNNClassifier",
     "UNNClassifier",
     "GNNBClassifier",
+    "WeightedMetricNN",
     "kneighbors",
     "lpo_risk",
     "select_k",

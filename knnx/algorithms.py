@@ -12,6 +12,7 @@ from knnx.gnnb import GNNBClassifier
 from knnx.knn import KNNClassifier, KNNLpoClassifier
 from knnx.lpo import lpo_risk
 from knnx.unn import UNNClassifier, UNNCVClassifier
+from knnx.weighted import WeightedMetricNN
 
 ALGORITHMS = {
     "knn": KNNClassifier,
@@ -19,6 +20,7 @@ ALGORITHMS = {
     "unn": UNNClassifier,
     "unn_cv": UNNCVClassifier,
     "gnnb": GNNBClassifier,
+    "weighted_metric": WeightedMetricNN,
     # Baselines of the papers (knnx.baselines).
     "knn_sample": SubsampledKNN,
     "svm_platt": LinearSVMPlatt,
@@ -37,6 +39,7 @@ NEIGHBOR_PARAMS = {
     "unn": ("k", 1),
     "unn_cv": ("k", 1),
     "gnnb": ("k", 1),
+    "weighted_metric": ("k", 0),
     "knn_sample": ("k", 0),
     "itml_knn": ("k", 0),
 }

@@ -1,0 +1,406 @@
+"""Learned class- and prototype-weighted dissimilarities for nearest-neighbour
+classification: CW, PW and CPW (Paredes & Vidal 2006), with the L2 and CDM baselines.
+
+The weights belong to the prototype (the asymmetric form of Sec. 3.1): prototype p of
+class c is compared with any vector x through
+
+    d^2(x, p) = v_p^2 sum_j w_cj^2 (x_j - x_pj)^2            (eq. 20; CW: v = 1, eq. 15;
+                                                              PW: w fixed, eq. 17)
+
+and the weights are learned by batch gradient descent on the sigmoid-smoothed leave-one-
+out error J_T (eq. 7) of the training set, following Fig. 1. The kernels are in
+knnx._kernels.weighted.
+"""
+
+import numpy as np
+
+from knnx._kernels import PARALLEL_LOCK
+from knnx._kernels import vote as V
+from knnx._kernels import weighted as K
+from knnx._params import AnyOf, Interval, Literal, Options
+from knnx.base import NeighborsClassifierBase
+
+SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
+BASES = ("euclidean", "l1")
+PAPER_STEP_GRID = (0.0, 0.001, 0.01)  # Sec. 5.4: mu and rho probed in [0, 0.01]
+
+
+def cdm_weights(X, y_codes, n_classes):
+    """Class-dependent Mahalanobis weights w_cj = 1 / sigma_cj and the CDM step factors
+    1 / sigma_cj^2 (Sec. 5.3).
+
+    sigma_cj is the population standard deviation (ddof = 0) of feature j over class c's
+    training rows. A null class deviation (a constant feature within the class, a class
+    of one row) backs off to the overall deviation of feature j, and to 1 when that is
+    null too. Returns (W, mu), both (n_classes, m).
+    """
+    overall = X.std(axis=0)
+    overall[overall == 0.0] = 1.0
+    sigma = np.empty((n_classes, X.shape[1]))
+    for c in range(n_classes):
+        rows = X[y_codes == c]
+        s = rows.std(axis=0) if len(rows) else np.zeros(X.shape[1])
+        sigma[c] = np.where(s > 0.0, s, overall)
+    return 1.0 / sigma, 1.0 / sigma**2
+
+
+class _Prototypes:
+    """Training rows sorted by class with their scaled, feature-major copy for one (W, v)."""
+
+    def __init__(self, X, y_codes, n_classes):
+        self.X, self.y = X, y_codes
+        self.order = np.argsort(y_codes, kind="stable").astype(np.intp)
+        counts = np.bincount(y_codes, minlength=n_classes)
+        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
+
+    def prepare(self, W, v):
+        self.W = np.ascontiguousarray(W, dtype=np.float64)
+        self.v = np.ascontiguousarray(v, dtype=np.float64)
+        self.PT = K.scaled_prototypes(self.X, self.y, self.W, self.order)
+        self.v_sorted = np.ascontiguousarray(self.v[self.order])
+        return self
+
+    def same_diff(self, l1):
+        n = len(self.y)
+        same, diff = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+        d_same, d_diff = np.empty(n), np.empty(n)
+        with PARALLEL_LOCK:
+            K.same_diff_neighbors(
+                self.X,
+                self.y,
+                self.W,
+                self.PT,
+                self.v_sorted,
+                self.order,
+                self.starts,
+                l1,
+                same,
+                diff,
+                d_same,
+                d_diff,
+            )
+        return same, diff, d_same, d_diff
+
+    def k_nearest(self, Q, k, l1):
+        ind = np.empty((Q.shape[0], k), dtype=np.intp)
+        dist = np.empty((Q.shape[0], k))
+        with PARALLEL_LOCK:
+            K.k_nearest(Q, self.W, self.PT, self.v_sorted, self.order, self.starts, k, l1, ind, dist)
+        return ind, dist
+
+
+def loo_state(X, y_codes, W, v, beta, l1=False, learn_w=False, learn_v=False):
+    """One evaluation of the weights (W, v) on the training set.
+
+    Returns a dict: ``J`` (eq. 7, the mean of S_beta(r(x))), ``loo_error`` (eq. 6, the
+    fraction of x with d(x, x=) >= d(x, x!=)), ``same`` / ``diff`` (the neighbours
+    x= and x!=), and ``grad_w`` / ``grad_v``: n times the gradient of J_T with the
+    neighbours held fixed (zeros for weights not learned). See
+    :func:`knnx._kernels.weighted.loo_terms` for the cases r = 0, 1, inf.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y_codes = np.ascontiguousarray(y_codes, dtype=np.intp)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    protos = _Prototypes(X, y_codes, W.shape[0]).prepare(W, v)
+    return _evaluate(protos, beta, l1, learn_w, learn_v)
+
+
+def _evaluate(protos, beta, l1, learn_w, learn_v):
+    same, diff, d_same, d_diff = protos.same_diff(l1)
+    grad_w = np.zeros_like(protos.W)
+    grad_v = np.zeros_like(protos.v)
+    total, errors = K.loo_terms(
+        protos.X, protos.y, protos.W, protos.v, same, diff, d_same, d_diff, float(beta), l1, learn_w, learn_v,
+        grad_w, grad_v,
+    )  # fmt: skip
+    n = len(protos.y)
+    return {
+        "J": total / n,
+        "loo_error": errors / n,
+        "same": same,
+        "diff": diff,
+        "d_same": d_same,
+        "d_diff": d_diff,
+        "grad_w": grad_w,
+        "grad_v": grad_v,
+    }
+
+
+class WeightedMetricNN(NeighborsClassifierBase):
+    """Nearest neighbours under a learned class- and/or prototype-weighted dissimilarity
+    (Paredes & Vidal 2006): CW, PW, CPW, and the L2 and CDM baselines.
+
+    Parameters
+    ----------
+    scheme : {"cpw", "cw", "pw", "l2", "cdm"}, default "cpw"
+        "cw": class-and-feature weights w_cj learned (eq. 15-16), v = 1. "pw": one weight
+        v_p per prototype learned on the initial metric (eq. 17-19). "cpw": both (eq.
+        20-21). "l2": no learning, w = 1 (the unweighted base dissimilarity). "cdm": no
+        learning, w_cj = 1 / sigma_cj (class-dependent diagonal Mahalanobis).
+    beta : float > 0, default 8.0
+        Slope of the sigmoid S_beta (eq. 2) that smooths the LOO error (the paper's
+        choice after Table 2).
+    mu : "auto" or float >= 0, default "auto"
+        Step factor of the class weights, mu_cj in eq. (16). "auto" (Sec. 5.3): 0.001
+        when the initial metric is Euclidean, 1 / sigma_cj^2 (the CDM variances, backed
+        off as the weights) when it is CDM.
+    rho : float >= 0, default 0.001
+        Step factor of the prototype weights, rho_i in eq. (19) (Sec. 5.4).
+    step_grid : None or "paper", default None
+        For scheme "cpw": "paper" probes every pair (mu, rho) in {0, mu_auto, 0.001,
+        0.01} x {0, 0.001, 0.01} (except (0, 0)) for ``probe_epochs`` epochs from the
+        initial weights and continues the pair with the lowest LOO error seen (ties: the
+        first pair in that order), as Sec. 5.4 does "during the first five iterations".
+    probe_epochs : int >= 1, default 5
+        Epochs per probed pair.
+    init : {"auto", "euclidean", "cdm"}, default "auto"
+        Initial class weights: w = 1, or w_cj = 1 / sigma_cj; "auto" takes the one with
+        the lower LOO 1-NN error (eq. 6) on the training set, Euclidean on a tie
+        (Sec. 5.3). Ignored by "l2" and "cdm". v starts at 1.
+    max_epochs : int >= 0, default 100
+        Maximum number of epochs (weight updates).
+    tol : float >= 0, default 1e-6
+        Stop when the smoothed index J_T (eq. 7) changes by at most ``tol`` in an epoch
+        (Fig. 1's |lambda' - lambda| <= epsilon).
+    k : int >= 1, default 1
+        Neighbours voting at prediction (plurality, knnx's vote tie rule). Learning
+        always optimises the 1-NN LOO error, as the paper; k > 1 is its suggested
+        extension, applied at prediction only.
+    base : {"euclidean", "l1"}, default "euclidean"
+        Base dissimilarity. "l1": d(x, p) = v_p sum_j |w_cj x_j - w_cj x_pj| (eq. 18 with
+        the L1 distance of the initial weighting); allowed with "pw", "l2" and "cdm",
+        since the updates of w (16, 21) are derived for the Euclidean form.
+
+    Attributes
+    ----------
+    class_weights_ : ndarray (n_classes, n_features)
+        The returned w_cj (rows follow ``classes_``).
+    prototype_weights_ : ndarray (n_samples,)
+        The returned v_p of the training rows.
+    init_ : str
+        "euclidean" or "cdm", the initial class weights used.
+    mu_, rho_ : float or ndarray
+        The step factors used (after ``step_grid``).
+    loo_error_, initial_loo_error_ : float
+        LOO 1-NN error (eq. 6) of the returned and of the initial weights.
+    best_epoch_, n_epochs_ : int
+        Epoch of the returned weights (0 = the initial ones) and epochs run.
+    curve_ : dict
+        "iteration" (epoch 0..n_epochs_), "J" (eq. 7) and "loo_error" (eq. 6) of the
+        weights at the start of each epoch; probe epochs are not included.
+    reported_ : dict
+        ``loo_error``, ``initial_loo_error``, ``epochs``, ``best_epoch``,
+        ``init_cdm`` (1.0 if the CDM start was used), for the runner's tidy rows.
+
+    Notes
+    -----
+    Learning (Fig. 1), one epoch: with the current weights, every training vector x
+    finds its same-class nearest neighbour x= and different-class nearest neighbour x!=
+    (never itself; ties to the smaller index), r(x) = d(x, x=) / d(x, x!=) (eq. 8), and
+    Q = S'_beta(r) r; the weights of x= are moved to bring it closer and those of x!= to
+    push it away, by the summed updates (16), (19), (21), all computed from the weights
+    at the start of the epoch (the procedure updates copies V', W' and swaps them at the
+    end of the epoch: batch gradient descent). The sums are not divided by n: the step
+    factors absorb 1/n, as in the printed updates. J_T and the true LOO error are
+    evaluated at every epoch start; the weights with the lowest LOO error seen are
+    returned (ties: the earliest), so the LOO error never exceeds the initial metric's.
+
+    Choices where the paper is silent: the stopping test uses J_T of eq. (7) (a LOO count
+    changes by multiples of 1/n); a tie d(x, x=) = d(x, x!=) counts as a LOO error (eq.
+    6, step(1) = 1); in eq. (21) the R_j denominator is the class-weighted part
+    sum_l w_cl^2 (x_l - x~_l)^2 without v^2, which makes (21) the exact gradient of (7)
+    for the squared form (20); x without a same-class partner is an error that moves no
+    weight. Weights may change sign (they enter squared).
+    """
+
+    _parameter_constraints = {
+        "scheme": Options(*SCHEMES),
+        "beta": Interval(0, low_open=True),
+        "mu": AnyOf(Options("auto"), Interval(0)),
+        "rho": Interval(0),
+        "step_grid": AnyOf(Options("paper"), Literal(None)),
+        "probe_epochs": Interval(1, integer=True),
+        "init": Options("auto", "euclidean", "cdm"),
+        "max_epochs": Interval(0, integer=True),
+        "tol": Interval(0),
+        "k": Interval(1, integer=True),
+        "base": Options(*BASES),
+    }
+
+    def __init__(
+        self,
+        scheme="cpw",
+        beta=8.0,
+        mu="auto",
+        rho=0.001,
+        step_grid=None,
+        probe_epochs=5,
+        init="auto",
+        max_epochs=100,
+        tol=1e-6,
+        k=1,
+        base="euclidean",
+    ):
+        self.scheme = scheme
+        self.beta = beta
+        self.mu = mu
+        self.rho = rho
+        self.step_grid = step_grid
+        self.probe_epochs = probe_epochs
+        self.init = init
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.k = k
+        self.base = base
+
+    def fit(self, X, y):
+        """Learn the weights (Fig. 1) and keep the training rows as prototypes. Returns self."""
+        self._validate_params()
+        if self.base == "l1" and self.scheme in ("cw", "cpw"):
+            raise ValueError(
+                f"WeightedMetricNN: base='l1' is allowed with scheme 'pw', 'l2' or 'cdm'; "
+                f"the class-weight updates of scheme {self.scheme!r} need base='euclidean'"
+            )
+        if self.step_grid is not None and self.scheme != "cpw":
+            raise ValueError("WeightedMetricNN: step_grid applies to scheme 'cpw' only")
+        X, y_codes = self._validate_fit_data(X, y)
+        n, m = X.shape
+        if self.k > n:
+            raise ValueError(f"WeightedMetricNN: k={self.k} exceeds the training set size (n_samples = {n})")
+        n_classes = len(self.classes_)
+        l1 = self.base == "l1"
+        protos = _Prototypes(X, y_codes, n_classes)
+        ones_w, ones_v = np.ones((n_classes, m)), np.ones(n)
+        W_cdm, mu_cdm = cdm_weights(X, y_codes, n_classes)
+
+        if self.scheme == "l2":
+            start = "euclidean"
+        elif self.scheme == "cdm":
+            start = "cdm"
+        elif self.init == "auto":
+            err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
+            err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
+            start = "cdm" if err_cdm < err_l2 else "euclidean"
+        else:
+            start = self.init
+        W0 = W_cdm if start == "cdm" else ones_w
+        mu_auto = mu_cdm if start == "cdm" else 0.001
+        learn_w = self.scheme in ("cw", "cpw")
+        learn_v = self.scheme in ("pw", "cpw")
+        self.init_ = start
+
+        if self.step_grid == "paper":
+            mus = [0.0, mu_auto] + [
+                g for g in PAPER_STEP_GRID[1:] if not np.isscalar(mu_auto) or g != mu_auto
+            ]
+            pairs = [
+                (a, b) for a in mus for b in PAPER_STEP_GRID if not (np.isscalar(a) and a == 0.0 and b == 0.0)
+            ]
+            best = None
+            for mu, rho in pairs:
+                run = self._descend(protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.probe_epochs, 0.0)
+                if best is None or run["best_error"] < best[0]["best_error"]:
+                    best = (run, mu, rho)
+            start_run, mu, rho = best
+        else:
+            start_run = None
+            mu = mu_auto if self.mu == "auto" else float(self.mu)
+            rho = float(self.rho)
+        self.mu_, self.rho_ = mu, rho
+
+        if not (learn_w or learn_v):
+            run = self._descend(protos, W0, ones_v, mu, rho, False, False, l1, 0, self.tol)
+        else:
+            run = self._descend(
+                protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run
+            )
+        self.class_weights_ = run["best_W"]
+        self.prototype_weights_ = run["best_v"]
+        self.loo_error_ = run["best_error"]
+        self.initial_loo_error_ = run["errors"][0]
+        self.best_epoch_ = run["best_epoch"]
+        self.n_epochs_ = len(run["errors"]) - 1
+        self.curve_ = {
+            "iteration": np.arange(len(run["errors"])),
+            "J": np.array(run["J"]),
+            "loo_error": np.array(run["errors"]),
+        }
+        self.reported_ = {
+            "loo_error": self.loo_error_,
+            "initial_loo_error": self.initial_loo_error_,
+            "epochs": self.n_epochs_,
+            "best_epoch": self.best_epoch_,
+            "init_cdm": float(start == "cdm"),
+        }
+        self._protos = _Prototypes(X, y_codes, n_classes).prepare(
+            self.class_weights_, self.prototype_weights_
+        )
+        self._y_codes = y_codes
+        return self
+
+    def _descend(self, protos, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None):
+        """Fig. 1 from (W, v), or continuing ``resume`` (a probe run) for the remaining epochs.
+
+        Returns the per-epoch J and LOO errors, the best weights (lowest LOO error, the
+        earliest on ties), their epoch, and the final weights."""
+        if resume is None:
+            W, v = W.copy(), v.copy()
+            J, errors = [], []
+            best = (np.inf, 0, W, v)
+        else:
+            W, v = resume["W"].copy(), resume["v"].copy()
+            J, errors = list(resume["J"]), list(resume["errors"])
+            best = (resume["best_error"], resume["best_epoch"], resume["best_W"], resume["best_v"])
+        state = resume["state"] if resume is not None else None
+        while True:
+            if state is None:
+                state = _evaluate(protos.prepare(W, v), self.beta, l1, learn_w, learn_v)
+                J.append(state["J"])
+                errors.append(state["loo_error"])
+                if state["loo_error"] < best[0]:
+                    best = (state["loo_error"], len(errors) - 1, W.copy(), v.copy())
+            epoch = len(errors) - 1
+            if epoch >= max_epochs or (epoch >= 1 and abs(J[-1] - J[-2]) <= tol):
+                break
+            if learn_w:
+                W = W - mu * state["grad_w"]
+            if learn_v:
+                v = v - rho * state["grad_v"]
+            state = None
+        return {
+            "W": W,
+            "v": v,
+            "J": J,
+            "errors": errors,
+            "best_error": best[0],
+            "best_epoch": best[1],
+            "best_W": best[2],
+            "best_v": best[3],
+            "state": state,
+        }
+
+    def kneighbors(self, X, k=None):
+        """(dissimilarities, training indices) of the k nearest prototypes of each row of
+        X under the learned dissimilarity, ordered by (d^2, index); d^2 as in the module."""
+        X = self._validate_query(X)
+        ind, dist = self._protos.k_nearest(X, self.k if k is None else k, self.base == "l1")
+        return dist, ind
+
+    def _vote(self, X):
+        dist, ind = self.kneighbors(X)
+        n_classes = len(self.classes_)
+        pred = np.empty(len(ind), dtype=np.intp)
+        proba = np.empty((len(ind), n_classes))
+        with PARALLEL_LOCK:
+            V.vote(ind, dist, self._y_codes, n_classes, False, pred, proba)
+        return pred, proba
+
+    def predict(self, X):
+        """Plurality vote of the k nearest prototypes (k = 1: the nearest one's class)."""
+        pred = self._vote(X)[0]
+        return self.classes_[pred]
+
+    def predict_proba(self, X):
+        """Vote fractions among the k nearest prototypes."""
+        return self._vote(X)[1]
