@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic clean
+.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci clean
 
 install:  ## install knnx with the test, benchmark and ITML (Table 2 baseline) extras
 	$(PYTHON) -m pip install -e '.[dev,bench,itml]'
@@ -88,6 +88,21 @@ cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against train
 	$(PYTHON) experiments/cpw_synthetic.py spec $(CPW_RUNS) results/cpw-synthetic-r$(CPW_RUNS).yaml
 	knnx run results/cpw-synthetic-r$(CPW_RUNS).yaml --out results/cpw-synthetic-r$(CPW_RUNS) --jobs 2 --quiet --no-resume
 	$(PYTHON) experiments/cpw_synthetic.py report results/cpw-synthetic-r$(CPW_RUNS) results/cpw-synthetic
+
+# Random 5-CV partitions for Tables 2 and 3 (the paper: 100, about 1.5 hours).
+CPW_BETA_REPEATS ?= 10
+CPW_UCI_REPEATS ?= 5
+
+cpw-beta:  ## Table 2 / Fig. 3: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (about 8 minutes)
+	$(PYTHON) experiments/cpw_report.py spec experiments/cpw_beta.yaml $(CPW_BETA_REPEATS) results/cpw-beta-r$(CPW_BETA_REPEATS).yaml
+	knnx run results/cpw-beta-r$(CPW_BETA_REPEATS).yaml --out results/cpw-beta-r$(CPW_BETA_REPEATS) --jobs 2 --quiet --no-resume
+	$(PYTHON) experiments/cpw_report.py beta results/cpw-beta-r$(CPW_BETA_REPEATS) results/cpw-beta-report
+
+cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 10 minutes)
+	$(PYTHON) experiments/cpw_report.py spec experiments/cpw_uci.yaml $(CPW_UCI_REPEATS) results/cpw-uci-r$(CPW_UCI_REPEATS).yaml
+	knnx run results/cpw-uci-r$(CPW_UCI_REPEATS).yaml --out results/cpw-uci-r$(CPW_UCI_REPEATS) --jobs 2 --quiet --no-resume
+	knnx run experiments/cpw_uci_large.yaml --out results/cpw-uci-large --jobs 2 --quiet --no-resume
+	$(PYTHON) experiments/cpw_report.py uci results/cpw-uci-r$(CPW_UCI_REPEATS) results/cpw-uci-large results/cpw-uci-report
 
 clean:
 	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* .pytest_cache .ruff_cache

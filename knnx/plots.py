@@ -66,10 +66,16 @@ def plot_metric(results, metric="error", x=None, out=None):
             raise ResultsError(
                 f"--out: unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}"
             )
+    # Line labels name the algorithm and only the parameters that vary among its rows
+    # (a full parameter list can be wider than the figure).
+    varying = {}
+    for a, p in zip(frame["algorithm"], parsed, strict=True):
+        for k, v in p.items():
+            varying.setdefault(a, {}).setdefault(k, set()).add(json.dumps(v, sort_keys=True))
     frame = frame.assign(
         _x=[p.get(x, np.nan) for p in parsed],
         _line=[
-            f"{a} " + ",".join(f"{k}={v}" for k, v in sorted(p.items()) if k != x)
+            f"{a} " + ",".join(f"{k}={v}" for k, v in sorted(p.items()) if k != x and len(varying[a][k]) > 1)
             for a, p in zip(frame["algorithm"], parsed, strict=True)
         ],
     ).dropna(subset=["_x"])
@@ -79,7 +85,10 @@ def plot_metric(results, metric="error", x=None, out=None):
     if (n_x > 1).any():
         frame = frame[n_x > 1]
     datasets = list(dict.fromkeys(frame["dataset"]))
-    fig = Figure(figsize=(5.0 * len(datasets), 3.8), layout="constrained")
+    # The legend goes under each panel; the figure grows with the longest one, so that a
+    # spec with many settings (e.g. 22 algorithms) keeps a readable plotting area.
+    n_lines = int(frame.groupby("dataset")["_line"].nunique().max()) if len(frame) else 0
+    fig = Figure(figsize=(5.0 * len(datasets), 3.8 + 0.16 * n_lines), layout="constrained")
     axes = fig.subplots(1, len(datasets), squeeze=False)[0]
     for ax, name in zip(axes, datasets, strict=True):
         sub = frame[frame["dataset"] == name]
@@ -92,7 +101,7 @@ def plot_metric(results, metric="error", x=None, out=None):
         ax.set_xlabel(x)
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     if out is not None:
         fig.savefig(Path(out), dpi=120)
     return fig

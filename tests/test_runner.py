@@ -186,6 +186,16 @@ def test_plot_lines_carry_the_group_means(tmp_path):
     assert_allclose(uniform.get_ydata(), expected, rtol=1e-12)
 
 
+def test_plot_labels_name_only_the_parameters_that_vary(tmp_path):
+    """Ripley's spec fixes weights=uniform: the line is labelled "knn", not with every
+    parameter (a long label used to squeeze the axes to nothing)."""
+    from knnx.plots import plot_metric
+
+    run_spec(RIPLEY, out=tmp_path)
+    fig = plot_metric(read_results(tmp_path / "results.csv"), "error", x="k")
+    assert [c.get_label() for c in fig.axes[0].containers] == ["knn"]
+
+
 def test_plot_command_and_its_errors(tmp_path):
     run_spec(RIPLEY, out=tmp_path)
     results = tmp_path / "results.csv"
