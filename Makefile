@@ -26,7 +26,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios)
 	$(PYTHON) benchmarks/lpo_weighted.py
 	$(PYTHON) benchmarks/unn.py
 	$(PYTHON) benchmarks/gnnb.py
-	$(PYTHON) benchmarks/weighted.py
+	$(PYTHON) benchmarks/weighted.py --table3
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml

@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from knnx.errors import KnnxError
+from knnx.errors import CellError, KnnxError
 
 app = typer.Typer(
     help="knnx: nearest-neighbour classification experiments (exact kNN, boosting, learned metrics, exact LpO).",
@@ -109,6 +109,8 @@ def run(
         else:
             with _progress_bar(spec.stem, "cells") as progress:
                 summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume, progress=progress)
+    except CellError as exc:
+        _fail(exc, code=1)  # the spec was fine; an algorithm failed on some cells
     except KnnxError as exc:
         _fail(exc)
     except KeyboardInterrupt:

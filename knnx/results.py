@@ -51,6 +51,11 @@ COLUMNS = [
     "predict_seconds",
 ]
 CELL_COLUMNS = ["dataset", "algorithm", "params", "repeat", "fold"]
+# The cell ledger (OUT/cells.csv): one row per finished cell, appended after its results
+# rows; ``cell_key`` is the content hash of what produced them (see knnx.runner.cell_keys).
+LEDGER_COLUMNS = ["cell_key", *CELL_COLUMNS]
+# Failed cells of the last run (OUT/failures.csv): never cached, retried by the next run.
+FAILURE_COLUMNS = [*CELL_COLUMNS, "cell_key", "error"]
 CURVE_COLUMNS = [
     "experiment",
     "dataset",
@@ -139,11 +144,34 @@ def read_results(path):
     return _parse(path, path)
 
 
-def recover(path, metrics):
+def read_ledger(path):
+    """{cell: cell_key} from a cell ledger (a torn last line is ignored); {} if absent."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    if not text.strip():
+        return {}
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype={**_TEXT, "cell_key": str}, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise ResultsError(f"{path}: not a readable knnx cell ledger ({str(exc).splitlines()[0]})") from None
+    if list(frame.columns) != LEDGER_COLUMNS:
+        raise ResultsError(f"{path}: not a knnx cell ledger (columns {', '.join(LEDGER_COLUMNS)} expected)")
+    return {
+        (r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)): r.cell_key for r in frame.itertuples()
+    }
+
+
+def recover(path, metrics, allowed=None):
     """Keep only complete cells of an existing results file; return their keys.
 
     A cell is complete when it has one row for every metric in ``metrics``; its other
-    rows (quantities reported by the estimator) are kept with it.
+    rows (quantities reported by the estimator) are kept with it. With ``allowed`` (a set
+    of cells), the rows of every other cell are dropped too (e.g. cells whose cached
+    result no longer matches the spec, the code or the data).
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
@@ -154,6 +182,9 @@ def recover(path, metrics):
         return set()
     frame = _parse(io.StringIO(text), path)
     frame = frame.drop_duplicates(subset=CELL_COLUMNS + ["metric"], keep="last")
+    if allowed is not None:
+        cells = list(zip(frame["dataset"], frame["algorithm"], frame["params"], frame["repeat"].astype(int), frame["fold"].astype(int), strict=True))  # fmt: skip
+        frame = frame[[c in allowed for c in cells]]
     scored = frame[frame["metric"].isin(metrics)]
     counts = scored.groupby(CELL_COLUMNS, sort=False)["metric"].transform("size")
     complete = scored[counts == len(metrics)][CELL_COLUMNS].drop_duplicates()

@@ -26,15 +26,35 @@ iteration), at most ``curve_points`` evenly spaced iterations per curve, first a
 last kept (see :func:`knnx.results.curve_rows`). Protocol lpo fits no estimator and
 records none.
 
-Resume: a rerun of the same spec skips cells already complete in results.csv; a
-different spec in the same folder is refused (use ``resume=False`` or another
-folder). A cell's curve rows are appended before its results rows, and a resumed
-run keeps the curve rows of complete cells only, so curves.csv never holds a cell
-twice nor one missing from results.csv. ``resume=False`` deletes both files. With
-``jobs > 1`` cells run in a pool of processes (each numba kernel single-threaded
-there); results are identical to ``jobs=1``, only timings differ.
+Cache and resume: every finished cell is recorded in ``OUT/cells.csv`` with a
+content hash (:func:`cell_keys`) of everything that produced its rows: the cell's
+normalised spec (experiment name, seed, dataset entry, algorithm, parameters,
+protocol, repeat, fold, preprocessing, metrics, curve settings), a checksum of the
+dataset's arrays and of the split's row indices, the knnx version and a checksum of
+knnx's source files. A rerun keeps exactly the cells whose recorded hash equals the
+current one and runs the others, so editing the spec (a new algorithm, another
+grid value), the data or the code reruns what changed and nothing else; rows of
+cells no longer in the spec are dropped. A cell's curve rows are appended first,
+then its results rows, then its ledger row: a cell counts as done only once all
+three are on disk, so a run killed at any point (even ``kill -9``) resumes with no
+duplicate or partial cell. ``resume=False`` deletes every output first.
+
+Failures: a cell whose algorithm raises is recorded in ``OUT/failures.csv`` (cell,
+hash, the error's first line) and the run goes on; at the end, after the summaries
+of the finished cells, a CellError says how many failed. Failed cells are never
+cached: the next run retries them.
+
+Lock: a run holds an exclusive lock on ``OUT/.knnx.lock`` (``fcntl.flock``) from
+before its first write to the end; a second run on the same folder is refused with
+a ResultsError naming the holder's pid, and writes nothing. The lock dies with its
+process, so a killed run never leaves the folder locked.
+
+With ``jobs > 1`` cells run in a pool of processes (each numba kernel
+single-threaded there); results are identical to ``jobs=1``, only timings differ.
 """
 
+import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -59,10 +79,13 @@ from knnx.report import format_table, mark_best, summarize
 from knnx.results import (
     COLUMNS,
     CURVE_COLUMNS,
+    FAILURE_COLUMNS,
+    LEDGER_COLUMNS,
     ResultsWriter,
     atomic_write_text,
     curve_rows,
     read_curves,
+    read_ledger,
     read_results,
     recover,
     recover_curves,
@@ -318,6 +341,78 @@ def write_plots(frame, out):
         os.replace(tmp, path)
 
 
+@lru_cache(maxsize=1)
+def code_checksum():
+    """SHA-256 of knnx's own source files (relative path and bytes, in path order)."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _array_checksum(*arrays):
+    digest = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        digest.update(f"{a.dtype.str}{a.shape}".encode() + a.tobytes())
+    return digest.hexdigest()
+
+
+def cell_keys(vspec):
+    """{cell.key(): content hash} for every cell of a validated spec (see the module
+    docstring for what the hash covers)."""
+    normalized = vspec.normalized()
+    data = [_array_checksum(ds.X, ds.y) for ds in vspec.datasets]
+    splits = {
+        (d, s.repeat, s.fold): _array_checksum(s.train, s.test)
+        for d, ds_splits in enumerate(vspec.splits)
+        for s in ds_splits
+    }
+    common = {
+        "knnx": __version__,
+        "code": code_checksum(),
+        "experiment": vspec.spec.name,
+        "seed": vspec.spec.seed,
+        "preprocess": normalized.get("preprocess"),
+        "protocol": vspec.protocol_json,
+        "metrics": list(vspec.spec.metrics),
+        "record_curves": vspec.spec.record_curves,
+        "curve_points": vspec.spec.curve_points,
+    }
+    keys = {}
+    for c in vspec.cells:
+        material = {
+            **common,
+            "entry": normalized["datasets"][c.dataset_index],
+            "data": data[c.dataset_index],
+            "split": splits[(c.dataset_index, c.repeat, c.fold)],
+            "cell": [c.dataset, c.algorithm, c.params_json, c.repeat, c.fold],
+        }
+        keys[c.key()] = hashlib.sha256(canonical_json(material).encode()).hexdigest()
+    return keys
+
+
+@contextmanager
+def _output_lock(out):
+    """Exclusive lock on OUT/.knnx.lock for the duration of a run (see the module docstring)."""
+    path = Path(out) / ".knnx.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ResultsError(
+                f"{out}: another knnx run (pid {holder}) is writing to this folder; wait for it to end or use --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
     """Validate and run an experiment spec; write results beside a copy of the spec.
 
@@ -345,72 +440,112 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
     if out.exists() and not out.is_dir():
         raise ResultsError(f"--out: {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
+    with _output_lock(out):
+        return _run_locked(vspec, out, jobs, resume, progress, start)
+
+
+def _run_locked(vspec, out, jobs, resume, progress, start):
     results_path = out / "results.csv"
     curves_path = out / "curves.csv"
-    spec_path = out / "spec.yaml"
+    ledger_path = out / "cells.csv"
+    failures_path = out / "failures.csv"
     normalized = yaml.safe_dump(vspec.normalized(), sort_keys=False)
     metrics = list(vspec.spec.metrics)
+    keys = cell_keys(vspec)
+    order = {c.key(): c.index for c in vspec.cells}
 
     done_keys = set()
-    if resume and results_path.exists():
-        if not spec_path.exists():
-            raise ResultsError(
-                f"{out}: has a results.csv but no spec.yaml, so its origin is unknown; rerun with --no-resume "
-                "to start over, or use --out"
-            )
-        if spec_path.read_text(encoding="utf-8") != normalized:
-            raise ResultsError(
-                f"{out}: holds results of a different spec; rerun with --no-resume to start over, or use --out"
-            )
-        done_keys = recover(results_path, metrics)
-    elif not resume:
+    if not resume:
         _clear_outputs(out)
+    elif results_path.exists():
+        # Cached cells: recorded in the ledger with the hash the current spec, data and
+        # code give them. Anything else in results.csv is dropped and recomputed.
+        if not ledger_path.exists():
+            raise ResultsError(
+                f"{out}: has a results.csv but no cells.csv ledger (an older knnx or another tool wrote it), so "
+                "its rows cannot be matched to cells; rerun with --no-resume to start over, or use --out"
+            )
+        recorded = read_ledger(ledger_path)
+        valid = {cell for cell, key in recorded.items() if keys.get(cell) == key}
+        done_keys = recover(results_path, metrics, allowed=valid)
     if curves_path.exists():
         recover_curves(curves_path, done_keys)  # curves of complete cells only
-    atomic_write_text(spec_path, normalized)
+    atomic_write_text(
+        ledger_path,
+        rows_to_csv(
+            [dict(zip(LEDGER_COLUMNS, (keys[c], *c), strict=True)) for c in sorted(done_keys, key=order.get)],
+            header=True,
+            columns=LEDGER_COLUMNS,
+        ),
+    )
+    atomic_write_text(out / "spec.yaml", normalized)
     _record_environment(out / "environment.json", len(vspec.cells) - len(done_keys))
 
     writer = ResultsWriter(results_path)
+    ledger = ResultsWriter(ledger_path, LEDGER_COLUMNS)
     curves_writer = ResultsWriter(curves_path, CURVE_COLUMNS) if vspec.spec.record_curves else None
-    todo = [
-        c for c in vspec.cells if (c.dataset, c.algorithm, c.params_json, c.repeat, c.fold) not in done_keys
-    ]
+    todo = [c for c in vspec.cells if c.key() not in done_keys]
     total, done = len(vspec.cells), len(vspec.cells) - len(todo)
     splits = {(d, s.repeat, s.fold): s for d, ds_splits in enumerate(vspec.splits) for s in ds_splits}
+    by_index = {c.index: c for c in todo}
+    failures = []
     if progress:
         progress(done, total, "")
 
-    def finished(rows, curves):
+    def finished(index, rows, curves):
         nonlocal done
+        cell = by_index[index]
         if curves:
-            curves_writer.append(curves)  # first: a cell's curves count once its results are complete
+            curves_writer.append(curves)  # first: a cell's curves count once it is in the ledger
         writer.append(rows)
+        ledger.append([dict(zip(LEDGER_COLUMNS, (keys[cell.key()], *cell.key()), strict=True))])
         done += 1
         if progress:
             r = rows[0]
             progress(done, total, f"{r['dataset']} {r['algorithm']} {r['params']}")
 
+    def failed(cell, exc):
+        failures.append(
+            (cell.index, dict(zip(FAILURE_COLUMNS, (*cell.key(), keys[cell.key()], str(exc)), strict=True)))
+        )
+
     if jobs <= 1 or len(todo) <= 1:
         for cell in todo:
-            finished(*_checked(run_cell, _cell_payload(vspec, cell, splits))[1:])
+            try:
+                finished(*_checked(run_cell, _cell_payload(vspec, cell, splits)))
+            except CellError as exc:
+                failed(cell, exc)
     else:
         ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
         with _single_threaded_children():
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
         try:
-            futures = [pool.submit(_checked, run_cell, _cell_payload(vspec, c, splits)) for c in todo]
+            futures = {pool.submit(_checked, run_cell, _cell_payload(vspec, c, splits)): c for c in todo}
             for fut in as_completed(futures):
-                finished(*fut.result()[1:])
+                try:
+                    finished(*fut.result())
+                except CellError as exc:
+                    failed(futures[fut], exc)
         except BaseException:
-            # Interrupted or a cell failed: drop queued cells instead of waiting for them.
+            # Interrupted or a fatal error: drop queued cells instead of waiting for them.
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
 
+    failures = [row for _, row in sorted(failures, key=lambda f: f[0])]
+    if failures:
+        atomic_write_text(failures_path, rows_to_csv(failures, header=True, columns=FAILURE_COLUMNS))
+    else:
+        failures_path.unlink(missing_ok=True)
     _sort_results(results_path, vspec)
     if curves_writer is not None:
         _sort_curves(curves_path, vspec)
     write_summaries(results_path, out)
+    if failures:
+        raise CellError(
+            f"{len(failures)} of {total} cells failed and were not saved (listed in {failures_path}; "
+            f"a rerun retries them); first: {failures[0]['error']}"
+        )
     return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start)
 
 
@@ -430,7 +565,8 @@ def _checked(func, payload):
 
 def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
-    names = ["results.csv", "curves.csv", "summary.csv", "summary.md", "environment.json"]
+    names = ["results.csv", "curves.csv", "cells.csv", "failures.csv", "summary.csv", "summary.md"]
+    names += ["environment.json"]
     names += [f"{m}.png" for m in METRICS]
     for name in names:
         (out / name).unlink(missing_ok=True)

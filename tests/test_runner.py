@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from conftest import RTOL
 from numpy.testing import assert_allclose
 from sklearn.neighbors import KNeighborsClassifier
@@ -88,13 +89,44 @@ def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
     pd.testing.assert_frame_equal(values(again), values(full))
 
 
-def test_no_resume_starts_over_and_a_different_spec_is_refused(tmp_path):
+def test_no_resume_starts_over(tmp_path):
     run_spec(RIPLEY, out=tmp_path)
-    changed = {**RIPLEY, "metrics": ["error"]}
-    with pytest.raises(ResultsError, match="holds results of a different spec"):
-        run_spec(changed, out=tmp_path)
-    summary = run_spec(changed, out=tmp_path, resume=False)
-    assert summary.n_run == 6 and len(read_results(tmp_path / "results.csv")) == 6
+    summary = run_spec(RIPLEY, out=tmp_path, resume=False)
+    assert summary.n_run == 6 and len(read_results(tmp_path / "results.csv")) == 18
+
+
+def test_an_edited_spec_reruns_exactly_the_cells_that_changed(tmp_path):
+    """The cache keys on content: a new grid value or algorithm runs only the new cells,
+    a dropped one leaves results.csv, and changing what every cell depends on (the
+    metrics) reruns everything. Values equal those of a fresh run."""
+    run_spec(RIPLEY, out=tmp_path)
+    grown = {**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9, 15, 21]}}]}
+    summary = run_spec(grown, out=tmp_path)
+    assert (summary.n_run, summary.n_skipped) == (1, 6)
+    fresh = run_spec(grown, out=tmp_path / "fresh")
+    pd.testing.assert_frame_equal(
+        values(read_results(tmp_path / "results.csv")), values(read_results(fresh.out / "results.csv"))
+    )
+    shrunk = {**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
+    assert run_spec(shrunk, out=tmp_path).n_run == 0
+    assert len(read_results(tmp_path / "results.csv")) == 6  # 2 cells x 3 metrics
+    assert run_spec({**shrunk, "metrics": ["error"]}, out=tmp_path).n_run == 2
+
+
+def test_changed_data_or_code_invalidates_the_cache(tmp_path, monkeypatch):
+    from knnx import runner as R
+
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30)))
+    spec = {**KFOLD, "datasets": [{"csv": str(csv), "label": "label"}], "preprocess": {"standardize": False}}
+    out = tmp_path / "out"
+    n = run_spec(spec, out=out).n_cells
+    assert run_spec(spec, out=out).n_run == 0
+    csv.write_text(csv.read_text().replace("\n7,1,1\n", "\n7,2,1\n"))  # one value changes
+    assert run_spec(spec, out=out).n_run == n
+    monkeypatch.setattr(R, "code_checksum", lambda: "edited")  # as if knnx's code changed
+    assert run_spec(spec, out=out).n_run == n
+    assert run_spec(spec, out=out).n_run == 0
 
 
 def test_jobs_give_identical_results(tmp_path):
@@ -213,8 +245,8 @@ def test_output_folder_guards(tmp_path):
     with pytest.raises(ResultsError, match="--out: .*afile is a file, not a folder"):
         run_spec(RIPLEY, out=tmp_path / "afile")
     run_spec(RIPLEY, out=tmp_path / "o")
-    (tmp_path / "o" / "spec.yaml").unlink()
-    with pytest.raises(ResultsError, match="has a results.csv but no spec.yaml"):
+    (tmp_path / "o" / "cells.csv").unlink()
+    with pytest.raises(ResultsError, match="has a results.csv but no cells.csv ledger"):
         run_spec(RIPLEY, out=tmp_path / "o")
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "results.csv").write_text("garbage,line\n")
@@ -245,10 +277,37 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
     }
     with pytest.raises(CellError) as info:
         run_spec(spec, out=tmp_path)
+    message = 'cell ripley broken {"k":3,"weights":"uniform"} repeat 0 fold 0 failed: RuntimeError: boom'
     assert str(info.value) == (
-        'cell ripley broken {"k":3,"weights":"uniform"} repeat 0 fold 0 failed: RuntimeError: boom'
+        f"1 of 2 cells failed and were not saved (listed in {tmp_path / 'failures.csv'}; a rerun retries them); "
+        f"first: {message}"
     )
+    assert "\n" not in str(info.value)
     assert len(read_results(tmp_path / "results.csv")) == 3  # the finished knn cell is kept
+    failures = pd.read_csv(tmp_path / "failures.csv", keep_default_na=False)
+    assert failures.to_dict("records") == [
+        {
+            "dataset": "ripley",
+            "algorithm": "broken",
+            "params": '{"k":3,"weights":"uniform"}',
+            "repeat": 0,
+            "fold": 0,
+            "cell_key": failures.cell_key[0],
+            "error": message,
+        }
+    ]
+    assert len(failures.cell_key[0]) == 64
+    # the CLI: exit code 1 (the spec was fine, an algorithm failed), one line
+    spec_file = tmp_path / "s.yaml"
+    spec_file.write_text(yaml.safe_dump(spec))
+    result = CliRunner().invoke(app, ["run", str(spec_file), "--out", str(tmp_path / "cli"), "--quiet"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: 1 of 2 cells failed and were not saved")
+    # the failure is not cached: once the algorithm works, the next run retries that cell only
+    monkeypatch.setitem(ALGORITHMS, "broken", KNNClassifier)
+    summary = run_spec(spec, out=tmp_path)
+    assert (summary.n_run, summary.n_skipped) == (1, 1) and not (tmp_path / "failures.csv").exists()
+    assert len(read_results(tmp_path / "results.csv")) == 6
 
 
 def test_names_like_na_survive_resume(tmp_path):

@@ -1,0 +1,110 @@
+"""Cache and resume you can trust: kill -9 in the middle of a run, two runs on one folder,
+failed cells with a process pool."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from knnx import runner as R
+from knnx.cli import app
+from knnx.errors import CellError
+from knnx.results import read_results
+from knnx.runner import run_spec
+
+# 5 folds x 20 repeats x 5 settings = 500 small cells: a few seconds, long enough to be
+# killed in the middle.
+MANY = {
+    "name": "many",
+    "seed": 3,
+    "datasets": ["iris"],
+    "protocol": {"kind": "kfold", "folds": 5, "repeats": 20},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9]}}],
+    "metrics": ["error", "f1_macro"],
+}
+TIMING = ["fit_seconds", "predict_seconds"]
+
+
+def values(frame):
+    return frame.drop(columns=TIMING).reset_index(drop=True)
+
+
+def ledger_rows(out):
+    path = out / "cells.csv"
+    return max(0, path.read_text().count("\n") - 1) if path.exists() else 0
+
+
+def test_kill_9_in_the_middle_then_rerun_equals_an_uninterrupted_run(tmp_path):
+    spec_path = tmp_path / "many.yaml"
+    spec_path.write_text(yaml.safe_dump(MANY))
+    out = tmp_path / "killed"
+    code = "from knnx.cli import app; app()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "run", str(spec_path), "--out", str(out), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while ledger_rows(out) < 40:
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.01)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert 40 <= ledger_rows(out) < 500  # killed in the middle
+    summary = run_spec(MANY, out=out)
+    assert summary.n_skipped >= 40 and summary.n_run + summary.n_skipped == 500
+    resumed = read_results(out / "results.csv")
+    assert not resumed.duplicated(subset=["dataset", "algorithm", "params", "repeat", "fold", "metric"]).any()
+    fresh = read_results(run_spec(MANY, out=tmp_path / "fresh").out / "results.csv")
+    pd.testing.assert_frame_equal(values(resumed), values(fresh))
+    assert ledger_rows(out) == 500
+
+
+def test_a_second_run_on_a_locked_folder_is_refused_and_writes_nothing(tmp_path):
+    spec_path = tmp_path / "s.yaml"
+    spec_path.write_text(yaml.safe_dump({**MANY, "protocol": {"kind": "kfold", "folds": 2}}))
+    out = tmp_path / "out"
+    out.mkdir()
+    with R._output_lock(out):  # another run holds the folder
+        result = CliRunner().invoke(app, ["run", str(spec_path), "--out", str(out), "--quiet"])
+        assert result.exit_code == 2
+        assert result.stderr.strip() == (
+            f"error: {out}: another knnx run (pid {os.getpid()}) is writing to this folder; "
+            "wait for it to end or use --out"
+        )
+        assert sorted(p.name for p in out.iterdir()) == [".knnx.lock"]
+    # released: the same command now runs
+    result = CliRunner().invoke(app, ["run", str(spec_path), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0 and len(read_results(out / "results.csv")) == 2 * 5 * 2
+
+
+def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_path, monkeypatch):
+    """With jobs = 2 a failing algorithm does not stop the others; its cells are listed."""
+    spec = {**MANY, "protocol": {"kind": "kfold", "folds": 2}}
+    spec["algorithms"] = [{"name": "knn", "params": {"k": [1, 3]}}, {"name": "unn", "params": {"k": 5}}]
+    monkeypatch.setattr(R, "run_cell", _fail_for_unn)
+    with pytest.raises(CellError, match=r"^2 of 6 cells failed and were not saved"):
+        run_spec(spec, out=tmp_path / "o", jobs=2)
+    done = read_results(tmp_path / "o" / "results.csv")
+    assert set(done.algorithm) == {"knn"} and len(done) == 4 * 2
+    failures = pd.read_csv(tmp_path / "o" / "failures.csv")
+    assert list(failures.fold) == [0, 1] and set(failures.algorithm) == {"unn"}
+    assert failures.error.str.contains("RuntimeError: no unn today").all()
+
+
+def _fail_for_unn(payload):
+    if payload["algorithm"] == "unn":
+        raise RuntimeError("no unn today")
+    return _REAL_RUN_CELL(payload)
+
+
+_REAL_RUN_CELL = R.run_cell
