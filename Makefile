@@ -1,10 +1,10 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci clean
+.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
 
-install:  ## install knnx with the test, benchmark and ITML (Table 2 baseline) extras
-	$(PYTHON) -m pip install -e '.[dev,bench,itml]'
+install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline) and Dask extras
+	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask]'
 
 test:  ## the fast test suite (what CI runs)
 	$(PYTHON) -m pytest -m "not slow"
@@ -104,5 +104,21 @@ cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dn
 	knnx run experiments/cpw_uci_large.yaml --out results/cpw-uci-large --jobs 2 --quiet --no-resume
 	$(PYTHON) experiments/cpw_report.py uci results/cpw-uci-r$(CPW_UCI_REPEATS) results/cpw-uci-large results/cpw-uci-report
 
+regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1.5 minutes)
+	$(PYTHON) experiments/regress.py
+
+regress-update:  ## regenerate the gate's references (only after an intended change; say why in the commit)
+	$(PYTHON) experiments/regress.py --update
+
+# All paper targets with the variables above.
+REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SIMS=$(UNN_SIMS) --var CPW_RUNS=$(CPW_RUNS) \
+  --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS) --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
+
+reproduce:  ## every paper target in turn, timed, then results/REPORT.md beside the papers (over an hour)
+	$(PYTHON) experiments/reproduce.py $(REPRODUCE_VARS)
+
+report:  ## results/REPORT.md from existing results, running nothing
+	$(PYTHON) experiments/reproduce.py --assemble-only $(REPRODUCE_VARS)
+
 clean:
-	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/regress results/REPORT.md results/reproduce-logs results/reproduce-times.json .pytest_cache .ruff_cache

@@ -99,16 +99,33 @@ def run(
         False, "--no-resume", help="Start over instead of skipping finished cells."
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar or summary."),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local (this process or a pool of --jobs processes) or dask (needs knnx[dask]).",
+    ),
+    scheduler: str = typer.Option(
+        None,
+        "--scheduler",
+        help="Dask scheduler address (tcp://HOST:PORT); default: a local cluster of --jobs workers.",
+    ),
 ):
     """Run every cell of SPEC and write results.csv, summary.csv and summary.md."""
     from knnx.runner import run_spec
 
+    options = {
+        "out": out,
+        "jobs": jobs,
+        "resume": not no_resume,
+        "executor": executor,
+        "scheduler": scheduler,
+    }
     try:
         if quiet:
-            summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume)
+            summary = run_spec(spec, **options)
         else:
             with _progress_bar(spec.stem, "cells") as progress:
-                summary = run_spec(spec, out=out, jobs=jobs, resume=not no_resume, progress=progress)
+                summary = run_spec(spec, progress=progress, **options)
     except CellError as exc:
         _fail(exc, code=1)  # the spec was fine; an algorithm failed on some cells
     except KnnxError as exc:

@@ -413,7 +413,7 @@ def _output_lock(out):
         os.close(fd)  # releases the lock
 
 
-def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
+def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="local", scheduler=None):
     """Validate and run an experiment spec; write results beside a copy of the spec.
 
     Parameters
@@ -429,22 +429,34 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None):
     progress : callable, optional
         Called as ``progress(done, total, description)`` after each cell and once at
         the start; the library is otherwise silent.
+    executor : {"local", "dask"}
+        "local": this process (``jobs`` = 1) or a pool of ``jobs`` processes. "dask":
+        a Dask distributed cluster (``pip install 'knnx[dask]'``): the one at
+        ``scheduler`` (e.g. "tcp://host:8786"), else a LocalCluster of ``jobs``
+        single-threaded worker processes on loopback. Results are identical to
+        ``jobs=1`` whatever the executor.
+    scheduler : str, optional
+        Address of a running Dask scheduler (executor "dask" only).
 
     Returns
     -------
     RunSummary
     """
     start = time.perf_counter()
+    if executor not in ("local", "dask"):
+        raise KnnxError(f"--executor: {executor!r} is not an executor; use local or dask")
+    if scheduler is not None and executor != "dask":
+        raise KnnxError("--scheduler: only with --executor dask")
     vspec = validate_spec(spec)
     out = Path(out) if out is not None else Path("results") / vspec.spec.name
     if out.exists() and not out.is_dir():
         raise ResultsError(f"--out: {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     with _output_lock(out):
-        return _run_locked(vspec, out, jobs, resume, progress, start)
+        return _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler)
 
 
-def _run_locked(vspec, out, jobs, resume, progress, start):
+def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
     results_path = out / "results.csv"
     curves_path = out / "curves.csv"
     ledger_path = out / "cells.csv"
@@ -509,28 +521,12 @@ def _run_locked(vspec, out, jobs, resume, progress, start):
             (cell.index, dict(zip(FAILURE_COLUMNS, (*cell.key(), keys[cell.key()], str(exc)), strict=True)))
         )
 
-    if jobs <= 1 or len(todo) <= 1:
-        for cell in todo:
-            try:
-                finished(*_checked(run_cell, _cell_payload(vspec, cell, splits)))
-            except CellError as exc:
-                failed(cell, exc)
-    else:
-        ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
-        with _single_threaded_children():
-            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-        try:
-            futures = {pool.submit(_checked, run_cell, _cell_payload(vspec, c, splits)): c for c in todo}
-            for fut in as_completed(futures):
-                try:
-                    finished(*fut.result())
-                except CellError as exc:
-                    failed(futures[fut], exc)
-        except BaseException:
-            # Interrupted or a fatal error: drop queued cells instead of waiting for them.
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+    payloads = [(cell, _cell_payload(vspec, cell, splits)) for cell in todo]
+    for cell, outcome in _execute(payloads, jobs, executor, scheduler):
+        if isinstance(outcome, CellError):
+            failed(cell, outcome)
+        else:
+            finished(*outcome)
 
     failures = [row for _, row in sorted(failures, key=lambda f: f[0])]
     if failures:
@@ -547,6 +543,92 @@ def _run_locked(vspec, out, jobs, resume, progress, start):
             f"a rerun retries them); first: {failures[0]['error']}"
         )
     return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start)
+
+
+# Seconds to wait for a Dask scheduler given with --scheduler.
+DASK_CONNECT_TIMEOUT = 10
+
+
+def _execute(payloads, jobs, executor, scheduler):
+    """Run the cells; yield ``(cell, outcome)`` as each finishes, outcome being
+    ``run_cell``'s result or the CellError of a failed cell. Other errors propagate."""
+    if executor == "dask":
+        yield from _execute_dask(payloads, jobs, scheduler)
+        return
+    if jobs <= 1 or len(payloads) <= 1:
+        for cell, payload in payloads:
+            try:
+                yield cell, _checked(run_cell, payload)
+            except CellError as exc:
+                yield cell, exc
+        return
+    ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
+    with _single_threaded_children():
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    try:
+        futures = {pool.submit(_checked, run_cell, payload): cell for cell, payload in payloads}
+        for fut in as_completed(futures):
+            try:
+                yield futures[fut], fut.result()
+            except CellError as exc:
+                yield futures[fut], exc
+    except BaseException:
+        # Interrupted or a fatal error: drop queued cells instead of waiting for them.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _execute_dask(payloads, jobs, scheduler):
+    """Cells as tasks on a Dask distributed cluster (see :func:`run_spec`).
+
+    A payload carries the dataset's spec entry and the split's row indices, never the
+    data: each worker process loads a dataset once (``_load_cached``) and reuses it for
+    every cell of that dataset it runs. Bundled datasets come with the package; CSV
+    files must be readable by the workers at the same path.
+    """
+    try:
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise KnnxError("--executor dask needs dask and distributed: pip install 'knnx[dask]'") from None
+    cluster = None
+    try:
+        if scheduler is None:
+            with _single_threaded_children():  # the nannies spawn workers with this environment
+                cluster = LocalCluster(
+                    n_workers=max(1, jobs),
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                )
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise KnnxError(f"--scheduler {scheduler}: cannot connect ({first})") from None
+        run_id = os.urandom(4).hex()  # task keys unique across runs sharing a scheduler
+        futures = {}
+        try:
+            for cell, payload in payloads:
+                key = f"knnx-{run_id}-cell-{payload['index']}"
+                futures[client.submit(_checked, run_cell, payload, pure=False, key=key)] = cell
+            for fut in dask_completed(futures):
+                try:
+                    yield futures[fut], fut.result()
+                except CellError as exc:
+                    yield futures[fut], exc
+        except BaseException:
+            client.cancel(list(futures))  # interrupted or a fatal error: drop queued cells
+            raise
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
 
 
 def _checked(func, payload):

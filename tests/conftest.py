@@ -27,3 +27,15 @@ def brute_kneighbors(X, k, queries=None):
     ind = np.broadcast_to(np.arange(X.shape[0]), D.shape)
     order = np.lexsort((ind, D), axis=1)[:, :k]
     return np.take_along_axis(D, order, 1), order
+
+
+def load_experiment(name):
+    """The script experiments/<name>.py imported as a module (the report scripts are not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,13 +1,12 @@
 """experiments/cpw_synthetic.py (make cpw-synthetic, Paredes & Vidal 2006, Sec. 5.1): the
 numerical Bayes error, the generated spec, and the report on a small real run."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import load_experiment
 from scipy import stats
 from scipy.stats import multivariate_normal
 
@@ -16,15 +15,10 @@ from knnx.datasets import load_dataset
 from knnx.datasets.synthetic import paredes2006
 from knnx.spec import SEED_DATA, dataset_seedseq
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "cpw_synthetic.py"
-
 
 @pytest.fixture(scope="module")
 def cpw():
-    spec = importlib.util.spec_from_file_location("cpw_synthetic", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("cpw_synthetic")
 
 
 # Computed once by cpw.bayes_error() (quad error bound 5e-13), and agreeing to 4e-8 with a

@@ -108,3 +108,51 @@ def _fail_for_unn(payload):
 
 
 _REAL_RUN_CELL = R.run_cell
+
+
+def test_dask_local_cluster_gives_the_results_of_jobs_1(tmp_path):
+    """A real distributed.LocalCluster on loopback (2 single-threaded worker processes):
+    the same rows as an in-process run, a failed cell recorded the same way."""
+    pytest.importorskip("distributed")
+    spec = {
+        **MANY,
+        "datasets": ["iris", {"synthetic": "paredes2006", "n_per_class": 30}],
+        "protocol": {"kind": "kfold", "folds": 3},
+        "algorithms": [{"name": "knn", "params": {"k": [1, 5]}}, {"name": "gnnb", "params": {"k": 5}}],
+    }
+    local = read_results(run_spec(spec, out=tmp_path / "local").out / "results.csv")
+    summary = run_spec(spec, out=tmp_path / "dask", executor="dask", jobs=2)
+    assert summary.n_run == 2 * 3 * 3
+    remote = read_results(tmp_path / "dask" / "results.csv")
+    pd.testing.assert_frame_equal(values(remote), values(local))
+
+
+def test_executor_options_are_checked(tmp_path, monkeypatch):
+    with pytest.raises(Exception, match="--scheduler: only with --executor dask"):
+        run_spec(MANY, out=tmp_path, scheduler="tcp://127.0.0.1:1")
+    result = CliRunner().invoke(app, ["run", "x.yaml", "--executor", "spark"])
+    assert (
+        result.exit_code == 2 and "--executor: 'spark' is not an executor; use local or dask" in result.stderr
+    )
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(R, "DASK_CONNECT_TIMEOUT", 1)
+    spec_path = tmp_path / "s.yaml"
+    spec_path.write_text(yaml.safe_dump({**MANY, "protocol": {"kind": "kfold", "folds": 2}}))
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(spec_path),
+            "--out",
+            str(tmp_path / "o"),
+            "--executor",
+            "dask",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 2 and result.stderr.startswith(
+        "error: --scheduler tcp://127.0.0.1:9: cannot connect"
+    )
+    assert result.stderr.count("\n") == 1

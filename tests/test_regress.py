@@ -1,0 +1,107 @@
+"""The regression gate (experiments/regress.py): its specs validate, every spec has a committed
+reference, and the driver passes an unchanged run and fails a perturbed reference."""
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import load_experiment
+
+from knnx.active_experiment import validate_active_spec
+from knnx.spec import validate_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def regress():
+    return load_experiment("regress")
+
+
+def test_regress_specs_validate(regress):
+    specs = regress.find_specs()
+    assert len(specs) >= 7
+    for path in specs:
+        if regress.is_active_spec(path):
+            validate_active_spec(path)
+        else:
+            assert len(validate_spec(path).cells) > 0
+
+
+def test_every_spec_has_its_reference(regress):
+    for path in regress.find_specs():
+        reference = regress.REFERENCE_DIR / f"{path.stem}.csv"
+        assert reference.exists(), f"{reference} missing: run experiments/regress.py --update"
+        frame = pd.read_csv(reference, usecols=["experiment", "metric", "value"])
+        assert len(frame) > 0
+        assert frame["value"].notna().all()
+        assert regress.ATOL.get(path.stem, regress.DEFAULT_ATOL) == 0  # every spec is exact or seeded
+
+
+def _perturb(src, dst, row=0, delta=1e-9):
+    frame = pd.read_csv(src, dtype={"params": str, "protocol": str})
+    frame.loc[row, "value"] = frame.loc[row, "value"] + delta
+    frame.to_csv(dst, index=False)
+
+
+def test_check_detects_a_perturbed_reference(regress, tmp_path):
+    reference = regress.REFERENCE_DIR / "regress_lpo_protocol.csv"
+    ok, problems = regress.check(reference, reference, 0.0)
+    assert ok and problems == []
+    perturbed = tmp_path / "perturbed.csv"
+    _perturb(reference, perturbed, row=3)
+    ok, problems = regress.check(reference, perturbed, 0.0)
+    assert not ok
+    assert len(problems) == 1 and problems[0].startswith("moved:")
+    # within a tolerance larger than the change, it passes
+    assert regress.check(reference, perturbed, 1e-6)[0]
+
+
+def test_check_fails_on_groups_missing_from_the_reference(regress, tmp_path):
+    reference = regress.REFERENCE_DIR / "regress_lpo_protocol.csv"
+    frame = pd.read_csv(reference, dtype={"params": str, "protocol": str})
+    short = tmp_path / "short.csv"
+    frame.iloc[1:].to_csv(short, index=False)
+    ok, problems = regress.check(reference, short, 0.0)
+    assert not ok
+    assert any("reference incomplete" in p for p in problems)
+
+
+TINY = """\
+name: regress-tiny
+seed: 0
+datasets: [iris]
+protocol: {kind: kfold, folds: 2, repeats: 1, stratified: true}
+algorithms:
+  - name: knn
+    params: {k: [1, 5]}
+metrics: [error]
+"""
+
+
+def test_gate_end_to_end(regress, tmp_path, capsys):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "regress_tiny.yaml").write_text(TINY)
+    refs, out = tmp_path / "reference", tmp_path / "out"
+    args = ["--specs", str(specs), "--reference-dir", str(refs), "--out", str(out), "--jobs", "1"]
+
+    assert regress.main(args) == 1  # no reference yet
+    assert "no reference" in capsys.readouterr().out
+
+    assert regress.main(args + ["--update"]) == 0
+    reference = refs / "regress_tiny.csv"
+    assert reference.exists()
+    assert (out / "regress_tiny" / "results.csv").exists()
+
+    assert regress.main(args) == 0
+    text = capsys.readouterr().out
+    assert "PASS    regress_tiny" in text and "1 spec(s) passed" in text
+
+    saved = tmp_path / "saved.csv"
+    shutil.copyfile(reference, saved)
+    _perturb(saved, reference, row=0, delta=0.01)
+    assert regress.main(args) == 1
+    text = capsys.readouterr().out
+    assert "FAIL    regress_tiny" in text and "moved:" in text and "1 of 1 spec(s) failed" in text
