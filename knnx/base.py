@@ -5,6 +5,14 @@ class's ``_parameter_constraints`` and the data, and returns self; fitted state 
 in ``_``. Input validation uses scikit-learn's ``validate_data`` so that knnx
 estimators behave like any other in pipelines and pass ``check_estimator``; the
 computation itself is knnx's own.
+
+Range: every estimator refuses data whose float64 squared distances would overflow
+or underflow (:func:`knnx.neighbors.check_scale`: ``max |x - mean| * sqrt(d) >
+1e150`` or ``0 < max |x - mean| < 1e-140``) with a one-line
+:class:`knnx.errors.DataError` (a ValueError) asking to rescale: at fit for the
+training rows, at prediction for the queries together with them. Estimators that
+search with :func:`knnx.kneighbors` get the check from it; the others call
+``_check_scale``.
 """
 
 import numpy as np
@@ -13,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knnx._params import check_params
+from knnx.neighbors import check_scale
 
 
 class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
@@ -33,3 +42,8 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         return np.ascontiguousarray(X)
+
+    @staticmethod
+    def _check_scale(X, queries=None):
+        """DataError (one line) if squared distances of X (and queries) would overflow or underflow."""
+        check_scale(X, queries)

@@ -34,9 +34,13 @@ def balanced_loss(phi, x):
 
 def normalize_rows(X, norm):
     """Rows scaled to unit L1 or L2 norm (``norm`` = "l1" / "l2"; "none": unchanged).
-    All-zero rows stay zero."""
+    All-zero rows stay zero. Each row is first divided by its largest |value|, so that
+    norms of rows near the float64 limits (1e-300, 1e300) neither overflow nor underflow."""
     if norm == "none":
         return X
+    top = np.abs(X).max(axis=1) if X.shape[1] else np.zeros(X.shape[0])
+    top[top == 0.0] = 1.0
+    X = X / top[:, None]
     scale = np.abs(X).sum(axis=1) if norm == "l1" else np.sqrt(np.einsum("ij,ij->i", X, X))
     scale[scale == 0.0] = 1.0
     return np.ascontiguousarray(X / scale[:, None])
@@ -125,6 +129,16 @@ class GNNBClassifier(NeighborsClassifierBase):
     * ``predict_proba``: p_c = (nabla phi)^-1 (h_c) (eq. 5), clipped to [0, 1] (the
       squared phi's link is linear), normalised over classes; with n_splits > 1 the
       average of the blocks' normalised posteriors, and ``predict`` is its argmax.
+    * Numeric extremes. delta_j is bounded (|eta| <= n_j max w), so pure reciprocal
+      neighbourhoods (well-separated classes) need no smoothing and every output is
+      finite. With ``block_norm="none"`` data whose squared distances would overflow
+      or underflow in float64 is refused by :func:`knnx.kneighbors` with a one-line
+      :class:`knnx.errors.DataError` (at fit, and for queries at prediction); with
+      "l1"/"l2" each block's rows are unit vectors, so any finite scale is accepted
+      (:func:`normalize_rows` avoids overflow). A block of one feature normalises to
+      sign(x): use ``block_norm="none"`` or fewer splits for such blocks. k < n_samples
+      (k = n_samples - 1 is allowed), n_splits <= n_features; else ValueError.
+      Identical rows and a class of one example train and predict with finite values.
     """
 
     _parameter_constraints = {

@@ -68,6 +68,14 @@ class KNNClassifier(_VotingClassifier):
     top score, the class of the nearest neighbour belonging to one of them wins.
     For a two-class problem with odd k and uniform weights no tie can occur, and
     predictions equal scikit-learn's ``KNeighborsClassifier(algorithm="brute")``.
+
+    Numeric extremes: k = n_samples is allowed (every training point votes), k >
+    n_samples raises ValueError. Data whose squared distances would overflow or
+    underflow in float64 (``max |x - mean| * sqrt(d) > 1e150`` or ``0 < max |x -
+    mean| < 1e-140``) is refused at ``fit`` (and queries at prediction) with a
+    one-line :class:`knnx.errors.DataError`. Identical rows are fine: they are
+    ordered by index; with ``weights="distance"`` coincident neighbours take the
+    vote alone, so every score stays finite.
     """
 
     _parameter_constraints = {
@@ -87,6 +95,7 @@ class KNNClassifier(_VotingClassifier):
             raise ValueError(
                 f"KNNClassifier: k={self.k} exceeds the training set size (n_samples = {X.shape[0]})"
             )
+        self._check_scale(X)
         self._fit_X, self._fit_y = X, y_codes
         return self
 

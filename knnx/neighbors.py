@@ -22,6 +22,7 @@ import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from knnx import graphs
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.neighbors import (
     brute_rows,
@@ -34,7 +35,7 @@ from knnx._kernels.neighbors import (
 )
 from knnx.errors import DataError
 
-__all__ = ["kneighbors", "reciprocal_neighbors", "as_float_array"]
+__all__ = ["kneighbors", "reciprocal_neighbors", "as_float_array", "check_scale"]
 
 # Unit roundoffs of float32 and float64.
 _U32 = 2.0**-24
@@ -129,7 +130,27 @@ def _centre(R, Q, loo):
     Rc = R - center
     Qc = Rc if loo else Q - center
     spread = max(np.abs(Rc).max(), np.abs(Qc).max())
-    d = R.shape[1]
+    _check_spread(spread, R.shape[1])
+    return Rc, Qc, spread
+
+
+def check_scale(X, queries=None):
+    """Refuse data whose float64 squared distances would overflow or underflow.
+
+    The check :func:`kneighbors` applies (see the module doc), for estimators that
+    compute their own distances: ``X`` and ``queries`` (optional) are centred on the
+    mean of ``X``; :class:`knnx.errors.DataError` (one line, asking to rescale) if
+    ``max |x - mean| * sqrt(d) > 1e150`` or ``0 < max |x - mean| < 1e-140``.
+    Both arrays must be 2-D float64 with finite values and the same columns.
+    """
+    center = X.mean(axis=0)
+    spread = np.abs(X - center).max() if X.size else 0.0
+    if queries is not None and queries.size:
+        spread = max(spread, np.abs(queries - center).max())
+    _check_spread(spread, X.shape[1])
+
+
+def _check_spread(spread, d):
     if spread * np.sqrt(d) > _MAX_SPREAD:
         raise DataError(
             f"X: values too far apart for float64 squared distances (max |x - mean| = {spread:.3g} over "
@@ -140,7 +161,6 @@ def _centre(R, Q, loo):
             f"X: values too close together for float64 squared distances (max |x - mean| = {spread:.3g}; "
             f"needs >= {_MIN_SPREAD:g} or all equal); rescale the data"
         )
-    return Rc, Qc, spread
 
 
 def kneighbors(X, n_neighbors, queries=None, *, squared=True):
@@ -190,7 +210,23 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
         what = "n_samples - 1 (leave-one-out)" if loo else "n_samples"
         raise DataError(f"n_neighbors: must be between 1 and {what} = {k_max}, got {k}")
 
-    m = Q.shape[0]
+    cache = graphs.active()
+    if cache is None or Q.shape[0] == 0:
+        return _finish(*_exact(R, Q, loo, k), squared)
+    # Inside knnx.graphs.reuse_graphs: the k-graph is the first k columns of any larger
+    # one (neighbours are ordered by (distance, index)), so compute once at k_max.
+    key = cache.key(R, None if loo else Q)
+    hit = cache.get(key, k)
+    if hit is None:
+        full = _exact(R, Q, loo, max(k, min(cache.k_max, k_max)))
+        cache.put(key, *full)
+        hit = full[0][:, :k].copy(), full[1][:, :k].copy()
+    return _finish(*hit, squared)
+
+
+def _exact(R, Q, loo, k):
+    """Squared distances and indices of the k nearest (validated float64 arrays)."""
+    m, (n_ref, d) = Q.shape[0], R.shape
     out_dist = np.empty((m, k), dtype=np.float64)
     out_ind = np.empty((m, k), dtype=np.intp)
     if m == 0:
@@ -199,7 +235,7 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
     if _SELECT_FACTOR * k >= n_ref * d:
         with PARALLEL_LOCK:
             select_rows(Q, np.ascontiguousarray(R.T), np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
-        return _finish(out_dist, out_ind, squared)
+        return out_dist, out_ind
     cap = _candidate_capacity(k)
     if (
         m * n_ref <= _BRUTE_WORK
@@ -208,7 +244,7 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
     ):
         with PARALLEL_LOCK:
             brute_rows(Q, R, np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
-    return _finish(out_dist, out_ind, squared)
+    return out_dist, out_ind
 
 
 def _finish(out_dist, out_ind, squared):

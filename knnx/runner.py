@@ -70,6 +70,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from knnx import graphs
 from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
@@ -111,9 +112,20 @@ def _standardize(X_train, X_test):
     return (X_train - mean) / std, (X_test - mean) / std
 
 
-def _cell_payload(vspec, cell, splits):
+def _graph_k(vspec):
+    """Per dataset index, the largest neighbour count (``k`` or ``k_max``) any cell asks:
+    the width at which a run computes each neighbour graph once (see knnx.graphs)."""
+    out = {}
+    for c in vspec.cells:
+        ks = [v for name, v in c.params.items() if name in ("k", "k_max") and isinstance(v, int)]
+        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *ks])
+    return out
+
+
+def _cell_payload(vspec, cell, splits, graph_k=None):
     split = splits[(cell.dataset_index, cell.repeat, cell.fold)]
     return {
+        "graph_k": (graph_k or {}).get(cell.dataset_index, 0),
         "experiment": vspec.spec.name,
         "entry": vspec.spec.datasets[cell.dataset_index],
         "dataset": cell.dataset,
@@ -141,7 +153,22 @@ def _load_cached(entry_json, label, seed, base_dir):
     )
 
 
+# Share neighbour graphs between the cells a process runs (knnx.graphs); results are
+# identical either way (tested), only the time differs.
+REUSE_GRAPHS = True
+
+
 def run_cell(payload):
+    """Fit and evaluate one cell; return ``(index, rows, curve_rows)``; with
+    ``payload["graph_k"]`` > 0 its neighbour graphs come from and go to the process's
+    graph store (:func:`knnx.graphs.reuse_graphs`)."""
+    if payload.get("graph_k", 0) > 0:
+        with graphs.reuse_graphs(payload["graph_k"]):
+            return _run_cell(payload)
+    return _run_cell(payload)
+
+
+def _run_cell(payload):
     """Fit and evaluate one cell; return ``(index, rows, curve_rows)``.
 
     ``rows``: one per metric of the spec, then one per entry of the fitted
@@ -521,7 +548,8 @@ def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
             (cell.index, dict(zip(FAILURE_COLUMNS, (*cell.key(), keys[cell.key()], str(exc)), strict=True)))
         )
 
-    payloads = [(cell, _cell_payload(vspec, cell, splits)) for cell in todo]
+    graph_k = _graph_k(vspec) if REUSE_GRAPHS else {}
+    payloads = [(cell, _cell_payload(vspec, cell, splits, graph_k)) for cell in todo]
     for cell, outcome in _execute(payloads, jobs, executor, scheduler):
         if isinstance(outcome, CellError):
             failed(cell, outcome)

@@ -121,6 +121,19 @@ class UNNClassifier(NeighborsClassifierBase):
     * ``predict_proba``: p_c = psi'(-h_c) / (psi'(h_c) + psi'(-h_c)) (eq. 11 of
       D'Ambrosio et al.; for exp 1 / (1 + exp(-2 h)), for the balanced losses their
       link (25)), normalised over the classes.
+    * Numeric extremes. Pure reciprocal neighbourhoods (well-separated classes) would
+      need delta = +-inf: smoothing (the default) makes every step finite and such
+      data is classified perfectly. With ``smoothing=False`` these steps are skipped
+      (``n_infinite_``, for every ``step``, including ``exact``): if all are, alpha is
+      0, no prototype is kept, every score is 0, ``predict`` returns the most frequent
+      training class and ``predict_proba`` is uniform, all finite. Data whose squared
+      distances would overflow or underflow in float64 is refused by
+      :func:`knnx.kneighbors` with a one-line :class:`knnx.errors.DataError` (at fit,
+      and for queries at prediction). k < n_samples (k = n_samples - 1 is allowed),
+      else ValueError. Identical rows, a class of one example and string labels give
+      finite scores, posteriors and curves. ``step="fast"`` with the squared loss
+      (delta = 2W - 1) can keep leveraging one example (documented in the README):
+      finite, but not a descent.
     """
 
     _parameter_constraints = {

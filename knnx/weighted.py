@@ -32,15 +32,25 @@ def cdm_weights(X, y_codes, n_classes):
     sigma_cj is the population standard deviation (ddof = 0) of feature j over class c's
     training rows. A null class deviation (a constant feature within the class, a class
     of one row) backs off to the overall deviation of feature j, and to 1 when that is
-    null too. Returns (W, mu), both (n_classes, m).
+    null too. A deviation counts as null also when it is too small for float64: below
+    1e-150 (1 / sigma^2 would overflow), or below the feature's spread
+    max |x_j - mean_j| times sqrt(m) / 1e150 (the weighted squared dissimilarities would
+    overflow). Returns (W, mu), both (n_classes, m), finite.
     """
+    n_features = X.shape[1]
+    spread = np.abs(X - X.mean(axis=0)).max(axis=0) if len(X) else np.zeros(n_features)
+    floor = np.maximum(1e-150, spread * (np.sqrt(n_features) / 1e150))
+
+    def usable(s):
+        return s > floor
+
     overall = X.std(axis=0)
-    overall[overall == 0.0] = 1.0
-    sigma = np.empty((n_classes, X.shape[1]))
+    overall = np.where(usable(overall), overall, 1.0)
+    sigma = np.empty((n_classes, n_features))
     for c in range(n_classes):
         rows = X[y_codes == c]
-        s = rows.std(axis=0) if len(rows) else np.zeros(X.shape[1])
-        sigma[c] = np.where(s > 0.0, s, overall)
+        s = rows.std(axis=0) if len(rows) else np.zeros(n_features)
+        sigma[c] = np.where(usable(s), s, overall)
     return 1.0 / sigma, 1.0 / sigma**2
 
 
@@ -125,6 +135,17 @@ def _evaluate(protos, beta, l1, learn_w, learn_v):
         "grad_w": grad_w,
         "grad_v": grad_v,
     }
+
+
+def _finite_state(state):
+    """J, the gradients and every finite-set dissimilarity are finite (inf marks an empty set)."""
+    d = np.concatenate([state["d_same"][state["same"] >= 0], state["d_diff"][state["diff"] >= 0]])
+    return bool(
+        np.isfinite(state["J"])
+        and np.isfinite(d).all()
+        and np.isfinite(state["grad_w"]).all()
+        and np.isfinite(state["grad_v"]).all()
+    )
 
 
 class WeightedMetricNN(NeighborsClassifierBase):
@@ -212,6 +233,17 @@ class WeightedMetricNN(NeighborsClassifierBase):
     sum_l w_cl^2 (x_l - x~_l)^2 without v^2, which makes (21) the exact gradient of (7)
     for the squared form (20); x without a same-class partner is an error that moves no
     weight. Weights may change sign (they enter squared).
+
+    Numeric extremes: data whose squared dissimilarities would overflow or underflow in
+    float64 (``max |x - mean| * sqrt(d) > 1e150`` or ``0 < max |x - mean| < 1e-140``,
+    as :func:`knnx.kneighbors`) is refused with a one-line
+    :class:`knnx.errors.DataError` at ``fit``, and queries likewise at prediction; CDM
+    deviations too small for float64 back off (:func:`cdm_weights`). If an update would
+    make a weight or a dissimilarity non-finite, the descent stops before it (the
+    weights and curve end at the last finite epoch). Identical rows: every LOO pair is
+    at dissimilarity 0, r = 1, an error that moves no weight. A class of one row has no
+    same-class partner (an error that moves no weight). k = n_samples is allowed at
+    prediction, k > n_samples raises ValueError.
     """
 
     _parameter_constraints = {
@@ -268,6 +300,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         n, m = X.shape
         if self.k > n:
             raise ValueError(f"WeightedMetricNN: k={self.k} exceeds the training set size (n_samples = {n})")
+        self._check_scale(X)
         n_classes = len(self.classes_)
         l1 = self.base == "l1"
         protos = _Prototypes(X, y_codes, n_classes)
@@ -333,6 +366,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "best_epoch": self.best_epoch_,
             "init_cdm": float(start == "cdm"),
         }
+        self._fit_X = X
         self._protos = _Prototypes(X, y_codes, n_classes).prepare(
             self.class_weights_, self.prototype_weights_
         )
@@ -353,9 +387,14 @@ class WeightedMetricNN(NeighborsClassifierBase):
             J, errors = list(resume["J"]), list(resume["errors"])
             best = (resume["best_error"], resume["best_epoch"], resume["best_W"], resume["best_v"])
         state = resume["state"] if resume is not None else None
+        W_prev, v_prev, state_prev = W, v, state  # the last weights whose state was finite
         while True:
             if state is None:
                 state = _evaluate(protos.prepare(W, v), self.beta, l1, learn_w, learn_v)
+                if errors and not _finite_state(state):
+                    # the last update overflowed a dissimilarity: stop with the weights before it
+                    W, v, state = W_prev, v_prev, state_prev
+                    break
                 J.append(state["J"])
                 errors.append(state["loo_error"])
                 if state["loo_error"] < best[0]:
@@ -363,10 +402,14 @@ class WeightedMetricNN(NeighborsClassifierBase):
             epoch = len(errors) - 1
             if epoch >= max_epochs or (epoch >= 1 and abs(J[-1] - J[-2]) <= tol):
                 break
+            W_prev, v_prev, state_prev = W, v, state
             if learn_w:
                 W = W - mu * state["grad_w"]
             if learn_v:
                 v = v - rho * state["grad_v"]
+            if not (np.isfinite(W).all() and np.isfinite(v).all()):
+                W, v = W_prev, v_prev  # an update overflowed: stop with the weights before it
+                break
             state = None
         return {
             "W": W,
@@ -384,6 +427,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         """(dissimilarities, training indices) of the k nearest prototypes of each row of
         X under the learned dissimilarity, ordered by (d^2, index); d^2 as in the module."""
         X = self._validate_query(X)
+        self._check_scale(self._fit_X, X)
         ind, dist = self._protos.k_nearest(X, self.k if k is None else k, self.base == "l1")
         return dist, ind
 

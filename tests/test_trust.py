@@ -156,3 +156,49 @@ def test_executor_options_are_checked(tmp_path, monkeypatch):
         "error: --scheduler tcp://127.0.0.1:9: cannot connect"
     )
     assert result.stderr.count("\n") == 1
+
+
+def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monkeypatch):
+    """kNN over six k, UNN and GNNB on Ripley's split: each (reference set, query set)
+    graph is computed once, at the largest k of the spec, and the results equal a run
+    that recomputes every graph."""
+    from knnx import graphs
+    from knnx import neighbors as N
+
+    calls = []
+    real = N._exact
+
+    def counting(R, Q, loo, k):
+        calls.append((graphs.fingerprint(R), "loo" if loo else graphs.fingerprint(Q), k))
+        return real(R, Q, loo, k)
+
+    monkeypatch.setattr(N, "_exact", counting)
+    spec = {
+        "name": "share",
+        "seed": 0,
+        "datasets": ["ripley"],
+        "protocol": {"kind": "predefined"},
+        "algorithms": [
+            {"name": "knn", "params": {"k": [1, 3, 5, 7, 9, 15]}},
+            {"name": "unn", "params": {"k": 5}},
+            {"name": "gnnb", "params": {"k": 5}},
+        ],
+        "metrics": ["error", "f1_macro"],
+    }
+    monkeypatch.setattr(graphs, "PROCESS_CACHE", graphs.GraphCache())
+    shared = read_results(run_spec(spec, out=tmp_path / "shared").out / "results.csv")
+    pairs = [c[:2] for c in calls]
+    assert len(pairs) == len(set(pairs))  # no graph computed twice
+    loo_graph = [c for c in calls if c[1] == "loo"]  # the training rows' own graph (UNN, GNNB)
+    assert len(loo_graph) == 1 and loo_graph[0][2] == 15  # at the widest k of the spec
+    train = loo_graph[0][0]
+    test_graph = [c for c in calls if c[0] == train and c[1] != "loo"]  # test rows against all training rows
+    assert len(test_graph) == 1 and test_graph[0][2] == 15  # shared by the six kNN cells
+    # the rest: UNN's and GNNB's test rows against their own prototypes
+    assert len(calls) == 4
+    n_shared = len(calls)
+    calls.clear()
+    monkeypatch.setattr(R, "REUSE_GRAPHS", False)
+    alone = read_results(run_spec(spec, out=tmp_path / "alone").out / "results.csv")
+    assert len(calls) > n_shared + 5  # six kNN test graphs, two LOO graphs, ...
+    pd.testing.assert_frame_equal(values(shared), values(alone))

@@ -198,7 +198,8 @@ def _edge_slope(loss, c, ptr0, ptr1, rind, r_of, rho, delta, eps_edge, smooth):
 
 @njit(cache=True)
 def exact_delta(loss, c, ptr0, ptr1, rind, r_of, rho, eps, guess):
-    """Root of eq. (10) (plus the smoothing pair) by bracketed Newton; NaN if infinite.
+    """Root of eq. (10) (plus the smoothing pair) by bracketed Newton; NaN if infinite
+    (without smoothing: a pure neighbourhood, every r_ij of one sign, or a root beyond 1e12).
 
     Smoothing adds two phantom examples of weight ``eps`` at the same edge, one that
     agrees with j and one that does not: for exp this reproduces (13) exactly, and for
@@ -206,6 +207,16 @@ def exact_delta(loss, c, ptr0, ptr1, rind, r_of, rho, eps, guess):
     risk still decreases.
     """
     smooth = eps > 0.0 and loss != SQUARED
+    if not smooth and loss != SQUARED and ptr1 > ptr0:
+        # A pure neighbourhood (every r of one sign) has no finite root: psi' keeps one
+        # sign. Say so, rather than stop where the weights underflow to 0.
+        pure = True
+        for p in range(ptr0 + 1, ptr1):
+            if r_of[p - ptr0] != r_of[0]:
+                pure = False
+                break
+        if pure:
+            return np.nan
     eps_edge = edge_of_weight(loss, c, eps) if smooth else 0.0
     g0, _ = _edge_slope(loss, c, ptr0, ptr1, rind, r_of, rho, 0.0, eps_edge, smooth)
     if g0 == 0.0:
