@@ -29,18 +29,30 @@ single class, that ``k`` fits in every training part, that every algorithm has
 dataset has a true posterior when a posterior metric is asked. Every problem
 becomes one line ``SOURCE: PATH: message`` and all are raised together as one
 SpecError.
+
+Hostile input is refused before it can cost time or memory (each with one line):
+a spec file larger than :data:`MAX_SPEC_BYTES`; YAML nested deeper than
+:data:`MAX_YAML_DEPTH`, holding a string longer than :data:`MAX_YAML_STRING`, or
+holding more than :data:`MAX_YAML_VALUES` values once its aliases are expanded
+(anchors and aliases, ``<<`` merges included, are fine below that; a "billion
+laughs" alias bomb is refused from the composed node graph, without expanding it);
+duplicate or non-string mapping keys; and a grid of more than :data:`MAX_CELLS`
+cells, counted from the list lengths and the protocol before any grid is expanded
+or any dataset loaded.
 """
 
 import hashlib
 import itertools
 import json
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from knnx._params import check_params
 from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
@@ -104,8 +116,8 @@ class AlgorithmEntry(_Strict):
 
 
 class Spec(_Strict):
-    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
-    seed: Annotated[int, Field(ge=0)] = 0
+    name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
     datasets: Annotated[list[str | dict[str, Any]], Field(min_length=1)]
     preprocess: Preprocess = Field(default_factory=Preprocess)
     protocol: Protocol
@@ -114,9 +126,21 @@ class Spec(_Strict):
     record_curves: bool = False
     curve_points: Annotated[int, Field(ge=2)] = 200
 
+    @field_validator("name")
+    @classmethod
+    def _not_only_dots(cls, name):
+        # "." or ".." would make the default output folder results/ itself or its parent.
+        if set(name) == {"."}:
+            raise ValueError("a name made of dots only is not allowed (it names the results folder)")
+        return name
 
-# Guard against accidental combinatorial explosions in a grid.
+
+# Guards against hostile or accidental explosions (see the module docstring).
 MAX_CELLS = 1_000_000
+MAX_SPEC_BYTES = 1_000_000
+MAX_YAML_DEPTH = 32
+MAX_YAML_STRING = 4096
+MAX_YAML_VALUES = 10_000
 
 
 @dataclass(frozen=True)
@@ -187,6 +211,16 @@ def _loc_to_path(loc):
     return path or "(top level)"
 
 
+# Pydantic's wording that names its own classes rather than the spec's keys.
+_PYDANTIC_NOISE = re.compile(r" or (instance of \w+|object to extract fields from)")
+
+
+def _short_repr(value, limit=80):
+    """``repr(value)`` cut to ``limit`` characters, so that one message stays one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _pydantic_problems(exc, data, model_at=None):
     """One message per location; ``model_at(loc, data)`` finds the model whose keys an
     unknown key is listed against (default: the run spec's)."""
@@ -205,8 +239,11 @@ def _pydantic_problems(exc, data, model_at=None):
             msg = f"unknown protocol kind {given!r}; known: predefined, holdout, kfold, 5x2, subsample, lpo"
         elif err["type"] == "union_tag_not_found":
             msg = "needs a 'kind': predefined, holdout, kfold, 5x2, subsample or lpo"
+        elif err["type"] == "too_short":
+            msg = "empty list; give at least one item"
         else:
-            msg = err["msg"][0].lower() + err["msg"][1:] + f" (got {err.get('input')!r})"
+            text = _PYDANTIC_NOISE.sub("", err["msg"]).removeprefix("Value error, ")
+            msg = text[0].lower() + text[1:] + f" (got {_short_repr(err.get('input'))})"
         # The str | dict union reports one error per branch for datasets: keep the first.
         problems.setdefault(path, msg)
     return [f"{path}: {msg}" for path, msg in problems.items()]
@@ -233,23 +270,119 @@ def _model_at(loc, data):
     return _MODELS_AT.get(names[0])
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a key given twice in one mapping (YAML keeps the last)."""
+class _SpecLoader(yaml.SafeLoader):
+    """SafeLoader with the limits of a hand-written spec (see the module docstring).
+
+    Refuses, with a mark pointing at the place: a key given twice in one mapping
+    (plain YAML keeps the last), a key that is not a string (``3:``, ``null:``,
+    ``yes:``, ``[a, b]:``), nesting deeper than MAX_YAML_DEPTH (checked while
+    composing, before Python's recursion limit is near), a scalar longer than
+    MAX_YAML_STRING, and more than MAX_YAML_VALUES values once aliases are
+    expanded (counted on the composed node graph, where an alias is a shared node,
+    so a billion-laughs document is measured in time linear in its size).
+    """
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+        self._values = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_YAML_STRING:
+            raise _limit_error(f"a value of {len(event.value)} characters; at most {MAX_YAML_STRING}", event)
+        if not isinstance(event, yaml.AliasEvent):
+            self._values += 1
+            if self._values > MAX_YAML_VALUES:  # stop reading early; aliases are counted after composing
+                raise _limit_error(f"more than {MAX_YAML_VALUES} values; a spec must stay small", event)
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _limit_error(f"nested more than {MAX_YAML_DEPTH} levels deep", event)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # "<<: *defaults" merges, its keys may be overridden
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool) and key in seen:
-                mark = key_node.start_mark
+            mark = key_node.start_mark
+            if not isinstance(key, str):
+                if isinstance(key_node, yaml.ScalarNode):
+                    kind = "null" if key is None else "a boolean" if isinstance(key, bool) else "a number"
+                    problem = (
+                        f"key {_short_repr(key_node.value, 40)} is read as {kind}; keys are names (quote it)"
+                    )
+                else:
+                    problem = "a key is a list or a mapping; keys are names"
+                raise yaml.constructor.ConstructorError(None, None, problem, mark)
+            if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"duplicate key {key!r} (line {mark.line + 1}, column {mark.column + 1})",
-                    mark,
+                    None, None, f"duplicate key {key!r}; a key appears once per mapping", mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    def _refuse_tag(self, node):
+        what = _REFUSED_TAGS[node.tag.rsplit(":", 1)[1]]
+        if isinstance(node, yaml.ScalarNode):
+            problem = f"{_short_repr(node.value, 40)} is read as {what}; quote it to make it a string"
+        else:
+            problem = f"a YAML !!{node.tag.rsplit(':', 1)[1]} is not a spec value; use a list or a mapping"
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+# YAML types with no JSON counterpart: a spec holds strings, numbers, booleans, null, lists and mappings.
+_REFUSED_TAGS = {
+    "timestamp": "a date",
+    "binary": "binary data",
+    "set": "a set",
+    "omap": "an ordered map",
+    "pairs": "pairs",
+}
+for _tag in _REFUSED_TAGS:
+    _SpecLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SpecLoader._refuse_tag)
+
+
+def _limit_error(problem, event):
+    return yaml.composer.ComposerError(None, None, problem, event.start_mark)
+
+
+def _expanded_size(node, memo):
+    """Number of values ``node`` stands for with every alias expanded (memoised per node)."""
+    size = memo.get(id(node))
+    if size is None:
+        if isinstance(node, yaml.SequenceNode):
+            size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+        else:
+            size = 1
+        if size > MAX_YAML_VALUES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"more than {MAX_YAML_VALUES} values once aliases are expanded (an alias bomb?); a spec "
+                "must stay small",
+                node.start_mark,
+            )
+        memo[id(node)] = size
+    return size
+
+
+def _load_yaml(text):
+    loader = _SpecLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, {})
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def read_spec(source):
@@ -257,24 +390,45 @@ def read_spec(source):
     if isinstance(source, dict):
         return source, "<spec>", Path.cwd()
     path = Path(source)
-    if not path.is_file():
+    if path.is_dir():
+        raise SpecError(f"{path}: is a folder; expected a spec file (YAML)")
+    if not path.exists():
         raise SpecError(f"{path}: spec file not found")
+    if not path.is_file():
+        raise SpecError(f"{path}: not a regular file; expected a spec file (YAML)")
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(f"{path}: {size} bytes, more than the limit of {MAX_SPEC_BYTES} for a spec file")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = _load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, yaml.reader.ReaderError):  # a control character: no mark, a position
+            line = text.count("\n", 0, exc.position) + 1
+            column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+            where = f"line {line}, column {column}: "
+            problem = f"control character #x{exc.character:04x} is not allowed"
         raise SpecError(f"{path}: {where}invalid YAML ({problem})") from None
     if not isinstance(data, dict):
+        what = "empty" if data is None else f"a {_YAML_KIND.get(type(data), type(data).__name__)}"
         raise SpecError(
-            f"{path}: expected a mapping of spec keys (name, datasets, protocol, algorithms, ...)"
+            f"{path}: expected a mapping of spec keys (name, datasets, protocol, algorithms, ...), "
+            f"but the file is {what}"
         )
     return data, str(path), path.parent
+
+
+_YAML_KIND = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
 def expand_grid(params):
@@ -301,6 +455,31 @@ def dataset_seedseq(seed, label, purpose):
     return np.random.SeedSequence(seed, spawn_key=(word, purpose))
 
 
+def _splits_per_dataset(protocol):
+    """How many splits a protocol draws from each dataset (it does not depend on the data)."""
+    return {
+        "holdout": lambda p: p.repeats,
+        "kfold": lambda p: p.folds * p.repeats,
+        "5x2": lambda p: 10,
+        "subsample": lambda p: p.repeats,
+    }.get(protocol.kind, lambda p: 1)(protocol)
+
+
+def _check_size(spec, label):
+    """Refuse a spec of more than MAX_CELLS cells, counted before any grid is expanded."""
+    settings = sum(
+        math.prod(len(v) if isinstance(v, list) else 1 for v in algo.params.values())
+        for algo in spec.algorithms
+    )
+    n_splits = _splits_per_dataset(spec.protocol)
+    n_cells = len(spec.datasets) * n_splits * settings
+    if n_cells > MAX_CELLS:
+        raise SpecError(
+            f"{label}: algorithms: the grid expands to {n_cells} cells ({len(spec.datasets)} dataset(s) x "
+            f"{n_splits} split(s) x {settings} parameter setting(s)), more than the limit of {MAX_CELLS}"
+        )
+
+
 def validate_spec(source):
     """Validate a spec (path or dict) completely; return a :class:`ValidatedSpec`.
 
@@ -314,6 +493,8 @@ def validate_spec(source):
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         raise SpecError("\n".join(f"{label}: {p}" for p in _pydantic_problems(exc, data))) from None
+
+    _check_size(spec, label)
 
     problems = []
     for i, metric in enumerate(spec.metrics):

@@ -1,5 +1,25 @@
 """Reading CSV tables (bundled or the user's) into Datasets.
 
+The file must be UTF-8 (a byte-order mark is ignored), comma-separated with
+standard double quotes, with a header row naming every column once; blank lines
+are skipped. Every problem is one DataError naming the file, and the column and
+line (line 1 is the header) where there is one: a file that is missing, empty,
+header-only, not UTF-8 or not CSV; a row with more or fewer fields than the
+header; a header with an empty or repeated name (an unnamed first column is often
+a saved row index); no label column, or nothing besides it; a text cell in a
+numeric column; a missing-value marker (``nan``, ``NaN``, ``NA``, ``N/A``,
+``null``, ``None``, ``?``) in a numeric column, since only an empty cell is a
+missing value; an infinite value (``inf``, ``-inf``, ``1e400``); an empty label
+cell or a label spelled ``nan``; a label column holding a single class.
+
+Accepted as they are: duplicate rows (kept: they count as separate points, at
+distance 0 from each other), zero-variance (constant) columns (kept: they add 0 to
+every distance, and ``preprocess: {standardize: true}`` leaves them unscaled,
+scale 1, so values stay finite), surrounding spaces in numeric cells, Windows
+line ends. Label cells are class names taken verbatim (``NA`` is a class name;
+``x`` and `` x`` are two classes). Very large finite values load; the kernels
+refuse data whose squared distances would overflow (README, *Semantics*).
+
 Treatments, applied in this order and recorded in ``metadata["options"]``:
 
 * ``drop_columns``: columns removed before anything else (e.g. australian's
@@ -14,6 +34,8 @@ Treatments, applied in this order and recorded in ``metadata["options"]``:
   predefined split is re-indexed accordingly); ``fill`` writes ``fill_value``.
 """
 
+import csv
+import io
 from pathlib import Path
 
 import numpy as np
@@ -24,54 +46,116 @@ from knnx.errors import DataError
 
 MISSING_CHOICES = ("error", "drop_rows", "fill")
 CATEGORICAL_CHOICES = ("onehot", "ordinal")
+# Spellings of a missing value that other tools write; knnx reads only empty cells as missing.
+MISSING_MARKERS = frozenset({"nan", "na", "n/a", "null", "none", "?"})
+
+
+def _cell(value, limit=40):
+    text = str(value)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def read_table(path, label="label"):
-    """Read a CSV file; return (features DataFrame, label Series). Errors name the file."""
+    """Read a CSV file; return (features DataFrame, label Series), both indexed by the
+    file's line numbers (the header is line 1). Cells are strings, empty cells NaN.
+    Errors name the file, and the line and column where there is one."""
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder, not a CSV file")
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=str)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{path}: file is empty (expected a header row and data rows)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise DataError(f"{path}: not a readable CSV file ({first})") from None
-    if label not in frame.columns:
-        cols = ", ".join(map(str, frame.columns[:12])) + (", ..." if frame.shape[1] > 12 else "")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(
+            f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text (save the file as UTF-8)"
+        ) from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header, rows, lines = None, [], []
+    try:
+        for fields in reader:
+            if not fields:
+                continue  # a blank line
+            if header is None:
+                header = fields
+                _check_header(path, header)
+                continue
+            if len(fields) != len(header):
+                raise DataError(
+                    f"{path}: line {reader.line_num}: {len(fields)} fields, while the header has {len(header)}"
+                )
+            rows.append(fields)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise DataError(f"{path}: line {reader.line_num}: not readable as CSV ({exc})") from None
+    if header is None:
+        raise DataError(f"{path}: file is empty (expected a header row and data rows)")
+    if label not in header:
+        cols = ", ".join(header[:12]) + (", ..." if len(header) > 12 else "")
         raise DataError(f"{path}: no label column '{label}' (columns: {cols})")
-    if frame.shape[0] == 0:
+    if not rows:
         raise DataError(f"{path}: has a header but no data rows")
+    frame = pd.DataFrame(rows, columns=header, index=pd.Index(lines, name="line"), dtype=object)
+    frame = frame.where(frame != "", np.nan)
     features = frame.drop(columns=[label])
     if features.shape[1] == 0:
         raise DataError(f"{path}: no feature columns besides the label column '{label}'")
     return features, frame[label]
 
 
-def _numeric_or_text(column, path, name, categorical):
-    """Return (float array with NaN for missing, is_text). Text needs categorical encoding."""
+def _check_header(path, header):
+    seen = {}
+    for i, name in enumerate(header):
+        if not name.strip():
+            raise DataError(
+                f"{path}: line 1: column {i + 1} has no name (name it, or remove it if it is a saved row index)"
+            )
+        if name in seen:
+            raise DataError(
+                f"{path}: line 1: column name '{name}' appears twice (columns {seen[name]} and {i + 1})"
+            )
+        seen[name] = i + 1
+
+
+def _numeric_or_text(column, at, name, categorical):
+    """Return (float array with NaN for missing, is_text). Text needs categorical encoding.
+
+    ``at(row, column)`` gives "FILE: column 'c' line N" for the row-th cell."""
     values = pd.to_numeric(column, errors="coerce")
-    bad = column.notna() & values.isna()
+    bad = (column.notna() & values.isna()).to_numpy()
+    if bad.any():
+        markers = column.str.strip().str.lower().isin(MISSING_MARKERS).to_numpy() & bad
+        if markers.any() and (categorical is None or values.notna().any()):
+            row = int(np.flatnonzero(markers)[0])
+            raise DataError(
+                f"{at(row, name)}: {_cell(column.iloc[row])} is not a number; a missing value is an empty cell "
+                "(then set missing: drop_rows, or missing: fill with a fill_value)"
+            )
     if not bad.any():
         floats = values.to_numpy(dtype=np.float64)
         inf = np.isinf(floats)
         if inf.any():
-            line = int(np.flatnonzero(inf)[0]) + 2
-            raise DataError(f"{path}: column '{name}' line {line}: infinite value '{column.iloc[line - 2]}'")
+            row = int(np.flatnonzero(inf)[0])
+            raise DataError(
+                f"{at(row, name)}: infinite value {_cell(column.iloc[row])} (only finite numbers are allowed)"
+            )
         return floats, False
     numeric_cells = values.notna()
+    row = int(np.flatnonzero(bad)[0])
     if categorical is not None and numeric_cells.any():
         # Mostly numbers with a stray text cell is a data error, not a categorical column.
-        line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
         raise DataError(
-            f"{path}: column '{name}' line {line}: '{column.iloc[line - 2]}' is not a number, while other cells "
+            f"{at(row, name)}: {_cell(column.iloc[row])} is not a number, while other cells "
             "of the column are (a categorical column holds text only)"
         )
     if categorical is None:
-        line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
         raise DataError(
-            f"{path}: column '{name}' line {line}: '{column.iloc[line - 2]}' is not a number "
+            f"{at(row, name)}: {_cell(column.iloc[row])} is not a number "
             "(set categorical: onehot or ordinal to encode text columns)"
         )
     return None, True
@@ -118,6 +202,13 @@ def table_to_dataset(
     for p, (feat, _) in zip(paths[1:], parts[1:], strict=True):
         if list(feat.columns) != columns:
             raise DataError(f"{p}: columns differ from {paths[0]}")
+    # File and line of every row, for messages.
+    row_file = np.concatenate([np.full(len(f), i) for i, (f, _) in enumerate(parts)])
+    row_line = np.concatenate([f.index.to_numpy() for f, _ in parts])
+
+    def at(row, col):
+        return f"{paths[row_file[row]]}: column '{col}' line {row_line[row]}"
+
     features = pd.concat([f for f, _ in parts], ignore_index=True)
     labels = pd.concat([lab for _, lab in parts], ignore_index=True)
     sizes = [len(f) for f, _ in parts]
@@ -126,10 +217,17 @@ def table_to_dataset(
         if col not in features.columns:
             raise DataError(f"{where}: cannot drop unknown column '{col}'")
     features = features.drop(columns=list(drop_columns))
+    for row, value in enumerate(labels):
+        if not isinstance(value, str):
+            raise DataError(f"{at(row, label)}: missing class label")
+        if value.strip().lower() == "nan":
+            raise DataError(
+                f"{at(row, label)}: class label {value!r} reads as a missing label; give the class"
+            )
 
     blocks, names = [], []
     for col in features.columns:
-        values, is_text = _numeric_or_text(features[col], where, col, categorical if allow_text else None)
+        values, is_text = _numeric_or_text(features[col], at, col, categorical if allow_text else None)
         if not is_text:
             blocks.append(values[:, None])
             names.append(col)
@@ -156,7 +254,7 @@ def table_to_dataset(
         if missing == "error":
             row, col = np.argwhere(np.isnan(X))[0]
             raise DataError(
-                f"{where}: column '{names[col].split('=')[0]}' line {row + 2}: missing value "
+                f"{at(row, names[col].split('=')[0])}: missing value "
                 "(set missing: drop_rows, or missing: fill with a fill_value)"
             )
         if missing == "fill":
@@ -169,6 +267,10 @@ def table_to_dataset(
                 split = tuple(new_index[s[keep[s]]] for s in split)
             X, labels = X[keep], labels[keep]
     y, classes = encode_labels(labels.to_numpy(dtype=object), where)
+    if len(classes) < 2:
+        raise DataError(
+            f"{where}: column '{label}': every row has class '{classes[0]}'; a classifier needs at least two classes"
+        )
     meta = dict(metadata or {})
     meta.setdefault("files", [str(p) for p in paths])
     meta["options"] = {
