@@ -40,22 +40,34 @@ def ledger_rows(out):
     return max(0, path.read_text().count("\n") - 1) if path.exists() else 0
 
 
-def test_kill_9_in_the_middle_then_rerun_equals_an_uninterrupted_run(tmp_path):
+def cli_run(spec_path, out):
+    """The command line of ``knnx run SPEC --out OUT --quiet`` in a process of its own."""
+    code = "from knnx.cli import app; app()"
+    return [sys.executable, "-c", code, "run", str(spec_path), "--out", str(out), "--quiet"]
+
+
+def start_many(tmp_path, out):
+    """Write MANY to TMP/many.yaml and start ``knnx run`` on it in the background."""
     spec_path = tmp_path / "many.yaml"
     spec_path.write_text(yaml.safe_dump(MANY))
+    proc = subprocess.Popen(cli_run(spec_path, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return spec_path, proc
+
+
+def wait_for_cells(proc, out, n, timeout=120):
+    """Wait until the run ``proc`` has recorded ``n`` finished cells in OUT/cells.csv."""
+    deadline = time.monotonic() + timeout
+    while ledger_rows(out) < n:
+        assert proc.poll() is None, f"the run ended before {n} cells were recorded"
+        assert time.monotonic() < deadline, "the run did not start"
+        time.sleep(0.01)
+
+
+def test_kill_9_in_the_middle_then_rerun_equals_an_uninterrupted_run(tmp_path):
     out = tmp_path / "killed"
-    code = "from knnx.cli import app; app()"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "run", str(spec_path), "--out", str(out), "--quiet"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    _, proc = start_many(tmp_path, out)
     try:
-        deadline = time.monotonic() + 120
-        while ledger_rows(out) < 40:
-            assert proc.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline, "the run did not start"
-            time.sleep(0.01)
+        wait_for_cells(proc, out, 40)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -85,6 +97,34 @@ def test_a_second_run_on_a_locked_folder_is_refused_and_writes_nothing(tmp_path)
     # released: the same command now runs
     result = CliRunner().invoke(app, ["run", str(spec_path), "--out", str(out), "--quiet"])
     assert result.exit_code == 0 and len(read_results(out / "results.csv")) == 2 * 5 * 2
+
+
+def test_two_runs_at_once_on_one_folder_the_second_refuses_and_nothing_is_corrupted(tmp_path):
+    """Two real processes: the first is frozen (SIGSTOP) in the middle of writing, so the
+    second certainly starts while the first holds the folder; the second is refused with
+    one line and exit 2, and the first, resumed, ends with exactly an uninterrupted run's
+    rows."""
+    out = tmp_path / "shared"
+    spec_path, first = start_many(tmp_path, out)
+    try:
+        wait_for_cells(first, out, 20)
+        os.kill(first.pid, signal.SIGSTOP)
+        frozen = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        second = subprocess.run(cli_run(spec_path, out), capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert second.stdout == ""
+        assert second.stderr == (
+            f"error: {out}: another knnx run (pid {first.pid}) is writing to this folder; "
+            "wait for it to end or use --out\n"
+        )
+        assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == frozen  # untouched
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    assert first.wait(timeout=300) == 0
+    shared = read_results(out / "results.csv")
+    fresh = read_results(run_spec(MANY, out=tmp_path / "fresh").out / "results.csv")
+    pd.testing.assert_frame_equal(values(shared), values(fresh))
+    assert ledger_rows(out) == 500 and not (out / "failures.csv").exists()
 
 
 def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_path, monkeypatch):
@@ -123,6 +163,41 @@ def test_dask_local_cluster_gives_the_results_of_jobs_1(tmp_path):
     local = read_results(run_spec(spec, out=tmp_path / "local").out / "results.csv")
     summary = run_spec(spec, out=tmp_path / "dask", executor="dask", jobs=2)
     assert summary.n_run == 2 * 3 * 3
+    remote = read_results(tmp_path / "dask" / "results.csv")
+    pd.testing.assert_frame_equal(values(remote), values(local))
+
+
+def _dataset_loads():
+    """On a Dask worker: how many datasets this worker process has loaded (cache misses)."""
+    return R._load_cached.cache_info().misses
+
+
+def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
+    """An external LocalCluster reached by its tcp:// address, as --scheduler does: same
+    rows as jobs = 1, and no worker loads a dataset more than once (tasks carry the
+    dataset's spec entry and row indices, never the data)."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    spec = {
+        **MANY,
+        "datasets": ["iris", "wine"],
+        "protocol": {"kind": "kfold", "folds": 4},
+        "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5]}}],
+    }
+    local = read_results(run_spec(spec, out=tmp_path / "local").out / "results.csv")
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        summary = run_spec(spec, out=tmp_path / "dask", executor="dask", scheduler=cluster.scheduler_address)
+        loads = client.run(_dataset_loads)
+    assert summary.n_run == 2 * 4 * 3
+    assert len(loads) == 2 and all(n <= 2 for n in loads.values())  # 24 cells, at most 2 loads a worker
+    assert sum(loads.values()) >= 2  # both datasets were loaded somewhere
     remote = read_results(tmp_path / "dask" / "results.csv")
     pd.testing.assert_frame_equal(values(remote), values(local))
 
