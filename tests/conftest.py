@@ -29,13 +29,23 @@ def brute_kneighbors(X, k, queries=None):
     return np.take_along_axis(D, order, 1), order
 
 
-def load_experiment(name):
-    """The script experiments/<name>.py imported as a module (the report scripts are not a package)."""
+def load_script(folder, name):
+    """The script <folder>/<name>.py of the repository imported as a module (experiments/ and
+    benchmarks/ are folders of scripts, not packages). The folder goes on sys.path first, as
+    when the script is run, so that it finds its sibling modules (benchmarks/_timing.py)."""
     import importlib.util
+    import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
+    folder = Path(__file__).resolve().parents[1] / folder
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_experiment(name):
+    """The script experiments/<name>.py imported as a module."""
+    return load_script("experiments", name)

@@ -1,20 +1,13 @@
 """experiments/gnnb_large.py --quick: outputs, measured values, determinism."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "gnnb_large.py"
+from conftest import load_experiment
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("gnnb_large", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("gnnb_large")
 
 
 @pytest.fixture(scope="module")
