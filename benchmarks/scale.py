@@ -11,9 +11,10 @@ dimensions, means uniform in [-0.40, 0.40]^d, seed 0), for n in {10^4, 3 10^4, 1
   graph included; ``gnnb-graph`` is the same fit without the graph it builds (the
   seconds spent inside ``knnx.gnnb.kneighbors`` during that very fit are subtracted);
 * peers on the same data: ``sklearn``, ``NearestNeighbors(n_neighbors=k,
-  algorithm="brute", n_jobs=-1).fit(X).kneighbors()`` (float64; it computes blocks of
-  the full distance matrix, ``working_memory`` = 1 GiB by default), and ``faiss``,
-  ``faiss.IndexFlatL2`` searching k + 1 on **float32** data, own index dropped.
+  algorithm="brute", n_jobs=-1).fit(X).kneighbors()`` (float64; scikit-learn's
+  chunked ``ArgKmin`` reduction, OpenMP-parallel, whose working memory is a few row
+  chunks), and ``faiss``, ``faiss.IndexFlatL2`` searching k + 1 on **float32** data,
+  own index dropped (both exactly as ``benchmarks/neighbors.py`` runs them).
 
 Every measurement runs in a fresh child process (``python scale.py --child ...``)
 that imports its library, warms it up on a small problem (numba, BLAS and OpenMP

@@ -121,17 +121,32 @@ def _screen_bound(n_features):
     return gamma, eps
 
 
+# Rows per chunk when centring, measuring and casting the data: temporaries of a few MB
+# instead of float64 copies of X (at n = 10^5, d = 512 those were 400 MB each).
+_CHUNK_ROWS = 2048
+
+
+def _max_abs_dev(A, center):
+    """max |A - center| over every entry of a non-empty A, row chunk by row chunk."""
+    spread = 0.0
+    for r0 in range(0, A.shape[0], _CHUNK_ROWS):
+        block = A[r0 : r0 + _CHUNK_ROWS] - center
+        np.abs(block, out=block)
+        spread = max(spread, float(block.max()))
+    return spread
+
+
 def _centre(R, Q, loo):
-    """(Rc, Qc, spread): data centred on the reference mean and max |coordinate|.
+    """(center, spread): the reference mean and the max |coordinate - center| of R and Q.
 
     Refuses data whose squared distances would overflow or underflow in float64.
     """
     center = R.mean(axis=0)
-    Rc = R - center
-    Qc = Rc if loo else Q - center
-    spread = max(np.abs(Rc).max(), np.abs(Qc).max())
+    spread = _max_abs_dev(R, center)
+    if not loo:
+        spread = max(spread, _max_abs_dev(Q, center))
     _check_spread(spread, R.shape[1])
-    return Rc, Qc, spread
+    return center, spread
 
 
 def check_scale(X, queries=None):
@@ -144,9 +159,9 @@ def check_scale(X, queries=None):
     Both arrays must be 2-D float64 with finite values and the same columns.
     """
     center = X.mean(axis=0)
-    spread = np.abs(X - center).max() if X.size else 0.0
+    spread = _max_abs_dev(X, center) if X.size else 0.0
     if queries is not None and queries.size:
-        spread = max(spread, np.abs(queries - center).max())
+        spread = max(spread, _max_abs_dev(queries, center))
     _check_spread(spread, X.shape[1])
 
 
@@ -193,8 +208,9 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
     output equals a brute-force evaluation of every distance (see
     :mod:`knnx._kernels.neighbors`). When k is large relative to n_samples * n_features
     (see ``_SELECT_FACTOR``), every float64 distance is evaluated instead and the k
-    smallest are selected and sorted (``select_rows``): the same output. Memory is
-    O(block) and never n x n.
+    smallest are selected and sorted (``select_rows``): the same output. Memory: the
+    float32 copy of the data (4 bytes an entry; no float64 copy is made), the outputs,
+    and O(block) working space; never n x n.
     """
     R = as_float_array(X, "X")
     loo = queries is None
@@ -253,22 +269,31 @@ def _finish(out_dist, out_ind, squared):
     return out_dist, out_ind
 
 
-def _to_float32(A, scale):
-    # Scale in float64 first: a float32 cast of unscaled data could overflow.
-    return np.ascontiguousarray((A * scale).astype(np.float32))
+def _to_float32(A, center, scale):
+    """float32 copy of (A - center) * scale, built row chunk by row chunk.
+
+    Centred and scaled in float64 first (a float32 cast of unscaled data could
+    overflow); elementwise, so the values equal those of the whole-array expression.
+    """
+    out = np.empty(A.shape, dtype=np.float32)
+    for r0 in range(0, A.shape[0], _CHUNK_ROWS):
+        block = A[r0 : r0 + _CHUNK_ROWS] - center
+        np.multiply(block, scale, out=block)
+        out[r0 : r0 + _CHUNK_ROWS] = block
+    return out
 
 
 class _Screen:
     """Everything the screening kernels share for one search, computed once."""
 
-    def __init__(self, R, k, loo, centred):
+    def __init__(self, Q, R, k, loo, centred):
         n_ref, d = R.shape
         self.k, self.loo = k, loo
-        Rc, Qc, max_abs = centred
+        center, max_abs = centred
         # A power of two keeps the scaling exact; afterwards every |coordinate| <= 1.
         scale = 2.0 ** -np.ceil(np.log2(max_abs)) if max_abs > 0 else 1.0
-        self.Rs = _to_float32(Rc, scale)
-        self.Qs = self.Rs if loo else _to_float32(Qc, scale)
+        self.Rs = _to_float32(R, center, scale)
+        self.Qs = self.Rs if loo else _to_float32(Q, center, scale)
         self.r2 = np.einsum("ij,ij->i", self.Rs, self.Rs, dtype=np.float64)
         self.q2 = self.r2 if loo else np.einsum("ij,ij->i", self.Qs, self.Qs, dtype=np.float64)
         self.gamma, self.eps = _screen_bound(d)
@@ -383,7 +408,7 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
     ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply). Every row's
     result depends on that row alone: the output is the same for any thread count.
     """
-    sc = _Screen(R, k, loo, centred)
+    sc = _Screen(Q, R, k, loo, centred)
     if not sc.usable:
         return False
     m = Q.shape[0]

@@ -383,3 +383,24 @@ def test_screening_with_neighbours_on_chunk_edges(monkeypatch):
         assert_array_equal(ind, ref_ind)
         assert_allclose(dist, ref_dist, rtol=RTOL, atol=1e-12)
         assert set(edges) <= set(ind[5])
+
+
+@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 5000])
+def test_chunked_centring_and_float32_copy_equal_the_whole_array_expressions(n):
+    """The screening's float32 copy is built in row chunks (no float64 copy of X); its bits
+    and the spread equal those of the one-shot expressions they replace."""
+    from knnx.neighbors import _centre, _to_float32
+
+    rng = np.random.default_rng(n)
+    R = rng.standard_normal((n, 13)) * 1e3 + 7.0
+    Q = rng.standard_normal((5, 13)) * 2e3
+    center = R.mean(axis=0)
+    got_center, spread = _centre(R, Q, False)
+    np.testing.assert_array_equal(got_center, center)
+    assert spread == max(np.abs(R - center).max(), np.abs(Q - center).max())
+    assert _centre(R, R, True)[1] == np.abs(R - center).max()
+    for scale in (2.0 ** -np.ceil(np.log2(spread)), 0.37):
+        expected = ((R - center) * scale).astype(np.float32)
+        got = _to_float32(R, center, scale)
+        assert got.dtype == np.float32 and got.flags.c_contiguous
+        np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
