@@ -13,6 +13,13 @@ number lies in our confidence interval where the target computes one). REPORT.md
 table (target, wall time, status, headline agreement read from those files), then one section
 per paper with each target's report included (headings demoted), links to its other files and
 its figures (relative links).
+
+Where a target's own tables set ours and the paper's numbers in two columns without their
+difference or a confidence interval (lpo-select's Table 2, lpo-active, unn-posteriors' Table 3),
+the target lists those columns as :class:`Pair` s and REPORT.md adds one derived table: ours,
+paper, ours - paper (to the nearest end of a paper range), and whether the paper's number lies
+in the two-sided 95 % Student-t interval of our mean, computed from a cell's "± std (n=N)";
+"-" where the cell gives no spread (medians, means pooled over settings).
 """
 
 import argparse
@@ -38,6 +45,19 @@ DEFAULT_VARS = {
 
 
 @dataclass
+class Pair:
+    """Two columns of a target's own markdown table, ours and the paper's, that REPORT.md sets
+    side by side with their difference and whether the paper's number lies in our 95 % CI
+    (see :func:`side_by_side`); ``keys`` are the columns that name a row."""
+
+    heading: str  # regular expression searched in the heading above the table
+    ours: str
+    paper: str
+    keys: tuple
+    quantity: str
+
+
+@dataclass
 class Target:
     """A paper target of the Makefile and where its outputs land (paths relative to results/,
     with ``{VAR}`` placeholders for Makefile variables)."""
@@ -49,6 +69,7 @@ class Target:
     links: list = field(default_factory=list)  # other outputs, linked
     figures: list = field(default_factory=list)  # PNG files (globs allowed)
     headline: str = "none"  # how to read the agreement count (see HEADLINES)
+    pairs: list = field(default_factory=list)  # Pair: ours beside the paper, derived in REPORT.md
 
 
 PAPERS = {
@@ -76,6 +97,15 @@ TARGETS = [
         include=["lpo-select/paper.md"],
         links=["lpo-select-p/summary.md", "lpo-select-n/summary.md"],
         figures=["lpo-select/*.png", "lpo-select-p/chosen_k.png"],
+        pairs=[
+            Pair(
+                "^Table 2",
+                "knnx k_p median",
+                "paper k",
+                ("p range (paper)", "knnx p"),
+                "median k chosen by LpO",
+            )
+        ],
     ),
     Target(
         "lpo-active",
@@ -88,6 +118,10 @@ TARGETS = [
         ],
         figures=["lpo-active-sim-r{ACTIVE_REPEATS}/*.png", "lpo-active-spam-r{ACTIVE_REPEATS}/*.png"],
         headline="qbc",
+        pairs=[
+            Pair("", "knnx lpo_qbc", "paper lpo_qbc", ("dataset",), "final error, LpO-QbC"),
+            Pair("", "knnx passive_lpo", "paper passive", ("dataset",), "final error, passive"),
+        ],
     ),
     Target(
         "lpo-timing",
@@ -124,6 +158,10 @@ TARGETS = [
         links=["unn-posteriors/table3.md", "unn-posteriors/table3.csv", "unn-posteriors/by_sigma.csv"],
         figures=["unn-posteriors/*.png"],
         headline="claims",
+        pairs=[
+            Pair("^Table 3$", f"{a} knnx", f"{a} paper", ("metric", "k"), a)
+            for a in ("UNN(exp)", "UNN(log)", "UNN(Mat)", "SVM")
+        ],
     ),
     Target(
         "gnnb-small",
@@ -297,6 +335,103 @@ def headline_shape(texts):
     return f"ours non-decreasing (paper's shape): {found.count('True')}/{len(found)}" if found else None
 
 
+NUMBER = r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def parse_ours(cell):
+    """(mean, std, n) from a cell "m", "m ± s" or "m ± s (n=N)"; None if not a number."""
+    m = re.match(
+        rf"^\s*({NUMBER})\s*%?\s*(?:±\s*({NUMBER}))?\s*(?:\(n\s*=\s*(\d+)\))?", cell.replace("*", "")
+    )
+    if not m:
+        return None
+    value = lambda t: float(t.replace("−", "-"))  # noqa: E731
+    return (
+        value(m.group(1)),
+        (value(m.group(2)) if m.group(2) else None),
+        (int(m.group(3)) if m.group(3) else None),
+    )
+
+
+def parse_paper(cell):
+    """(low, high) from a paper cell "v" or a range "a-b" (either order); None if not a number."""
+    text = cell.replace("*", "").replace("−", "-").strip()
+    m = re.match(rf"^({NUMBER})\s*(?:-\s*({NUMBER}))?\s*%?$", text)
+    if not m:
+        return None
+    a = float(m.group(1))
+    b = float(m.group(2)) if m.group(2) else a
+    return min(a, b), max(a, b)
+
+
+def ci95(mean, std, n):
+    """Two-sided 95 % Student-t interval of a mean from its std over n runs; None if n < 2."""
+    if std is None or n is None or n < 2:
+        return None
+    from scipy.stats import t
+
+    half = t.ppf(0.975, n - 1) * std / n**0.5
+    return mean - half, mean + half
+
+
+def side_by_side(texts, pairs):
+    """Markdown rows ``| quantity | row | ours | paper | ours - paper | paper in our 95 % CI |``
+    for every row of the tables that ``pairs`` name, and (in CI, with a CI) counts.
+
+    The difference is taken to the nearest end of a paper range ("17-15"), 0 inside it. The CI
+    is computed from the ours cell's "± std (n=N)"; a cell without a spread gets "-" (no CI)."""
+    rows, inside, with_ci = [], 0, 0
+    tables = md_tables("\n".join(texts))
+    for pair in pairs:
+        for heading, header, cells in tables:
+            if not re.search(pair.heading, heading) or pair.ours not in header or pair.paper not in header:
+                continue
+            jo, jp = header.index(pair.ours), header.index(pair.paper)
+            jk = [header.index(k) for k in pair.keys if k in header]
+            for row in cells:
+                if max(jo, jp, *jk) >= len(row):
+                    continue
+                ours, paper = parse_ours(row[jo]), parse_paper(row[jp])
+                if ours is None or paper is None:
+                    continue
+                mean, std, n = ours
+                low, high = paper
+                diff = mean - high if mean > high else mean - low if mean < low else 0.0
+                ci = ci95(mean, std, n)
+                verdict = "-"
+                if ci is not None:
+                    hit = low <= ci[1] and high >= ci[0]
+                    inside += hit
+                    with_ci += 1
+                    verdict = f"{'yes' if hit else 'no'} [{ci[0]:.4g}, {ci[1]:.4g}]"
+                label = ", ".join(f"{header[j]} {row[j]}" for j in jk)
+                rows.append(
+                    f"| {pair.quantity} | {label} | {row[jo]} | {row[jp]} | {diff:+.4g} | {verdict} |"
+                )
+    return rows, inside, with_ci
+
+
+def side_by_side_section(texts, pairs):
+    """The markdown block for REPORT.md (empty if no row), and its headline part."""
+    rows, inside, with_ci = side_by_side(texts, pairs)
+    if not rows:
+        return "", None
+    block = [
+        "Ours beside the paper (derived here from the tables below; difference to the nearest end of a "
+        'paper range; the CI is Student\'s t over the runs of an "± std (n=N)" cell, "-" where the cell '
+        "gives no spread):",
+        "",
+        "| quantity | row | ours | paper | ours - paper | paper in our 95 % CI |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+    headline = (
+        f"paper in our 95 % CI: {inside}/{with_ci}" if with_ci else f"{len(rows)} values beside the paper"
+    )
+    return "\n".join(block), headline
+
+
 HEADLINES = {
     "ci": headline_ci,
     "verdict": headline_verdict,
@@ -458,6 +593,10 @@ def assemble(results=RESULTS, variables=None, times=None, out=None):
             headline = reference_check(results)
         elif target.headline in HEADLINES:
             headline = HEADLINES[target.headline](texts)
+        if target.pairs:
+            derived, extra_headline = side_by_side_section(texts, target.pairs)
+            extra = "\n\n".join(x for x in (extra, derived) if x)
+            headline = "; ".join(h for h in (headline, extra_headline) if h) or None
         figures = sorted(
             {str(f.relative_to(results)) for g in target.figures for f in results.glob(fill(g, variables))}
         )

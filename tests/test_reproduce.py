@@ -125,3 +125,42 @@ def test_run_records_times_and_failures(reproduce, tree, monkeypatch):
     assert "| 12 s | ok | claims reproduced: 2/3 |" in _row(text, "gnnb-small")
     assert "failed (exit 2)" in _row(text, "gnnb-large")
     assert "CPW_RUNS=7" in text
+
+
+SIDE_TABLE = """\
+# Active learning
+
+| dataset | knnx qbc | paper qbc | knnx k | paper k |
+|---|---|---|---|---|
+| a | 0.5 ± 0.1 (n=10) | 0.45 | 13 | 21 |
+| b | 0.5 ± 0.1 (n=10) | 0.60 | 18 | 17-15 |
+| c | **0.5 ± 0.1 (n=10)** | 0.55-0.58 | 12 | 13-9 |
+| d | 0.5 ± 0.1 (n=1) | 0.45 | 7 | n/a |
+"""
+
+
+def test_side_by_side_difference_and_student_t_interval(reproduce):
+    """Hand-worked: mean 0.5, std 0.1 over n = 10 gives 0.5 ± t(0.975, 9) 0.1 / sqrt(10) =
+    0.5 ± 2.2622 * 0.031623 = [0.42846, 0.57154]."""
+    pairs = [
+        reproduce.Pair("^Active", "knnx qbc", "paper qbc", ("dataset",), "error"),
+        reproduce.Pair("^Active", "knnx k", "paper k", ("dataset",), "k"),
+        reproduce.Pair("^Nothing", "knnx qbc", "paper qbc", ("dataset",), "never"),
+    ]
+    rows, inside, with_ci = reproduce.side_by_side([SIDE_TABLE], pairs)
+    assert rows == [
+        "| error | dataset a | 0.5 ± 0.1 (n=10) | 0.45 | +0.05 | yes [0.4285, 0.5715] |",
+        "| error | dataset b | 0.5 ± 0.1 (n=10) | 0.60 | -0.1 | no [0.4285, 0.5715] |",
+        "| error | dataset c | **0.5 ± 0.1 (n=10)** | 0.55-0.58 | -0.05 | yes [0.4285, 0.5715] |",
+        "| error | dataset d | 0.5 ± 0.1 (n=1) | 0.45 | +0.05 | - |",
+        "| k | dataset a | 13 | 21 | -8 | - |",
+        "| k | dataset b | 18 | 17-15 | +1 | - |",
+        "| k | dataset c | 12 | 13-9 | +0 | - |",
+    ]
+    assert (inside, with_ci) == (2, 3)
+    lo, hi = reproduce.ci95(0.5, 0.1, 10)
+    assert lo == pytest.approx(0.5 - 2.2621571627 * 0.1 / 10**0.5, rel=1e-9) and hi == pytest.approx(1 - lo)
+    assert reproduce.parse_paper("17-15") == (15.0, 17.0) and reproduce.parse_paper("n/a") is None
+    assert reproduce.parse_ours("−0.25 ± 0.5 (n = 3)") == (-0.25, 0.5, 3)
+    block, headline = reproduce.side_by_side_section([SIDE_TABLE], pairs)
+    assert headline == "paper in our 95 % CI: 2/3" and block.count("\n| ") == 8
