@@ -185,7 +185,12 @@ class GNNBClassifier(NeighborsClassifierBase):
         return "l2" if self.n_splits > 1 else "none"
 
     def _block(self, X, b):
-        return normalize_rows(np.ascontiguousarray(X[:, self.blocks_[b]]), self._norm())
+        """Block b's features, row-normalised. A single block covering every feature is
+        ``X`` itself (no copy; nothing writes into it): at n = 1e5, d = 512 the copy
+        was 391 MiB of GNNB's training peak."""
+        cols = self.blocks_[b]
+        Xb = X if len(cols) == X.shape[1] else X[:, cols]
+        return normalize_rows(np.ascontiguousarray(Xb), self._norm())
 
     def _fit(self, X, y_codes, snap_at):
         """Algorithm 1 on validated data; returns, per count in ``snap_at``, the list
@@ -229,8 +234,7 @@ class GNNBClassifier(NeighborsClassifierBase):
             if n_classes == 1:  # nothing to learn: every edge stays 0
                 curve["surrogate_risk"] += G.bcl_value(phi, 0.0) / s
                 continue
-            Xb = self._block(X, b)
-            _, nbr = kneighbors(Xb, self.k)
+            _, nbr = kneighbors(self._block(X, b), self.k)  # the block is freed before the kernel
             rptr, rind = reciprocal_neighbors(nbr, m)
             with PARALLEL_LOCK:  # classes train in parallel
                 alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(

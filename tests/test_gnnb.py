@@ -413,6 +413,25 @@ def test_divide_and_conquer_averages_block_posteriors():
     np.testing.assert_allclose(normalize_rows(np.zeros((2, 3)), "l2"), 0.0)
 
 
+def test_single_block_uses_the_data_without_copy_and_leaves_it_unchanged():
+    """One block over every feature (block_norm "none") is X itself: the 391 MiB copy at
+    n = 1e5, d = 512 is gone. Several blocks or a norm still get their own arrays, and
+    the caller's X is never written to."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 60)
+    X = rng.standard_normal((60, 6)) + y[:, None]
+    before = X.copy()
+    g = GNNBClassifier(k=4).fit(X, y)
+    assert g._block(X, 0) is X
+    np.testing.assert_array_equal(X, before)
+    np.testing.assert_array_equal(GNNBClassifier(k=4).fit(X.copy(), y).alpha_, g.alpha_)
+    two = GNNBClassifier(k=4, n_splits=2).fit(X, y)
+    assert not np.shares_memory(two._block(X, 0), X)
+    l2 = GNNBClassifier(k=4, block_norm="l2").fit(X, y)
+    assert not np.shares_memory(l2._block(X, 0), X)
+    np.testing.assert_array_equal(X, before)
+
+
 def test_path_equals_separate_fits():
     X, y = _data(14, m=70, C=3)
     Xq = _data(15, m=20, C=3)[0]
