@@ -115,7 +115,7 @@ regress-update:  ## regenerate the gate's references (only after an intended cha
 REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SIMS=$(UNN_SIMS) --var CPW_RUNS=$(CPW_RUNS) \
   --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS) --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
-reproduce:  ## every paper target in turn, timed, then results/REPORT.md beside the papers (over an hour)
+reproduce:  ## every paper target in turn, timed, then results/REPORT.md beside the papers (about 41 minutes on 2 cores)
 	$(PYTHON) experiments/reproduce.py $(REPRODUCE_VARS)
 
 report:  ## results/REPORT.md from existing results, running nothing

@@ -1,6 +1,6 @@
 """make reproduce: run every paper target in turn, time it, and assemble results/REPORT.md.
 
-    python experiments/reproduce.py                      # run all targets (over an hour), then assemble
+    python experiments/reproduce.py                      # run all targets (about 41 minutes), then assemble
     python experiments/reproduce.py --only unn-ripley    # run some targets, assemble everything
     python experiments/reproduce.py --assemble-only      # no run: assemble from existing results
     python experiments/reproduce.py --var CPW_RUNS=10    # a Makefile variable, passed to make
