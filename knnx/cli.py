@@ -200,19 +200,38 @@ def table_cmd(
     sys.stdout.write(text)
 
 
+def _parse_atol_for(items):
+    """{algorithm: tolerance} from ``--atol-for ALGORITHM=TOL`` options (one-line errors)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            tol = float(value) if sep and name.strip() else None
+        except ValueError:
+            tol = None
+        if tol is None or not tol >= 0 or tol == float("inf"):
+            raise KnnxError(f"--atol-for: expected ALGORITHM=TOL with a finite TOL >= 0, got '{item}'")
+        out[name.strip()] = tol
+    return out
+
+
 @app.command()
 def check(
     results: Path = typer.Argument(..., help="A results.csv file."),
     reference: Path = typer.Option(..., "--reference", help="Committed reference results."),
     atol: float = typer.Option(0.01, "--atol", min=0.0, help="Largest allowed |mean - reference mean|."),
+    atol_for: list[str] = typer.Option(
+        None, "--atol-for", help="ALGORITHM=TOL: another tolerance for one algorithm's groups (repeatable)."
+    ),
 ):
     """Compare per-group means with reference results; exit 1 listing every group that moved."""
     from knnx.report import check_against_reference, new_groups
 
     try:
+        per_algorithm = _parse_atol_for(atol_for or [])
         _require_file(results, "RESULTS")
         _require_file(reference, "--reference")
-        problems = check_against_reference(results, reference, atol=atol)
+        problems = check_against_reference(results, reference, atol=atol, atol_for=per_algorithm)
         fresh = new_groups(results, reference)
     except KnnxError as exc:
         _fail(exc)

@@ -58,6 +58,32 @@ def test_check_detects_a_perturbed_reference(regress, tmp_path):
     assert regress.check(reference, perturbed, 1e-6)[0]
 
 
+def test_third_party_baselines_have_a_small_tolerance_and_knnx_algorithms_none(regress, tmp_path):
+    """A last-digit drift of svm_platt (its scipy/scikit-learn numerics) passes; the same drift
+    of a knnx algorithm fails, printed with every digit."""
+    from knnx.algorithms import ALGORITHMS
+
+    assert set(regress.ALGORITHM_ATOL) <= set(ALGORITHMS)
+    assert not {"knn", "knn_lpo", "unn", "unn_cv", "gnnb", "weighted_metric"} & set(regress.ALGORITHM_ATOL)
+    assert all(tol == 1e-6 for tol in regress.ALGORITHM_ATOL.values())
+    reference = regress.REFERENCE_DIR / "regress_synthetic.csv"
+    frame = pd.read_csv(reference, dtype={"params": str, "protocol": str})
+    svm = int(frame.index[(frame.algorithm == "svm_platt") & (frame.metric == "sym_kl")][0])
+    unn = int(frame.index[(frame.algorithm == "unn") & (frame.metric == "sym_kl")][0])
+    drifted = tmp_path / "svm.csv"
+    _perturb(reference, drifted, row=svm, delta=1e-12)
+    assert regress.check(drifted, reference, 0.0) == (True, [])
+    ok, problems = regress.check(drifted, reference, 0.0, atol_for={})  # exact everywhere: fails
+    assert not ok and len(problems) == 1 and "svm_platt" in problems[0]
+    _perturb(reference, drifted, row=svm, delta=2e-6)  # beyond the baseline tolerance
+    assert not regress.check(drifted, reference, 0.0)[0]
+    _perturb(reference, drifted, row=unn, delta=1e-12)
+    ok, problems = regress.check(drifted, reference, 0.0)
+    assert not ok and len(problems) == 1 and " unn " in problems[0]
+    mean = frame.loc[unn, "value"]  # one row per group here: the group mean is the row
+    assert f"vs reference {mean:.17g}" in problems[0] and "> 0)" in problems[0]
+
+
 def test_check_fails_on_groups_missing_from_the_reference(regress, tmp_path):
     reference = regress.REFERENCE_DIR / "regress_lpo_protocol.csv"
     frame = pd.read_csv(reference, dtype={"params": str, "protocol": str})

@@ -184,6 +184,16 @@ def test_table_and_check_commands(tmp_path):
     )
     assert bad.exit_code == 1
     assert 'moved: ripley knn {"k":1,"weights":"uniform"} error: 0.170000 vs reference 0.150000' in bad.stdout
+    # --atol-for: the moved knn group passes under its own larger tolerance, and only then
+    args = ["check", str(tmp_path / "moved.csv"), "--reference", str(results), "--atol", "0.01"]
+    assert runner.invoke(app, args + ["--atol-for", "knn=0.03"]).exit_code == 0
+    assert runner.invoke(app, args + ["--atol-for", "unn=0.03"]).exit_code == 1
+    for bad_value in ("knn", "knn=x", "=0.1", "knn=-1", "knn=inf", "knn=nan"):
+        bad_tol = runner.invoke(app, args + ["--atol-for", bad_value])
+        assert bad_tol.exit_code == 2
+        assert bad_tol.stderr.strip() == (
+            f"error: --atol-for: expected ALGORITHM=TOL with a finite TOL >= 0, got '{bad_value}'"
+        )
     missing = runner.invoke(app, ["check", str(tmp_path / "nope.csv"), "--reference", str(results)])
     assert missing.exit_code == 2 and "RESULTS: file not found" in missing.stderr
     bad_metric = runner.invoke(app, ["table", str(results), "--metric", "auc"])
