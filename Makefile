@@ -94,12 +94,12 @@ cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against train
 CPW_BETA_REPEATS ?= 10
 CPW_UCI_REPEATS ?= 5
 
-cpw-beta:  ## Table 2 / Fig. 3: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (about 8 minutes)
+cpw-beta:  ## Table 2 / Fig. 3: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (about 4 minutes)
 	$(PYTHON) experiments/cpw_report.py spec experiments/cpw_beta.yaml $(CPW_BETA_REPEATS) results/cpw-beta-r$(CPW_BETA_REPEATS).yaml
 	knnx run results/cpw-beta-r$(CPW_BETA_REPEATS).yaml --out results/cpw-beta-r$(CPW_BETA_REPEATS) --jobs 2 --quiet --no-resume
 	$(PYTHON) experiments/cpw_report.py beta results/cpw-beta-r$(CPW_BETA_REPEATS) results/cpw-beta-report
 
-cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 10 minutes)
+cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 5 minutes)
 	$(PYTHON) experiments/cpw_report.py spec experiments/cpw_uci.yaml $(CPW_UCI_REPEATS) results/cpw-uci-r$(CPW_UCI_REPEATS).yaml
 	knnx run results/cpw-uci-r$(CPW_UCI_REPEATS).yaml --out results/cpw-uci-r$(CPW_UCI_REPEATS) --jobs 2 --quiet --no-resume
 	knnx run experiments/cpw_uci_large.yaml --out results/cpw-uci-large --jobs 2 --quiet --no-resume
