@@ -105,7 +105,7 @@ cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dn
 	knnx run experiments/cpw_uci_large.yaml --out results/cpw-uci-large --jobs 2 --quiet --no-resume
 	$(PYTHON) experiments/cpw_report.py uci results/cpw-uci-r$(CPW_UCI_REPEATS) results/cpw-uci-large results/cpw-uci-report
 
-regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1.5 minutes)
+regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1 minute)
 	$(PYTHON) experiments/regress.py
 
 regress-update:  ## regenerate the gate's references (only after an intended change; say why in the commit)

@@ -30,8 +30,10 @@ Cache and resume: every finished cell is recorded in ``OUT/cells.csv`` with a
 content hash (:func:`cell_keys`) of everything that produced its rows: the cell's
 normalised spec (experiment name, seed, dataset entry, algorithm, parameters,
 protocol, repeat, fold, preprocessing, metrics, curve settings), a checksum of the
-dataset's arrays and of the split's row indices, the knnx version and a checksum of
-knnx's source files. A rerun keeps exactly the cells whose recorded hash equals the
+dataset's arrays and of the split's row indices, the knnx version, a checksum of
+knnx's source files and the versions of the numeric libraries (numpy, scipy, numba,
+llvmlite, scikit-learn, metric-learn: an upgrade can move a baseline's last digits,
+so cells cached under another version are rerun, not mixed in). A rerun keeps exactly the cells whose recorded hash equals the
 current one and runs the others, so editing the spec (a new algorithm, another
 grid value), the data or the code reruns what changed and nothing else; rows of
 cells no longer in the spec are dropped. A cell's curve rows are appended first,
@@ -378,6 +380,25 @@ def code_checksum():
     return digest.hexdigest()
 
 
+# The libraries whose numerics reach a cell's rows (numba compiles the kernels; scikit-learn,
+# scipy and metric-learn run the baselines): their versions are part of every cell's hash.
+NUMERIC_LIBRARIES = ("numpy", "scipy", "numba", "llvmlite", "scikit-learn", "metric-learn")
+
+
+@lru_cache(maxsize=1)
+def library_versions():
+    """{distribution: version or None if not installed} for :data:`NUMERIC_LIBRARIES`."""
+    from importlib import metadata
+
+    out = {}
+    for name in NUMERIC_LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def _array_checksum(*arrays):
     digest = hashlib.sha256()
     for a in arrays:
@@ -399,6 +420,7 @@ def cell_keys(vspec):
     common = {
         "knnx": __version__,
         "code": code_checksum(),
+        "libraries": library_versions(),
         "experiment": vspec.spec.name,
         "seed": vspec.spec.seed,
         "preprocess": normalized.get("preprocess"),

@@ -127,6 +127,26 @@ def test_changed_data_or_code_invalidates_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "code_checksum", lambda: "edited")  # as if knnx's code changed
     assert run_spec(spec, out=out).n_run == n
     assert run_spec(spec, out=out).n_run == 0
+    upgraded = {**R.library_versions(), "scikit-learn": "99.0"}  # as if a library were upgraded
+    monkeypatch.setattr(R, "library_versions", lambda: upgraded)
+    assert run_spec(spec, out=out).n_run == n
+    assert run_spec(spec, out=out).n_run == 0
+
+
+def test_library_versions_are_the_installed_ones():
+    import numpy
+    import scipy
+    import sklearn
+
+    from knnx.runner import library_versions
+
+    v = library_versions()
+    assert (v["numpy"], v["scipy"], v["scikit-learn"]) == (
+        numpy.__version__,
+        scipy.__version__,
+        sklearn.__version__,
+    )
+    assert set(v) == {"numpy", "scipy", "numba", "llvmlite", "scikit-learn", "metric-learn"}
 
 
 def test_jobs_give_identical_results(tmp_path):
