@@ -8,9 +8,10 @@ Each spec ``experiments/regress/regress_NAME.yaml`` is a fast subset of a paper 
 run from scratch (``--no-resume``) into ``results/regress/regress_NAME/`` by ``knnx run``
 (``knnx active`` for an active-learning spec, recognised by its ``strategies`` key), then
 ``knnx check``-ed against ``results/reference/regress_NAME.csv`` with the spec's tolerance
-(``ATOL``, 0 unless listed; wrapped third-party baselines: ``ALGORITHM_ATOL``, 1e-6). Groups present in the results but not in the reference also fail:
-the spec changed without its reference. One line per spec (PASS/FAIL, seconds), then the
-total; exit status 1 if any spec failed.
+(``ATOL``, 0 unless listed; wrapped third-party baselines: ``ALGORITHM_ATOL``, 1e-6). Groups
+present in the results but not in the reference also fail: the spec changed without its
+reference. One line per spec (PASS/FAIL, seconds), then the total; exit status 1 if any
+spec failed.
 
 ``--update`` runs every selected spec the same way and copies its ``results.csv`` to the
 reference (do it only after an intended change, and say why in the commit).

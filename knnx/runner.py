@@ -33,10 +33,11 @@ protocol, repeat, fold, preprocessing, metrics, curve settings), a checksum of t
 dataset's arrays and of the split's row indices, the knnx version, a checksum of
 knnx's source files and the versions of the numeric libraries (numpy, scipy, numba,
 llvmlite, scikit-learn, metric-learn: an upgrade can move a baseline's last digits,
-so cells cached under another version are rerun, not mixed in). A rerun keeps exactly the cells whose recorded hash equals the
-current one and runs the others, so editing the spec (a new algorithm, another
-grid value), the data or the code reruns what changed and nothing else; rows of
-cells no longer in the spec are dropped. A cell's curve rows are appended first,
+so cells cached under another version are rerun, not mixed in). A rerun keeps
+exactly the cells whose recorded hash equals the current one and runs the others,
+so editing the spec (a new algorithm, another grid value), the data or the code
+reruns what changed and nothing else; rows of cells no longer in the spec are
+dropped. A cell's curve rows are appended first,
 then its results rows, then its ledger row: a cell counts as done only once all
 three are on disk, so a run killed at any point (even ``kill -9``) resumes with no
 duplicate or partial cell. ``resume=False`` deletes every output first.
