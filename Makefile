@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
+.PHONY: install test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
 
 install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline) and Dask extras
 	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask]'
@@ -11,6 +11,19 @@ test:  ## the fast test suite (what CI runs)
 
 test-all:  ## every test, including the slow ones
 	$(PYTHON) -m pytest
+
+# pandas releases besides the newest that knnx is tested with: each is installed into
+# .cache/pandas-VERSION (beside the environment, not into it) and shadows the installed
+# pandas for the tests that write result and data files and read them back.
+PANDAS_COMPAT ?= 2.2.3 3.0.6
+COMPAT_TESTS = tests/test_reliability.py tests/test_runner.py tests/test_active.py tests/test_lpo.py \
+  tests/test_trust.py tests/test_regress.py tests/test_hostile_data.py tests/test_datasets.py
+
+test-pandas:  ## the file round-trip tests under each pandas of PANDAS_COMPAT (what CI runs after make test)
+	for v in $(PANDAS_COMPAT); do \
+	  $(PYTHON) -m pip install --quiet --no-deps --target .cache/pandas-$$v "pandas==$$v" pytz || exit 1; \
+	  KNNX_EXPECT_PANDAS=$$v PYTHONPATH=.cache/pandas-$$v $(PYTHON) -m pytest -m "not slow" -q -p no:cacheprovider $(COMPAT_TESTS) || exit 1; \
+	done
 
 lint:
 	$(PYTHON) -m ruff check knnx tests benchmarks experiments

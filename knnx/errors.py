@@ -19,3 +19,9 @@ class ResultsError(KnnxError):
 
 class CellError(KnnxError):
     """A cell failed while running (names the cell and the underlying error)."""
+
+
+class WriteError(ResultsError):
+    """The operating system refused to write an output file (a full disk, a file-size
+    limit, a permission changed while running): names the path and the OS reason. What
+    was written before is intact and a rerun resumes; the CLI exits with code 3."""

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from knnx.errors import ResultsError
+from knnx._text import describe_control, escape_control, find_control
+from knnx.errors import ResultsError, WriteError
 
 COLUMNS = [
     "experiment",
@@ -80,20 +81,40 @@ def rows_to_csv(rows, header=False, columns=COLUMNS):
 
 
 def _fmt(value):
-    if isinstance(value, float):
-        return repr(value)  # shortest repr that round-trips exactly
+    if isinstance(value, float | np.floating):
+        return repr(float(value))  # shortest repr that round-trips exactly
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, str) and find_control(value) is not None:
+        # Names and paths with control characters are refused where they enter (spec,
+        # dataset entry, command line), and free text is escaped before it gets here;
+        # a bare carriage return would end a CSV line early, so never write one.
+        raise ResultsError(f"refusing to write a CSV field with a {describe_control(value)}: {value!r}")
     return value
 
 
+def write_error(path, exc):
+    """WriteError naming ``path`` and the operating system's reason (``exc``: an OSError)."""
+    return WriteError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})")
+
+
 def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace``."""
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace``: the file holds
+    either its old or its new text, never a part. WriteError if the system refuses."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise write_error(path, exc) from None
 
 
 class ResultsWriter:
@@ -111,36 +132,84 @@ class ResultsWriter:
 
         A killed process cannot interrupt one write() to a regular file part-way,
         so the file holds whole cells only; ``recover`` still handles a machine
-        crash (a torn last line) on the next run.
+        crash (a torn last line) on the next run. If the system refuses part of the
+        write (a full disk, a file-size limit), the file is cut back to its size
+        before the call and a WriteError names the path and the reason.
         """
         data = rows_to_csv(rows, columns=self.columns).encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            written = os.write(fd, data)
-            while written < len(data):  # only on a full disk or similar
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
+        try:
+            size = os.fstat(fd).st_size  # the run holds the folder's lock: no other writer
+            try:
+                written = os.write(fd, data)
+                while written < len(data):  # a short write: only on a full disk or a size limit
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+            except OSError as exc:
+                try:
+                    os.ftruncate(fd, size)  # no torn line: the cell is not written at all
+                except OSError:
+                    pass  # recover() drops a torn last line on the next run
+                raise write_error(self.path, exc) from None
         finally:
             os.close(fd)
 
 
-_TEXT = {c: str for c in ("experiment", "dataset", "algorithm", "params", "protocol", "metric")}
+# Numeric columns of the result files. Every column is read as text first; these are
+# then parsed with Python's int() and float(), which read back exactly what
+# ``rows_to_csv`` wrote (the shortest repr of each float) whatever the pandas version:
+# pandas' own C parser rounds some 17-digit decimals to a neighbouring float before
+# pandas 3.1 (float_precision="high"), and that option is deprecated from 3.1 on.
+INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iteration"})
+FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds"})
 
 
-def _parse(source, path):
-    """Parse results CSV text or a file; names such as "NA" or "null" stay text."""
+def _parse_numbers(texts, kind, column, path):
+    """``texts`` (strings) as an int64 (``kind="integer"``) or float64 array; a ResultsError
+    names the first cell that is not one."""
+    integer = kind == "integer"
+    parse = int if integer else float
+    out = np.empty(len(texts), dtype=np.int64 if integer else np.float64)
+    for i, text in enumerate(texts):
+        try:
+            out[i] = parse(text)
+        except (ValueError, OverflowError):
+            shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
+            raise ResultsError(
+                f"{path}: column '{column}' line {i + 2}: '{shown}' is not {'an integer' if integer else 'a number'}"
+            ) from None
+    return out
+
+
+def _read_table(source, path, columns, what):
+    """Read a knnx CSV file (results, curves or ledger): text columns verbatim ("NA" and
+    "null" are names, not missing values), the numeric ones parsed exactly (see above)."""
     try:
-        frame = pd.read_csv(source, dtype=_TEXT, keep_default_na=False)
+        frame = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable knnx results file ({str(exc).splitlines()[0]})") from None
-    missing = [c for c in COLUMNS if c not in frame.columns]
+        raise ResultsError(f"{path}: not a readable knnx {what} file ({str(exc).splitlines()[0]})") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ResultsError(f"{path}: not a knnx results file (missing columns: {', '.join(missing)})")
+        raise ResultsError(f"{path}: not a knnx {what} file (missing columns: {', '.join(missing)})")
+    for col in columns:
+        if col in INT_COLUMNS:
+            frame[col] = _parse_numbers(frame[col].tolist(), "integer", col, path)
+        elif col in FLOAT_COLUMNS:
+            frame[col] = _parse_numbers(frame[col].tolist(), "number", col, path)
     return frame
 
 
+def _parse(source, path):
+    return _read_table(source, path, COLUMNS, "results")
+
+
 def read_results(path):
-    """Read a results file as a DataFrame (text columns kept as text)."""
+    """Read a results file as a DataFrame (text columns kept as text, numbers exact)."""
     return _parse(path, path)
 
 
@@ -154,10 +223,7 @@ def read_ledger(path):
         text = text[: text.rfind("\n") + 1]
     if not text.strip():
         return {}
-    try:
-        frame = pd.read_csv(io.StringIO(text), dtype={**_TEXT, "cell_key": str}, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise ResultsError(f"{path}: not a readable knnx cell ledger ({str(exc).splitlines()[0]})") from None
+    frame = _read_table(io.StringIO(text), path, LEDGER_COLUMNS, "cell ledger")
     if list(frame.columns) != LEDGER_COLUMNS:
         raise ResultsError(f"{path}: not a knnx cell ledger (columns {', '.join(LEDGER_COLUMNS)} expected)")
     return {
@@ -238,23 +304,13 @@ def curve_rows(curve, base, max_points):
     ]
 
 
-_CURVE_TEXT = {c: str for c in ("experiment", "dataset", "algorithm", "params", "series")}
-
-
 def read_curves(path):
-    """Read a curves file as a DataFrame (text columns kept as text)."""
+    """Read a curves file as a DataFrame (text columns kept as text, numbers exact)."""
     return _parse_curves(path, path)
 
 
 def _parse_curves(source, path):
-    try:
-        frame = pd.read_csv(source, dtype=_CURVE_TEXT, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable knnx curves file ({str(exc).splitlines()[0]})") from None
-    missing = [c for c in CURVE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ResultsError(f"{path}: not a knnx curves file (missing columns: {', '.join(missing)})")
-    return frame
+    return _read_table(source, path, CURVE_COLUMNS, "curves")
 
 
 def recover_curves(path, complete):

@@ -4,11 +4,11 @@ reference, and the driver passes an unchanged run and fails a perturbed referenc
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from conftest import load_experiment
 
 from knnx.active_experiment import validate_active_spec
+from knnx.results import read_results, rows_to_csv
 from knnx.spec import validate_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,16 +33,16 @@ def test_every_spec_has_its_reference(regress):
     for path in regress.find_specs():
         reference = regress.REFERENCE_DIR / f"{path.stem}.csv"
         assert reference.exists(), f"{reference} missing: run experiments/regress.py --update"
-        frame = pd.read_csv(reference, usecols=["experiment", "metric", "value"])
+        frame = read_results(reference)
         assert len(frame) > 0
         assert frame["value"].notna().all()
         assert regress.ATOL.get(path.stem, regress.DEFAULT_ATOL) == 0  # every spec is exact or seeded
 
 
 def _perturb(src, dst, row=0, delta=1e-9):
-    frame = pd.read_csv(src, dtype={"params": str, "protocol": str})
+    frame = read_results(src)
     frame.loc[row, "value"] = frame.loc[row, "value"] + delta
-    frame.to_csv(dst, index=False)
+    Path(dst).write_text(rows_to_csv(frame.to_dict("records"), header=True))
 
 
 def test_check_detects_a_perturbed_reference(regress, tmp_path):
@@ -67,7 +67,7 @@ def test_third_party_baselines_have_a_small_tolerance_and_knnx_algorithms_none(r
     assert not {"knn", "knn_lpo", "unn", "unn_cv", "gnnb", "weighted_metric"} & set(regress.ALGORITHM_ATOL)
     assert all(tol == 1e-6 for tol in regress.ALGORITHM_ATOL.values())
     reference = regress.REFERENCE_DIR / "regress_synthetic.csv"
-    frame = pd.read_csv(reference, dtype={"params": str, "protocol": str})
+    frame = read_results(reference)
     svm = int(frame.index[(frame.algorithm == "svm_platt") & (frame.metric == "sym_kl")][0])
     unn = int(frame.index[(frame.algorithm == "unn") & (frame.metric == "sym_kl")][0])
     drifted = tmp_path / "svm.csv"
@@ -86,9 +86,9 @@ def test_third_party_baselines_have_a_small_tolerance_and_knnx_algorithms_none(r
 
 def test_check_fails_on_groups_missing_from_the_reference(regress, tmp_path):
     reference = regress.REFERENCE_DIR / "regress_lpo_protocol.csv"
-    frame = pd.read_csv(reference, dtype={"params": str, "protocol": str})
+    frame = read_results(reference)
     short = tmp_path / "short.csv"
-    frame.iloc[1:].to_csv(short, index=False)
+    short.write_text(rows_to_csv(frame.iloc[1:].to_dict("records"), header=True))
     ok, problems = regress.check(reference, short, 0.0)
     assert not ok
     assert any("reference incomplete" in p for p in problems)

@@ -36,6 +36,7 @@ Treatments, applied in this order and recorded in ``metadata["options"]``:
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -122,11 +123,30 @@ def _check_header(path, header):
         seen[name] = i + 1
 
 
+# A number in a CSV cell: decimal digits, an optional sign, point and exponent, spaces
+# around (ASCII digits only: Python's float() also reads "1_0", "nan" and non-ASCII digits).
+_DECIMAL = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
+_INFINITY = re.compile(r"\s*[+-]?inf(?:inity)?\s*", re.IGNORECASE)
+
+
+def parse_numbers(cells):
+    """Floats of the cells (str, or NaN for an empty cell) that are numbers, NaN elsewhere.
+
+    Parsed with Python's float(), correctly rounded, so a file loads to the same bits
+    whatever the pandas version (pandas' own parser rounds some 17-digit decimals to a
+    neighbouring float before 3.1). ``1e400`` and ``inf`` parse to infinity."""
+    out = np.full(len(cells), np.nan)
+    for i, cell in enumerate(cells):
+        if isinstance(cell, str) and (_DECIMAL.fullmatch(cell) or _INFINITY.fullmatch(cell)):
+            out[i] = float(cell)
+    return out
+
+
 def _numeric_or_text(column, at, name, categorical):
     """Return (float array with NaN for missing, is_text). Text needs categorical encoding.
 
     ``at(row, column)`` gives "FILE: column 'c' line N" for the row-th cell."""
-    values = pd.to_numeric(column, errors="coerce")
+    values = pd.Series(parse_numbers(column.tolist()), index=column.index)
     bad = (column.notna() & values.isna()).to_numpy()
     if bad.any():
         markers = column.str.strip().str.lower().isin(MISSING_MARKERS).to_numpy() & bad

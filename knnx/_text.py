@@ -1,0 +1,30 @@
+"""Control characters in text that becomes a CSV field, a path or a terminal line.
+
+A control character is any of Unicode category Cc (``\\x00``-``\\x1f``, ``\\x7f``-``\\x9f``:
+tab, line feed and carriage return among them) or a line or paragraph separator
+(U+2028, U+2029). Python's ``str.splitlines`` breaks lines at several of them, a CSV
+reader at a bare ``\\r``, a terminal obeys escape sequences: knnx refuses them in
+names and paths (spec values, dataset ids, CSV file names, ``--out``) and escapes them
+in free text it writes (error messages).
+"""
+
+import re
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def find_control(text):
+    """Index of the first control character of ``text``, or None."""
+    match = _CONTROL.search(text)
+    return None if match is None else match.start()
+
+
+def describe_control(text):
+    """``"control character U+000D at position 4"`` for the first one of ``text`` (which has one)."""
+    i = find_control(text)
+    return f"control character U+{ord(text[i]):04X} at position {i + 1}"
+
+
+def escape_control(text):
+    """``text`` with every control character written as a Python escape (``\\r``, ``\\x1b``)."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
