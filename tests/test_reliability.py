@@ -1,6 +1,8 @@
 """Reliability: result files that read back exactly, class codes independent of the process,
 control characters refused or escaped, and one-line errors for data and OS faults."""
 
+import re
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -143,3 +145,62 @@ def test_only_ascii_decimal_numbers_are_numbers(tmp_path, cell):
     (tmp_path / "d.csv").write_text(f"a,label\n1,x\n{cell},y\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"column 'a' line 3: .* is not a number"):
         load_dataset({"csv": "d.csv"}, base_dir=tmp_path)
+
+
+# --- class codes depend on the labels only -----------------------------------------------
+
+
+def _classes_in_a_fresh_process(tmp_path, hash_seed, text):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "d.csv").write_text(text)
+    code = (
+        "from knnx.datasets import load_dataset\n"
+        "from knnx.errors import DataError\n"
+        "try:\n"
+        "    print(list(load_dataset({'csv': 'd.csv'}).classes))\n"
+        "except DataError as exc:\n"
+        "    print('DataError:', exc)\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_one_number_spelt_two_ways_is_refused_in_every_process(tmp_path):
+    text = "a,label\n1,1\n2,01\n3,1.0\n4,1\n5,01\n6,1.0\n"
+    seen = {_classes_in_a_fresh_process(tmp_path, seed, text) for seed in (1, 2, 3)}
+    assert seen == {
+        "DataError: d.csv: class labels '01' and '1' are the same number written two ways; write each "
+        "class one way (or give the classes names that are not numbers)"
+    }
+
+
+def test_class_order_is_the_same_in_every_process(tmp_path):
+    # numbers in numeric order, then the other labels in text order; ' x' and 'x' are two classes
+    text = "a,label\n1,x\n2, x\n3,10\n4,9\n5,-2.5\n6,B\n7,b\n8,x\n9,\u00e9\n"
+    seen = {_classes_in_a_fresh_process(tmp_path, seed, text) for seed in (1, 2, 3, 4)}
+    assert seen == {"['-2.5', '9', '10', ' x', 'B', 'b', 'x', '\u00e9']"}
+
+
+@pytest.mark.parametrize(("a", "b"), [("1", " 1"), ("2", "2.0"), ("0", "-0"), ("100", "1e2"), ("7", "+7")])
+def test_every_second_spelling_of_a_number_is_refused(a, b):
+    from knnx.datasets import encode_labels
+    from knnx.errors import DataError
+
+    first, second = sorted((a, b))
+    with pytest.raises(
+        DataError, match=re.escape(f"class labels {first!r} and {second!r} are the same number")
+    ):
+        encode_labels([a, b, a], "f.csv")
+
+
+def test_codes_follow_the_documented_order():
+    from knnx.datasets import encode_labels
+
+    y, classes = encode_labels(["b", "10", "a", "9", "b", "1e-3"], "f")
+    assert classes.tolist() == ["1e-3", "9", "10", "a", "b"]
+    assert y.tolist() == [4, 2, 3, 1, 4, 0]

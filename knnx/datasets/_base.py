@@ -1,5 +1,6 @@
 """The Dataset record every loader returns, and label encoding."""
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -64,25 +65,49 @@ class Dataset:
         return len(self.split[0]), len(self.split[1])
 
 
-def _class_sort_key(label):
-    """Integer-like labels sort numerically, others as text (so '10' follows '9')."""
-    try:
-        return (0, float(label), "")
-    except ValueError:
-        return (1, 0.0, label)
+# A label that is a number: an ASCII decimal, spaces around allowed (as a numeric cell).
+_NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
+
+
+def _number(label):
+    return float(label) if _NUMBER.fullmatch(label) else None
 
 
 def encode_labels(labels, where):
-    """Map labels to codes 0..C-1, classes sorted numerically when they are numbers.
+    """Map labels to codes 0..C-1 by a rule that depends on the labels only.
+
+    Class order (it fixes the class codes, hence stratified splits and every tie rule
+    that falls back on class order): the labels that are numbers (ASCII decimals such
+    as ``2``, ``-1.5``, ``1e3``, spaces around allowed) first, in numeric order, then
+    the others in text order (Python's string comparison, by code point). So ``10``
+    follows ``9``, and ``b`` follows ``a`` and every number.
+
+    Labels are classes as written (``x`` and `` x`` are two classes), except that two
+    spellings of one number (``1``, ``01``, ``1.0``, `` 1``) would make two classes
+    that sort as one: they are refused with a DataError naming both.
 
     Returns (y, classes). ``where`` names the source for error messages.
     """
     labels = np.asarray(labels, dtype=object)
-    text = np.array([str(v) for v in labels], dtype=object)
     missing = [i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))]
     if missing:
         raise DataError(f"{where}: missing class label at data row {missing[0] + 1}")
-    classes = np.array(sorted(set(text), key=_class_sort_key), dtype=object)
+    text = np.array([str(v) for v in labels], dtype=object)
+    numbers, words, spelling = [], [], {}
+    for label in dict.fromkeys(text):  # distinct labels, in order of first appearance
+        value = _number(label)
+        if value is None:
+            words.append(label)
+            continue
+        if value in spelling:
+            first, second = sorted((spelling[value], label))
+            raise DataError(
+                f"{where}: class labels {first!r} and {second!r} are the same number written two ways; "
+                "write each class one way (or give the classes names that are not numbers)"
+            )
+        spelling[value] = label
+        numbers.append((value, label))
+    classes = np.array([label for _, label in sorted(numbers)] + sorted(words), dtype=object)
     lookup = {c: i for i, c in enumerate(classes)}
     y = np.fromiter((lookup[v] for v in text), dtype=np.intp, count=len(text))
     return y, classes

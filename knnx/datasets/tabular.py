@@ -17,8 +17,10 @@ distance 0 from each other), zero-variance (constant) columns (kept: they add 0 
 every distance, and ``preprocess: {standardize: true}`` leaves them unscaled,
 scale 1, so values stay finite), surrounding spaces in numeric cells, Windows
 line ends. Label cells are class names taken verbatim (``NA`` is a class name;
-``x`` and `` x`` are two classes). Very large finite values load; the kernels
-refuse data whose squared distances would overflow (README, *Semantics*).
+``x`` and `` x`` are two classes), except that two spellings of one number (``1``,
+``01``, ``1.0``) are refused; classes are ordered numbers first, in numeric order,
+then text (:func:`knnx.datasets.encode_labels`). Very large finite values load; the
+kernels refuse data whose squared distances would overflow (README, *Semantics*).
 
 Treatments, applied in this order and recorded in ``metadata["options"]``:
 
