@@ -41,8 +41,26 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from knnx.active import active_learning
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, ResultsError, SpecError
-from knnx.results import COLUMNS, ResultsWriter, atomic_write_text, read_results, recover, rows_to_csv
-from knnx.spec import SEED_DATA, SEED_SPLITS, _pydantic_problems, canonical_json, dataset_seedseq, read_spec
+from knnx.limits import MAX_RUNS
+from knnx.results import (
+    COLUMNS,
+    ResultsWriter,
+    atomic_write_text,
+    output_lock,
+    prepare_output_folder,
+    read_results,
+    recover,
+    rows_to_csv,
+)
+from knnx.spec import (
+    SEED_DATA,
+    SEED_SPLITS,
+    Name,
+    _pydantic_problems,
+    canonical_json,
+    dataset_seedseq,
+    read_spec,
+)
 
 __all__ = ["ActiveSpec", "run_active", "ALGORITHM_NAMES"]
 
@@ -53,8 +71,8 @@ METRIC_NAMES = ("error", "chosen_k")
 class ActiveSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
-    seed: Annotated[int, Field(ge=0)] = 0
+    name: Name
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
     datasets: Annotated[list[str | dict[str, Any]], Field(min_length=1)]
     start: Annotated[int, Field(ge=2)] = 50
     pool: Annotated[int, Field(ge=1)] | None = None
@@ -79,7 +97,7 @@ def validate_active_spec(source):
     except ValidationError as exc:
         problems = _pydantic_problems(exc, data, model_at=lambda loc, data: ActiveSpec if not loc else None)
         raise SpecError("\n".join(f"{label}: {p}" for p in problems)) from None
-    problems = []
+    problems = [] if _runs_problem(spec) is None else [_runs_problem(spec)]
     if len(set(spec.strategies)) != len(spec.strategies):
         problems.append("strategies: each strategy once")
     if spec.start <= spec.p_tune:
@@ -108,6 +126,18 @@ def validate_active_spec(source):
     if problems:
         raise SpecError("\n".join(f"{label}: {p}" for p in problems))
     return spec, label, base_dir
+
+
+def _runs_problem(spec):
+    """A line if the spec asks for more than MAX_RUNS runs (datasets x strategies x repeats)."""
+    runs = len(spec.datasets) * len(spec.strategies) * spec.repeats
+    if runs > MAX_RUNS:
+        return (
+            f"repeats: {len(spec.datasets)} dataset(s) x {len(spec.strategies)} strateg"
+            f"{'y' if len(spec.strategies) == 1 else 'ies'} x {spec.repeats} repeats = {runs} runs, more than "
+            f"the limit of {MAX_RUNS}"
+        )
+    return None
 
 
 def _repeat_seed(spec, lab, purpose, r):
@@ -162,11 +192,18 @@ def run_active(spec, *, out=None, resume=True, progress=None, repeats=None):
     """
     spec, _, base_dir = validate_active_spec(spec)
     if repeats is not None:
-        spec = spec.model_copy(update={"repeats": int(repeats)})
-    out = Path(out) if out is not None else Path("results") / spec.name
-    if out.exists() and not out.is_dir():
-        raise ResultsError(f"--out: {out} is a file, not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise SpecError(f"--repeats: expected an integer >= 1, got {repeats!r}")
+        spec = spec.model_copy(update={"repeats": repeats})
+        problem = _runs_problem(spec)
+        if problem is not None:
+            raise SpecError(f"--{problem}")
+    out = prepare_output_folder(out if out is not None else Path("results") / spec.name)
+    with output_lock(out):
+        return _run_locked(spec, out, base_dir, resume, progress)
+
+
+def _run_locked(spec, out, base_dir, resume, progress):
     results_path, spec_path = out / "results.csv", out / "spec.yaml"
     normalized = yaml.safe_dump(spec.model_dump(), sort_keys=False)
     done = set()

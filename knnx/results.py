@@ -25,8 +25,10 @@ cells whose results are complete, each once.
 """
 
 import csv
+import fcntl
 import io
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +117,61 @@ def atomic_write_text(path, text):
         except OSError:
             pass
         raise write_error(path, exc) from None
+
+
+def prepare_output_folder(out, option="--out"):
+    """Create the output folder ``out`` (with its parents) and return it as a Path.
+
+    ResultsError (one line naming ``option``, the folder and the reason; nothing
+    written) if its name holds a control character, it is a file, or the system
+    refuses to create it (a read-only place, ``/proc``, a missing permission).
+    """
+    out = Path(out)
+    if find_control(str(out)) is not None:
+        raise ResultsError(
+            f"{option}: {str(out)!r} holds a {describe_control(str(out))}; name the folder without one"
+        )
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"{option}: {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultsError(f"{option}: {out}: cannot create the folder ({exc.strerror or exc})") from None
+    return out
+
+
+@contextmanager
+def output_lock(out, option="--out"):
+    """Exclusive lock on ``OUT/.knnx.lock`` (``fcntl.flock``) while a run writes to ``out``.
+
+    A second holder is refused with a ResultsError naming the first one's pid, and a
+    folder the system will not let us write in with one naming the reason; either way
+    before anything is written. The lock dies with its process (a killed run never
+    leaves the folder locked).
+    """
+    path = Path(out) / ".knnx.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ResultsError(f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ResultsError(
+                f"{out}: another knnx run (pid {holder}) is writing to this folder; wait for it to end or use {option}"
+            ) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError as exc:
+            raise ResultsError(
+                f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 class ResultsWriter:

@@ -56,7 +56,6 @@ With ``jobs > 1`` cells run in a pool of processes (each numba kernel
 single-threaded there); results are identical to ``jobs=1``, only timings differ.
 """
 
-import fcntl
 import hashlib
 import json
 import os
@@ -74,6 +73,7 @@ import numpy as np
 import yaml
 
 from knnx import graphs
+from knnx._text import escape_control
 from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
@@ -88,6 +88,8 @@ from knnx.results import (
     ResultsWriter,
     atomic_write_text,
     curve_rows,
+    output_lock,
+    prepare_output_folder,
     read_curves,
     read_ledger,
     read_results,
@@ -443,26 +445,6 @@ def cell_keys(vspec):
     return keys
 
 
-@contextmanager
-def _output_lock(out):
-    """Exclusive lock on OUT/.knnx.lock for the duration of a run (see the module docstring)."""
-    path = Path(out) / ".knnx.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise ResultsError(
-                f"{out}: another knnx run (pid {holder}) is writing to this folder; wait for it to end or use --out"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="local", scheduler=None):
     """Validate and run an experiment spec; write results beside a copy of the spec.
 
@@ -498,11 +480,8 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
     if scheduler is not None and executor != "dask":
         raise KnnxError("--scheduler: only with --executor dask")
     vspec = validate_spec(spec)
-    out = Path(out) if out is not None else Path("results") / vspec.spec.name
-    if out.exists() and not out.is_dir():
-        raise ResultsError(f"--out: {out} is a file, not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    with _output_lock(out):
+    out = prepare_output_folder(out if out is not None else Path("results") / vspec.spec.name)
+    with output_lock(out):
         return _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler)
 
 
@@ -683,14 +662,18 @@ def _execute_dask(payloads, jobs, scheduler):
 
 
 def _checked(func, payload):
-    """Run a cell; turn any failure into one CellError line naming the cell."""
+    """Run a cell; turn any failure into one CellError line naming the cell.
+
+    Data errors found while running (a training part whose scale the kernels refuse,
+    a count too large for exact LpO) fail their cell like any other error: the run
+    goes on and lists it in failures.csv. What validation can see is refused before
+    the run instead (see :func:`knnx.spec.validate_spec`).
+    """
     try:
         return func(payload)
-    except KnnxError:
-        raise
     except Exception as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
         what = f"{payload['dataset']} {payload['algorithm']} {canonical_json(payload['params'])}"
-        first = (str(exc).strip().splitlines() or [""])[0]
+        first = escape_control((str(exc).strip().splitlines() or [""])[0])
         raise CellError(
             f"cell {what} repeat {payload['repeat']} fold {payload['fold']} failed: {type(exc).__name__}: {first}"
         ) from None

@@ -52,9 +52,10 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from knnx._params import check_params
+from knnx._text import describe_control, find_control
 from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, SpecError
@@ -115,8 +116,22 @@ class AlgorithmEntry(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+def _not_only_dots(name):
+    # "." or ".." would make the default output folder results/ itself or its parent.
+    if set(name) == {"."}:
+        raise ValueError("a name made of dots only is not allowed (it names the results folder)")
+    return name
+
+
+Name = Annotated[
+    str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$"), AfterValidator(_not_only_dots)
+]
+"""An experiment's name: the default output folder results/<name> (letters, digits, ``_.-``;
+not dots only, so never results/ itself or its parent)."""
+
+
 class Spec(_Strict):
-    name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
+    name: Name
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
     datasets: Annotated[list[str | dict[str, Any]], Field(min_length=1)]
     preprocess: Preprocess = Field(default_factory=Preprocess)
@@ -125,14 +140,6 @@ class Spec(_Strict):
     metrics: Annotated[list[str], Field(min_length=1)] = Field(default_factory=lambda: ["error"])
     record_curves: bool = False
     curve_points: Annotated[int, Field(ge=2)] = 200
-
-    @field_validator("name")
-    @classmethod
-    def _not_only_dots(cls, name):
-        # "." or ".." would make the default output folder results/ itself or its parent.
-        if set(name) == {"."}:
-            raise ValueError("a name made of dots only is not allowed (it names the results folder)")
-        return name
 
 
 # Guards against hostile or accidental explosions (see the module docstring).
@@ -325,6 +332,19 @@ class _SpecLoader(yaml.SafeLoader):
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_scalar(self, node):
+        value = super().construct_scalar(node)
+        if isinstance(value, str) and find_control(value) is not None:
+            # YAML escapes ("a\rb") get past the reader's rule on raw control characters;
+            # a spec string becomes a CSV field or a path, where they break lines.
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{_short_repr(value, 40)} holds a {describe_control(value)}; spec values hold none",
+                node.start_mark,
+            )
+        return value
 
     def _refuse_tag(self, node):
         what = _REFUSED_TAGS[node.tag.rsplit(":", 1)[1]]

@@ -204,3 +204,146 @@ def test_codes_follow_the_documented_order():
     y, classes = encode_labels(["b", "10", "a", "9", "b", "1e-3"], "f")
     assert classes.tolist() == ["1e-3", "9", "10", "a", "b"]
     assert y.tolist() == [4, 2, 3, 1, 4, 0]
+
+
+# --- control characters never reach a CSV field or a path ---------------------------------
+
+SPEC = """\
+name: t
+seed: 0
+datasets: [{DATASET}]
+protocol: {kind: kfold, folds: 2}
+algorithms: [{name: knn, params: {k: 1}}]
+"""
+
+
+def _spec(tmp_path, dataset):
+    path = tmp_path / "s.yaml"
+    path.write_text(SPEC.replace("{DATASET}", dataset))
+    return path
+
+
+def _refused(args, tmp_path, message):
+    """exit 2, one line naming ``message``, and nothing written in TMP."""
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert message in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        (
+            '{name: iris, id: "a\\rb"}',
+            "line 3, column 29: invalid YAML ('a\\rb' holds a control character U+000D",
+        ),
+        (
+            '{name: iris, id: "a\\nb"}',
+            "holds a control character U+000A at position 2; spec values hold none",
+        ),
+        ('{csv: "d\\r.csv"}', "holds a control character U+000D at position 2"),
+        ('"iris\\x1b[31m"', "holds a control character U+001B at position 5"),
+        ('{name: iris, id: "a\\u2028b"}', "holds a control character U+2028 at position 2"),
+        ('{name: iris, id: "a\\x85b"}', "holds a control character U+0085"),
+    ],
+)
+def test_a_control_character_in_a_spec_string_is_refused(tmp_path, dataset, message):
+    (tmp_path / "d\r.csv").write_text("a,label\n1,x\n2,y\n3,x\n4,y\n")
+    spec = _spec(tmp_path, dataset)
+    _refused(["validate", str(spec)], tmp_path, message)
+    _refused(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"], tmp_path, message)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"name": "iris", "id": "a\rb"},
+            "datasets[0]: id: 'a\\rb' holds a control character U+000D at position 2",
+        ),
+        ({"csv": "d\r.csv"}, "datasets[0]: csv: 'd\\r.csv' holds a control character U+000D at position 2"),
+        ("ir\tis", "datasets[0]: dataset entry: 'ir\\tis' holds a control character U+0009 at position 3"),
+        ({"name": "letter", "missing": "error\x00"}, "datasets[0]: missing: 'error\\x00' holds a control"),
+    ],
+)
+def test_a_control_character_in_a_dataset_entry_given_as_a_dict_is_refused(tmp_path, entry, message):
+    from knnx.errors import SpecError
+    from knnx.spec import validate_spec
+
+    spec = {"name": "t", "datasets": [entry], "protocol": {"kind": "kfold"}, "algorithms": [{"name": "knn"}]}
+    with pytest.raises(SpecError) as err:
+        validate_spec(spec)
+    assert message in str(err.value)
+
+
+def test_an_output_folder_with_a_control_character_is_refused(tmp_path):
+    spec = _spec(tmp_path, "iris")
+    line = _refused(["run", str(spec), "--out", str(tmp_path / "o\rut"), "--quiet"], tmp_path, "--out: ")
+    assert line.endswith(
+        f"holds a control character U+000D at position {len(str(tmp_path)) + 3}; name the folder without one"
+    )
+
+
+def test_the_csv_writer_never_writes_a_bare_carriage_return():
+    row = {**_row(0, 0.5), "dataset": "a\rb"}
+    with pytest.raises(ResultsError, match="refusing to write a CSV field with a control character U\\+000D"):
+        rows_to_csv([row])
+
+
+def test_a_cell_error_with_control_characters_is_escaped_in_failures_csv(tmp_path, monkeypatch):
+    from knnx.algorithms import ALGORITHMS
+    from knnx.errors import CellError
+    from knnx.knn import KNNClassifier
+    from knnx.runner import run_spec
+
+    class Noisy(KNNClassifier):
+        def fit(self, X, y):
+            raise ValueError("bad \x1b[31mred\x1b[0m value\rsecond line")
+
+    monkeypatch.setitem(ALGORITHMS, "noisy", Noisy)
+    spec = {
+        "name": "t",
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [{"name": "noisy", "params": {"k": 1}}],
+    }
+    with pytest.raises(CellError) as err:
+        run_spec(spec, out=tmp_path)
+    assert "ValueError: bad \\x1b[31mred\\x1b[0m value; " in str(err.value) or str(err.value).endswith(
+        "ValueError: bad \\x1b[31mred\\x1b[0m value"
+    )
+    text = (tmp_path / "failures.csv").read_text()
+    assert "\x1b" not in text and "\r" not in text
+    assert text.count("\n") == 3  # header and the two folds
+
+
+# --- names never put output outside results/ ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["..", ".", "..."])
+def test_an_active_spec_named_with_dots_only_is_refused_and_writes_nothing(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results.csv").write_text("a user's own file\n")
+    spec = tmp_path / "a.yaml"
+    spec.write_text(f"name: '{name}'\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
+    _refused(["active", str(spec), "--quiet", "--no-resume"], tmp_path, "name: a name made of dots only")
+    assert (tmp_path / "results.csv").read_text() == "a user's own file\n"
+
+
+def test_active_runs_are_bounded(tmp_path):
+    spec = tmp_path / "a.yaml"
+    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
+    _refused(
+        ["active", str(spec), "--quiet", "--repeats", "1000000000"],
+        tmp_path,
+        "--repeats: 1 dataset(s) x 2 strategies x 1000000000 repeats = 2000000000 runs, more than the limit of 1000000",
+    )
+    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 600000\nrounds: 2\nstart: 20\n")
+    _refused(
+        ["active", str(spec), "--quiet"], tmp_path, "repeats: 1 dataset(s) x 2 strategies x 600000 repeats"
+    )

@@ -86,7 +86,7 @@ def test_a_second_run_on_a_locked_folder_is_refused_and_writes_nothing(tmp_path)
     spec_path.write_text(yaml.safe_dump({**MANY, "protocol": {"kind": "kfold", "folds": 2}}))
     out = tmp_path / "out"
     out.mkdir()
-    with R._output_lock(out):  # another run holds the folder
+    with R.output_lock(out):  # another run holds the folder
         result = CliRunner().invoke(app, ["run", str(spec_path), "--out", str(out), "--quiet"])
         assert result.exit_code == 2
         assert result.stderr.strip() == (

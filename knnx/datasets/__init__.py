@@ -21,6 +21,7 @@ from functools import partial
 
 import numpy as np
 
+from knnx._text import describe_control, find_control
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
 from knnx.datasets.synthetic import GENERATORS
@@ -71,6 +72,8 @@ def check_entry(entry):
     if isinstance(entry, str):
         if not entry:
             raise DataError("dataset entry: empty name")
+        if find_control(entry) is not None:
+            raise DataError(f"dataset entry: {entry!r} holds a {describe_control(entry)}; names hold none")
         return
     if not isinstance(entry, dict):
         raise DataError(f"dataset entry must be a name or a mapping, got {type(entry).__name__}")
@@ -81,6 +84,10 @@ def check_entry(entry):
             f"dataset entry needs exactly one of 'name', 'csv' or 'synthetic' (keys given: {keys})"
         )
     form = forms[0]
+    for key, value in entry.items():
+        # Names, paths and options become CSV fields (the dataset's name) or paths.
+        if isinstance(value, str) and find_control(value) is not None:
+            raise DataError(f"{key}: {value!r} holds a {describe_control(value)}; names and paths hold none")
     if not isinstance(entry[form], str) or not entry[form]:
         raise DataError(f"{form}: expected a non-empty string, got {entry[form]!r}")
     if "id" in entry and (isinstance(entry["id"], bool) or not isinstance(entry["id"], str | int)):

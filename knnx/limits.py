@@ -1,0 +1,105 @@
+"""Size limits: what knnx refuses before allocating it or starting on it.
+
+A request whose memory estimate exceeds :func:`memory_limit`, or whose work exceeds a
+stated count, is refused with one :class:`knnx.errors.DataError` line naming the size
+and the limit, before anything is allocated; the spec validator, ``knnx validate`` and
+every loader or estimator that allocates by a user's number use these functions.
+
+Memory: :func:`memory_limit` is the environment variable ``KNNX_MEMORY_LIMIT``
+(bytes, or a number with a unit: ``512M``, ``8G``, ``1.5GiB``), else 80 % of the
+machine's physical memory. Estimates count the arrays knnx allocates (float64 data,
+float32 working copies, neighbour graphs of 16 bytes per neighbour) with their
+largest transient copies; they are deliberate upper bounds to within a small factor,
+not measurements.
+"""
+
+import os
+import re
+
+from knnx.errors import DataError
+
+MAX_ITERATIONS = 10_000_000
+"""Iterations per class of UNN and GNNB (``n_iter``, or ``theta`` times the training
+size): training curves keep one value per iteration and series (80 MB at this limit)."""
+
+MAX_ROUNDS = 100_000
+"""Boosting rounds of the AdaBoost baseline (one decision tree each)."""
+
+MAX_EPOCHS = 100_000
+"""Epochs of WeightedMetricNN (each one costs O(n^2 d))."""
+
+MAX_GRID = 100_000
+"""Candidate values an estimator searches internally (``unn_cv``'s ``n_thetas``)."""
+
+MAX_SEED = 2**32 - 1
+"""Largest estimator ``seed`` (scikit-learn's ``random_state`` range)."""
+
+MAX_RUNS = 1_000_000
+"""Runs of an active-learning spec (datasets x strategies x repeats), as MAX_CELLS for
+run specs."""
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1e3,
+    "m": 1e6,
+    "g": 1e9,
+    "t": 1e12,
+    "ki": 2**10,
+    "mi": 2**20,
+    "gi": 2**30,
+    "ti": 2**40,
+}
+
+
+def parse_bytes(text):
+    """``"512M"``, ``"8G"``, ``"1.5GiB"``, ``"1000000"`` -> bytes (int); ValueError otherwise."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([kmgt]i?)?b?\s*", str(text).lower())
+    if not match:
+        raise ValueError(f"expected a size such as 512M, 8G or 1.5GiB, got {text!r}")
+    return int(float(match.group(1)) * _UNITS[match.group(2) or ""])
+
+
+def physical_memory():
+    """Bytes of physical memory (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_limit():
+    """Bytes one knnx process may plan to allocate (see the module docstring)."""
+    text = os.environ.get("KNNX_MEMORY_LIMIT")
+    if text:
+        try:
+            return parse_bytes(text)
+        except ValueError as exc:
+            raise DataError(f"KNNX_MEMORY_LIMIT: {exc}") from None
+    total = physical_memory()
+    return int(0.8 * total) if total else 2**40
+
+
+def format_bytes(n):
+    """``1.5 GiB``-style text."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check_memory(nbytes, what):
+    """DataError if ``nbytes`` (an estimate) exceeds :func:`memory_limit`; ``what`` names
+    the request, e.g. ``"synthetic blobs: n = 300000000 rows x 2 features"``."""
+    limit = memory_limit()
+    if nbytes > limit:
+        raise DataError(
+            f"{what} needs about {format_bytes(nbytes)}, more than the memory limit of {format_bytes(limit)} "
+            "(80 % of this machine's memory, or KNNX_MEMORY_LIMIT)"
+        )
+
+
+def graph_bytes(n_queries, k, n_ref, n_features):
+    """Memory of an exact neighbour graph: the outputs (16 bytes a neighbour) and the
+    float32 working copies of references and queries."""
+    return 16 * n_queries * k + 4 * (n_ref + n_queries) * n_features
