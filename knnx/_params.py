@@ -6,6 +6,7 @@ saying what is expected ("an integer >= 1"); :func:`check_params` turns that int
 one-line error.
 """
 
+import math
 from numbers import Integral, Real
 
 from knnx.errors import SpecError
@@ -13,14 +14,15 @@ from knnx.errors import SpecError
 
 class Interval:
     """Numbers in [low, high] (either bound may be None, either may be open); ``integer`` restricts
-    to ints. NaN is never allowed."""
+    to ints. NaN and infinities are never allowed: a spec or an estimator takes finite values
+    (``high`` = None means no bound short of that)."""
 
     def __init__(self, low=None, high=None, *, integer=False, low_open=False, high_open=False):
         self.low, self.high, self.integer = low, high, integer
         self.low_open, self.high_open = low_open, high_open
 
     def describe(self):
-        kind = "an integer" if self.integer else "a number"
+        kind = "an integer" if self.integer else "a number" if self.high is not None else "a finite number"
         if self.low is not None and self.high is not None:
             return f"{kind} in {'(' if self.low_open else '['}{self.low}, {self.high}{')' if self.high_open else ']'}"
         if self.low is not None:
@@ -31,7 +33,9 @@ class Interval:
 
     def check(self, value):
         kind = Integral if self.integer else Real
-        if isinstance(value, bool) or not isinstance(value, kind) or value != value:  # NaN
+        if isinstance(value, bool) or not isinstance(value, kind):
+            return self.describe()
+        if not isinstance(value, Integral) and not math.isfinite(value):  # NaN, inf (ints are exact)
             return self.describe()
         if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
             return self.describe()

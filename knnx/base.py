@@ -29,13 +29,34 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {}
 
+    @classmethod
+    def _setting_problems(cls, params):
+        """Why a full setting (every parameter, defaults included) cannot run whatever the
+        data: combinations that no single value's constraint shows. One line each, []
+        if none. ``fit`` raises the first as a ValueError; spec validation reports them
+        before any work."""
+        return []
+
+    @classmethod
+    def _data_problems(cls, params, n_samples, n_features, n_classes):
+        """Why the setting cannot run on training data of this shape (iteration counts,
+        memory, feature splits): one line each, [] if it can. ``fit`` raises the first as
+        a ValueError; spec validation checks each dataset's smallest training part."""
+        return []
+
     def _validate_params(self):
         check_params(type(self).__name__, self._parameter_constraints, self.get_params(), error=ValueError)
+        problems = self._setting_problems(self.get_params())
+        if problems:
+            raise ValueError(f"{type(self).__name__}: {problems[0]}")
 
     def _validate_fit_data(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=False)
         check_classification_targets(y)
         self.classes_, y_codes = np.unique(y, return_inverse=True)
+        problems = self._data_problems(self.get_params(), X.shape[0], X.shape[1], len(self.classes_))
+        if problems:
+            raise ValueError(f"{type(self).__name__}: {problems[0]}")
         return np.ascontiguousarray(X), y_codes.astype(np.intp)
 
     def _validate_query(self, X):

@@ -21,6 +21,7 @@ from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import NeighborsClassifierBase
 from knnx.errors import DataError
 from knnx.knn import KNNClassifier
+from knnx.limits import C_RANGE, MAX_GRID, MAX_ROUNDS, MAX_SEED
 
 
 class SubsampledKNN(NeighborsClassifierBase):
@@ -30,7 +31,7 @@ class SubsampledKNN(NeighborsClassifierBase):
     _parameter_constraints = {
         "k": Interval(1, integer=True),
         "fraction": Interval(0, 1, low_open=True),
-        "seed": Interval(0, integer=True),
+        "seed": Interval(0, MAX_SEED, integer=True),
     }
 
     def __init__(self, k=5, fraction=1.0, seed=0):
@@ -69,7 +70,10 @@ class LinearSVMPlatt(NeighborsClassifierBase):
     or a class of one row, the posteriors are the training class frequencies.
     """
 
-    _parameter_constraints = {"C": Interval(0, None, low_open=True), "seed": Interval(0, integer=True)}
+    _parameter_constraints = {
+        "C": Interval(*C_RANGE),
+        "seed": Interval(0, MAX_SEED, integer=True),
+    }
 
     def __init__(self, C=1.0, seed=0):
         self.C = C
@@ -141,7 +145,7 @@ class ITMLKNN(NeighborsClassifierBase):
     """kNN in the space of an ITML Mahalanobis metric (metric-learn's
     ``ITML_Supervised`` with its defaults, seeded), plurality vote."""
 
-    _parameter_constraints = {"k": Interval(1, integer=True), "seed": Interval(0, integer=True)}
+    _parameter_constraints = {"k": Interval(1, integer=True), "seed": Interval(0, MAX_SEED, integer=True)}
 
     def __init__(self, k=5, seed=0):
         self.k = k
@@ -232,7 +236,10 @@ class SVMRBF(_SklearnBaseline):
     C_GRID = (1.0, 10.0, 100.0, 1000.0)
     GAMMA_FACTORS = (0.1, 1.0, 10.0)
 
-    _parameter_constraints = {"cv": Interval(2, integer=True), "seed": Interval(0, integer=True)}
+    _parameter_constraints = {
+        "cv": Interval(2, MAX_GRID, integer=True),
+        "seed": Interval(0, MAX_SEED, integer=True),
+    }
 
     def __init__(self, cv=5, seed=0):
         self.cv = cv
@@ -271,7 +278,10 @@ class SVMLinear(_SklearnBaseline):
     domains.
     """
 
-    _parameter_constraints = {"C": Interval(0, None, low_open=True), "seed": Interval(0, integer=True)}
+    _parameter_constraints = {
+        "C": Interval(*C_RANGE),
+        "seed": Interval(0, MAX_SEED, integer=True),
+    }
 
     def __init__(self, C=1.0, seed=0):
         self.C = C
@@ -318,7 +328,7 @@ class SGDBudget(_SklearnBaseline):
     _parameter_constraints = {
         "budget": Options(*SGD_BUDGETS),
         "k": Interval(1, integer=True),
-        "seed": Interval(0, integer=True),
+        "seed": Interval(0, MAX_SEED, integer=True),
     }
 
     def __init__(self, budget="T", k=5, seed=0):
@@ -384,10 +394,22 @@ class AdaBoostTrees(_SklearnBaseline):
 
     _parameter_constraints = {
         "base": Options(*ADABOOST_BASES),
-        "n_rounds": AnyOf(Interval(1, integer=True), Literal(None)),
+        "n_rounds": AnyOf(Interval(1, MAX_ROUNDS, integer=True), Literal(None)),
         "max_rounds": AnyOf(Interval(1, integer=True), Literal(None)),
-        "seed": Interval(0, integer=True),
+        "seed": Interval(0, MAX_SEED, integer=True),
     }
+
+    @classmethod
+    def _data_problems(cls, params, n_samples, n_features, n_classes):
+        rounds = n_samples if params.get("n_rounds") is None else params["n_rounds"]
+        if params.get("max_rounds") is not None:
+            rounds = min(rounds, params["max_rounds"])
+        if rounds > MAX_ROUNDS:
+            return [
+                f"n_rounds=None gives {rounds} rounds (one per training row), more than the limit of "
+                f"{MAX_ROUNDS}; set n_rounds or max_rounds"
+            ]
+        return []
 
     def __init__(self, base="cart3", n_rounds=None, max_rounds=None, seed=0):
         self.base = base

@@ -15,6 +15,7 @@ from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import NeighborsClassifierBase
+from knnx.limits import MAX_ITERATIONS, MAX_SEED
 from knnx.neighbors import kneighbors, reciprocal_neighbors
 
 PHIS = {
@@ -145,12 +146,24 @@ class GNNBClassifier(NeighborsClassifierBase):
         "k": Interval(1, integer=True),
         "phi": Options(*PHIS),
         "epsilon": Interval(0, 1, low_open=True, high_open=True),
-        "n_iter": AnyOf(Interval(1, integer=True), Literal(None)),
+        "n_iter": AnyOf(Interval(1, MAX_ITERATIONS, integer=True), Literal(None)),
         "chooser": Options("lazy", "largest_delta"),
         "n_splits": Interval(1, integer=True),
         "block_norm": AnyOf(Options(*BLOCK_NORMS), Literal(None)),
-        "seed": AnyOf(Interval(0, integer=True), Literal(None)),
+        "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
     }
+
+    @classmethod
+    def _data_problems(cls, params, n_samples, n_features, n_classes):
+        problems = []
+        if params.get("n_splits", 1) > n_features:
+            problems.append(f"n_splits={params['n_splits']} exceeds the number of features ({n_features})")
+        if params.get("n_iter") is None and n_samples > MAX_ITERATIONS:
+            problems.append(
+                f"n_iter=None gives T = {n_samples} iterations per class (one per training row), more than the "
+                f"limit of {MAX_ITERATIONS}; set n_iter"
+            )
+        return problems
 
     def __init__(
         self,

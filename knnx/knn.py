@@ -6,7 +6,7 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import vote
 from knnx._params import Interval, Options
 from knnx.base import NeighborsClassifierBase
-from knnx.errors import DataError
+from knnx.limits import lpo_bytes, memory_problem
 from knnx.lpo import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
 from knnx.neighbors import kneighbors
 
@@ -146,6 +146,22 @@ class KNNLpoClassifier(_VotingClassifier):
         "weights": Options("uniform", "distance"),
     }
 
+    @classmethod
+    def _data_problems(cls, params, n_samples, n_features, n_classes):
+        problems = []
+        if params.get("weights") == "distance" and n_classes > 2:
+            problems.append(
+                f"weights='distance' selects k by exact LpO for two classes only, the data has {n_classes}"
+            )
+        p = params.get("p", 1)
+        if p < n_samples:
+            k_max = min(params.get("k_max", 50), n_samples - p)
+            what = f"exact leave-{p}-out for k up to {k_max} on {n_samples} training rows"
+            problem = memory_problem(lpo_bytes(n_samples, n_features, p, k_max), what)
+            if problem:
+                problems.append(problem)
+        return problems
+
     def __init__(self, p=1, k_max=50, weights="uniform"):
         self.p = p
         self.k_max = k_max
@@ -159,11 +175,6 @@ class KNNLpoClassifier(_VotingClassifier):
         if self.p >= n:
             raise ValueError(
                 f"KNNLpoClassifier: p={self.p} must be below the training set size (n_samples = {n})"
-            )
-        if self.weights == "distance" and len(self.classes_) > 2:
-            raise DataError(
-                "KNNLpoClassifier: weights='distance' selects k by exact LpO for two classes only, "
-                f"y has {len(self.classes_)}"
             )
         self.k_max_ = min(self.k_max, n - self.p)
         neigh_dist, neigh_ind = kneighbors(X, self.k_max_ + self.p - 1)

@@ -18,9 +18,11 @@ import re
 
 from knnx.errors import DataError
 
-MAX_ITERATIONS = 10_000_000
+MAX_ITERATIONS = 1_000_000
 """Iterations per class of UNN and GNNB (``n_iter``, or ``theta`` times the training
-size): training curves keep one value per iteration and series (80 MB at this limit)."""
+size; the papers use at most 10 m). Measured on 60 rows of iris, 3 classes: UNN with
+n_iter = 10^6 takes 2.5 s and 330 MB (training curves keep values per iteration and
+class); 10^7 took 25 s and 1 GB."""
 
 MAX_ROUNDS = 100_000
 """Boosting rounds of the AdaBoost baseline (one decision tree each)."""
@@ -28,8 +30,13 @@ MAX_ROUNDS = 100_000
 MAX_EPOCHS = 100_000
 """Epochs of WeightedMetricNN (each one costs O(n^2 d))."""
 
-MAX_GRID = 100_000
-"""Candidate values an estimator searches internally (``unn_cv``'s ``n_thetas``)."""
+MAX_GRID = 1000
+"""Candidate values or inner folds of an estimator's internal search (``unn_cv``'s
+``n_thetas`` and ``cv``, ``svm_rbf``'s ``cv``)."""
+
+C_RANGE = (1e-12, 1e12)
+"""The linear SVM baselines' C: liblinear does not return (minutes and counting) for C
+of 1e-200 or 1e100 on 60 rows of iris; 1e-15 and 1e15 return at once."""
 
 MAX_SEED = 2**32 - 1
 """Largest estimator ``seed`` (scikit-learn's ``random_state`` range)."""
@@ -88,18 +95,35 @@ def format_bytes(n):
     return f"{int(n)} bytes"
 
 
-def check_memory(nbytes, what):
-    """DataError if ``nbytes`` (an estimate) exceeds :func:`memory_limit`; ``what`` names
-    the request, e.g. ``"synthetic blobs: n = 300000000 rows x 2 features"``."""
+def memory_problem(nbytes, what):
+    """A line if ``nbytes`` (an estimate) exceeds :func:`memory_limit`, else None; ``what``
+    names the request, e.g. ``"synthetic blobs: n = 300000000 rows x 2 features"``."""
     limit = memory_limit()
-    if nbytes > limit:
-        raise DataError(
-            f"{what} needs about {format_bytes(nbytes)}, more than the memory limit of {format_bytes(limit)} "
-            "(80 % of this machine's memory, or KNNX_MEMORY_LIMIT)"
-        )
+    if nbytes <= limit:
+        return None
+    source = (
+        "KNNX_MEMORY_LIMIT"
+        if os.environ.get("KNNX_MEMORY_LIMIT")
+        else "80 % of this machine's memory; KNNX_MEMORY_LIMIT sets another"
+    )
+    return f"{what} needs about {format_bytes(nbytes)}, more than the memory limit of {format_bytes(limit)} ({source})"
+
+
+def check_memory(nbytes, what):
+    """DataError (the line of :func:`memory_problem`) if ``nbytes`` exceeds the limit."""
+    problem = memory_problem(nbytes, what)
+    if problem is not None:
+        raise DataError(problem)
 
 
 def graph_bytes(n_queries, k, n_ref, n_features):
     """Memory of an exact neighbour graph: the outputs (16 bytes a neighbour) and the
     float32 working copies of references and queries."""
     return 16 * n_queries * k + 4 * (n_ref + n_queries) * n_features
+
+
+def lpo_bytes(n_samples, n_features, p, k_max):
+    """Memory of exact leave-p-out risks for k = 1..k_max: the leave-one-out graph of
+    k_max + p - 1 neighbours and the log-binomial table of (k_max + p) x p entries."""
+    width = k_max + p - 1
+    return graph_bytes(n_samples, width, n_samples, n_features) + 8 * (width + 1) * p

@@ -59,7 +59,9 @@ from knnx._text import describe_control, find_control
 from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, SpecError
+from knnx.limits import graph_bytes, lpo_bytes, memory_problem
 from knnx.metrics import METRIC_INPUT, METRICS
+from knnx.neighbors import check_scale
 from knnx.protocols import make_splits
 
 
@@ -194,8 +196,9 @@ class ValidatedSpec:
 
 
 def canonical_json(value):
-    """JSON with sorted keys and no spaces: the form params take in results."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+    """JSON with sorted keys and no spaces: the form params take in results. Standard JSON
+    only: NaN and infinities raise ValueError (parameter tables refuse them before)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=False)
 
 
 def _json_default(value):
@@ -500,6 +503,64 @@ def _check_size(spec, label):
         )
 
 
+def _hook(cls, name):
+    """An estimator class's problem hook (see knnx.base.NeighborsClassifierBase), or one
+    that finds nothing for a class without it."""
+    return getattr(cls, name, None) or (lambda *args: [])
+
+
+def _data_problems(spec, grids, ds, ds_splits, kind, protocol):
+    """What validation can see of a dataset that would fail cells at run time: the range
+    rule of the kernels (without standardisation), each setting against the largest
+    training part (iteration counts, memory, feature splits, classes), exact LpO's own
+    limits, and the memory of the neighbour graphs the run shares. One line each."""
+    problems = []
+    if not spec.preprocess.standardize:
+        try:
+            check_scale(ds.X)  # each training part and its queries are rows of X
+        except KnnxError as exc:
+            problems.append(f"'{ds.name}': {exc}")
+    n_train = max(len(s.train) for s in ds_splits)
+    n_test = max(len(s.test) for s in ds_splits)
+    if kind == "lpo":
+        n_train -= protocol["p"]
+    for a, grid in enumerate(grids):
+        for g in grid:
+            hook = _hook(ALGORITHMS[spec.algorithms[a].name], "_data_problems")
+            found = hook(g, n_train, ds.n_features, ds.n_classes)
+            if found:
+                problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
+                break
+    graph_k = 0
+    for a, grid in enumerate(grids):
+        for g in grid:
+            if kind == "lpo" and spec.algorithms[a].name in LPO_RISK:
+                if g.get("weights") == "distance" and ds.n_classes > 2:
+                    problems.append(
+                        f"algorithms[{a}]: protocol lpo with weights='distance' is exact for two classes only; "
+                        f"'{ds.name}' has {ds.n_classes}"
+                    )
+                    break
+                what = f"algorithms[{a}]: exact leave-{protocol['p']}-out of {g} on '{ds.name}'"
+                problem = memory_problem(lpo_bytes(ds.n_samples, ds.n_features, protocol["p"], g["k"]), what)
+                if problem:
+                    problems.append(problem)
+                    break
+            elif spec.algorithms[a].name in NEIGHBOR_PARAMS:
+                graph_k = max(
+                    [graph_k] + [v for name, v in g.items() if name in ("k", "k_max") and isinstance(v, int)]
+                )
+    if graph_k:
+        k = min(graph_k, n_train)
+        need = ds.X.nbytes + graph_bytes(n_train, k, n_train, ds.n_features) + 16 * n_test * k
+        problem = memory_problem(
+            need, f"the neighbour graphs of '{ds.name}' ({n_train} training rows, k = {k})"
+        )
+        if problem:
+            problems.append(problem)
+    return problems
+
+
 def validate_spec(source):
     """Validate a spec (path or dict) completely; return a :class:`ValidatedSpec`.
 
@@ -558,7 +619,7 @@ def validate_spec(source):
                 ok = False
                 continue
             dup = next((v for i, v in enumerate(values) if v in values[:i]), None)
-            if len(values) != len({canonical_json(v) for v in values}):
+            if len(values) != len({json.dumps(v, sort_keys=True, default=str) for v in values}):
                 problems.append(f"algorithms[{a}].params.{pname}: value {dup!r} is listed twice")
                 ok = False
                 continue
@@ -577,7 +638,14 @@ def validate_spec(source):
         # Every parameter appears in results, defaults included, so that {"k": 3} and
         # {"k": 3, "weights": "uniform"} are one setting.
         defaults = ALGORITHMS[algo.name]().get_params()
-        grids.append([{**defaults, **g} for g in expand_grid(algo.params)] if ok else [])
+        grid = [{**defaults, **g} for g in expand_grid(algo.params)] if ok else []
+        for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
+            setting_problems = _hook(ALGORITHMS[algo.name], "_setting_problems")(g)
+            if setting_problems:
+                problems.append(f"algorithms[{a}]: {setting_problems[0]}")
+                grid = []
+                break
+        grids.append(grid)
 
     datasets, splits = [], []
     protocol = spec.protocol.model_dump()
@@ -623,6 +691,9 @@ def validate_spec(source):
                     f"algorithms[{a}].params.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
                     f"of dataset '{ds.name}' under protocol {kind}"
                 )
+        problems += [
+            f"datasets[{d}]: {p}" for p in _data_problems(spec, grids, ds, ds_splits, kind, protocol)
+        ]
         if ds.posterior is None:
             no_posterior.append(f"datasets[{d}] ('{ds.name}')")
         datasets.append(ds)

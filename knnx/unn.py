@@ -13,6 +13,7 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import NeighborsClassifierBase
+from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
 from knnx.neighbors import kneighbors, reciprocal_neighbors
 
 LOSSES = {
@@ -140,13 +141,25 @@ class UNNClassifier(NeighborsClassifierBase):
         "k": Interval(1, integer=True),
         "loss": Options(*LOSSES),
         "theta": Interval(0, None, low_open=True),
-        "n_iter": AnyOf(Interval(1, integer=True), Literal(None)),
+        "n_iter": AnyOf(Interval(1, MAX_ITERATIONS, integer=True), Literal(None)),
         "chooser": Options("boosting", "lazy"),
         "smoothing": AnyOf(Literal(True, False), Options(*SMOOTHINGS)),
         "step": Options(*STEPS),
         "amari_alpha": Interval(-1, 1, low_open=True, high_open=True),
-        "seed": AnyOf(Interval(0, integer=True), Literal(None)),
+        "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
     }
+
+    @classmethod
+    def _data_problems(cls, params, n_samples, n_features, n_classes):
+        if params.get("n_iter") is not None or "theta" not in params:
+            return []
+        T = params["theta"] * n_samples  # a float: theta may be as large as float64 goes
+        if T > MAX_ITERATIONS:
+            return [
+                f"theta={params['theta']!r} gives T = theta x {n_samples} training rows = {T:.4g} iterations "
+                f"per class, more than the limit of {MAX_ITERATIONS}"
+            ]
+        return []
 
     def __init__(
         self,
@@ -336,8 +349,8 @@ class UNNCVClassifier(UNNClassifier):
 
     _parameter_constraints = {
         **{k: v for k, v in UNNClassifier._parameter_constraints.items() if k not in ("theta", "n_iter")},
-        "n_thetas": Interval(1, integer=True),
-        "cv": Interval(2, integer=True),
+        "n_thetas": Interval(1, MAX_GRID, integer=True),
+        "cv": Interval(2, MAX_GRID, integer=True),
     }
 
     def __init__(

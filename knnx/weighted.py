@@ -19,6 +19,7 @@ from knnx._kernels import vote as V
 from knnx._kernels import weighted as K
 from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import NeighborsClassifierBase
+from knnx.limits import MAX_EPOCHS
 
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
 BASES = ("euclidean", "l1")
@@ -252,13 +253,25 @@ class WeightedMetricNN(NeighborsClassifierBase):
         "mu": AnyOf(Options("auto"), Interval(0)),
         "rho": Interval(0),
         "step_grid": AnyOf(Options("paper"), Literal(None)),
-        "probe_epochs": Interval(1, integer=True),
+        "probe_epochs": Interval(1, MAX_EPOCHS, integer=True),
         "init": Options("auto", "euclidean", "cdm"),
-        "max_epochs": Interval(0, integer=True),
+        "max_epochs": Interval(0, MAX_EPOCHS, integer=True),
         "tol": Interval(0),
         "k": Interval(1, integer=True),
         "base": Options(*BASES),
     }
+
+    @classmethod
+    def _setting_problems(cls, params):
+        problems = []
+        if params.get("base") == "l1" and params.get("scheme") in ("cw", "cpw"):
+            problems.append(
+                f"base='l1' is allowed with scheme 'pw', 'l2' or 'cdm'; the class-weight updates of scheme "
+                f"{params['scheme']!r} need base='euclidean'"
+            )
+        if params.get("step_grid") is not None and params.get("scheme") != "cpw":
+            problems.append("step_grid applies to scheme 'cpw' only")
+        return problems
 
     def __init__(
         self,
@@ -289,13 +302,6 @@ class WeightedMetricNN(NeighborsClassifierBase):
     def fit(self, X, y):
         """Learn the weights (Fig. 1) and keep the training rows as prototypes. Returns self."""
         self._validate_params()
-        if self.base == "l1" and self.scheme in ("cw", "cpw"):
-            raise ValueError(
-                f"WeightedMetricNN: base='l1' is allowed with scheme 'pw', 'l2' or 'cdm'; "
-                f"the class-weight updates of scheme {self.scheme!r} need base='euclidean'"
-            )
-        if self.step_grid is not None and self.scheme != "cpw":
-            raise ValueError("WeightedMetricNN: step_grid applies to scheme 'cpw' only")
         X, y_codes = self._validate_fit_data(X, y)
         n, m = X.shape
         if self.k > n:

@@ -195,9 +195,12 @@ def test_single_class_predicts_it():
             AdaBoostTrees(base="c45"),
             "AdaBoostTrees: base must be one of 'cart2', 'cart3', 'random3', 'random_full'",
         ),
-        (AdaBoostTrees(n_rounds=0), "AdaBoostTrees: n_rounds must be an integer >= 1 or None, got 0"),
-        (SVMRBF(cv=1), "SVMRBF: cv must be an integer >= 2, got 1"),
-        (SVMLinear(C=0), "SVMLinear: C must be a number > 0, got 0"),
+        (
+            AdaBoostTrees(n_rounds=0),
+            "AdaBoostTrees: n_rounds must be an integer in [1, 100000] or None, got 0",
+        ),
+        (SVMRBF(cv=1), "SVMRBF: cv must be an integer in [2, 1000], got 1"),
+        (SVMLinear(C=0), "SVMLinear: C must be a number in [1e-12, 1000000000000.0], got 0"),
     ],
 )
 def test_parameters_are_validated(blobs, estimator, message):

@@ -244,7 +244,7 @@ def test_three_classes_raise_one_line():
     y = np.arange(10) % 3
     with pytest.raises(DataError, match=r"^weights='distance': exact LpO supports two classes, y has 3$"):
         lpo_risk(X, y, 2, 3, "distance")
-    with pytest.raises(DataError, match="two classes only, y has 3"):
+    with pytest.raises(ValueError, match="two classes only, the data has 3$"):
         KNNLpoClassifier(p=2, k_max=3, weights="distance").fit(X, y)
 
 

@@ -347,3 +347,253 @@ def test_active_runs_are_bounded(tmp_path):
     _refused(
         ["active", str(spec), "--quiet"], tmp_path, "repeats: 1 dataset(s) x 2 strategies x 600000 repeats"
     )
+
+
+# --- validate refuses what would make cells fail; data errors while running fail a cell ---
+
+BASE = {"name": "v", "seed": 0, "protocol": {"kind": "kfold", "folds": 2}}
+
+
+def _validate_problems(spec, tmp_path):
+    """The lines of knnx validate and of knnx run on ``spec`` (both exit 2, nothing written)."""
+    import yaml
+
+    path = tmp_path / "v.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    outputs = []
+    for args in (["validate", str(path)], ["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        outputs.append(result.output)
+    assert outputs[0] == outputs[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    return [line.removeprefix(f"error: {path}: ") for line in outputs[0].splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "expected"),
+    [
+        (
+            {"name": "unn", "params": {"theta": float("inf")}},
+            "algorithms[0].params.theta: must be a finite number > 0, got inf",
+        ),
+        (
+            {"name": "unn", "params": {"theta": float("nan")}},
+            "algorithms[0].params.theta: must be a finite number > 0, got nan",
+        ),
+        (
+            {"name": "unn", "params": {"theta": 1e300}},
+            "datasets[0]: algorithms[0] on 'iris' (75 training rows): theta=1e+300 gives T = theta x 75 training rows "
+            "= 7.5e+301 iterations per class, more than the limit of 1000000",
+        ),
+        (
+            {"name": "unn", "params": {"theta": 1e308}},
+            "datasets[0]: algorithms[0] on 'iris' (75 training rows): theta=1e+308 gives T = theta x 75 training rows "
+            "= inf iterations per class, more than the limit of 1000000",
+        ),
+        (
+            {"name": "unn", "params": {"n_iter": 10**30}},
+            "algorithms[0].params.n_iter: must be an integer in [1, 1000000] or None, got 10" + "0" * 29,
+        ),
+        (
+            {"name": "gnnb", "params": {"n_iter": 10**30}},
+            "algorithms[0].params.n_iter: must be an integer in [1, 1000000] or None",
+        ),
+        (
+            {"name": "adaboost", "params": {"n_rounds": 10**24}},
+            "algorithms[0].params.n_rounds: must be an integer in [1, 100000] or None",
+        ),
+        (
+            {"name": "svm_linear", "params": {"C": float("inf")}},
+            "algorithms[0].params.C: must be a number in [1e-12, 1000000000000.0], got inf",
+        ),
+        (
+            {"name": "svm_platt", "params": {"C": 1e-200}},
+            "algorithms[0].params.C: must be a number in [1e-12, 1000000000000.0], got 1e-200",
+        ),
+        (
+            {"name": "gnnb", "params": {"seed": 2**40}},
+            "algorithms[0].params.seed: must be an integer in [0, 4294967295] or None, got 1099511627776",
+        ),
+        (
+            {"name": "unn_cv", "params": {"n_thetas": 10**9}},
+            "algorithms[0].params.n_thetas: must be an integer in [1, 1000], got 1000000000",
+        ),
+        (
+            {"name": "weighted_metric", "params": {"max_epochs": 10**12}},
+            "algorithms[0].params.max_epochs: must be an integer in [0, 100000]",
+        ),
+        (
+            {"name": "weighted_metric", "params": {"scheme": "cpw", "base": "l1"}},
+            "algorithms[0]: base='l1' is allowed with scheme 'pw', 'l2' or 'cdm'; the class-weight updates of scheme "
+            "'cpw' need base='euclidean'",
+        ),
+        (
+            {"name": "weighted_metric", "params": {"scheme": "cw", "step_grid": "paper"}},
+            "algorithms[0]: step_grid applies to scheme 'cpw' only",
+        ),
+        (
+            {"name": "knn_lpo", "params": {"p": 2, "weights": "distance"}},
+            "datasets[0]: algorithms[0] on 'iris' (75 training rows): weights='distance' selects k by exact LpO for two "
+            "classes only, the data has 3",
+        ),
+        (
+            {"name": "gnnb", "params": {"n_splits": 5}},
+            "datasets[0]: algorithms[0] on 'iris' (75 training rows): n_splits=5 exceeds the number of features (4)",
+        ),
+    ],
+)
+def test_validate_refuses_parameters_that_would_fail_every_cell(tmp_path, algorithm, expected):
+    problems = _validate_problems({**BASE, "datasets": ["iris"], "algorithms": [algorithm]}, tmp_path)
+    assert len(problems) == 1 and problems[0].startswith(expected), problems
+
+
+def test_validate_refuses_distance_weighted_lpo_protocol_on_three_classes(tmp_path):
+    spec = {
+        **BASE,
+        "protocol": {"kind": "lpo", "p": 2},
+        "datasets": ["iris"],
+        "algorithms": [{"name": "knn", "params": {"k": 3, "weights": ["uniform", "distance"]}}],
+    }
+    assert _validate_problems(spec, tmp_path) == [
+        "datasets[0]: algorithms[0]: protocol lpo with weights='distance' is exact for two classes only; 'iris' has 3"
+    ]
+
+
+def test_validate_applies_the_range_rule_to_every_dataset(tmp_path):
+    """The issue's spec: the middle dataset's values are too far apart for float64 squared
+    distances. validate says so; run refuses before any cell (it stopped half-way)."""
+    (tmp_path / "f.csv").write_text("a,b,label\n1,,x\n2,3,y\n3,4,x\n4,5,y\n")
+    spec = {
+        **BASE,
+        "datasets": [
+            "iris",
+            {"synthetic": "blobs", "n": 60, "spread": 1.0e300},
+            "wine",
+            {"csv": "f.csv", "missing": "fill", "fill_value": 1e308},
+        ],
+        "algorithms": [{"name": "knn", "params": {"k": 1}}],
+    }
+    problems = _validate_problems(spec, tmp_path)
+    assert problems == [
+        "datasets[1]: 'blobs(n=60,spread=1e+300)': X: values too far apart for float64 squared distances "
+        "(max |x - mean| = 6.33e+299 over 2 features; needs max |x - mean| * sqrt(d) <= 1e+150); rescale the data",
+        "datasets[3]: 'f': X: values too far apart for float64 squared distances (max |x - mean| = 7.5e+307 over "
+        "2 features; needs max |x - mean| * sqrt(d) <= 1e+150); rescale the data",
+    ]
+    # standardised, the same data is in range: validate accepts it
+    from knnx.spec import validate_spec
+
+    spec["preprocess"] = {"standardize": True}
+    spec["datasets"] = spec["datasets"][:3]
+    assert len(validate_spec(spec).cells) == 6
+
+
+def test_a_data_error_while_running_fails_its_cell_and_the_run_goes_on(tmp_path, monkeypatch):
+    from knnx.algorithms import ALGORITHMS
+    from knnx.errors import CellError, DataError
+    from knnx.knn import KNNClassifier
+    from knnx.runner import run_spec
+
+    class Picky(KNNClassifier):
+        def fit(self, X, y):
+            if X.shape[1] == 13:  # wine
+                raise DataError("X: a data error found while running")
+            return super().fit(X, y)
+
+    monkeypatch.setitem(ALGORITHMS, "picky", Picky)
+    spec = {
+        **BASE,
+        "datasets": ["iris", "wine", "ripley"],
+        "algorithms": [{"name": "picky", "params": {"k": 1}}],
+    }
+    with pytest.raises(CellError, match=r"^2 of 6 cells failed and were not saved"):
+        run_spec(spec, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    assert sorted(set(frame["dataset"])) == ["iris", "ripley"]  # datasets after the failure ran
+    failures = (tmp_path / "failures.csv").read_text().splitlines()
+    assert len(failures) == 3 and all(
+        "DataError: X: a data error found while running" in f for f in failures[1:]
+    )
+    assert (tmp_path / "summary.md").exists()
+
+
+def test_params_json_is_standard_json():
+    from knnx.spec import canonical_json
+
+    assert canonical_json({"b": 1.5, "a": [1, None]}) == '{"a":[1,null],"b":1.5}'
+    with pytest.raises(ValueError):
+        canonical_json({"theta": float("inf")})
+
+
+def _bounds_cases():
+    """(algorithm, parameter, value) at both ends of every numeric range in the registry;
+    1e300 stands for "no upper bound" of a real, 10^18 for an integer."""
+    from knnx._params import AnyOf, Interval
+    from knnx.algorithms import ALGORITHMS
+
+    cases = []
+    for name, cls in ALGORITHMS.items():
+        for pname, constraint in cls._parameter_constraints.items():
+            parts = constraint.constraints if isinstance(constraint, AnyOf) else [constraint]
+            for iv in (c for c in parts if isinstance(c, Interval)):
+                step = 1 if iv.integer else 1e-9
+                low = iv.low + step if iv.low_open else iv.low
+                high = iv.high if iv.high is not None else (10**18 if iv.integer else 1e300)
+                high = high - step if iv.high_open else high
+                for value in (low, high):
+                    slow = (name, pname, value) == ("weighted_metric", "max_epochs", 100_000)
+                    marks = [pytest.mark.slow] if slow or name == "itml_knn" else []
+                    cases.append(
+                        pytest.param(name, pname, value, marks=marks, id=f"{name}-{pname}-{value:g}")
+                    )
+    return cases
+
+
+@pytest.mark.parametrize(("name", "pname", "value"), _bounds_cases())
+def test_every_value_validation_accepts_runs(name, pname, value):
+    """At both ends of each parameter's range, fit and predict give finite outputs on 60
+    rows of iris, or the parameter's data check (what validate runs) refuses the setting
+    (here: k, p or n_splits beyond the training data; NEIGHBOR_PARAMS covers k and p)."""
+    import warnings
+
+    from knnx.algorithms import ALGORITHMS, NEIGHBOR_PARAMS
+    from knnx.datasets import load_dataset
+
+    ds = load_dataset("iris")
+    rows = np.random.default_rng(0).permutation(150)
+    X, y, Xq = ds.X[rows[:60]], ds.y[rows[:60]], ds.X[rows[60:90]]
+    cls = ALGORITHMS[name]
+    params = cls(**{pname: value}).get_params()
+    refused = cls._setting_problems(params) + cls._data_problems(params, 60, 4, 3)
+    neighbour_param, slack = NEIGHBOR_PARAMS.get(name, (None, 0))
+    if pname == neighbour_param and value > 60 - slack:
+        refused.append("validate: beyond the training part")
+    if refused:
+        with pytest.raises(ValueError):
+            cls(**params).fit(X, y)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. liblinear's convergence warning at C = 1e12
+        model = cls(**params).fit(X, y)
+        assert set(model.predict(Xq)) <= set(y)
+        if hasattr(model, "predict_proba"):
+            proba = model.predict_proba(Xq)
+            assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_every_real_parameter_refuses_nan_and_infinities():
+    from knnx._params import AnyOf, Interval
+    from knnx.algorithms import ALGORITHMS
+
+    unbounded = set()
+    for name, cls in ALGORITHMS.items():
+        for pname, constraint in cls._parameter_constraints.items():
+            for bad in (float("nan"), float("inf"), float("-inf")):
+                assert constraint.check(bad) is not None, (name, pname, bad)
+            parts = constraint.constraints if isinstance(constraint, AnyOf) else [constraint]
+            if any(isinstance(c, Interval) and c.integer and c.high is None for c in parts):
+                unbounded.add(pname)
+    # integers without a fixed upper bound are bounded by the data (checked by validate)
+    assert unbounded == {"k", "p", "k_max", "n_splits", "max_rounds"}

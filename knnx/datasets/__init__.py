@@ -67,6 +67,12 @@ def _is_number(value):
     return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
 
 
+def _all_numbers(value, depth=0):
+    if isinstance(value, list) and depth < 4:
+        return all(_all_numbers(v, depth + 1) for v in value)
+    return _is_number(value)
+
+
 def check_entry(entry):
     """Check the shape and value types of a dataset entry; raise DataError naming the key."""
     if isinstance(entry, str):
@@ -107,6 +113,11 @@ def check_entry(entry):
             raise DataError(f"fill_value: expected a finite number, got {value!r}")
         if form == "synthetic" and key not in _LIST_PARAMS and key != "seed" and not _is_number(value):
             raise DataError(f"synthetic {entry[form]}: {key} must be a finite number, got {value!r}")
+        if form == "synthetic" and key in _LIST_PARAMS and not _all_numbers(value):
+            raise DataError(
+                f"synthetic {entry[form]}: {key} must be a finite number or (nested) lists of them, got "
+                f"{_format_value(value)[:80]}"
+            )
 
 
 def dataset_label(entry):
