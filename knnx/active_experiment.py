@@ -42,6 +42,7 @@ from knnx.active import active_learning
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, ResultsError, SpecError
 from knnx.limits import MAX_RUNS
+from knnx.preprocess import apply_standardizer, fit_standardizer
 from knnx.results import (
     COLUMNS,
     ResultsWriter,
@@ -155,9 +156,7 @@ def _repeat_data(spec, entry, lab, base_dir, r):
     X = ds.X
     if spec.standardize:
         used = np.concatenate([start, pool])
-        mean, std = X[used].mean(axis=0), X[used].std(axis=0)
-        std[std == 0] = 1.0
-        X = (X - mean) / std
+        X = apply_standardizer(fit_standardizer(X[used]), X, f"'{lab}'")
     return X[start], ds.y[start], X[pool], ds.y[pool], int(rng.integers(2**63))
 
 

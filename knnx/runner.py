@@ -79,6 +79,7 @@ from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError
 from knnx.metrics import METRIC_INPUT, METRICS
+from knnx.preprocess import standardize
 from knnx.report import format_table, mark_best, summarize
 from knnx.results import (
     COLUMNS,
@@ -107,14 +108,6 @@ class RunSummary:
     n_run: int
     n_skipped: int
     seconds: float
-
-
-def _standardize(X_train, X_test):
-    """Fit mean and std on the training part only; zero-variance features keep scale 1."""
-    mean = X_train.mean(axis=0)
-    std = X_train.std(axis=0)
-    std[std == 0] = 1.0
-    return (X_train - mean) / std, (X_test - mean) / std
 
 
 def _graph_k(vspec):
@@ -187,7 +180,7 @@ def _run_cell(payload):
     tr, te = payload["train"], payload["test"]
     X_train, X_test = ds.X[tr], ds.X[te]
     if payload["standardize"]:
-        X_train, X_test = _standardize(X_train, X_test)
+        X_train, X_test = standardize(X_train, X_test)
     protocol = json.loads(payload["protocol"])
     if protocol["kind"] == "lpo":
         return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"]), []

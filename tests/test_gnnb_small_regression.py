@@ -15,7 +15,7 @@ import yaml
 import knnx
 from knnx import algorithms
 from knnx.baselines import SVMRBF, AdaBoostTrees, SGDBudget, SVMLinear
-from knnx.runner import _standardize
+from knnx.preprocess import standardize
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
 SPEC = EXPERIMENTS / "gnnb_small.yaml"
@@ -30,7 +30,7 @@ def liver_fold0():
     raw["algorithms"] = [{"name": "knn", "params": {"k": 5}}]
     vspec = knnx.validate_spec(raw)
     ds, split = vspec.datasets[0], vspec.splits[0][0]
-    X_train, X_test = _standardize(ds.X[split.train], ds.X[split.test])
+    X_train, X_test = standardize(ds.X[split.train], ds.X[split.test])
     return X_train, ds.y[split.train], X_test, ds.y[split.test], split
 
 

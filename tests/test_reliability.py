@@ -597,3 +597,90 @@ def test_every_real_parameter_refuses_nan_and_infinities():
                 unbounded.add(pname)
     # integers without a fixed upper bound are bounded by the data (checked by validate)
     assert unbounded == {"k", "p", "k_max", "n_splits", "max_rounds"}
+
+
+# --- standardisation of huge or tiny values; drop_rows that drops everything -------------
+
+
+def test_standardising_huge_and_tiny_columns_gives_unit_spread_without_warnings(tmp_path):
+    import warnings
+
+    from knnx.preprocess import standardize
+
+    X = np.array(
+        [
+            [1e308, 1e308, 1e-200, 1.0, 5.0],
+            [-1e308, 1e308, 3e-200, 2.0, 5.0],
+            [1e308, 1e308, 2e-200, 4.0, 5.0],
+        ]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning escapes (they printed under --quiet)
+        Z, Zt = standardize(X, X[:1])
+    expected = np.column_stack(
+        [
+            (np.array([1, -1, 1]) - 1 / 3) / np.std([1, -1, 1]),  # divided by 1e308 first
+            np.zeros(3),  # constant: stays constant
+            np.array([-1, 1, 0]) / np.std([-1, 1, 0]),  # divided by 3e-200 first
+            (X[:, 3] - X[:, 3].mean()) / X[:, 3].std(),  # ordinary: NumPy's formula to the bit
+            np.zeros(3),
+        ]
+    )
+    np.testing.assert_allclose(Z, expected, rtol=1e-15, atol=1e-15)
+    assert (Z[:, 3] == (X[:, 3] - X[:, 3].mean()) / X[:, 3].std()).all()
+    assert (Zt == Z[:1]).all()
+
+
+def test_standardising_ordinary_data_is_numpys_formula_to_the_bit():
+    from knnx.preprocess import standardize
+
+    rng = np.random.default_rng(5)
+    X, T = rng.standard_normal((40, 6)) * 10.0 ** rng.integers(-100, 100, 6), rng.standard_normal((7, 6))
+    Z, Zt = standardize(X, T)
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    assert (Z == (X - mean) / std).all() and (Zt == (T - mean) / std).all()
+
+
+def test_test_rows_that_overflow_when_standardised_fail_their_cell_with_one_line():
+    from knnx.errors import DataError
+    from knnx.preprocess import standardize
+
+    with pytest.raises(DataError, match="^test rows: standardised values of feature 1 overflow float64"):
+        standardize(np.array([[0.0, 0.0], [1.0, 1e-300]]), np.array([[0.0, 1e300]]))
+
+
+def test_a_huge_column_standardised_in_a_run_is_not_zeroed(tmp_path):
+    """A +-1e308 column used to be zeroed silently (exit 0) and an all-1e308 one made
+    every cell fail with NaN; standardised, both keep their information."""
+    from knnx.runner import run_spec
+
+    rng = np.random.default_rng(0)
+    y = np.tile(["a", "b"], 20)
+    big = [1e308 if c == "a" else -1e308 for c in y]  # the only informative column
+    lines = ["x,const,noise,label"] + [
+        f"{b!r},1e308,{rng.random()!r},{c}" for b, c in zip(big, y, strict=True)
+    ]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    spec = {
+        "name": "big",
+        "datasets": [{"csv": str(tmp_path / "d.csv")}],
+        "preprocess": {"standardize": True},
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [{"name": "knn", "params": {"k": 1}}],
+    }
+    run_spec(spec, out=tmp_path / "o")
+    frame = read_results(tmp_path / "o" / "results.csv")
+    assert frame["value"].tolist() == [0.0, 0.0]  # the sign of x separates the classes
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a,b,label\n1,,x\n,2,y\n", "missing: drop_rows removes every row (each has a missing value)"),
+        ("a,label\n,x\n,y\n", "missing: drop_rows removes every row (each has a missing value)"),
+    ],
+)
+def test_drop_rows_that_removes_every_row_is_one_line(tmp_path, text, message):
+    (tmp_path / "d.csv").write_text(text)
+    spec = _spec(tmp_path, "{csv: d.csv, missing: drop_rows}")
+    _refused(["validate", str(spec)], tmp_path, f"datasets[0]: {tmp_path / 'd.csv'}: {message}")

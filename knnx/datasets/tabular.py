@@ -284,6 +284,16 @@ def table_to_dataset(
         else:
             keep = ~nan_rows
             n_dropped = int(nan_rows.sum())
+            if not keep.any():
+                raise DataError(
+                    f"{where}: missing: drop_rows removes every row (each has a missing value); fill them "
+                    "(missing: fill) or remove the emptiest columns"
+                )
+            if split is not None and not all(keep[s].any() for s in split):
+                part = "training" if not keep[split[0]].any() else "test"
+                raise DataError(
+                    f"{where}: missing: drop_rows removes every row of the {part} file (each has a missing value)"
+                )
             new_index = np.cumsum(keep) - 1
             if split is not None:
                 split = tuple(new_index[s[keep[s]]] for s in split)

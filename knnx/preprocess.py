@@ -1,0 +1,72 @@
+"""Preprocessing fitted on training rows only: standardisation.
+
+``z = (x / divisor - mean) / scale`` per column, with ``mean`` and ``scale`` the mean
+and standard deviation (ddof 0) of the training rows divided by ``divisor``:
+
+* ``divisor`` is 1 for every column whose mean and standard deviation are finite in
+  float64 and whose deviations from the mean are not all below 1e-150, so ``z`` is
+  exactly NumPy's ``(x - mean) / std`` there (division by 1 is exact). A column whose
+  statistics overflow (sums of squares beyond 1.8e308: values from about 1e154 on),
+  or whose squared deviations underflow, is divided first by its largest absolute
+  training value, so every finite column standardises to finite values of unit
+  spread: ``[1e308, -1e308]`` gives ``[1, -1]``, ``[1e-200, 3e-200]`` gives
+  ``[-1, 1]``, never zeros or NaN.
+* A column without spread on the training rows (constant) keeps ``scale`` 1: it
+  stays constant (0 after centring).
+* Rows standardised with another part's statistics (the test rows) can overflow if
+  they lie astronomically far from the training rows; that is a DataError naming the
+  column, not a silent infinity.
+
+No floating-point warnings are printed: overflows are expected and handled here.
+"""
+
+import numpy as np
+
+from knnx.errors import DataError
+
+# Below this, squared deviations are subnormal or 0 in float64 and the standard deviation
+# loses its digits: such a column is divided by its largest absolute value first.
+_TINY = 1e-150
+
+
+def fit_standardizer(X):
+    """``(divisor, mean, scale)``, three arrays of shape (n_features,), from rows ``X``."""
+    X = np.asarray(X, dtype=np.float64)
+    divisor = np.ones(X.shape[1])
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        mean = X.mean(axis=0)
+        scale = X.std(axis=0)
+        spread = np.abs(X - mean).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    # Statistics that overflow, or deviations so small that their squares underflow.
+    wide = ~(np.isfinite(mean) & np.isfinite(scale)) | ((spread > 0) & (spread < _TINY))
+    if wide.any():
+        top = np.abs(X[:, wide]).max(axis=0)
+        divisor[wide] = np.where(top > 0, top, 1.0)
+        scaled = X[:, wide] / divisor[wide]
+        mean[wide] = scaled.mean(axis=0)
+        scale[wide] = scaled.std(axis=0)
+    scale[scale == 0] = 1.0
+    return divisor, mean, scale
+
+
+def apply_standardizer(standardizer, X, what="X"):
+    """Standardise rows ``X`` with a :func:`fit_standardizer` result; DataError if a value
+    overflows float64 (``what`` names the rows in the message)."""
+    divisor, mean, scale = standardizer
+    with np.errstate(over="ignore", invalid="ignore"):
+        Z = (np.asarray(X, dtype=np.float64) / divisor - mean) / scale
+    if not np.isfinite(Z).all():
+        column = int(np.flatnonzero(~np.isfinite(Z).all(axis=0))[0])
+        raise DataError(
+            f"{what}: standardised values of feature {column} overflow float64 (the rows lie too far from the "
+            "training rows' mean for their spread); rescale the data"
+        )
+    return Z
+
+
+def standardize(X_train, X_test):
+    """``(Z_train, Z_test)``: both parts standardised with the training part's statistics."""
+    standardizer = fit_standardizer(X_train)
+    return apply_standardizer(standardizer, X_train, "training rows"), apply_standardizer(
+        standardizer, X_test, "test rows"
+    )
