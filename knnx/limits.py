@@ -45,6 +45,10 @@ MAX_RUNS = 1_000_000
 """Runs of an active-learning spec (datasets x strategies x repeats), as MAX_CELLS for
 run specs."""
 
+WORKER_BYTES = 256 * 2**20
+"""Memory of one worker process before it loads data (measured: 224 MB resident after
+importing knnx's algorithms, scikit-learn and numba): ``--jobs N`` plans N of them."""
+
 _UNITS = {
     "": 1,
     "b": 1,

@@ -27,6 +27,7 @@ from knnx._kernels.lpo_weighted import (
     saturated_binomials,
 )
 from knnx.errors import DataError
+from knnx.limits import check_memory, lpo_bytes
 from knnx.neighbors import as_float_array, kneighbors
 
 __all__ = ["lpo_risk", "lpo_risk_from_graph", "lpo_risk_from_weighted_graph", "select_k", "RANK_FLOOR"]
@@ -151,6 +152,7 @@ def lpo_risk(X, y, p, k_max, weights="uniform"):
         raise DataError(f"weights: expected 'uniform' or 'distance', got {weights!r}")
     if weights == "distance" and len(classes) > 2:
         raise DataError(f"weights='distance': exact LpO supports two classes, y has {len(classes)}")
+    check_memory(lpo_bytes(n, X.shape[1], p, k_max), f"exact leave-{p}-out for k up to {k_max} on {n} rows")
     neigh_dist, neigh_ind = kneighbors(X, k_max + p - 1)
     if weights == "distance":
         return lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, codes, p, k_max)

@@ -34,6 +34,7 @@ from knnx._kernels.neighbors import (
     select_rows,
 )
 from knnx.errors import DataError
+from knnx.limits import check_memory, graph_bytes
 
 __all__ = ["kneighbors", "reciprocal_neighbors", "as_float_array", "check_scale"]
 
@@ -243,6 +244,9 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
 def _exact(R, Q, loo, k):
     """Squared distances and indices of the k nearest (validated float64 arrays)."""
     m, (n_ref, d) = Q.shape[0], R.shape
+    check_memory(
+        graph_bytes(m, k, n_ref, d), f"a neighbour graph of {m} queries x {k} neighbours among {n_ref} rows"
+    )
     out_dist = np.empty((m, k), dtype=np.float64)
     out_ind = np.empty((m, k), dtype=np.intp)
     if m == 0:

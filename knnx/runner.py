@@ -78,6 +78,7 @@ from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError
+from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.preprocess import standardize
 from knnx.report import format_table, mark_best, summarize
@@ -151,6 +152,32 @@ def _load_cached(entry_json, label, seed, base_dir):
     )
 
 
+# Datasets that validate_spec loaded, lent to the cells a run executes in its own process
+# (jobs = 1) for the length of that run, so each dataset is in memory once, not twice.
+_VALIDATED = {}
+
+
+@contextmanager
+def _lend_validated(vspec, lend):
+    keys = []
+    if lend:
+        for d, ds in enumerate(vspec.datasets):
+            key = (canonical_json(vspec.spec.datasets[d]), ds.name, vspec.spec.seed, str(vspec.base_dir))
+            _VALIDATED[key] = ds
+            keys.append(key)
+    try:
+        yield
+    finally:
+        for key in keys:
+            _VALIDATED.pop(key, None)
+
+
+def _dataset(payload):
+    key = (canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"])
+    ds = _VALIDATED.get(key)
+    return ds if ds is not None else _load_cached(*key)
+
+
 # Share neighbour graphs between the cells a process runs (knnx.graphs); results are
 # identical either way (tested), only the time differs.
 REUSE_GRAPHS = True
@@ -174,9 +201,7 @@ def _run_cell(payload):
     ``chosen_k``). ``curve_rows``: the estimator's ``curve_`` as tidy rows when the
     spec sets ``record_curves`` and the estimator has one, else empty.
     """
-    ds = _load_cached(
-        canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"]
-    )
+    ds = _dataset(payload)
     tr, te = payload["train"], payload["test"]
     X_train, X_test = ds.X[tr], ds.X[te]
     if payload["standardize"]:
@@ -472,7 +497,17 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
         raise KnnxError(f"--executor: {executor!r} is not an executor; use local or dask")
     if scheduler is not None and executor != "dask":
         raise KnnxError("--scheduler: only with --executor dask")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise KnnxError(f"--jobs: expected an integer >= 1, got {jobs!r}")
     vspec = validate_spec(spec)
+    if scheduler is None and jobs > 1:
+        # each worker process loads the datasets of its cells (about 4x their size at the peak)
+        biggest = max(ds.X.nbytes for ds in vspec.datasets)
+        held = sum(ds.X.nbytes for ds in vspec.datasets)
+        check_memory(
+            held + jobs * (WORKER_BYTES + 4 * biggest),
+            f"--jobs {jobs}: {jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
+        )
     out = prepare_output_folder(out if out is not None else Path("results") / vspec.spec.name)
     with output_lock(out):
         return _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler)
@@ -545,11 +580,13 @@ def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
 
     graph_k = _graph_k(vspec) if REUSE_GRAPHS else {}
     payloads = [(cell, _cell_payload(vspec, cell, splits, graph_k)) for cell in todo]
-    for cell, outcome in _execute(payloads, jobs, executor, scheduler):
-        if isinstance(outcome, CellError):
-            failed(cell, outcome)
-        else:
-            finished(*outcome)
+    in_process = executor == "local" and (jobs <= 1 or len(payloads) <= 1)
+    with _lend_validated(vspec, in_process):
+        for cell, outcome in _execute(payloads, jobs, executor, scheduler):
+            if isinstance(outcome, CellError):
+                failed(cell, outcome)
+            else:
+                finished(*outcome)
 
     failures = [row for _, row in sorted(failures, key=lambda f: f[0])]
     if failures:

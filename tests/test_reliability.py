@@ -684,3 +684,99 @@ def test_drop_rows_that_removes_every_row_is_one_line(tmp_path, text, message):
     (tmp_path / "d.csv").write_text(text)
     spec = _spec(tmp_path, "{csv: d.csv, missing: drop_rows}")
     _refused(["validate", str(spec)], tmp_path, f"datasets[0]: {tmp_path / 'd.csv'}: {message}")
+
+
+# --- sizes: estimated before anything is allocated ---------------------------------------
+
+MIB = "KNNX_MEMORY_LIMIT sets another"
+
+
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        (
+            "{synthetic: blobs, n: 3000000000}",
+            "datasets[0]: synthetic blobs: 3000000003 rows x 2 features needs about 178.8 GiB, more than the memory limit",
+        ),
+        (
+            "{synthetic: celisse2011, n: 100, n_test: 10000000000}",
+            "datasets[0]: synthetic celisse2011: 10000000100 rows x 2 features needs about 596.0 GiB",
+        ),
+        (
+            "{synthetic: gaussians, means: [[0, 0], [1, 1]], covs: 1.0, n_per_class: 2000000000}",
+            "datasets[0]: synthetic gaussians: 4000000000 rows x 2 features needs about 238.4 GiB",
+        ),
+    ],
+)
+def test_a_synthetic_sample_too_large_for_memory_is_refused_before_drawing(
+    tmp_path, monkeypatch, dataset, message
+):
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "16GiB")  # this machine's default limit, give or take
+    line = _refused(["validate", str(_spec(tmp_path, dataset))], tmp_path, message)
+    assert line.endswith("more than the memory limit of 16.0 GiB (KNNX_MEMORY_LIMIT)")
+
+
+def test_the_default_memory_limit_is_80_percent_of_the_machine(monkeypatch):
+    from knnx.limits import memory_limit, memory_problem, physical_memory
+
+    monkeypatch.delenv("KNNX_MEMORY_LIMIT", raising=False)
+    assert memory_limit() == int(0.8 * physical_memory())
+    assert memory_problem(memory_limit(), "x") is None
+    assert memory_problem(memory_limit() + 1, "x").endswith(f"(80 % of this machine's memory; {MIB})")
+
+
+def test_the_memory_limit_can_be_set_and_is_checked(tmp_path, monkeypatch):
+    spec = _spec(tmp_path, "{synthetic: blobs, n: 100000}")
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1M")
+    line = _refused(
+        ["validate", str(spec)], tmp_path, "synthetic blobs: 100003 rows x 2 features needs about 6.1 MiB"
+    )
+    assert line.endswith("more than the memory limit of 976.6 KiB (KNNX_MEMORY_LIMIT)")
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "lots")
+    _refused(
+        ["validate", str(spec)],
+        tmp_path,
+        "KNNX_MEMORY_LIMIT: expected a size such as 512M, 8G or 1.5GiB, got 'lots'",
+    )
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1.5GiB")
+    assert runner.invoke(app, ["validate", str(spec)]).exit_code == 0
+
+
+def test_select_k_with_a_huge_p_is_refused_before_the_graph(tmp_path, monkeypatch):
+    """The issue's case: --p 50000 on 10^5 rows wants a graph of 50049 neighbours a row."""
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "16GiB")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100_000, 2)).tolist()
+    lines = ["a,b,label"] + [f"{a!r},{b!r},{int(a > 0)}" for a, b in X]
+    (tmp_path / "e5.csv").write_text("\n".join(lines) + "\n")
+    _refused(
+        ["select-k", "--p", "50000", "--csv", str(tmp_path / "e5.csv")],
+        tmp_path,
+        "error: exact leave-50000-out for k up to 50 on 100000 rows needs about 93.2 GiB, more than the memory limit",
+    )
+
+
+def test_a_neighbour_graph_and_a_csv_file_too_large_for_memory_are_refused(tmp_path, monkeypatch):
+    from knnx import kneighbors
+    from knnx.datasets import load_dataset
+    from knnx.errors import DataError
+
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "100K")
+    X = np.random.default_rng(0).standard_normal((2000, 3))
+    with pytest.raises(
+        DataError, match=r"^a neighbour graph of 2000 queries x 10 neighbours among 2000 rows needs"
+    ):
+        kneighbors(X, 10)
+    (tmp_path / "d.csv").write_text("a,label\n" + "1.5,x\n2.5,y\n" * 1000)
+    with pytest.raises(DataError, match=r"d.csv: a CSV file of 12008 bytes needs about 187.6 KiB, more than"):
+        load_dataset({"csv": "d.csv"}, base_dir=tmp_path)
+
+
+def test_jobs_beyond_memory_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "16GiB")
+    spec = _spec(tmp_path, "iris")
+    _refused(
+        ["run", str(spec), "--jobs", "1000", "--quiet", "--out", str(tmp_path / "o")],
+        tmp_path,
+        "--jobs 1000: 1000 worker processes, each loading datasets of up to 4.7 KiB needs about 250.0 GiB",
+    )

@@ -11,6 +11,7 @@ from scipy.stats import multivariate_normal
 
 from knnx.datasets._base import make_dataset
 from knnx.errors import DataError
+from knnx.limits import check_memory
 
 
 def _streams(seed):
@@ -52,6 +53,13 @@ def _check_positive_int(value, name, where):
     return int(value)
 
 
+def _check_rows(where, n_rows, d):
+    """DataError before anything is drawn if ``n_rows`` rows of ``d`` features would exceed
+    the memory limit (knnx.limits): the sample, its parts and the stacked copy, 8 bytes a
+    value, and the labels."""
+    check_memory(24 * n_rows * d + 16 * n_rows, f"synthetic {where}: {n_rows} rows x {d} features")
+
+
 def _draw_counts(rng, n, n_per_class, priors, where):
     C = len(priors)
     if (n is None) == (n_per_class is None):
@@ -90,6 +98,10 @@ def gaussians(means, covs, priors=None, *, n=None, n_per_class=None, n_test=None
     priors = np.full(C, 1.0 / C) if priors is None else np.asarray(priors, dtype=float)
     if priors.shape != (C,) or (priors < 0).any() or not np.isclose(priors.sum(), 1.0):
         raise DataError(f"{where}: priors must be {C} non-negative numbers summing to 1")
+    rows = sum(_check_positive_int(v, k, where) for v, k in ((n, "n"), (n_test, "n_test")) if v is not None)
+    if n_per_class is not None:
+        rows += _check_positive_int(n_per_class, "n_per_class", where) * C
+    _check_rows(where, rows, d)
     streams = _streams(seed)
     sizes = [_draw_counts(streams[0], n, n_per_class, priors, where)]
     if n_test is not None:
@@ -188,6 +200,7 @@ def celisse2011(n=50, *, q=0.2, n_test=None, seed=0):
     sizes = [_check_positive_int(n, "n", where)]
     if n_test is not None:
         sizes.append(_check_positive_int(n_test, "n_test", where))
+    _check_rows(where, sum(sizes), 2)
     Xs, ys = [], []
     for size, rng in zip(sizes, streams, strict=False):
         comp = rng.choice(3, size=size, p=props)
@@ -223,11 +236,12 @@ def blobs(n=1000, *, n_features=2, n_classes=3, spread=10.0, n_test=None, seed=0
     where = "blobs"
     d = _check_positive_int(n_features, "n_features", where)
     C = _check_positive_int(n_classes, "n_classes", where)
-    streams = _streams(seed)
-    means = streams[0].uniform(-spread, spread, size=(C, d))
     sizes = [_check_positive_int(n, "n", where)]
     if n_test is not None:
         sizes.append(_check_positive_int(n_test, "n_test", where))
+    _check_rows(where, sum(sizes) + C, d)  # the means: C rows more
+    streams = _streams(seed)
+    means = streams[0].uniform(-spread, spread, size=(C, d))
     Xs, ys = [], []
     for size, rng in zip(sizes, streams, strict=False):
         yp = rng.integers(0, C, size=size)
