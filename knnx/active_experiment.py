@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knnx.active import active_learning
 from knnx.datasets import dataset_label, load_dataset
-from knnx.errors import KnnxError, ResultsError, SpecError
+from knnx.errors import KnnxError, ResultsError, SpecError, WriteError
 from knnx.limits import MAX_RUNS
 from knnx.preprocess import apply_standardizer, fit_standardizer
 from knnx.results import (
@@ -52,6 +52,7 @@ from knnx.results import (
     read_results,
     recover,
     rows_to_csv,
+    save_figure,
 )
 from knnx.spec import (
     SEED_DATA,
@@ -199,7 +200,12 @@ def run_active(spec, *, out=None, resume=True, progress=None, repeats=None):
             raise SpecError(f"--{problem}")
     out = prepare_output_folder(out if out is not None else Path("results") / spec.name)
     with output_lock(out):
-        return _run_locked(spec, out, base_dir, resume, progress)
+        try:
+            return _run_locked(spec, out, base_dir, resume, progress)
+        except WriteError as exc:
+            raise WriteError(
+                f"{exc}; the runs finished before are saved: rerun the same command to resume"
+            ) from None
 
 
 def _run_locked(spec, out, base_dir, resume, progress):
@@ -316,6 +322,4 @@ def write_active_summaries(results_path, out):
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
-        tmp = Path(out) / f".{name}.tmp.png"
-        fig.savefig(tmp, dpi=110)
-        tmp.replace(Path(out) / name)
+        save_figure(fig, Path(out) / name, dpi=110)

@@ -22,7 +22,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from knnx.errors import CellError, KnnxError
+from knnx._text import escape_control
+from knnx.errors import CellError, KnnxError, WriteError
 
 app = typer.Typer(
     help="knnx: nearest-neighbour classification experiments (exact kNN, boosting, learned metrics, exact LpO).",
@@ -56,10 +57,40 @@ class Weights(StrEnum):
     distance = "distance"
 
 
-def _fail(exc, code=2):
+# Exit codes: 0 done; 1 some cells failed (the spec was fine); 2 bad input or arguments,
+# nothing written; 3 the system refused a write or memory while working (what was
+# finished is saved, a rerun resumes); 130 interrupted.
+EXIT_CELLS, EXIT_INPUT, EXIT_FAULT, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+
+def _fail(exc, code=EXIT_INPUT):
     for line in str(exc).splitlines():
-        err_console.print(f"error: {line}", markup=False)
+        err_console.print(f"error: {escape_control(line)}", markup=False)
     raise typer.Exit(code)
+
+
+@contextmanager
+def _reported(interrupted=None):
+    """Every error of a command as one line per problem on stderr and its exit code
+    (see EXIT_*), never a traceback. ``interrupted``: what to say on Ctrl-C."""
+    try:
+        yield
+    except CellError as exc:
+        _fail(exc, EXIT_CELLS)
+    except WriteError as exc:
+        _fail(exc, EXIT_FAULT)
+    except KnnxError as exc:
+        _fail(exc, EXIT_INPUT)
+    except OSError as exc:  # a system error no layer below named: its path and reason
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(f"{where}{exc.strerror or type(exc).__name__}", EXIT_FAULT)
+    except MemoryError:
+        _fail("out of memory (an estimate did not foresee this; set KNNX_MEMORY_LIMIT lower)", EXIT_FAULT)
+    except KeyboardInterrupt:
+        if interrupted is None:
+            raise
+        err_console.print(interrupted)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 @contextmanager
@@ -120,19 +151,12 @@ def run(
         "executor": executor,
         "scheduler": scheduler,
     }
-    try:
+    with _reported("interrupted: finished cells are saved; rerun the same command to resume"):
         if quiet:
             summary = run_spec(spec, **options)
         else:
             with _progress_bar(spec.stem, "cells") as progress:
                 summary = run_spec(spec, progress=progress, **options)
-    except CellError as exc:
-        _fail(exc, code=1)  # the spec was fine; an algorithm failed on some cells
-    except KnnxError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err_console.print("interrupted: finished cells are saved; rerun the same command to resume")
-        raise typer.Exit(130) from None
     if not quiet:
         console.print(
             f"{summary.n_run} cells run, {summary.n_skipped} already done, in {summary.seconds:.1f} s; "
@@ -145,10 +169,8 @@ def validate(spec: Path = typer.Argument(..., help="Experiment spec (YAML).")):
     """Check SPEC completely (schema, names, data, protocol, grids) without computing anything."""
     from knnx.spec import validate_spec
 
-    try:
+    with _reported():
         vspec = validate_spec(spec)
-    except KnnxError as exc:
-        _fail(exc)
     console.print(f"{spec}: ok, {len(vspec.cells)} cells over {len(vspec.datasets)} dataset(s)")
 
 
@@ -157,10 +179,8 @@ def datasets(fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="
     """List the bundled datasets: name, n, d, classes, predefined split, size on file, source."""
     from knnx.datasets import describe_bundled
 
-    try:
+    with _reported():
         rows = describe_bundled()
-    except KnnxError as exc:
-        _fail(exc)
     keys = ["name", "n", "d", "classes", "split", "files", "source"]
     if fmt is ListFormat.csv:
         keys = ["name", "n", "d", "classes", "class_counts", "split", "files", "source"]
@@ -190,13 +210,11 @@ def table_cmd(
     """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
     from knnx.report import results_table
 
-    try:
+    with _reported():
         _require_file(results, "RESULTS")
         text = results_table(
             results, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
         )
-    except KnnxError as exc:
-        _fail(exc)
     sys.stdout.write(text)
 
 
@@ -227,14 +245,12 @@ def check(
     """Compare per-group means with reference results; exit 1 listing every group that moved."""
     from knnx.report import check_against_reference, new_groups
 
-    try:
+    with _reported():
         per_algorithm = _parse_atol_for(atol_for or [])
         _require_file(results, "RESULTS")
         _require_file(reference, "--reference")
         problems = check_against_reference(results, reference, atol=atol, atol_for=per_algorithm)
         fresh = new_groups(results, reference)
-    except KnnxError as exc:
-        _fail(exc)
     for line in fresh:
         console.print(f"new (not in the reference, not checked): {line}", markup=False)
     if problems:
@@ -258,11 +274,9 @@ def plot(
     from knnx.plots import plot_metric
 
     target = out if out is not None else Path(results).with_name(f"{metric}.png")
-    try:
+    with _reported():
         _require_file(results, "RESULTS")
         plot_metric(results, metric=metric, x=x, out=target)
-    except KnnxError as exc:
-        _fail(exc)
     console.print(f"wrote {target}")
 
 
@@ -283,7 +297,7 @@ def select_k_cmd(
     from knnx.datasets import load_dataset
     from knnx.lpo import select_k
 
-    try:
+    with _reported():
         if dataset is not None and csv_path is not None:
             raise KnnxError("--dataset and --csv: give one of them, not both")
         entry = (
@@ -294,8 +308,6 @@ def select_k_cmd(
         idx = ds.split[0] if ds.split is not None else slice(None)
         X, y = ds.X[idx], ds.y[idx]
         k_p, risk = select_k(X, y, p, k_max, weights.value)
-    except KnnxError as exc:
-        _fail(exc)
     if fmt is RiskFormat.csv:
         sys.stdout.write("k,lpo_risk\n" + "".join(f"{k},{r!r}\n" for k, r in enumerate(risk.tolist(), 1)))
         return
@@ -339,17 +351,12 @@ def active(
     """
     from knnx.active_experiment import run_active
 
-    try:
+    with _reported("interrupted: finished runs are saved; rerun the same command to resume"):
         if quiet:
             folder = run_active(spec, out=out, resume=not no_resume, repeats=repeats)
         else:
             with _progress_bar(spec.stem, "runs") as progress:
                 folder = run_active(spec, out=out, resume=not no_resume, repeats=repeats, progress=progress)
-    except KnnxError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err_console.print("interrupted: finished runs are saved; rerun the same command to resume")
-        raise typer.Exit(130) from None
     if not quiet:
         console.print(f"results in {folder}/results.csv, per-round summary in {folder}/summary.csv")
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from knnx._text import describe_control, find_control
 from knnx.errors import ResultsError
-from knnx.results import read_results
+from knnx.results import read_results, save_figure
 
 
 def varying_numeric_params(frame):
@@ -60,6 +61,13 @@ def plot_metric(results, metric="error", x=None, out=None):
             f"--x: parameter '{x}' is not numeric; numeric ones that vary: {', '.join(candidates) or 'none'}"
         )
     if out is not None:
+        folder = Path(out).parent
+        if find_control(str(out)) is not None:
+            raise ResultsError(
+                f"--out: {str(out)!r} holds a {describe_control(str(out))}; name the file without one"
+            )
+        if not folder.is_dir():
+            raise ResultsError(f"--out: {out}: no folder {folder} to write it in")
         fmt = Path(out).suffix.lstrip(".").lower()
         supported = Figure().canvas.get_supported_filetypes()
         if fmt not in supported:
@@ -103,5 +111,5 @@ def plot_metric(results, metric="error", x=None, out=None):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     if out is not None:
-        fig.savefig(Path(out), dpi=120)
+        save_figure(fig, out, dpi=120)
     return fig

@@ -174,6 +174,22 @@ def output_lock(out, option="--out"):
         os.close(fd)  # releases the lock
 
 
+def save_figure(fig, path, dpi):
+    """Save a matplotlib Figure to ``path`` atomically (a temporary file, then
+    ``os.replace``; the format from the suffix); WriteError if the system refuses."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise write_error(path, exc) from None
+
+
 class ResultsWriter:
     """Appends finished cells to a results (or, with ``columns=CURVE_COLUMNS``, a curves)
     file; see the module docstring."""

@@ -77,7 +77,7 @@ from knnx._text import escape_control
 from knnx._version import __version__
 from knnx.algorithms import ALGORITHMS, LPO_RISK
 from knnx.datasets import load_dataset
-from knnx.errors import CellError, KnnxError, ResultsError
+from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.preprocess import standardize
@@ -510,7 +510,12 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
         )
     out = prepare_output_folder(out if out is not None else Path("results") / vspec.spec.name)
     with output_lock(out):
-        return _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler)
+        try:
+            return _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler)
+        except WriteError as exc:
+            raise WriteError(
+                f"{exc}; the cells finished before are saved: rerun the same command to resume"
+            ) from None
 
 
 def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):

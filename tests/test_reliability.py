@@ -780,3 +780,143 @@ def test_jobs_beyond_memory_are_refused(tmp_path, monkeypatch):
         tmp_path,
         "--jobs 1000: 1000 worker processes, each loading datasets of up to 4.7 KiB needs about 250.0 GiB",
     )
+
+
+# --- operating-system errors: one line naming the path and the reason --------------------
+
+FAULT_SPEC = {
+    "name": "fault",
+    "seed": 1,
+    "datasets": ["iris"],
+    "protocol": {"kind": "kfold", "folds": 5, "repeats": 4},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5]}}],
+    "metrics": ["error", "accuracy"],
+}
+
+
+def _values(path):
+    return read_results(path).drop(columns=["fit_seconds", "predict_seconds"])
+
+
+def _complete_lines(path):
+    text = path.read_text()
+    assert text.endswith("\n")  # no torn last line
+    return text.count("\n")
+
+
+def test_a_full_disk_mid_run_is_one_line_exit_3_and_a_rerun_resumes(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import yaml
+
+    from knnx import results as results_module
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(FAULT_SPEC))
+    clean = tmp_path / "clean"
+    assert runner.invoke(app, ["run", str(spec), "--out", str(clean), "--quiet"]).exit_code == 0
+
+    real_write, calls = os.write, []
+
+    def failing_write(fd, data):
+        calls.append(fd)
+        if len(calls) == 40:  # partway through the run: a short write, then no space
+            real_write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(results_module.os, "write", failing_write)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(spec), "--out", str(out), "--quiet"])
+    assert result.exit_code == 3, result.output
+    path = "results.csv" if "results.csv" in result.output else "cells.csv"
+    assert result.output == (
+        f"error: {out / path}: cannot write (No space left on device); the cells finished before are saved: "
+        "rerun the same command to resume\n"
+    )
+    _complete_lines(out / "results.csv")
+    _complete_lines(out / "cells.csv")
+    monkeypatch.setattr(results_module.os, "write", real_write)
+    result = runner.invoke(app, ["run", str(spec), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "already done" in result.output and not result.output.startswith("0 cells run")
+    assert _values(out / "results.csv").equals(_values(clean / "results.csv"))
+
+
+def test_a_file_size_limit_mid_run_leaves_no_torn_line(tmp_path):
+    """A real EFBIG: the run's process may not write files beyond 12 kB."""
+    import resource
+    import subprocess
+    import sys
+
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(FAULT_SPEC))
+    out = tmp_path / "out"
+    code = "from knnx.cli import app; app()"
+    limit = 12_000
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", str(spec), "--out", str(out), "--quiet"],
+        preexec_fn=cap,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"error: {out / 'results.csv'}: cannot write (File too large); the cells")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    assert (out / "results.csv").stat().st_size <= limit
+    n_lines = _complete_lines(out / "results.csv")
+    assert n_lines > 10  # cells before the limit are kept, whole
+    rerun = runner.invoke(app, ["run", str(spec), "--out", str(out), "--quiet"])
+    assert rerun.exit_code == 0
+    clean = tmp_path / "clean"
+    runner.invoke(app, ["run", str(spec), "--out", str(clean), "--quiet"])
+    assert _values(out / "results.csv").equals(_values(clean / "results.csv"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["plot", "{REF}", "--out", "nodir/x.png"],
+            "error: --out: nodir/x.png: no folder nodir to write it in",
+        ),
+        (
+            ["run", "{SPEC}", "--out", "/proc/knnx-out", "--quiet"],
+            "error: --out: /proc/knnx-out: cannot create the folder",
+        ),
+        (
+            ["active", "{ACTIVE}", "--out", "/proc/knnx-out", "--quiet"],
+            "error: --out: /proc/knnx-out: cannot create the",
+        ),
+    ],
+)
+def test_an_output_place_the_system_refuses_is_exit_2(tmp_path, monkeypatch, args, message):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
+    ref = str(Path(__file__).resolve().parents[1] / "results" / "reference" / "ripley.csv")
+    args = [a.replace("{REF}", ref).replace("{SPEC}", str(_spec(tmp_path, "iris"))) for a in args]
+    args = [a.replace("{ACTIVE}", str(tmp_path / "a.yaml")) for a in args]
+    _refused(args, tmp_path, message)
+
+
+def test_an_unforeseen_os_error_is_one_line_exit_3(tmp_path, monkeypatch):
+    from knnx import report
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "somewhere/results.csv")
+
+    monkeypatch.setattr(report, "read_results", refuse)
+    path = tmp_path / "r.csv"
+    path.write_text("x\n")
+    result = runner.invoke(app, ["table", str(path)])
+    assert result.exit_code == 3
+    assert result.output == "error: somewhere/results.csv: Permission denied\n"
