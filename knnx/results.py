@@ -100,16 +100,15 @@ def write_error(path, exc):
     return WriteError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})")
 
 
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace``: the file holds
-    either its old or its new text, never a part. WriteError if the system refuses."""
+@contextmanager
+def _replacing(path, tmp_name):
+    """Yield a temporary path ``tmp_name`` beside ``path``, which replaces ``path``
+    (``os.replace``) once the block ends: ``path`` holds its old or its new content,
+    never a part. WriteError naming ``path`` if the system refuses."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(tmp_name)
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, path)
     except OSError as exc:
         try:
@@ -117,6 +116,17 @@ def atomic_write_text(path, text):
         except OSError:
             pass
         raise write_error(path, exc) from None
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` atomically (see :func:`_replacing`), flushed to disk."""
+    with (
+        _replacing(path, f".{Path(path).name}.tmp") as tmp,
+        open(tmp, "w", encoding="utf-8", newline="") as fh,
+    ):
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def prepare_output_folder(out, option="--out"):
@@ -175,19 +185,10 @@ def output_lock(out, option="--out"):
 
 
 def save_figure(fig, path, dpi):
-    """Save a matplotlib Figure to ``path`` atomically (a temporary file, then
-    ``os.replace``; the format from the suffix); WriteError if the system refuses."""
+    """Save a matplotlib Figure to ``path`` atomically (the format from the suffix)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    try:
+    with _replacing(path, f".{path.stem}.tmp{path.suffix}") as tmp:
         fig.savefig(tmp, dpi=dpi)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise write_error(path, exc) from None
 
 
 class ResultsWriter:
