@@ -60,7 +60,9 @@ import hashlib
 import json
 import os
 import platform
+import signal
 import subprocess
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -629,7 +631,9 @@ def _execute(payloads, jobs, executor, scheduler):
         return
     ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
     with _single_threaded_children():
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        pool = ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),)
+        )
     try:
         futures = {pool.submit(_checked, run_cell, payload): cell for cell, payload in payloads}
         for fut in as_completed(futures):
@@ -642,6 +646,33 @@ def _execute(payloads, jobs, executor, scheduler):
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+def _die_with_parent(parent_pid):
+    """Pool worker initializer: end this worker as soon as the run that started it ends,
+    even when the run is killed with SIGKILL (a pool's workers otherwise wait for work
+    forever, keeping multiprocessing's resource tracker alive with them).
+
+    Linux: the kernel sends SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG);
+    elsewhere, and as a fallback, a daemon thread checks every second that the parent
+    is still ours. A parent that died before this ran is noticed at once.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="knnx-parent-watch", daemon=True).start()
 
 
 def _execute_dask(payloads, jobs, scheduler):

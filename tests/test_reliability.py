@@ -920,3 +920,62 @@ def test_an_unforeseen_os_error_is_one_line_exit_3(tmp_path, monkeypatch):
     result = runner.invoke(app, ["table", str(path)])
     assert result.exit_code == 3
     assert result.output == "error: somewhere/results.csv: Permission denied\n"
+
+
+# --- a killed run leaves no process behind ------------------------------------------------
+
+
+def _children(pid):
+    """Pids of the processes whose parent is ``pid`` (from /proc)."""
+    from pathlib import Path
+
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid):
+    from pathlib import Path
+
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited
+
+
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_workers_die_with_a_killed_parent(tmp_path, executor):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    if executor == "dask":
+        pytest.importorskip("distributed")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({**FAULT_SPEC, "protocol": {"kind": "kfold", "folds": 5, "repeats": 400}}))
+    out = tmp_path / "out"
+    code = "from knnx.cli import app; app()"
+    args = [sys.executable, "-c", code, "run", str(spec), "--out", str(out), "--quiet", "--jobs", "2"]
+    proc = subprocess.Popen([*args, "--executor", executor], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (out / "cells.csv").exists() or (out / "cells.csv").read_text().count("\n") < 20:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    children = _children(proc.pid)
+    assert len(children) >= 2  # the workers (and the resource tracker)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [c for c in children if _alive(c)], "workers outlived the killed run"
