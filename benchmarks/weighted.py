@@ -11,7 +11,13 @@ What it measures
    ``NearestNeighbors(n_neighbors=2, algorithm="brute")`` on the same rows, which finds
    each row's nearest neighbour (unweighted, one set instead of two): the printed ratio
    is epoch / peer. The paper gives no timings.
-2. ``--table3``: epochs run, epoch of the returned weights and fit seconds of CW, PW and
+2. ``--scaling``: fit time of ``WeightedMetricNN()`` with its defaults (CPW, 100 epochs
+   at most) on two overlapping Gaussian classes in 2-D, n = 5 000, 10 000, 20 000
+   rows: seconds, epochs, seconds per evaluation of the weights, and the growth
+   exponent between sizes (2 = quadratic, as every evaluation finds each row's
+   same-class and different-class nearest neighbour among all rows). Peer in the same
+   run: scikit-learn's brute-force leave-one-out 1-NN graph on the same rows.
+3. ``--table3``: epochs run, epoch of the returned weights and fit seconds of CW, PW and
    CPW (defaults: beta = 8, max_epochs = 100, tol = 1e-6) on the training part of each
    Table 3 dataset: the standard training split for letter, satimage and dna, all rows
    for the others.
@@ -22,7 +28,7 @@ machine is shared, so quote medians and ratios.
 How to run
 ----------
     make bench
-    python benchmarks/weighted.py [--repeats 5] [--table3]
+    python benchmarks/weighted.py [--repeats 5] [--scaling] [--table3]
 """
 
 import argparse
@@ -91,6 +97,39 @@ def bench_epoch(repeats):
     )
 
 
+def bench_scaling(repeats, sizes=(5_000, 10_000, 20_000)):
+    from sklearn.neighbors import NearestNeighbors
+
+    from knnx.datasets import GENERATORS
+
+    print("WeightedMetricNN() defaults (CPW) on 2-D overlapping blobs, 2 classes: fit time against n")
+    print(
+        f"  {'n':>7s} {'fit s':>8s} {'epochs':>6s} {'s/eval':>8s} {'exponent':>8s} {'sklearn 1-NN s':>14s} {'ratio':>7s}"
+    )
+    previous = None
+    for n in sizes:
+        ds = GENERATORS["blobs"](n=n, n_features=2, n_classes=2, spread=1.0, seed=0)
+        evaluations = []
+
+        def fit(ds=ds, evaluations=evaluations):
+            evaluations.clear()
+            return WeightedMetricNN().fit(ds.X, ds.y, progress=lambda done, total: evaluations.append(done))
+
+        if previous is None:
+            WeightedMetricNN(max_epochs=1).fit(ds.X[:200], ds.y[:200])  # warm-up (numba)
+        seconds, model = timed(fit, repeats)
+        n_eval = len(evaluations) - 1  # the last call repeats the total
+        nn = NearestNeighbors(n_neighbors=2, algorithm="brute")
+        peer, _ = timed(lambda ds=ds, nn=nn: nn.fit(ds.X).kneighbors(ds.X), repeats)
+        growth = "" if previous is None else f"{np.log(seconds / previous[1]) / np.log(n / previous[0]):8.2f}"
+        print(
+            f"  {n:7d} {seconds:8.2f} {model.n_epochs_:6d} {seconds / n_eval:8.3f} {growth:>8s} {peer:14.3f} "
+            f"{seconds / peer:6.0f}x",
+            flush=True,
+        )
+        previous = (n, seconds)
+
+
 def bench_table3():
     print("Table 3 datasets: epochs run / epoch of the returned weights / fit seconds (one run)")
     print(
@@ -116,8 +155,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--table3", action="store_true", help="also fit CW/PW/CPW on the Table 3 datasets")
+    parser.add_argument(
+        "--scaling", action="store_true", help="also time the default fit at n = 5k, 10k, 20k"
+    )
     args = parser.parse_args()
     bench_epoch(args.repeats)
+    if args.scaling:
+        bench_scaling(min(args.repeats, 3))
     if args.table3:
         bench_table3()
 

@@ -57,6 +57,7 @@ single-threaded there); results are identical to ``jobs=1``, only timings differ
 """
 
 import hashlib
+import inspect
 import json
 import os
 import platform
@@ -64,7 +65,7 @@ import signal
 import subprocess
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -185,17 +186,26 @@ def _dataset(payload):
 REUSE_GRAPHS = True
 
 
-def run_cell(payload):
+def run_cell(payload, fit_progress=None):
     """Fit and evaluate one cell; return ``(index, rows, curve_rows)``; with
     ``payload["graph_k"]`` > 0 its neighbour graphs come from and go to the process's
-    graph store (:func:`knnx.graphs.reuse_graphs`)."""
+    graph store (:func:`knnx.graphs.reuse_graphs`). ``fit_progress(index, done, total)``
+    relays the progress of an estimator whose ``fit`` takes a ``progress`` callback."""
     if payload.get("graph_k", 0) > 0:
         with graphs.reuse_graphs(payload["graph_k"]):
-            return _run_cell(payload)
-    return _run_cell(payload)
+            return _run_cell(payload, fit_progress)
+    return _run_cell(payload, fit_progress)
 
 
-def _run_cell(payload):
+def _fit_kwargs(estimator, index, fit_progress):
+    """``{"progress": ...}`` for an estimator whose ``fit`` reports progress (e.g.
+    WeightedMetricNN, quadratic in the training size), else {}."""
+    if fit_progress is None or "progress" not in inspect.signature(estimator.fit).parameters:
+        return {}
+    return {"progress": lambda done, total: fit_progress(index, done, total)}
+
+
+def _run_cell(payload, fit_progress=None):
     """Fit and evaluate one cell; return ``(index, rows, curve_rows)``.
 
     ``rows``: one per metric of the spec, then one per entry of the fitted
@@ -212,8 +222,9 @@ def _run_cell(payload):
     if protocol["kind"] == "lpo":
         return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"]), []
     estimator = ALGORITHMS[payload["algorithm"]](**payload["params"])
+    fit_kwargs = _fit_kwargs(estimator, payload["index"], fit_progress)
     t0 = time.perf_counter()
-    estimator.fit(X_train, ds.y[tr])
+    estimator.fit(X_train, ds.y[tr], **fit_kwargs)
     t1 = time.perf_counter()
     y_pred = estimator.predict(X_test)
     t2 = time.perf_counter()
@@ -587,9 +598,16 @@ def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
 
     graph_k = _graph_k(vspec) if REUSE_GRAPHS else {}
     payloads = [(cell, _cell_payload(vspec, cell, splits, graph_k)) for cell in todo]
+
+    def fit_progress(index, step, steps):
+        cell = by_index[index]
+        progress(done, total, f"fit {step}/{steps} {cell.dataset} {cell.algorithm} {cell.params_json}")
+
     in_process = executor == "local" and (jobs <= 1 or len(payloads) <= 1)
     with _lend_validated(vspec, in_process):
-        for cell, outcome in _execute(payloads, jobs, executor, scheduler):
+        for cell, outcome in _execute(
+            payloads, jobs, executor, scheduler, fit_progress if progress else None
+        ):
             if isinstance(outcome, CellError):
                 failed(cell, outcome)
             else:
@@ -616,36 +634,83 @@ def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
 DASK_CONNECT_TIMEOUT = 10
 
 
-def _execute(payloads, jobs, executor, scheduler):
+# At most one fit-progress report per cell this often (seconds): the display needs no more.
+FIT_PROGRESS_INTERVAL = 0.5
+
+
+class _Throttled:
+    """``fit_progress(index, done, total)`` passed on at most every FIT_PROGRESS_INTERVAL
+    seconds per cell (the first and the last report of a cell always)."""
+
+    def __init__(self, report):
+        self.report, self.last = report, {}
+
+    def __call__(self, index, done, total):
+        now = time.monotonic()
+        if done >= total or now - self.last.get(index, -1e9) >= FIT_PROGRESS_INTERVAL:
+            self.last[index] = now
+            self.report(index, done, total)
+
+
+def _execute(payloads, jobs, executor, scheduler, fit_progress=None):
     """Run the cells; yield ``(cell, outcome)`` as each finishes, outcome being
-    ``run_cell``'s result or the CellError of a failed cell. Other errors propagate."""
+    ``run_cell``'s result or the CellError of a failed cell. Other errors propagate.
+
+    ``fit_progress(index, done, total)``, if given, receives the progress of long fits
+    (throttled; from pool workers through a queue; none from Dask workers)."""
     if executor == "dask":
         yield from _execute_dask(payloads, jobs, scheduler)
         return
+    relay = _Throttled(fit_progress) if fit_progress is not None else None
     if jobs <= 1 or len(payloads) <= 1:
         for cell, payload in payloads:
             try:
-                yield cell, _checked(run_cell, payload)
+                yield cell, _checked(run_cell, payload, relay)
             except CellError as exc:
                 yield cell, exc
         return
     ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
+    reports = ctx.SimpleQueue() if fit_progress is not None else None
     with _single_threaded_children():
         pool = ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),)
+            max_workers=jobs, mp_context=ctx, initializer=_start_worker, initargs=(os.getpid(), reports)
         )
+    relay = _queued_fit_progress if reports is not None else None
     try:
-        futures = {pool.submit(_checked, run_cell, payload): cell for cell, payload in payloads}
-        for fut in as_completed(futures):
-            try:
-                yield futures[fut], fut.result()
-            except CellError as exc:
-                yield futures[fut], exc
+        futures = {pool.submit(_checked, run_cell, payload, relay): cell for cell, payload in payloads}
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=FIT_PROGRESS_INTERVAL, return_when=FIRST_COMPLETED)
+            while reports is not None and not reports.empty():
+                fit_progress(*reports.get())
+            for fut in finished:
+                try:
+                    yield futures[fut], fut.result()
+                except CellError as exc:
+                    yield futures[fut], exc
     except BaseException:
         # Interrupted or a fatal error: drop queued cells instead of waiting for them.
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+# In a pool worker: the queue its fit progress goes to (set by _start_worker).
+_WORKER_REPORTS = None
+
+
+def _start_worker(parent_pid, reports):
+    """Pool worker initializer: die with the run (:func:`_die_with_parent`) and send fit
+    progress to ``reports`` (a queue the run reads), if any."""
+    global _WORKER_REPORTS
+    _die_with_parent(parent_pid)
+    if reports is not None:
+        _WORKER_REPORTS = _Throttled(lambda *report: reports.put(report))
+
+
+def _queued_fit_progress(index, done, total):
+    if _WORKER_REPORTS is not None:
+        _WORKER_REPORTS(index, done, total)
 
 
 def _die_with_parent(parent_pid):
@@ -727,7 +792,7 @@ def _execute_dask(payloads, jobs, scheduler):
             cluster.close()
 
 
-def _checked(func, payload):
+def _checked(func, payload, *args):
     """Run a cell; turn any failure into one CellError line naming the cell.
 
     Data errors found while running (a training part whose scale the kernels refuse,
@@ -736,7 +801,7 @@ def _checked(func, payload):
     the run instead (see :func:`knnx.spec.validate_spec`).
     """
     try:
-        return func(payload)
+        return func(payload, *args)
     except Exception as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
         what = f"{payload['dataset']} {payload['algorithm']} {canonical_json(payload['params'])}"
         first = escape_control((str(exc).strip().splitlines() or [""])[0])

@@ -149,6 +149,22 @@ def _finite_state(state):
     )
 
 
+class _Steps:
+    """Counts a fit's evaluations of the weights for its ``progress(done, total)`` callback."""
+
+    def __init__(self, progress, total):
+        self.progress, self.total, self.done = progress, total, 0
+
+    def __call__(self):
+        self.done += 1
+        if self.progress is not None:
+            self.progress(min(self.done, self.total), self.total)
+
+    def finish(self):
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+
+
 class WeightedMetricNN(NeighborsClassifierBase):
     """Nearest neighbours under a learned class- and/or prototype-weighted dissimilarity
     (Paredes & Vidal 2006): CW, PW, CPW, and the L2 and CDM baselines.
@@ -245,6 +261,17 @@ class WeightedMetricNN(NeighborsClassifierBase):
     at dissimilarity 0, r = 1, an error that moves no weight. A class of one row has no
     same-class partner (an error that moves no weight). k = n_samples is allowed at
     prediction, k > n_samples raises ValueError.
+
+    Cost: every evaluation of the weights finds each training row's same-class and
+    different-class nearest neighbour under the weighted dissimilarity among all n
+    rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes at most
+    ``max_epochs + 3`` of them (``_n_evaluations()``; with ``step_grid="paper"`` up to
+    12 probes of ``probe_epochs + 1`` more) and stops earlier when J_T settles. With
+    the defaults on two overlapping 2-D classes (``benchmarks/weighted.py
+    --scaling``, 100 epochs each): see the README's *CW, PW, CPW* section for the
+    measured seconds at n = 5 000, 10 000 and 20 000; the time grows as n^2, so n =
+    10^5 takes about 25 times the 20 000 figure. ``fit(X, y, progress=callback)``
+    reports every evaluation; ``knnx run`` shows it beside the cell in its progress bar.
     """
 
     _parameter_constraints = {
@@ -299,8 +326,14 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self.k = k
         self.base = base
 
-    def fit(self, X, y):
-        """Learn the weights (Fig. 1) and keep the training rows as prototypes. Returns self."""
+    def fit(self, X, y, progress=None):
+        """Learn the weights (Fig. 1) and keep the training rows as prototypes. Returns self.
+
+        ``progress``, if given, is called as ``progress(done, total)`` after each
+        evaluation of the weights on the training set (one O(n^2 d) pass, see Cost in the
+        class notes); ``total`` counts every evaluation the settings allow (the
+        descent may stop earlier, at ``tol``), and the last call is ``(total, total)``.
+        """
         self._validate_params()
         X, y_codes = self._validate_fit_data(X, y)
         n, m = X.shape
@@ -313,13 +346,16 @@ class WeightedMetricNN(NeighborsClassifierBase):
         ones_w, ones_v = np.ones((n_classes, m)), np.ones(n)
         W_cdm, mu_cdm = cdm_weights(X, y_codes, n_classes)
 
+        steps = _Steps(progress, self._n_evaluations())
         if self.scheme == "l2":
             start = "euclidean"
         elif self.scheme == "cdm":
             start = "cdm"
         elif self.init == "auto":
             err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
+            steps()
             err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
+            steps()
             start = "cdm" if err_cdm < err_l2 else "euclidean"
         else:
             start = self.init
@@ -338,7 +374,9 @@ class WeightedMetricNN(NeighborsClassifierBase):
             ]
             best = None
             for mu, rho in pairs:
-                run = self._descend(protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.probe_epochs, 0.0)
+                run = self._descend(
+                    protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.probe_epochs, 0.0, steps=steps
+                )
                 if best is None or run["best_error"] < best[0]["best_error"]:
                     best = (run, mu, rho)
             start_run, mu, rho = best
@@ -349,11 +387,12 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self.mu_, self.rho_ = mu, rho
 
         if not (learn_w or learn_v):
-            run = self._descend(protos, W0, ones_v, mu, rho, False, False, l1, 0, self.tol)
+            run = self._descend(protos, W0, ones_v, mu, rho, False, False, l1, 0, self.tol, steps=steps)
         else:
             run = self._descend(
-                protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run
+                protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run, steps
             )
+        steps.finish()
         self.class_weights_ = run["best_W"]
         self.prototype_weights_ = run["best_v"]
         self.loo_error_ = run["best_error"]
@@ -379,7 +418,15 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self._y_codes = y_codes
         return self
 
-    def _descend(self, protos, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None):
+    def _n_evaluations(self):
+        """How many evaluations of the weights fit makes at most (see ``fit``'s progress)."""
+        learning = self.scheme in ("cw", "pw", "cpw")
+        n = 2 if learning and self.init == "auto" else 0
+        if self.step_grid == "paper":
+            n += (len(PAPER_STEP_GRID) + 1) * len(PAPER_STEP_GRID) * (self.probe_epochs + 1)  # pairs probed
+        return n + (self.max_epochs + 1 if learning else 1)
+
+    def _descend(self, protos, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None, steps=None):
         """Fig. 1 from (W, v), or continuing ``resume`` (a probe run) for the remaining epochs.
 
         Returns the per-epoch J and LOO errors, the best weights (lowest LOO error, the
@@ -397,6 +444,8 @@ class WeightedMetricNN(NeighborsClassifierBase):
         while True:
             if state is None:
                 state = _evaluate(protos.prepare(W, v), self.beta, l1, learn_w, learn_v)
+                if steps is not None:
+                    steps()
                 if errors and not _finite_state(state):
                     # the last update overflowed a dissimilarity: stop with the weights before it
                     W, v, state = W_prev, v_prev, state_prev

@@ -979,3 +979,57 @@ def test_workers_die_with_a_killed_parent(tmp_path, executor):
     while any(_alive(c) for c in children) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [c for c in children if _alive(c)], "workers outlived the killed run"
+
+
+# --- long fits report progress ------------------------------------------------------------
+
+
+def test_weighted_metric_fit_reports_each_evaluation_and_learns_the_same():
+    from knnx import WeightedMetricNN
+    from knnx.datasets import load_dataset
+
+    ds = load_dataset("wine")
+    calls = []
+    model = WeightedMetricNN(max_epochs=7, tol=0.0).fit(
+        ds.X, ds.y, progress=lambda d, t: calls.append((d, t))
+    )
+    plain = WeightedMetricNN(max_epochs=7, tol=0.0).fit(ds.X, ds.y)
+    assert (model.class_weights_ == plain.class_weights_).all()
+    assert (model.prototype_weights_ == plain.prototype_weights_).all()
+    total = 2 + 7 + 1  # init "auto" compares two starts, then epochs 0..7
+    assert model._n_evaluations() == total
+    assert calls == [(i, total) for i in range(1, total + 1)] + [(total, total)]
+    calls.clear()
+    grid = WeightedMetricNN(max_epochs=3, step_grid="paper", probe_epochs=2)
+    grid.fit(ds.X, ds.y, progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (grid._n_evaluations(),) * 2
+    assert len(calls) - 1 <= grid._n_evaluations()  # an upper bound: the descent may stop early
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_runner_shows_the_progress_of_a_long_fit(tmp_path, monkeypatch, jobs):
+    from knnx import runner as R
+    from knnx.runner import run_spec
+
+    monkeypatch.setattr(R, "FIT_PROGRESS_INTERVAL", 0.0)  # every report (in this process)
+    spec = {
+        "name": "p",
+        "datasets": ["wine"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [
+            {"name": "weighted_metric", "params": {"max_epochs": 20, "tol": 0.0}},
+            {"name": "knn"},
+        ],
+    }
+    seen = []
+    run_spec(
+        spec, out=tmp_path, jobs=jobs, progress=lambda done, total, text: seen.append((done, total, text))
+    )
+    fits = [text for _, _, text in seen if text.startswith("fit ")]
+    assert fits, seen
+    assert all(t.endswith(" wine weighted_metric " + t.split(" weighted_metric ", 1)[1]) for t in fits)
+    assert {t.split()[1].split("/")[1] for t in fits} == {"23"}  # 2 + 20 + 1 evaluations at most
+    if jobs == 1:
+        # both folds to the end: the last evaluation is 23/23 and the end of fit says it again
+        assert sum(t.startswith("fit 23/23 ") for t in fits) == 4

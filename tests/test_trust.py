@@ -141,10 +141,10 @@ def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_pa
     assert failures.error.str.contains("RuntimeError: no unn today").all()
 
 
-def _fail_for_unn(payload):
+def _fail_for_unn(payload, *args):
     if payload["algorithm"] == "unn":
         raise RuntimeError("no unn today")
-    return _REAL_RUN_CELL(payload)
+    return _REAL_RUN_CELL(payload, *args)
 
 
 _REAL_RUN_CELL = R.run_cell
