@@ -99,7 +99,7 @@ def validate_active_spec(source):
     except ValidationError as exc:
         problems = _pydantic_problems(exc, data, model_at=lambda loc, data: ActiveSpec if not loc else None)
         raise SpecError("\n".join(f"{label}: {p}" for p in problems)) from None
-    problems = [] if _runs_problem(spec) is None else [_runs_problem(spec)]
+    problems = [p for p in (_runs_problem(spec),) if p is not None]
     if len(set(spec.strategies)) != len(spec.strategies):
         problems.append("strategies: each strategy once")
     if spec.start <= spec.p_tune:

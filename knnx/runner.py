@@ -714,7 +714,7 @@ def _queued_fit_progress(index, done, total):
 
 
 def _die_with_parent(parent_pid):
-    """Pool worker initializer: end this worker as soon as the run that started it ends,
+    """In a pool worker: end this worker as soon as the run that started it ends,
     even when the run is killed with SIGKILL (a pool's workers otherwise wait for work
     forever, keeping multiprocessing's resource tracker alive with them).
 

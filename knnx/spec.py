@@ -509,7 +509,7 @@ def _hook(cls, name):
     return getattr(cls, name, None) or (lambda *args: [])
 
 
-def _data_problems(spec, grids, ds, ds_splits, kind, protocol):
+def _dataset_problems(spec, grids, ds, ds_splits, kind, protocol):
     """What validation can see of a dataset that would fail cells at run time: the range
     rule of the kernels (without standardisation), each setting against the largest
     training part (iteration counts, memory, feature splits, classes), exact LpO's own
@@ -541,7 +541,7 @@ def _data_problems(spec, grids, ds, ds_splits, kind, protocol):
                         f"'{ds.name}' has {ds.n_classes}"
                     )
                     break
-                what = f"algorithms[{a}]: exact leave-{protocol['p']}-out of {g} on '{ds.name}'"
+                what = f"algorithms[{a}]: exact leave-{protocol['p']}-out of k up to {g['k']} on '{ds.name}'"
                 problem = memory_problem(lpo_bytes(ds.n_samples, ds.n_features, protocol["p"], g["k"]), what)
                 if problem:
                     problems.append(problem)
@@ -692,7 +692,7 @@ def validate_spec(source):
                     f"of dataset '{ds.name}' under protocol {kind}"
                 )
         problems += [
-            f"datasets[{d}]: {p}" for p in _data_problems(spec, grids, ds, ds_splits, kind, protocol)
+            f"datasets[{d}]: {p}" for p in _dataset_problems(spec, grids, ds, ds_splits, kind, protocol)
         ]
         if ds.posterior is None:
             no_posterior.append(f"datasets[{d}] ('{ds.name}')")
