@@ -41,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from knnx.active import active_learning
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, ResultsError, SpecError, WriteError
-from knnx.limits import MAX_RUNS
+from knnx.limits import MAX_RUNS, graph_bytes, lpo_bytes, memory_problem
+from knnx.plots import plain_text
 from knnx.preprocess import apply_standardizer, fit_standardizer
 from knnx.results import (
     COLUMNS,
@@ -98,7 +99,7 @@ def validate_active_spec(source):
         spec = ActiveSpec.model_validate(data)
     except ValidationError as exc:
         problems = _pydantic_problems(exc, data, model_at=lambda loc, data: ActiveSpec if not loc else None)
-        raise SpecError("\n".join(f"{label}: {p}" for p in problems)) from None
+        raise SpecError.from_lines([f"{label}: {p}" for p in problems]) from None
     problems = [p for p in (_runs_problem(spec),) if p is not None]
     if len(set(spec.strategies)) != len(spec.strategies):
         problems.append("strategies: each strategy once")
@@ -117,6 +118,21 @@ def validate_active_spec(source):
         except KnnxError as exc:
             problems.append(f"datasets[{d}]: {exc}")
             continue
+        n_train = spec.start + spec.rounds * spec.m  # the training set of the last round
+        n_pool = spec.pool if spec.pool is not None else ds.n_samples - spec.start
+        k_max = spec.k_fixed or spec.k_max
+        for problem in (
+            memory_problem(
+                lpo_bytes(n_train, ds.n_features, spec.p_tune, min(k_max, max(1, n_train - spec.p_tune))),
+                f"'{lab}': exact leave-{spec.p_tune}-out on {n_train} rows (p_tune)",
+            ),
+            memory_problem(
+                graph_bytes(n_pool, min(k_max + spec.p_select, n_train), n_train, ds.n_features),
+                f"'{lab}': the committee's neighbours of {n_pool} pool rows (p_select)",
+            ),
+        ):
+            if problem:
+                problems.append(f"datasets[{d}]: {problem}")
         need = spec.start + (spec.pool if spec.pool is not None else spec.rounds * spec.m)
         if ds.n_samples < need or ds.n_samples - spec.start < spec.rounds * spec.m:
             problems.append(
@@ -126,7 +142,7 @@ def validate_active_spec(source):
     if spec.pool is not None and spec.pool < spec.rounds * spec.m:
         problems.append(f"pool: {spec.pool} is smaller than rounds x m = {spec.rounds * spec.m}")
     if problems:
-        raise SpecError("\n".join(f"{label}: {p}" for p in problems))
+        raise SpecError.from_lines([f"{label}: {p}" for p in problems])
     return spec, label, base_dir
 
 
@@ -310,16 +326,21 @@ def write_active_summaries(results_path, out):
     ):
         sub = summary[summary["metric"] == metric]
         datasets = list(dict.fromkeys(sub["dataset"]))
-        fig = Figure(figsize=(4.5 * len(datasets), 3.6), layout="constrained")
-        axes = fig.subplots(1, len(datasets), squeeze=False)[0]
-        for ax, lab in zip(axes, datasets, strict=True):
-            for algo, part in sub[sub["dataset"] == lab].groupby("algorithm", sort=False):
-                ax.plot(
-                    part["n_train"], part["mean"], marker="o" if algo == "lpo_qbc" else "+", ms=3, label=algo
-                )
-            ax.set_title(lab, fontsize=9)
-            ax.set_xlabel("training set size")
-            ax.set_ylabel(ylabel)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-        save_figure(fig, Path(out) / name, dpi=110)
+        with plain_text():  # dataset names drawn as written
+            fig = Figure(figsize=(4.5 * len(datasets), 3.6), layout="constrained")
+            axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+            for ax, lab in zip(axes, datasets, strict=True):
+                for algo, part in sub[sub["dataset"] == lab].groupby("algorithm", sort=False):
+                    ax.plot(
+                        part["n_train"],
+                        part["mean"],
+                        marker="o" if algo == "lpo_qbc" else "+",
+                        ms=3,
+                        label=algo,
+                    )
+                ax.set_title(lab, fontsize=9)
+                ax.set_xlabel("training set size")
+                ax.set_ylabel(ylabel)
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize=7)
+            save_figure(fig, Path(out) / name, dpi=110)

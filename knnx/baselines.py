@@ -21,7 +21,7 @@ from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import NeighborsClassifierBase
 from knnx.errors import DataError
 from knnx.knn import KNNClassifier
-from knnx.limits import C_RANGE, MAX_GRID, MAX_ROUNDS, MAX_SEED
+from knnx.limits import C_RANGE, MAX_GRID, MAX_ITERATIONS, MAX_ROUNDS, MAX_SEED
 
 
 class SubsampledKNN(NeighborsClassifierBase):
@@ -327,7 +327,7 @@ class SGDBudget(_SklearnBaseline):
 
     _parameter_constraints = {
         "budget": Options(*SGD_BUDGETS),
-        "k": Interval(1, integer=True),
+        "k": Interval(1, MAX_ITERATIONS, integer=True),  # budget "Tk/m" makes k updates
         "seed": Interval(0, MAX_SEED, integer=True),
     }
 

@@ -5,6 +5,8 @@ Every command calls one public function and renders its result. Domain errors
 code 2, never a traceback.
 """
 
+import math
+import re
 import sys
 from contextlib import contextmanager
 from enum import StrEnum
@@ -23,16 +25,49 @@ from rich.progress import (
 from rich.table import Table
 
 from knnx._text import escape_control
-from knnx.errors import CellError, KnnxError, WriteError
+from knnx.errors import CellError, KnnxError, ResultsError, WriteError
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True)
+
+try:  # typer >= 0.20 carries its own copy of click
+    from typer import _click as click
+except ImportError:  # pragma: no cover - older typer uses click itself
+    import click
+
+
+class _OneLineErrors(typer.core.TyperGroup):
+    """The command group with command-line misuse (an unknown option, a bad or missing
+    value) reported as one ``error:`` line and exit code 2, like every other input
+    error, instead of click's usage box."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = result if isinstance(result, int) else 0
+        except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:
+            exc.show()  # "knnx" alone prints the help
+            code = exc.exit_code
+        except click.exceptions.ClickException as exc:
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "knnx"
+            err_console.print(
+                f"error: {where}: {escape_control(exc.format_message())} (see {where} --help)", markup=False
+            )
+            code = exc.exit_code
+        except typer.Abort:
+            code = EXIT_INTERRUPTED
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     help="knnx: nearest-neighbour classification experiments (exact kNN, boosting, learned metrics, exact LpO).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-console = Console(highlight=False, soft_wrap=True)
 
 
 class TableFormat(StrEnum):
@@ -64,7 +99,9 @@ EXIT_CELLS, EXIT_INPUT, EXIT_FAULT, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
 def _fail(exc, code=EXIT_INPUT):
-    for line in str(exc).splitlines():
+    """Print each problem of ``exc`` (a KnnxError or a message) as one ``error:`` line,
+    control characters escaped, and exit with ``code``."""
+    for line in exc.lines() if isinstance(exc, KnnxError) else [str(exc)]:
         err_console.print(f"error: {escape_control(line)}", markup=False)
     raise typer.Exit(code)
 
@@ -118,7 +155,8 @@ def _progress_bar(name, unit):
     try:
         yield progress
     finally:
-        bar.stop()
+        if bar.live.is_started:  # stopping a bar never shown prints an empty line
+            bar.stop()
 
 
 @app.command()
@@ -246,6 +284,8 @@ def check(
     from knnx.report import check_against_reference, new_groups
 
     with _reported():
+        if not math.isfinite(atol):
+            raise KnnxError(f"--atol: expected a finite number >= 0, got {atol}")
         per_algorithm = _parse_atol_for(atol_for or [])
         _require_file(results, "RESULTS")
         _require_file(reference, "--reference")
@@ -273,10 +313,17 @@ def plot(
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
     from knnx.plots import plot_metric
 
-    target = out if out is not None else Path(results).with_name(f"{metric}.png")
+    # The default file is named after the metric, with anything but letters, digits and
+    # "_.-" replaced (a metric named "a/b" must not name a folder).
+    target = (
+        out if out is not None else Path(results).with_name(re.sub(r"[^A-Za-z0-9_.-]", "_", metric) + ".png")
+    )
     with _reported():
         _require_file(results, "RESULTS")
-        plot_metric(results, metric=metric, x=x, out=target)
+        try:
+            plot_metric(results, metric=metric, x=x, out=target)
+        except WriteError as exc:  # not a run: a place the figure cannot go is a bad argument
+            raise ResultsError(f"--out: {exc}") from None
     console.print(f"wrote {target}")
 
 
@@ -362,8 +409,6 @@ def active(
 
 
 def _require_file(path, what):
-    from knnx.errors import ResultsError
-
     if not Path(path).is_file():
         raise ResultsError(f"{what}: file not found: {path}")
 

@@ -2,7 +2,19 @@
 
 
 class KnnxError(Exception):
-    """Base class of knnx's domain errors. ``str(err)`` is a complete one-line message."""
+    """Base class of knnx's domain errors. ``str(err)`` is a complete message: one line,
+    or, for an error made with :meth:`from_lines` (a spec with several problems), one
+    line per problem; :meth:`lines` gives them (a line may quote a user's text holding a
+    line break: the CLI escapes it, so each problem prints as one line)."""
+
+    @classmethod
+    def from_lines(cls, lines):
+        err = cls("\n".join(lines))
+        err._lines = list(lines)
+        return err
+
+    def lines(self):
+        return list(getattr(self, "_lines", None) or [str(self)])
 
 
 class SpecError(KnnxError, ValueError):

@@ -7,7 +7,8 @@ every loader or estimator that allocates by a user's number use these functions.
 
 Memory: :func:`memory_limit` is the environment variable ``KNNX_MEMORY_LIMIT``
 (bytes, or a number with a unit: ``512M``, ``8G``, ``1.5GiB``), else 80 % of the
-machine's physical memory. Estimates count the arrays knnx allocates (float64 data,
+machine's physical memory or of a smaller cap the system sets the process
+(``ulimit -v``, a control group's ``memory.max``). Estimates count the arrays knnx allocates (float64 data,
 float32 working copies, neighbour graphs of 16 bytes per neighbour) with their
 largest transient copies; they are deliberate upper bounds to within a small factor,
 not measurements.
@@ -37,6 +38,10 @@ MAX_GRID = 1000
 C_RANGE = (1e-12, 1e12)
 """The linear SVM baselines' C: on 60 rows of iris liblinear had not returned after 20 s
 at C = 1e-200 or 1e100, nor after minutes at 1e300; at 1e-15 and 1e15 it returns at once."""
+
+MAX_CLASSES = 10_000
+"""Classes of a synthetic generator (``n_classes``, or the number of ``means``); each
+class is drawn in its own step. The benchmark literature goes to 256 (Caltech)."""
 
 MAX_SEED = 2**32 - 1
 """Largest estimator ``seed`` (scikit-learn's ``random_state`` range)."""
@@ -79,6 +84,30 @@ def physical_memory():
         return None
 
 
+def _process_cap():
+    """The smallest memory cap the system sets this process, in bytes, or None: the
+    address-space limit (``ulimit -v``, RLIMIT_AS) and the control group's limit
+    (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``)."""
+    caps = []
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft not in (resource.RLIM_INFINITY, -1):
+            caps.append(soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path, encoding="ascii") as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 2**60:  # "max", or v1's "no limit" near 2^63
+            caps.append(int(text))
+    return min(caps) if caps else None
+
+
 def memory_limit():
     """Bytes one knnx process may plan to allocate (see the module docstring)."""
     text = os.environ.get("KNNX_MEMORY_LIMIT")
@@ -87,8 +116,8 @@ def memory_limit():
             return parse_bytes(text)
         except ValueError as exc:
             raise DataError(f"KNNX_MEMORY_LIMIT: {exc}") from None
-    total = physical_memory()
-    return int(0.8 * total) if total else 2**40
+    available = [b for b in (physical_memory(), _process_cap()) if b]
+    return int(0.8 * min(available)) if available else 2**40
 
 
 def format_bytes(n):
@@ -105,11 +134,12 @@ def memory_problem(nbytes, what):
     limit = memory_limit()
     if nbytes <= limit:
         return None
-    source = (
-        "KNNX_MEMORY_LIMIT"
-        if os.environ.get("KNNX_MEMORY_LIMIT")
-        else "80 % of this machine's memory; KNNX_MEMORY_LIMIT sets another"
-    )
+    if os.environ.get("KNNX_MEMORY_LIMIT"):
+        source = "KNNX_MEMORY_LIMIT"
+    elif (_process_cap() or 2**62) < (physical_memory() or 2**62):
+        source = "80 % of this process's memory cap; KNNX_MEMORY_LIMIT sets another"
+    else:
+        source = "80 % of this machine's memory; KNNX_MEMORY_LIMIT sets another"
     return f"{what} needs about {format_bytes(nbytes)}, more than the memory limit of {format_bytes(limit)} ({source})"
 
 

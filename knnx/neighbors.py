@@ -128,13 +128,28 @@ _CHUNK_ROWS = 2048
 
 
 def _max_abs_dev(A, center):
-    """max |A - center| over every entry of a non-empty A, row chunk by row chunk."""
+    """max |A - center| over every entry of a non-empty A, row chunk by row chunk; inf
+    when the centre or a difference is not finite (the mean or x - mean overflowed:
+    Python's max() would otherwise skip a NaN and report a spread of 0)."""
+    if not np.isfinite(center).all():
+        return np.inf
     spread = 0.0
-    for r0 in range(0, A.shape[0], _CHUNK_ROWS):
-        block = A[r0 : r0 + _CHUNK_ROWS] - center
-        np.abs(block, out=block)
-        spread = max(spread, float(block.max()))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for r0 in range(0, A.shape[0], _CHUNK_ROWS):
+            block = A[r0 : r0 + _CHUNK_ROWS] - center
+            np.abs(block, out=block)
+            top = float(block.max())
+            if not top <= np.inf:  # NaN
+                return np.inf
+            spread = max(spread, top)
     return spread
+
+
+def _mean(A):
+    """Column means without floating-point warnings (an overflow gives inf or NaN, which
+    the range rule then refuses)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return A.mean(axis=0)
 
 
 def _centre(R, Q, loo):
@@ -142,7 +157,7 @@ def _centre(R, Q, loo):
 
     Refuses data whose squared distances would overflow or underflow in float64.
     """
-    center = R.mean(axis=0)
+    center = _mean(R)
     spread = _max_abs_dev(R, center)
     if not loo:
         spread = max(spread, _max_abs_dev(Q, center))
@@ -159,7 +174,7 @@ def check_scale(X, queries=None):
     ``max |x - mean| * sqrt(d) > 1e150`` or ``0 < max |x - mean| < 1e-140``.
     Both arrays must be 2-D float64 with finite values and the same columns.
     """
-    center = X.mean(axis=0)
+    center = _mean(X)
     spread = _max_abs_dev(X, center) if X.size else 0.0
     if queries is not None and queries.size:
         spread = max(spread, _max_abs_dev(queries, center))
@@ -167,6 +182,11 @@ def check_scale(X, queries=None):
 
 
 def _check_spread(spread, d):
+    if not np.isfinite(spread):
+        raise DataError(
+            "X: values too far apart for float64 squared distances (their mean or their differences "
+            f"overflow float64; needs max |x - mean| * sqrt(d) <= {_MAX_SPREAD:g}); rescale the data"
+        )
     if spread * np.sqrt(d) > _MAX_SPREAD:
         raise DataError(
             f"X: values too far apart for float64 squared distances (max |x - mean| = {spread:.3g} over "

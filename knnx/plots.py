@@ -7,21 +7,47 @@ single value of that parameter are left out when others vary along it.
 """
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from knnx._text import describe_control, find_control
+from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
 from knnx.results import read_results, save_figure
+
+
+@contextmanager
+def plain_text():
+    """Figures whose titles, labels and legends are drawn as written: matplotlib would
+    read a dataset named ``$x^$`` as mathtext and fail on it."""
+    with matplotlib.rc_context({"text.parse_math": False}):
+        yield
+
+
+def parse_params(texts):
+    """The ``params`` cells of a results frame as dicts; ResultsError naming the line of
+    a cell that is not a JSON object (a hand-edited file)."""
+    out = []
+    for i, text in enumerate(texts):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
+            raise ResultsError(f"column 'params' line {i + 2}: '{shown}' is not a JSON object of parameters")
+        out.append(value)
+    return out
 
 
 def varying_numeric_params(frame):
     """Names of numeric parameters that take more than one value in ``frame``."""
     values = {}
-    for text in frame["params"].unique():
-        for key, value in json.loads(text).items():
+    for params in parse_params(frame["params"].unique()):
+        for key, value in params.items():
             if isinstance(value, int | float) and not isinstance(value, bool):
                 values.setdefault(key, set()).add(value)
     return [key for key, vals in values.items() if len(vals) > 1]
@@ -51,7 +77,7 @@ def plot_metric(results, metric="error", x=None, out=None):
         if not candidates:
             raise ResultsError("--x: no numeric parameter varies in these results; nothing to plot against")
         x = candidates[0]
-    parsed = [json.loads(p) for p in frame["params"]]
+    parsed = parse_params(frame["params"])
     if not any(x in p for p in parsed):
         raise ResultsError(
             f"--x: no parameter '{x}' in these results; numeric ones that vary: {', '.join(candidates) or 'none'}"
@@ -62,6 +88,8 @@ def plot_metric(results, metric="error", x=None, out=None):
         )
     if out is not None:
         folder = Path(out).parent
+        if Path(out).is_dir():
+            raise ResultsError(f"--out: {out} is a folder; give an image file name (e.g. error.png)")
         if find_control(str(out)) is not None:
             raise ResultsError(
                 f"--out: {str(out)!r} holds a {describe_control(str(out))}; name the file without one"
@@ -96,20 +124,21 @@ def plot_metric(results, metric="error", x=None, out=None):
     # The legend goes under each panel; the figure grows with the longest one, so that a
     # spec with many settings (e.g. 22 algorithms) keeps a readable plotting area.
     n_lines = int(frame.groupby("dataset")["_line"].nunique().max()) if len(frame) else 0
-    fig = Figure(figsize=(5.0 * len(datasets), 3.8 + 0.16 * n_lines), layout="constrained")
-    axes = fig.subplots(1, len(datasets), squeeze=False)[0]
-    for ax, name in zip(axes, datasets, strict=True):
-        sub = frame[frame["dataset"] == name]
-        for line, part in sub.groupby("_line", sort=False):
-            stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
-            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
-            xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
-            ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line.strip())
-        ax.set_title(name)
-        ax.set_xlabel(x)
-        ax.set_ylabel(metric)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
-    if out is not None:
-        save_figure(fig, out, dpi=120)
+    with plain_text():  # dataset and parameter names drawn as written
+        fig = Figure(figsize=(5.0 * len(datasets), 3.8 + 0.16 * n_lines), layout="constrained")
+        axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+        for ax, name in zip(axes, datasets, strict=True):
+            sub = frame[frame["dataset"] == name]
+            for line, part in sub.groupby("_line", sort=False):
+                stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
+                std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+                xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
+                ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line.strip())
+            ax.set_title(name)
+            ax.set_xlabel(x)
+            ax.set_ylabel(metric)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+        if out is not None:
+            save_figure(fig, out, dpi=120)
     return fig

@@ -13,6 +13,9 @@ GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     """Mean, standard deviation (ddof=1; 0 for a single value) and count per group."""
     by = list(by)
+    repeated = next((c for i, c in enumerate(by) if c in by[:i]), None)
+    if repeated is not None:
+        raise ResultsError(f"--by: column '{repeated}' is given twice")
     for col in by:
         if col not in frame.columns:
             raise ResultsError(f"--by: unknown column '{col}'; known: {', '.join(frame.columns)}")

@@ -108,6 +108,7 @@ def _replacing(path, tmp_name):
     path = Path(path)
     tmp = path.with_name(tmp_name)
     try:
+        tmp.unlink(missing_ok=True)  # a leftover, or a planted link: never written through
         yield tmp
         os.replace(tmp, path)
     except OSError as exc:
@@ -160,8 +161,12 @@ def output_lock(out, option="--out"):
     leaves the folder locked).
     """
     path = Path(out) / ".knnx.lock"
+    if path.is_symlink():
+        raise ResultsError(
+            f"{option}: {path} is a symbolic link; remove it (knnx writes no file through a link)"
+        )
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise ResultsError(f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})") from None
     try:
@@ -212,7 +217,7 @@ class ResultsWriter:
         """
         data = rows_to_csv(rows, columns=self.columns).encode("utf-8")
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
         except OSError as exc:
             raise write_error(self.path, exc) from None
         try:

@@ -66,7 +66,7 @@ import subprocess
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
 from multiprocessing import get_context
@@ -521,17 +521,18 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
             held + jobs * (WORKER_BYTES + 4 * biggest),
             f"--jobs {jobs}: {jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
         )
-    out = prepare_output_folder(out if out is not None else Path("results") / vspec.spec.name)
-    with output_lock(out):
-        try:
-            return _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler)
-        except WriteError as exc:
-            raise WriteError(
-                f"{exc}; the cells finished before are saved: rerun the same command to resume"
-            ) from None
+    with _dask_client(jobs, scheduler) if executor == "dask" else nullcontext() as client:
+        out = prepare_output_folder(out if out is not None else Path("results") / vspec.spec.name)
+        with output_lock(out):
+            try:
+                return _run_locked(vspec, out, jobs, resume, progress, start, client)
+            except WriteError as exc:
+                raise WriteError(
+                    f"{exc}; the cells finished before are saved: rerun the same command to resume"
+                ) from None
 
 
-def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
+def _run_locked(vspec, out, jobs, resume, progress, start, client):
     results_path = out / "results.csv"
     curves_path = out / "curves.csv"
     ledger_path = out / "cells.csv"
@@ -603,11 +604,9 @@ def _run_locked(vspec, out, jobs, resume, progress, start, executor, scheduler):
         cell = by_index[index]
         progress(done, total, f"fit {step}/{steps} {cell.dataset} {cell.algorithm} {cell.params_json}")
 
-    in_process = executor == "local" and (jobs <= 1 or len(payloads) <= 1)
+    in_process = client is None and (jobs <= 1 or len(payloads) <= 1)
     with _lend_validated(vspec, in_process):
-        for cell, outcome in _execute(
-            payloads, jobs, executor, scheduler, fit_progress if progress else None
-        ):
+        for cell, outcome in _execute(payloads, jobs, client, fit_progress if progress else None):
             if isinstance(outcome, CellError):
                 failed(cell, outcome)
             else:
@@ -652,22 +651,20 @@ class _Throttled:
             self.report(index, done, total)
 
 
-def _execute(payloads, jobs, executor, scheduler, fit_progress=None):
+def _execute(payloads, jobs, client, fit_progress=None):
     """Run the cells; yield ``(cell, outcome)`` as each finishes, outcome being
     ``run_cell``'s result or the CellError of a failed cell. Other errors propagate.
+    ``client``: a Dask Client (executor "dask"), else None (this process or a pool).
 
     ``fit_progress(index, done, total)``, if given, receives the progress of long fits
     (throttled; from pool workers through a queue; none from Dask workers)."""
-    if executor == "dask":
-        yield from _execute_dask(payloads, jobs, scheduler)
+    if client is not None:
+        yield from _execute_dask(payloads, client)
         return
     relay = _Throttled(fit_progress) if fit_progress is not None else None
     if jobs <= 1 or len(payloads) <= 1:
         for cell, payload in payloads:
-            try:
-                yield cell, _checked(run_cell, payload, relay)
-            except CellError as exc:
-                yield cell, exc
+            yield cell, _checked(run_cell, payload, relay)
         return
     ctx = get_context("spawn")  # fork is unsafe once numba's thread pool has started
     reports = ctx.SimpleQueue() if fit_progress is not None else None
@@ -684,10 +681,7 @@ def _execute(payloads, jobs, executor, scheduler, fit_progress=None):
             while reports is not None and not reports.empty():
                 fit_progress(*reports.get())
             for fut in finished:
-                try:
-                    yield futures[fut], fut.result()
-                except CellError as exc:
-                    yield futures[fut], exc
+                yield futures[fut], fut.result()
     except BaseException:
         # Interrupted or a fatal error: drop queued cells instead of waiting for them.
         pool.shutdown(wait=False, cancel_futures=True)
@@ -740,17 +734,14 @@ def _die_with_parent(parent_pid):
     threading.Thread(target=watch, name="knnx-parent-watch", daemon=True).start()
 
 
-def _execute_dask(payloads, jobs, scheduler):
-    """Cells as tasks on a Dask distributed cluster (see :func:`run_spec`).
-
-    A payload carries the dataset's spec entry and the split's row indices, never the
-    data: each worker process loads a dataset once (``_load_cached``) and reuses it for
-    every cell of that dataset it runs. Bundled datasets come with the package; CSV
-    files must be readable by the workers at the same path.
-    """
+@contextmanager
+def _dask_client(jobs, scheduler):
+    """A Dask distributed Client for ``--executor dask`` (see :func:`run_spec`): to the
+    scheduler at ``scheduler``, else to a LocalCluster of ``jobs`` single-threaded worker
+    processes on loopback. Made before the output folder is touched, so that a scheduler
+    that cannot be reached is one line with nothing written."""
     try:
         from distributed import Client, LocalCluster
-        from distributed import as_completed as dask_completed
     except ImportError:
         raise KnnxError("--executor dask needs dask and distributed: pip install 'knnx[dask]'") from None
     cluster = None
@@ -771,20 +762,8 @@ def _execute_dask(payloads, jobs, scheduler):
             except (OSError, TimeoutError, ValueError) as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise KnnxError(f"--scheduler {scheduler}: cannot connect ({first})") from None
-        run_id = os.urandom(4).hex()  # task keys unique across runs sharing a scheduler
-        futures = {}
         try:
-            for cell, payload in payloads:
-                key = f"knnx-{run_id}-cell-{payload['index']}"
-                futures[client.submit(_checked, run_cell, payload, pure=False, key=key)] = cell
-            for fut in dask_completed(futures):
-                try:
-                    yield futures[fut], fut.result()
-                except CellError as exc:
-                    yield futures[fut], exc
-        except BaseException:
-            client.cancel(list(futures))  # interrupted or a fatal error: drop queued cells
-            raise
+            yield client
         finally:
             client.close()
     finally:
@@ -792,8 +771,33 @@ def _execute_dask(payloads, jobs, scheduler):
             cluster.close()
 
 
+def _execute_dask(payloads, client):
+    """Cells as tasks on a Dask distributed cluster (see :func:`run_spec`).
+
+    A payload carries the dataset's spec entry and the split's row indices, never the
+    data: each worker process loads a dataset once (``_load_cached``) and reuses it for
+    every cell of that dataset it runs. Bundled datasets come with the package; CSV
+    files must be readable by the workers at the same path. A failed cell comes back as
+    its CellError (a value, not an exception, so the workers log nothing).
+    """
+    from distributed import as_completed as dask_completed
+
+    run_id = os.urandom(4).hex()  # task keys unique across runs sharing a scheduler
+    futures = {}
+    try:
+        for cell, payload in payloads:
+            key = f"knnx-{run_id}-cell-{payload['index']}"
+            futures[client.submit(_checked, run_cell, payload, pure=False, key=key)] = cell
+        for fut in dask_completed(futures):
+            yield futures[fut], fut.result()
+    except BaseException:
+        client.cancel(list(futures))  # interrupted or a fatal error: drop queued cells
+        raise
+
+
 def _checked(func, payload, *args):
-    """Run a cell; turn any failure into one CellError line naming the cell.
+    """Run a cell; return its result, or for any failure one CellError (returned, not
+    raised, so that pool and Dask workers pass it back as a value) naming the cell.
 
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
@@ -805,9 +809,9 @@ def _checked(func, payload, *args):
     except Exception as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
         what = f"{payload['dataset']} {payload['algorithm']} {canonical_json(payload['params'])}"
         first = escape_control((str(exc).strip().splitlines() or [""])[0])
-        raise CellError(
+        return CellError(
             f"cell {what} repeat {payload['repeat']} fold {payload['fold']} failed: {type(exc).__name__}: {first}"
-        ) from None
+        )
 
 
 def _clear_outputs(out):

@@ -59,7 +59,7 @@ from knnx._text import describe_control, find_control
 from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import KnnxError, SpecError
-from knnx.limits import graph_bytes, lpo_bytes, memory_problem
+from knnx.limits import check_memory, graph_bytes, lpo_bytes, memory_problem
 from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.neighbors import check_scale
 from knnx.protocols import make_splits
@@ -573,7 +573,7 @@ def validate_spec(source):
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError("\n".join(f"{label}: {p}" for p in _pydantic_problems(exc, data))) from None
+        raise SpecError.from_lines([f"{label}: {p}" for p in _pydantic_problems(exc, data)]) from None
 
     _check_size(spec, label)
 
@@ -661,6 +661,10 @@ def validate_spec(source):
                 )
             labels_seen[ds_label] = d
             ds = load_dataset(entry, seed=dataset_seedseq(spec.seed, ds_label, SEED_DATA), base_dir=base_dir)
+            n_splits = _splits_per_dataset(spec.protocol)  # each holds every row's index once
+            check_memory(
+                16 * n_splits * ds.n_samples, f"protocol {kind}: {n_splits} splits of {ds.n_samples} rows"
+            )
             ds_splits = make_splits(ds, dataset_seedseq(spec.seed, ds_label, SEED_SPLITS), kind, **protocol)
         except KnnxError as exc:
             problems.append(f"datasets[{d}]: {exc}")
@@ -722,7 +726,7 @@ def validate_spec(source):
             f"algorithms: the grid expands to {n_cells} cells, more than the limit of {MAX_CELLS}"
         )
     if problems:
-        raise SpecError("\n".join(f"{label}: {p}" for p in problems))
+        raise SpecError.from_lines([f"{label}: {p}" for p in problems])
 
     cells = []
     for d, ds in enumerate(datasets):

@@ -190,7 +190,7 @@ def test_single_class_predicts_it():
     ("estimator", "message"),
     [
         (SGDBudget(budget="4m"), "SGDBudget: budget must be one of 'T', 'Tk/m', '2m', '3m', got '4m'"),
-        (SGDBudget(k=0), "SGDBudget: k must be an integer >= 1, got 0"),
+        (SGDBudget(k=0), "SGDBudget: k must be an integer in [1, 1000000], got 0"),
         (
             AdaBoostTrees(base="c45"),
             "AdaBoostTrees: base must be one of 'cart2', 'cart3', 'random3', 'random_full'",

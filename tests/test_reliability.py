@@ -1033,3 +1033,292 @@ def test_the_runner_shows_the_progress_of_a_long_fit(tmp_path, monkeypatch, jobs
     if jobs == 1:
         # both folds to the end: the last evaluation is 23/23 and the end of fit says it again
         assert sum(t.startswith("fit 23/23 ") for t in fits) == 4
+
+
+# --- cases found by a second, independent hostile corpus ----------------------------------
+
+
+def _results_file(tmp_path, **changes):
+    rows = [{**_row(i, 0.5 + i / 10), "params": f'{{"k":{2 * i + 1}}}'} for i in range(3)]
+    rows = [{**r, **changes} for r in rows]
+    path = tmp_path / "r.csv"
+    path.write_text(rows_to_csv(rows, header=True))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("not json", "column 'params' line 2: 'not json' is not a JSON object of parameters"),
+        ("[1, 2]", "column 'params' line 2: '[1, 2]' is not a JSON object of parameters"),
+    ],
+)
+def test_plot_on_params_that_are_not_a_json_object_is_one_line(tmp_path, params, message):
+    path = _results_file(tmp_path, params=params)
+    _refused(["plot", str(path), "--out", str(tmp_path / "x.png")], tmp_path, f"error: {message}")
+
+
+def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):
+    """matplotlib read '$x^$' as mathtext and every run with such a dataset id crashed
+    while plotting, and so did every resume."""
+    from knnx.plots import plot_metric
+    from knnx.runner import run_spec
+
+    spec = {
+        "name": "dollar",
+        "datasets": [{"name": "iris", "id": "$x^$"}],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}],
+    }
+    run_spec(spec, out=tmp_path)
+    assert (tmp_path / "error.png").stat().st_size > 0
+    fig = plot_metric(tmp_path / "results.csv")
+    assert [ax.get_title() for ax in fig.axes] == ["$x^$"]
+
+
+def test_active_plots_with_dollar_signs(tmp_path):
+    from knnx.active_experiment import run_active
+
+    spec = {"name": "a", "datasets": [{"name": "iris", "id": "$x^$"}], "repeats": 1, "rounds": 1, "start": 20}
+    run_active(spec, out=tmp_path)
+    assert (tmp_path / "active.png").stat().st_size > 0
+
+
+def test_plot_default_file_name_from_a_metric_with_a_slash(tmp_path):
+    path = _results_file(tmp_path, metric="a/b")
+    result = runner.invoke(app, ["plot", str(path), "--metric", "a/b"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "a_b.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("{TMP}", "is a folder; give an image file name"),
+        ("/proc/knnx-e.png", "error: --out: /proc/knnx-e.png: cannot write ("),
+    ],
+)
+def test_plot_onto_a_place_that_cannot_take_it_is_exit_2(tmp_path, target, message):
+    path = _results_file(tmp_path)
+    _refused(["plot", str(path), "--out", target.replace("{TMP}", str(tmp_path))], tmp_path, message)
+
+
+def test_table_by_a_column_twice_is_one_line(tmp_path):
+    path = _results_file(tmp_path)
+    _refused(
+        ["table", str(path), "--by", "dataset,dataset"],
+        tmp_path,
+        "error: --by: column 'dataset' is given twice",
+    )
+
+
+def test_numeric_labels_are_compared_exactly_not_as_floats():
+    from knnx.datasets import encode_labels
+
+    # one float64, two different numbers: two classes, in numeric order
+    y, classes = encode_labels(["9007199254740993", "9007199254740992", "1e400"], "f")
+    assert classes.tolist() == ["9007199254740992", "9007199254740993", "1e400"]
+    assert y.tolist() == [1, 0, 2]
+
+
+def test_a_user_text_with_a_line_break_stays_on_one_error_line(tmp_path):
+    (tmp_path / "d.csv").write_text('a,"b\x1b[31m\nc",label\n1,x,u\n2,y,v\n', encoding="utf-8")
+    folder = tmp_path / "x\ry"
+    folder.mkdir()
+    spec = folder / "s.yaml"
+    spec.write_text(SPEC.replace("{DATASET}", "{csv: ../d.csv}"))
+    line = _refused(["validate", str(spec)], tmp_path, "error: ")
+    assert (
+        "x\\ry" in line and "column 'b\\x1b[31m\\nc' line 3: 'x' is not a number" in line
+    )  # escaped, in the one line
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["1e308", "-1e308", "0", "1", "2", "3", "4", "5", "1e308", "-1e308"],  # a pairwise-summed mean of NaN
+        ["1e308"] * 4 + ["-1e308"] * 4,
+    ],
+)
+def test_values_whose_mean_overflows_are_refused_by_the_range_rule(tmp_path, values):
+    from knnx.datasets import load_dataset
+    from knnx.errors import DataError
+    from knnx.neighbors import check_scale
+
+    (tmp_path / "d.csv").write_text(
+        "a,label\n" + "".join(f"{v},{'xy'[i % 2]}\n" for i, v in enumerate(values))
+    )
+    X = load_dataset({"csv": "d.csv"}, base_dir=tmp_path).X
+    with pytest.raises(DataError, match="their mean or their differences overflow float64|= 1e\\+308"):
+        check_scale(X)
+    spec = _spec(tmp_path, "{csv: d.csv}")
+    _refused(["validate", str(spec)], tmp_path, "values too far apart for float64 squared distances")
+    _refused(
+        ["select-k", "--p", "2", "--k-max", "3", "--csv", str(tmp_path / "d.csv")], tmp_path, "too far apart"
+    )
+
+
+@pytest.mark.parametrize(
+    ("dataset", "message"),
+    [
+        (
+            "{synthetic: blobs, n: 60, spread: 1.0e+308}",
+            "synthetic blobs: a parameter is too large or too small",
+        ),
+        (
+            "{synthetic: dambrosio2012, n: 60, sigma: 1.0e+200}",
+            "synthetic dambrosio2012: a parameter is too large",
+        ),
+        (
+            "{synthetic: dambrosio2012, n: 100, n_classes: 10000000}",
+            "n_classes = 10000000, more than the limit of 10000",
+        ),
+        (
+            "{synthetic: blobs, n: 100, n_classes: 1000000000}",
+            "n_classes = 1000000000, more than the limit of 10000",
+        ),
+    ],
+)
+def test_synthetic_parameters_beyond_float64_or_the_class_limit_are_one_line(tmp_path, dataset, message):
+    _refused(["validate", str(_spec(tmp_path, dataset))], tmp_path, message)
+
+
+def test_sgd_updates_are_bounded(tmp_path):
+    problems = _validate_problems(
+        {
+            **BASE,
+            "datasets": ["iris"],
+            "algorithms": [{"name": "sgd", "params": {"budget": "Tk/m", "k": 10**12}}],
+        },
+        tmp_path,
+    )
+    assert problems == ["algorithms[0].params.k: must be an integer in [1, 1000000], got 1000000000000"]
+
+
+def test_the_splits_of_a_huge_protocol_are_estimated_before_they_are_drawn(tmp_path, monkeypatch):
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1GiB")
+    spec = {
+        **BASE,
+        "protocol": {"kind": "holdout", "repeats": 10**6},
+        "datasets": ["ripley"],
+        "algorithms": [{"name": "knn"}],
+    }
+    assert _validate_problems(spec, tmp_path) == [
+        "datasets[0]: protocol holdout: 1000000 splits of 1250 rows needs about 18.6 GiB, more than the memory "
+        "limit of 1.0 GiB (KNNX_MEMORY_LIMIT)"
+    ]
+
+
+def test_an_active_spec_whose_lpo_graph_exceeds_memory_is_refused_before_writing(tmp_path, monkeypatch):
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "2G")
+    spec = tmp_path / "a.yaml"
+    spec.write_text(
+        "name: a\ndatasets: [{synthetic: blobs, n: 40000}]\nrepeats: 1\nrounds: 1\nm: 5\nstart: 30000\n"
+        "p_tune: 29000\n"
+    )
+    _refused(
+        ["active", str(spec), "--quiet", "--out", str(tmp_path / "out")],
+        tmp_path,
+        "datasets[0]: 'blobs(n=40000)': exact leave-29000-out on 30005 rows (p_tune) needs about",
+    )
+
+
+def test_the_memory_limit_follows_an_address_space_cap(tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    cap = 6 * 2**30
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    code = "from knnx.limits import memory_limit, memory_problem; print(memory_limit()); print(memory_problem(2**40, 'x'))"
+    done = subprocess.run([sys.executable, "-c", code], preexec_fn=limit, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    value, problem = done.stdout.splitlines()
+    assert int(value) == int(0.8 * cap)
+    assert problem.endswith("(80 % of this process's memory cap; KNNX_MEMORY_LIMIT sets another)")
+
+
+def test_a_planted_link_in_the_output_folder_is_never_written_through(tmp_path):
+    from knnx.errors import ResultsError
+    from knnx.results import atomic_write_text, output_lock
+
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".knnx.lock").symlink_to(outside)
+    with pytest.raises(ResultsError, match="is a symbolic link; remove it"), output_lock(out):
+        pass
+    (out / ".knnx.lock").unlink()
+    (out / ".spec.yaml.tmp").symlink_to(outside)  # the temporary file of an atomic write
+    atomic_write_text(out / "spec.yaml", "name: x\n")
+    assert outside.read_text() == "keep me\n" and (out / "spec.yaml").read_text() == "name: x\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "{SPEC}", "--jobs", "0"], " run: Invalid value for '--jobs'"),
+        (["table", "{SPEC}", "--format", "bogus"], " table: Invalid value for '--format'"),
+        (["run"], " run: Missing argument 'spec'. (see "),
+        (["run", "{SPEC}", "--bogus"], " run: No such option: --bogus"),
+        (["select-k", "--p", "2", "--k-max", "abc"], " select-k: Invalid value for '--k-max'"),
+        (
+            ["check", "{SPEC}", "--reference", "{SPEC}", "--atol", "inf"],
+            "error: --atol: expected a finite number >= 0",
+        ),
+    ],
+)
+def test_command_line_misuse_is_one_line_exit_2(tmp_path, args, message):
+    spec = str(_spec(tmp_path, "iris"))
+    _refused([a.replace("{SPEC}", spec) for a in args], tmp_path, message)
+
+
+def test_an_unreachable_scheduler_writes_nothing(tmp_path):
+    pytest.importorskip("distributed")
+    spec = _spec(tmp_path, "iris")
+    args = [
+        "run",
+        str(spec),
+        "--executor",
+        "dask",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    _refused(args, tmp_path, "error: --scheduler tcp://127.0.0.1:9: cannot connect (")
+
+
+def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path):
+    """Failed cells come back from the workers as values: distributed logged each as
+    'Compute Failed' with its traceback on stderr."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("distributed")
+    # the fold that tests the 1e300 row trains on tiny values: its test rows overflow
+    # when standardised (a data error only the run can see); the other fold runs
+    (tmp_path / "d.csv").write_text("a,label\n0,x\n1e-300,y\n0,x\n1e-300,y\n1e-300,x\n1e300,y\n")
+    (tmp_path / "s.yaml").write_text(
+        "name: f\ndatasets: [iris, {csv: d.csv, id: bad}]\npreprocess: {standardize: true}\n"
+        "protocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n"
+    )
+    code = "from knnx.cli import app; app()"
+    args = [
+        sys.executable,
+        "-c",
+        code,
+        "run",
+        str(tmp_path / "s.yaml"),
+        "--out",
+        str(tmp_path / "o"),
+        "--quiet",
+    ]
+    done = subprocess.run([*args, "--executor", "dask", "--jobs", "2"], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [done.stderr.splitlines()[0]]
+    assert done.stderr.startswith("error: 1 of 4 cells failed and were not saved")

@@ -188,11 +188,20 @@ def load_dataset(entry, *, seed=0, base_dir=None):
                 raise DataError(f"synthetic {gen}: unknown parameter '{key}'; known: {', '.join(allowed)}")
         body.setdefault("seed", seed)
         try:
-            ds = GENERATORS[gen](**body)
+            with np.errstate(over="ignore", invalid="ignore"):  # overflows surface as errors below
+                ds = GENERATORS[gen](**body)
         except (TypeError, ValueError) as exc:
             if isinstance(exc, DataError):
                 raise
             raise DataError(f"synthetic {gen}: {exc}") from None
+        except (OverflowError, FloatingPointError, np.linalg.LinAlgError):
+            raise DataError(
+                f"synthetic {gen}: a parameter is too large or too small for float64 arithmetic; rescale it"
+            ) from None
+        if not np.isfinite(ds.X).all():
+            raise DataError(
+                f"synthetic {gen}: the parameters give values beyond float64 (inf or NaN); rescale them"
+            )
     return replace(ds, name=label)
 
 

@@ -3,6 +3,7 @@
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
 
@@ -70,7 +71,9 @@ _NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\
 
 
 def _number(label):
-    return float(label) if _NUMBER.fullmatch(label) else None
+    """The exact value of a label that is a number (a Decimal: 9007199254740993 and
+    9007199254740992 differ, although they are one float64), else None."""
+    return Decimal(label.strip()) if _NUMBER.fullmatch(label) else None
 
 
 def encode_labels(labels, where):

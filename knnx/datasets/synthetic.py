@@ -11,7 +11,7 @@ from scipy.stats import multivariate_normal
 
 from knnx.datasets._base import make_dataset
 from knnx.errors import DataError
-from knnx.limits import check_memory
+from knnx.limits import MAX_CLASSES, check_memory
 
 
 def _streams(seed):
@@ -53,6 +53,13 @@ def _check_positive_int(value, name, where):
     return int(value)
 
 
+def _check_classes(value, where, name="n_classes"):
+    C = _check_positive_int(value, name, where)
+    if C > MAX_CLASSES:
+        raise DataError(f"{where}: {name} = {C}, more than the limit of {MAX_CLASSES} classes")
+    return C
+
+
 def _check_rows(where, n_rows, d):
     """DataError before anything is drawn if ``n_rows`` rows of ``d`` features would exceed
     the memory limit (knnx.limits): the sample, its parts and the stacked copy, 8 bytes a
@@ -88,6 +95,7 @@ def gaussians(means, covs, priors=None, *, n=None, n_per_class=None, n_test=None
     where = name
     means = np.atleast_2d(np.asarray(means, dtype=float))
     C, d = means.shape
+    _check_classes(C, where, "the number of means")
     covs_in = list(covs) if np.ndim(covs) else [covs] * C
     if len(covs_in) != C:
         raise DataError(f"{where}: {C} means but {len(covs_in)} covariances")
@@ -153,7 +161,7 @@ def dambrosio2012(n=1500, *, n_classes=3, sigma=0.5, n_test=None, seed=0):
     well-separated to heavily overlapping classes as the paper describes. The paper
     uses 1500 training and 4500 test examples per simulation.
     """
-    C = _check_positive_int(n_classes, "n_classes", "dambrosio2012")
+    C = _check_classes(n_classes, "dambrosio2012")
     if not sigma > 0:
         raise DataError(f"dambrosio2012: sigma must be positive, got {sigma!r}")
     angles = 2 * np.pi * np.arange(C) / C
@@ -235,7 +243,7 @@ def blobs(n=1000, *, n_features=2, n_classes=3, spread=10.0, n_test=None, seed=0
     """
     where = "blobs"
     d = _check_positive_int(n_features, "n_features", where)
-    C = _check_positive_int(n_classes, "n_classes", where)
+    C = _check_classes(n_classes, where)
     sizes = [_check_positive_int(n, "n", where)]
     if n_test is not None:
         sizes.append(_check_positive_int(n_test, "n_test", where))
