@@ -118,6 +118,13 @@ def validate_active_spec(source):
         except KnnxError as exc:
             problems.append(f"datasets[{d}]: {exc}")
             continue
+        need = spec.start + (spec.pool if spec.pool is not None else spec.rounds * spec.m)
+        if ds.n_samples < need or ds.n_samples - spec.start < spec.rounds * spec.m:
+            problems.append(
+                f"datasets[{d}]: '{lab}' has {ds.n_samples} rows; start {spec.start} + a pool of at least "
+                f"{max(need - spec.start, spec.rounds * spec.m)} are needed"
+            )
+            continue  # the sizes below would be of rows the data does not have
         n_train = spec.start + spec.rounds * spec.m  # the training set of the last round
         n_pool = spec.pool if spec.pool is not None else ds.n_samples - spec.start
         k_max = spec.k_fixed or spec.k_max
@@ -133,12 +140,6 @@ def validate_active_spec(source):
         ):
             if problem:
                 problems.append(f"datasets[{d}]: {problem}")
-        need = spec.start + (spec.pool if spec.pool is not None else spec.rounds * spec.m)
-        if ds.n_samples < need or ds.n_samples - spec.start < spec.rounds * spec.m:
-            problems.append(
-                f"datasets[{d}]: '{lab}' has {ds.n_samples} rows; start {spec.start} + a pool of at least "
-                f"{max(need - spec.start, spec.rounds * spec.m)} are needed"
-            )
     if spec.pool is not None and spec.pool < spec.rounds * spec.m:
         problems.append(f"pool: {spec.pool} is smaller than rounds x m = {spec.rounds * spec.m}")
     if problems:
@@ -206,7 +207,8 @@ def run_active(spec, *, out=None, resume=True, progress=None, repeats=None):
     ``repeats`` overrides the spec's count (the normalised spec written to OUT says so,
     so a folder never mixes counts).
     """
-    spec, _, base_dir = validate_active_spec(spec)
+    source = spec
+    spec, _, base_dir = validate_active_spec(source)
     if repeats is not None:
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise SpecError(f"--repeats: expected an integer >= 1, got {repeats!r}")
@@ -214,7 +216,10 @@ def run_active(spec, *, out=None, resume=True, progress=None, repeats=None):
         problem = _runs_problem(spec)
         if problem is not None:
             raise SpecError(f"--{problem}")
-    out = prepare_output_folder(out if out is not None else Path("results") / spec.name)
+    out = prepare_output_folder(
+        out if out is not None else Path("results") / spec.name,
+        source=None if isinstance(source, dict) else source,
+    )
     with output_lock(out):
         try:
             return _run_locked(spec, out, base_dir, resume, progress)
@@ -229,7 +234,7 @@ def _run_locked(spec, out, base_dir, resume, progress):
     normalized = yaml.safe_dump(spec.model_dump(), sort_keys=False)
     done = set()
     if resume and results_path.exists():
-        if not spec_path.exists() or spec_path.read_text(encoding="utf-8") != normalized:
+        if not spec_path.is_file() or spec_path.read_bytes() != normalized.encode("utf-8"):
             raise ResultsError(
                 f"{out}: holds results of a different spec; rerun with --no-resume to start over, or use --out"
             )

@@ -200,6 +200,8 @@ def run(
             f"{summary.n_run} cells run, {summary.n_skipped} already done, in {summary.seconds:.1f} s; "
             f"results in {summary.out}/results.csv, tables in {summary.out}/summary.md"
         )
+        if summary.n_warned:
+            console.print(f"{summary.n_warned} of them raised warnings, listed in {summary.out}/warnings.csv")
 
 
 @app.command()

@@ -16,6 +16,7 @@ not measurements.
 
 import os
 import re
+from fractions import Fraction
 
 from knnx.errors import DataError
 
@@ -57,10 +58,10 @@ importing knnx's algorithms, scikit-learn and numba): ``--jobs N`` plans N of th
 _UNITS = {
     "": 1,
     "b": 1,
-    "k": 1e3,
-    "m": 1e6,
-    "g": 1e9,
-    "t": 1e12,
+    "k": 10**3,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
     "ki": 2**10,
     "mi": 2**20,
     "gi": 2**30,
@@ -73,7 +74,7 @@ def parse_bytes(text):
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([kmgt]i?)?b?\s*", str(text).lower())
     if not match:
         raise ValueError(f"expected a size such as 512M, 8G or 1.5GiB, got {text!r}")
-    return int(float(match.group(1)) * _UNITS[match.group(2) or ""])
+    return int(Fraction(match.group(1)) * _UNITS[match.group(2) or ""])  # exact, any size
 
 
 def physical_memory():

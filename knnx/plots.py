@@ -27,18 +27,21 @@ def plain_text():
         yield
 
 
-def parse_params(texts):
-    """The ``params`` cells of a results frame as dicts; ResultsError naming the line of
-    a cell that is not a JSON object (a hand-edited file)."""
+def parse_params(params):
+    """The ``params`` cells of a results frame (a Series indexed by data row, as read) as
+    dicts; ResultsError naming the line of a cell that is not a JSON object (a
+    hand-edited file)."""
     out = []
-    for i, text in enumerate(texts):
+    for row, text in params.items():
         try:
             value = json.loads(text)
         except ValueError:
             value = None
         if not isinstance(value, dict):
             shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
-            raise ResultsError(f"column 'params' line {i + 2}: '{shown}' is not a JSON object of parameters")
+            raise ResultsError(
+                f"column 'params' line {row + 2}: '{shown}' is not a JSON object of parameters"
+            )
         out.append(value)
     return out
 
@@ -46,7 +49,7 @@ def parse_params(texts):
 def varying_numeric_params(frame):
     """Names of numeric parameters that take more than one value in ``frame``."""
     values = {}
-    for params in parse_params(frame["params"].unique()):
+    for params in parse_params(frame["params"].drop_duplicates()):
         for key, value in params.items():
             if isinstance(value, int | float) and not isinstance(value, bool):
                 values.setdefault(key, set()).add(value)
@@ -86,6 +89,14 @@ def plot_metric(results, metric="error", x=None, out=None):
         raise ResultsError(
             f"--x: parameter '{x}' is not numeric; numeric ones that vary: {', '.join(candidates) or 'none'}"
         )
+    for row, p in zip(frame.index, parsed, strict=True):
+        try:
+            if x in p:
+                float(p[x])  # an integer beyond float64 (10^400) cannot be drawn
+        except OverflowError:
+            raise ResultsError(
+                f"column 'params' line {row + 2}: {x} = {str(p[x])[:20]}... is too large to plot"
+            ) from None
     if out is not None:
         folder = Path(out).parent
         if Path(out).is_dir():
@@ -109,7 +120,7 @@ def plot_metric(results, metric="error", x=None, out=None):
         for k, v in p.items():
             varying.setdefault(a, {}).setdefault(k, set()).add(json.dumps(v, sort_keys=True))
     frame = frame.assign(
-        _x=[p.get(x, np.nan) for p in parsed],
+        _x=[float(p[x]) if x in p else np.nan for p in parsed],
         _line=[
             f"{a} " + ",".join(f"{k}={v}" for k, v in sorted(p.items()) if k != x and len(varying[a][k]) > 1)
             for a, p in zip(frame["algorithm"], parsed, strict=True)

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from knnx._text import escape_control
 from knnx.errors import ResultsError
 from knnx.metrics import LOWER_IS_BETTER, METRICS
 from knnx.results import read_results
@@ -65,7 +66,7 @@ def format_table(summary, fmt="md", digits=4):
             value = f"**{value}**" if fmt == "md" else "\\textbf{" + value.replace("±", "$\\pm$") + "}"
         elif fmt == "latex":
             value = value.replace("±", "$\\pm$")
-        cells.append([str(getattr(row, k)) for k in keys] + [value, str(row.n)])
+        cells.append([escape_control(str(getattr(row, k))) for k in keys] + [value, str(row.n)])
     header = keys + ["mean ± std", "n"]
     if fmt == "md":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -112,18 +113,22 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None):
     atol_for = dict(atol_for or {})
     ours = summarize(read_results(path), by=GROUP_KEYS)
     ref = summarize(read_results(reference), by=GROUP_KEYS)
-    merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""))
+    merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""), indicator="found")
     problems = []
     for row in merged.itertuples(index=False):
         group = f"{row.dataset} {row.algorithm} {row.params} {row.metric}"
         if ours["protocol"].nunique() > 1 or ref["protocol"].nunique() > 1:
             group += f" {row.protocol}"
         tol = atol_for.get(row.algorithm, atol)
-        if pd.isna(row.mean):
+        if row.found == "left_only":
             problems.append(f"{group}: missing from {path}")
             continue
+        if pd.isna(row.mean) and pd.isna(row.mean_ref):
+            continue  # NaN in both: unchanged
         diff = abs(row.mean - row.mean_ref)
-        if diff > tol:
+        if np.isnan(diff):  # a NaN on one side only has moved too
+            problems.append(f"{group}: {row.mean:.17g} vs reference {row.mean_ref:.17g} (NaN on one side)")
+        elif diff > tol:
             f = ".6f" if diff >= 1e-6 else ".17g"
             problems.append(
                 f"{group}: {row.mean:{f}} vs reference {row.mean_ref:{f}} (|diff| {diff:.3g} > {tol:g})"

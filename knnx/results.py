@@ -28,6 +28,7 @@ import csv
 import fcntl
 import io
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,6 +60,9 @@ CELL_COLUMNS = ["dataset", "algorithm", "params", "repeat", "fold"]
 LEDGER_COLUMNS = ["cell_key", *CELL_COLUMNS]
 # Failed cells of the last run (OUT/failures.csv): never cached, retried by the next run.
 FAILURE_COLUMNS = [*CELL_COLUMNS, "cell_key", "error"]
+# Warnings raised while a cell ran (OUT/warnings.csv): one row per (cell, category,
+# message), with how many times it was raised; kept with the cell's results.
+WARNING_COLUMNS = [*CELL_COLUMNS, "category", "message", "count"]
 CURVE_COLUMNS = [
     "experiment",
     "dataset",
@@ -130,12 +134,30 @@ def atomic_write_text(path, text):
         os.fsync(fh.fileno())
 
 
-def prepare_output_folder(out, option="--out"):
+# The files knnx writes in an output folder (figures aside).
+OUTPUT_FILES = (
+    ".knnx.lock",
+    "results.csv",
+    "curves.csv",
+    "cells.csv",
+    "failures.csv",
+    "warnings.csv",
+    "summary.csv",
+    "summary.md",
+    "spec.yaml",
+    "environment.json",
+)
+
+
+def prepare_output_folder(out, option="--out", source=None):
     """Create the output folder ``out`` (with its parents) and return it as a Path.
 
     ResultsError (one line naming ``option``, the folder and the reason; nothing
-    written) if its name holds a control character, it is a file, or the system
-    refuses to create it (a read-only place, ``/proc``, a missing permission).
+    written) if its name holds a control character, it is a file, the system refuses
+    to create it (a read-only place, ``/proc``, a missing permission), one of the files
+    knnx writes there is a link, a folder or a pipe (a FIFO named results.csv made a
+    resume wait forever), or its spec.yaml is the spec file ``source`` being run
+    (knnx would overwrite it with the normalised copy).
     """
     out = Path(out)
     if find_control(str(out)) is not None:
@@ -148,6 +170,22 @@ def prepare_output_folder(out, option="--out"):
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ResultsError(f"{option}: {out}: cannot create the folder ({exc.strerror or exc})") from None
+    for name in OUTPUT_FILES:
+        path = out / name
+        if path.is_symlink():
+            raise ResultsError(
+                f"{option}: {path} is a symbolic link; remove it (knnx writes no file through a link)"
+            )
+        if path.exists() and not path.is_file():
+            raise ResultsError(
+                f"{option}: {path} is not a regular file; remove it or choose another {option}"
+            )
+    spec_copy = out / "spec.yaml"
+    if source is not None and spec_copy.exists() and os.path.samefile(spec_copy, source):
+        raise ResultsError(
+            f"{option}: {out} would overwrite the spec being run ({source}) with its normalised copy; "
+            f"choose another {option}"
+        )
     return out
 
 
@@ -242,8 +280,15 @@ class ResultsWriter:
 # ``rows_to_csv`` wrote (the shortest repr of each float) whatever the pandas version:
 # pandas' own C parser rounds some 17-digit decimals to a neighbouring float before
 # pandas 3.1 (float_precision="high"), and that option is deprecated from 3.1 on.
-INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iteration"})
+INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iteration", "count"})
 FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds"})
+
+
+# What knnx writes: integers as digits, floats as Python's repr (nan, inf and -inf
+# included). Python's int() and float() also read "1_0", " 3 " and non-ASCII digits,
+# which no knnx file holds: such a cell is refused as not a number.
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|[+-]?inf")
 
 
 def _parse_numbers(texts, kind, column, path):
@@ -251,9 +296,12 @@ def _parse_numbers(texts, kind, column, path):
     names the first cell that is not one."""
     integer = kind == "integer"
     parse = int if integer else float
+    grammar = _INTEGER if integer else _FLOAT
     out = np.empty(len(texts), dtype=np.int64 if integer else np.float64)
     for i, text in enumerate(texts):
         try:
+            if not grammar.fullmatch(text):
+                raise ValueError(text)
             out[i] = parse(text)
         except (ValueError, OverflowError):
             shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
@@ -392,22 +440,26 @@ def _parse_curves(source, path):
     return _read_table(source, path, CURVE_COLUMNS, "curves")
 
 
-def recover_curves(path, complete):
-    """Keep only the curve rows of cells in ``complete`` (keys as returned by
-    :func:`recover`: dataset, algorithm, params, repeat, fold); rewrite atomically."""
+def recover_curves(path, complete, columns=CURVE_COLUMNS, what="curves"):
+    """Keep only the rows of cells in ``complete`` (keys as returned by :func:`recover`:
+    dataset, algorithm, params, repeat, fold) of a curves file (or, with ``columns`` and
+    ``what``, of another per-cell file such as warnings.csv); rewrite atomically."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]  # drop a partial last line
     if not text.strip():
-        atomic_write_text(path, rows_to_csv([], header=True, columns=CURVE_COLUMNS))
+        atomic_write_text(path, rows_to_csv([], header=True, columns=columns))
         return
-    frame = _parse_curves(io.StringIO(text), path)
+    frame = _read_table(io.StringIO(text), path, columns, what)
     keep = [
         (r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) in complete
         for r in frame.itertuples(index=False)
     ]
     frame = frame[np.asarray(keep, dtype=bool)]
-    atomic_write_text(
-        path, rows_to_csv(frame[CURVE_COLUMNS].to_dict("records"), header=True, columns=CURVE_COLUMNS)
-    )
+    atomic_write_text(path, rows_to_csv(frame[columns].to_dict("records"), header=True, columns=columns))
+
+
+def read_warnings(path):
+    """Read a warnings file (see :data:`WARNING_COLUMNS`) as a DataFrame."""
+    return _read_table(path, path, WARNING_COLUMNS, "warnings")

@@ -65,6 +65,8 @@ import signal
 import subprocess
 import threading
 import time
+import warnings
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -86,10 +88,13 @@ from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.preprocess import standardize
 from knnx.report import format_table, mark_best, summarize
 from knnx.results import (
+    CELL_COLUMNS,
     COLUMNS,
     CURVE_COLUMNS,
     FAILURE_COLUMNS,
     LEDGER_COLUMNS,
+    OUTPUT_FILES,
+    WARNING_COLUMNS,
     ResultsWriter,
     atomic_write_text,
     curve_rows,
@@ -112,6 +117,7 @@ class RunSummary:
     n_run: int
     n_skipped: int
     seconds: float
+    n_warned: int = 0  # cells of this run that raised warnings (listed in OUT/warnings.csv)
 
 
 def _graph_k(vspec):
@@ -187,14 +193,24 @@ REUSE_GRAPHS = True
 
 
 def run_cell(payload, fit_progress=None):
-    """Fit and evaluate one cell; return ``(index, rows, curve_rows)``; with
+    """Fit and evaluate one cell; return ``(index, rows, curve_rows, warnings)``; with
     ``payload["graph_k"]`` > 0 its neighbour graphs come from and go to the process's
     graph store (:func:`knnx.graphs.reuse_graphs`). ``fit_progress(index, done, total)``
-    relays the progress of an estimator whose ``fit`` takes a ``progress`` callback."""
-    if payload.get("graph_k", 0) > 0:
-        with graphs.reuse_graphs(payload["graph_k"]):
-            return _run_cell(payload, fit_progress)
-    return _run_cell(payload, fit_progress)
+    relays the progress of an estimator whose ``fit`` takes a ``progress`` callback.
+    ``warnings``: what Python warnings the cell raised, as ``(category, message,
+    count)`` in the order first seen (recorded, not printed)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if payload.get("graph_k", 0) > 0:
+            with graphs.reuse_graphs(payload["graph_k"]):
+                result = _run_cell(payload, fit_progress)
+        else:
+            result = _run_cell(payload, fit_progress)
+    counts = Counter(
+        (w.category.__name__, escape_control((str(w.message).strip().splitlines() or [""])[0])[:300])
+        for w in caught
+    )
+    return (*result, [(category, message, n) for (category, message), n in counts.items()])
 
 
 def _fit_kwargs(estimator, index, fit_progress):
@@ -522,7 +538,10 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
             f"--jobs {jobs}: {jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
         )
     with _dask_client(jobs, scheduler) if executor == "dask" else nullcontext() as client:
-        out = prepare_output_folder(out if out is not None else Path("results") / vspec.spec.name)
+        out = prepare_output_folder(
+            out if out is not None else Path("results") / vspec.spec.name,
+            source=None if isinstance(spec, dict) else spec,
+        )
         with output_lock(out):
             try:
                 return _run_locked(vspec, out, jobs, resume, progress, start, client)
@@ -537,6 +556,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     curves_path = out / "curves.csv"
     ledger_path = out / "cells.csv"
     failures_path = out / "failures.csv"
+    warnings_path = out / "warnings.csv"
     normalized = yaml.safe_dump(vspec.normalized(), sort_keys=False)
     metrics = list(vspec.spec.metrics)
     keys = cell_keys(vspec)
@@ -558,6 +578,8 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
         done_keys = recover(results_path, metrics, allowed=valid)
     if curves_path.exists():
         recover_curves(curves_path, done_keys)  # curves of complete cells only
+    if warnings_path.exists():
+        recover_curves(warnings_path, done_keys, WARNING_COLUMNS, "warnings")
     atomic_write_text(
         ledger_path,
         rows_to_csv(
@@ -577,12 +599,22 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     splits = {(d, s.repeat, s.fold): s for d, ds_splits in enumerate(vspec.splits) for s in ds_splits}
     by_index = {c.index: c for c in todo}
     failures = []
+    warnings_writer = ResultsWriter(warnings_path, WARNING_COLUMNS) if warnings_path.exists() else None
+    n_warned = 0
     if progress:
         progress(done, total, "")
 
-    def finished(index, rows, curves):
-        nonlocal done
+    def finished(index, rows, curves, cell_warnings):
+        nonlocal done, warnings_writer, n_warned
         cell = by_index[index]
+        if cell_warnings:  # first, like the curves: they count once the cell is in the ledger
+            if warnings_writer is None:
+                warnings_writer = ResultsWriter(warnings_path, WARNING_COLUMNS)
+            base = dict(zip(CELL_COLUMNS, cell.key(), strict=True))
+            warnings_writer.append(
+                [{**base, "category": c, "message": m, "count": n} for c, m, n in cell_warnings]
+            )
+            n_warned += 1
         if curves:
             curves_writer.append(curves)  # first: a cell's curves count once it is in the ledger
         writer.append(rows)
@@ -626,7 +658,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
             f"{len(failures)} of {total} cells failed and were not saved (listed in {failures_path}; "
             f"a rerun retries them); first: {failures[0]['error']}"
         )
-    return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start)
+    return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start, n_warned)
 
 
 # Seconds to wait for a Dask scheduler given with --scheduler.
@@ -816,8 +848,7 @@ def _checked(func, payload, *args):
 
 def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
-    names = ["results.csv", "curves.csv", "cells.csv", "failures.csv", "summary.csv", "summary.md"]
-    names += ["environment.json"]
+    names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml")]  # both rewritten
     names += [f"{m}.png" for m in METRICS]
     for name in names:
         (out / name).unlink(missing_ok=True)
@@ -829,7 +860,9 @@ def _record_environment(path, n_todo):
     if path.exists():
         try:
             runs = json.loads(path.read_text(encoding="utf-8")).get("runs", [])
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, OSError):
+            runs = []
+        if not isinstance(runs, list):  # a hand-edited file: start the record again
             runs = []
     entry = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cells_to_run": n_todo, **environment_info()}
     atomic_write_text(path, json.dumps({"runs": [*runs, entry]}, indent=2) + "\n")

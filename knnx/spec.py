@@ -503,6 +503,17 @@ def _check_size(spec, label):
         )
 
 
+def _grid_key(value):
+    """What makes two grid values one setting: equal numbers are one (``1`` and ``1.0``
+    would run the same fit under two params strings); booleans are not numbers."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return ("number", float(value))
+        except OverflowError:
+            return ("number", value)
+    return ("json", json.dumps(value, sort_keys=True, default=str))
+
+
 def _hook(cls, name):
     """An estimator class's problem hook (see knnx.base.NeighborsClassifierBase), or one
     that finds nothing for a class without it."""
@@ -618,8 +629,9 @@ def validate_spec(source):
                 problems.append(f"algorithms[{a}].params.{pname}: empty list of values")
                 ok = False
                 continue
-            dup = next((v for i, v in enumerate(values) if v in values[:i]), None)
-            if len(values) != len({json.dumps(v, sort_keys=True, default=str) for v in values}):
+            grid_keys = [_grid_key(v) for v in values]
+            dup = next((v for i, v in enumerate(values) if grid_keys[i] in grid_keys[:i]), None)
+            if len(set(grid_keys)) != len(values):
                 problems.append(f"algorithms[{a}].params.{pname}: value {dup!r} is listed twice")
                 ok = False
                 continue

@@ -298,6 +298,12 @@ class WeightedMetricNN(NeighborsClassifierBase):
             )
         if params.get("step_grid") is not None and params.get("scheme") != "cpw":
             problems.append("step_grid applies to scheme 'cpw' only")
+        probes = 12 * params.get("probe_epochs", 5)  # the paper's grid probes up to 12 step pairs
+        if params.get("step_grid") == "paper" and probes > MAX_EPOCHS:
+            problems.append(
+                f"step_grid='paper' with probe_epochs={params['probe_epochs']} makes up to {probes} probe epochs, "
+                f"more than the limit of {MAX_EPOCHS}"
+            )
         return problems
 
     def __init__(

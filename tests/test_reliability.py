@@ -1322,3 +1322,215 @@ def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path):
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [done.stderr.splitlines()[0]]
     assert done.stderr.startswith("error: 1 of 4 cells failed and were not saved")
+
+
+def test_warnings_raised_in_cells_are_listed_not_printed(tmp_path, monkeypatch, capsys):
+    import warnings
+
+    from knnx.algorithms import ALGORITHMS
+    from knnx.knn import KNNClassifier
+    from knnx.results import read_warnings
+    from knnx.runner import run_spec
+
+    class Noisy(KNNClassifier):
+        def fit(self, X, y):
+            if X.shape[1] == 13:  # wine only
+                for _ in range(3):
+                    warnings.warn("liblinear did not converge\nsecond line", UserWarning, stacklevel=1)
+                np.float64(1e308) * np.float64(10.0)  # numpy's RuntimeWarning: overflow
+            return super().fit(X, y)
+
+    monkeypatch.setitem(ALGORITHMS, "noisy", Noisy)
+    spec = {**BASE, "datasets": ["iris", "wine"], "algorithms": [{"name": "noisy", "params": {"k": 1}}]}
+    summary = run_spec(spec, out=tmp_path)
+    assert summary.n_warned == 2  # the two wine folds
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+    frame = read_warnings(tmp_path / "warnings.csv")
+    assert frame[["dataset", "fold", "category", "message", "count"]].values.tolist() == [
+        ["wine", 0, "UserWarning", "liblinear did not converge", 3],
+        ["wine", 0, "RuntimeWarning", "overflow encountered in scalar multiply", 1],
+        ["wine", 1, "UserWarning", "liblinear did not converge", 3],
+        ["wine", 1, "RuntimeWarning", "overflow encountered in scalar multiply", 1],
+    ]
+    # a resume keeps the warnings of the cells it keeps; --no-resume starts the list again
+    assert run_spec(spec, out=tmp_path).n_run == 0
+    assert len(read_warnings(tmp_path / "warnings.csv")) == 4
+    spec["datasets"] = ["iris"]
+    run_spec(spec, out=tmp_path, resume=False)
+    assert not (tmp_path / "warnings.csv").exists()
+
+
+# --- a second hostile corpus: what it found, pinned ---------------------------------------
+
+
+def test_a_label_with_an_exponent_beyond_any_number_is_text():
+    from knnx.datasets import encode_labels
+
+    y, classes = encode_labels(["b", "1e99999999999999999999", "2", "1e99999999999999999999"], "f")
+    assert classes.tolist() == ["2", "1e99999999999999999999", "b"]  # numbers, then text in text order
+    assert y.tolist() == [2, 1, 0, 1]
+
+
+@pytest.mark.parametrize("label", ["+nan", "-NaN", " nan"])
+def test_every_spelling_of_nan_as_a_class_label_is_refused(tmp_path, label):
+    (tmp_path / "d.csv").write_text(f"a,label\n1,x\n2,{label}\n3,y\n")
+    _refused(
+        ["validate", str(_spec(tmp_path, "{csv: d.csv}"))],
+        tmp_path,
+        f"column 'label' line 3: class label '{label}' reads as a missing label",
+    )
+
+
+def test_integers_beyond_float64_in_dataset_entries_are_one_line(tmp_path):
+    from knnx.datasets import _is_number
+
+    assert _is_number(2**64) and _is_number(2**1000) and not _is_number(10**400)
+    _refused(
+        ["validate", str(_spec(tmp_path, f"{{synthetic: blobs, n: 60, spread: {10**400}}}"))],
+        tmp_path,
+        "spread",
+    )
+
+
+def test_a_memory_limit_of_any_size_is_read_exactly(monkeypatch):
+    from knnx.limits import memory_limit, parse_bytes
+
+    assert parse_bytes("1" + "0" * 400) == 10**400
+    assert parse_bytes("1.5GiB") == 3 * 2**29
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "9" * 30 + "GiB")
+    assert memory_limit() == int("9" * 30) * 2**30
+
+
+def test_a_parameter_too_large_to_plot_is_one_line(tmp_path):
+    rows = [{**_row(i, 0.5), "params": f'{{"k":{v}}}'} for i, v in enumerate([1, 10**400])]
+    path = tmp_path / "r.csv"
+    path.write_text(rows_to_csv(rows, header=True))
+    _refused(
+        ["plot", str(path), "--x", "k", "--out", str(tmp_path / "p.png")],
+        tmp_path,
+        "column 'params' line 3: k = 10000000000000000000... is too large to plot",
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_an_output_file_that_is_not_a_regular_file_is_refused(tmp_path, kind):
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    if kind == "fifo":
+        os.mkfifo(out / "results.csv")  # a resume read it and waited forever
+    else:
+        (out / "summary.md").mkdir()
+    spec = _spec(tmp_path, "iris")
+    name = "results.csv" if kind == "fifo" else "summary.md"
+    line = _refused(
+        ["run", str(spec), "--out", str(out), "--quiet"], tmp_path, f"{out / name} is not a regular"
+    )
+    assert line.endswith("remove it or choose another --out")
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_an_output_folder_holding_the_spec_being_run_is_refused(tmp_path):
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    spec = folder / "spec.yaml"
+    spec.write_text(SPEC.replace("{DATASET}", "iris"))
+    _refused(
+        ["run", str(spec), "--out", str(folder), "--quiet"],
+        tmp_path,
+        f"--out: {folder} would overwrite the spec being run ({spec})",
+    )
+    assert spec.read_text() == SPEC.replace("{DATASET}", "iris")
+    active = folder / "spec.yaml"
+    active.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 1\nstart: 20\n")
+    _refused(["active", str(active), "--out", str(folder), "--quiet"], tmp_path, "would overwrite the spec")
+
+
+def test_a_hand_edited_environment_record_is_started_again(tmp_path):
+    import json
+
+    from knnx.runner import run_spec
+
+    spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": 1}}]}
+    (tmp_path / "environment.json").write_text('{"runs": 5}\n')
+    run_spec(spec, out=tmp_path)
+    runs = json.loads((tmp_path / "environment.json").read_text())["runs"]
+    assert [r["cells_to_run"] for r in runs] == [2]
+
+
+def test_an_active_spec_copy_that_is_not_utf8_means_another_spec(tmp_path):
+    spec = tmp_path / "a.yaml"
+    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 1\nstart: 20\nm: 2\n")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["active", str(spec), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    (out / "spec.yaml").write_bytes(b"name: \xff\xfe\n")
+    _refused(
+        ["active", str(spec), "--out", str(out), "--quiet"], tmp_path, "holds results of a different spec"
+    )
+
+
+def test_an_active_dataset_too_small_is_one_line(tmp_path):
+    spec = tmp_path / "a.yaml"
+    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 10000\nm: 10000\nstart: 20\n")
+    _refused(
+        ["active", str(spec), "--quiet", "--out", str(tmp_path / "o")],
+        tmp_path,
+        "datasets[0]: 'iris' has 150 rows; start 20 + a pool of at least 100000000 are needed",
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "text"),
+    [("repeat", "1_0"), ("fold", " 1"), ("repeat", "١"), ("value", "1_0.5"), ("value", "Infinity")],
+)
+def test_result_numbers_follow_the_grammar_knnx_writes(tmp_path, column, text):
+    rows = [_row(i, 0.5) for i in range(2)]
+    text_csv = rows_to_csv(rows, header=True).splitlines()
+    header = text_csv[0].split(",")
+    cells = text_csv[2].split(",")
+    cells[header.index(column)] = text
+    text_csv[2] = ",".join(cells)
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(text_csv) + "\n", encoding="utf-8")
+    kind = "an integer" if column in ("repeat", "fold") else "a number"
+    with pytest.raises(ResultsError, match=re.escape(f"column '{column}' line 3: '{text}' is not {kind}")):
+        read_results(path)
+
+
+def test_check_treats_nan_on_both_sides_as_unchanged_and_on_one_side_as_moved(tmp_path):
+    from knnx.report import check_against_reference
+
+    def write(name, values):
+        rows = [{**_row(i, v), "repeat": 0, "fold": i} for i, v in enumerate(values)]
+        path = tmp_path / name
+        path.write_text(rows_to_csv(rows, header=True))
+        return path
+
+    nan = float("nan")
+    ref = write("ref.csv", [nan, nan])
+    assert check_against_reference(write("a.csv", [nan, nan]), ref, atol=0) == []
+    problems = check_against_reference(write("b.csv", [0.5, 0.5]), ref, atol=0)
+    assert len(problems) == 1 and problems[0].endswith("error: 0.5 vs reference nan (NaN on one side)")
+    problems = check_against_reference(write("c.csv", [nan, nan]), write("ref2.csv", [0.5, 0.5]), atol=0)
+    assert len(problems) == 1 and problems[0].endswith("error: nan vs reference 0.5 (NaN on one side)")
+
+
+def test_paper_step_probes_are_bounded_in_total(tmp_path):
+    algorithm = {
+        "name": "weighted_metric",
+        "params": {"scheme": "cpw", "step_grid": "paper", "probe_epochs": 10000},
+    }
+    problems = _validate_problems({**BASE, "datasets": ["iris"], "algorithms": [algorithm]}, tmp_path)
+    assert problems == [
+        "algorithms[0]: step_grid='paper' with probe_epochs=10000 makes up to 120000 probe epochs, "
+        "more than the limit of 100000"
+    ]
+
+
+def test_one_number_twice_in_a_grid_is_refused_whatever_its_spelling(tmp_path):
+    algorithm = {"name": "unn", "params": {"theta": [1, 1.0]}}
+    problems = _validate_problems({**BASE, "datasets": ["iris"], "algorithms": [algorithm]}, tmp_path)
+    assert problems == ["algorithms[0].params.theta: value 1.0 is listed twice"]

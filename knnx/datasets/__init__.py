@@ -64,7 +64,14 @@ _LIST_PARAMS = ("means", "covs", "priors")  # gaussians takes arrays; other para
 
 
 def _is_number(value):
-    return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+    """A finite int or float (an int as large as float64 can hold: 2^64 and beyond are
+    fine, 10^400 is not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:
+        return False
 
 
 def _all_numbers(value, depth=0):

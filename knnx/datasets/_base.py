@@ -3,7 +3,7 @@
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -73,7 +73,12 @@ _NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\
 def _number(label):
     """The exact value of a label that is a number (a Decimal: 9007199254740993 and
     9007199254740992 differ, although they are one float64), else None."""
-    return Decimal(label.strip()) if _NUMBER.fullmatch(label) else None
+    if not _NUMBER.fullmatch(label):
+        return None
+    try:
+        return Decimal(label.strip())
+    except InvalidOperation:  # an exponent beyond Decimal's range (1e99999999999999999999): text
+        return None
 
 
 def encode_labels(labels, where):

@@ -246,7 +246,7 @@ def table_to_dataset(
     for row, value in enumerate(labels):
         if not isinstance(value, str):
             raise DataError(f"{at(row, label)}: missing class label")
-        if value.strip().lower() == "nan":
+        if value.strip().lower().lstrip("+-") == "nan":
             raise DataError(
                 f"{at(row, label)}: class label {value!r} reads as a missing label; give the class"
             )
