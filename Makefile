@@ -33,7 +33,7 @@ format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments
 	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments
 
-bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --scaling: WeightedMetricNN's fit at n = 5k-20k; scale.py: kNN graph and GNNB at n up to 1e5, d = 512 (about 20 minutes)
+bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --scaling: WeightedMetricNN's fit at n = 5k-20k; scale.py: kNN graph and GNNB at n up to 1e5, d = 512
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/lpo.py
 	$(PYTHON) benchmarks/lpo_weighted.py
