@@ -3,13 +3,14 @@
 Public API: estimators (``KNNClassifier``, ``UNNClassifier``, ``GNNBClassifier``,
 ``WeightedMetricNN``), the exact kernel (``kneighbors``,
 ``reciprocal_neighbors``), exact leave-p-out (``lpo_risk``, ``select_k``), the
-runner (``run_spec``, ``validate_spec``) and the registries ``DATASETS``,
-``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``.
+runner (``run_spec``, ``validate_spec``), the registries ``DATASETS``,
+``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``, and
+``register_algorithm`` / ``register_dataset`` for classes and data of one's own.
 """
 
 from knnx._version import __version__
-from knnx.algorithms import ALGORITHMS
-from knnx.datasets import DATASETS, GENERATORS, load_dataset
+from knnx.algorithms import ALGORITHMS, register_algorithm
+from knnx.datasets import DATASETS, GENERATORS, load_dataset, register_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
 from knnx.gnnb import GNNBClassifier
 from knnx.knn import KNNClassifier
@@ -36,6 +37,8 @@ __all__ = [
     "validate_spec",
     "load_dataset",
     "ALGORITHMS",
+    "register_algorithm",
+    "register_dataset",
     "DATASETS",
     "GENERATORS",
     "METRICS",

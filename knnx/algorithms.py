@@ -1,16 +1,31 @@
-"""Algorithm registry: spec name -> estimator class.
+"""Algorithm registry: spec name -> estimator class, and what a spec entry names.
 
 Each class carries ``_parameter_constraints``; spec validation checks every grid
 value against it, and ``NEIGHBOR_PARAMS`` names the parameter (if any) that may not
 exceed the size of the training part (less a slack). ``LPO_RISK`` maps the
 algorithms whose leave-p-out risk has a closed form to the function computing it
-(used by ``protocol: {kind: lpo, p: P}``).
+(used by ``protocol: {kind: lpo, p: P}``). ``ALIASES`` are names a reader would
+guess for a registered algorithm with some parameters fixed (``cpw`` is
+``weighted_metric`` with ``scheme: cpw``).
+
+An ``algorithms`` entry of a spec names a class in one of four ways, resolved by
+:func:`resolve_algorithm` in this order: a built-in name or alias, a name given to
+:func:`register_algorithm`, a name offered by an installed package in the
+``knnx.algorithms`` entry-point group, or ``estimator: "package.module:Class"``
+(any scikit-learn-compatible classifier; see :mod:`knnx.plugins`).
 """
 
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
 from knnx.baselines import ITMLKNN, SVMRBF, AdaBoostTrees, LinearSVMPlatt, SGDBudget, SubsampledKNN, SVMLinear
+from knnx.errors import SpecError
 from knnx.gnnb import GNNBClassifier
 from knnx.knn import KNNClassifier, KNNLpoClassifier
 from knnx.lpo import lpo_risk
+from knnx.plugins import ALGORITHM_GROUP, entry_point_names, import_object, load_entry_point, object_version
 from knnx.unn import UNNClassifier, UNNCVClassifier
 from knnx.weighted import WeightedMetricNN
 
@@ -52,3 +67,196 @@ def _knn_lpo_risk(params, X, y, p):
 
 # Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p) -> risk.
 LPO_RISK = {"knn": _knn_lpo_risk}
+
+
+# Names a reader would guess: name -> (registered name, parameters it fixes).
+ALIASES = {
+    "cw": ("weighted_metric", {"scheme": "cw"}),
+    "pw": ("weighted_metric", {"scheme": "pw"}),
+    "cpw": ("weighted_metric", {"scheme": "cpw"}),
+    "l2": ("weighted_metric", {"scheme": "l2"}),
+    "cdm": ("weighted_metric", {"scheme": "cdm"}),
+}
+
+# The algorithms knnx ships; register_algorithm adds to ALGORITHMS, never to these.
+BUILTIN = frozenset(ALGORITHMS)
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def register_algorithm(name, cls):
+    """Make ``cls`` (a scikit-learn-compatible classifier class) available to specs as
+    ``name: NAME`` in this process. Re-registering the same class is allowed; a name
+    that is taken (built-in, alias or another class) raises ValueError."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or set(name) == {"."}:
+        raise ValueError(f"algorithm name {name!r}: letters, digits and _.- only")
+    if not isinstance(cls, type):
+        raise ValueError(f"register_algorithm({name!r}, ...): expected a class, got {type(cls).__name__}")
+    if name in ALIASES or (name in ALGORITHMS and ALGORITHMS[name] is not cls):
+        raise ValueError(f"algorithm name '{name}' is taken; choose another")
+    problem = classifier_problem(cls)
+    if problem:
+        raise ValueError(f"register_algorithm({name!r}, {cls.__name__}): {problem}")
+    ALGORITHMS[name] = cls
+
+
+def known_algorithm_names():
+    """Every name a spec may give: built-ins, aliases, registered, installed plugins."""
+    return sorted(set(ALGORITHMS) | set(ALIASES) | set(entry_point_names(ALGORITHM_GROUP)))
+
+
+def classifier_problem(cls):
+    """Why ``cls`` is not a scikit-learn-compatible classifier class, or None."""
+    from sklearn.base import is_classifier, is_clusterer, is_outlier_detector, is_regressor
+
+    if not isinstance(cls, type):
+        return f"is a {type(cls).__name__}, not a class"
+    missing = [m for m in ("fit", "predict", "get_params") if not callable(getattr(cls, m, None))]
+    if missing:
+        return f"is not a scikit-learn-compatible classifier (no {', '.join(missing)})"
+    try:
+        instance = cls()
+    except Exception as exc:
+        text = (str(exc).strip().splitlines() or [""])[0][:120]
+        return f"cannot be made with its defaults ({type(exc).__name__}: {text}); every parameter needs a default"
+    for test, what in (
+        (is_regressor, "a regressor"),
+        (is_clusterer, "a clusterer"),
+        (is_outlier_detector, "an outlier detector"),
+    ):
+        try:
+            if test(instance):
+                return f"is {what}, not a classifier"
+        except Exception:
+            continue
+    try:
+        if not is_classifier(instance) and getattr(instance, "_estimator_type", "classifier") != "classifier":
+            return "is not a classifier"
+    except Exception:
+        pass
+    return None
+
+
+@dataclass(frozen=True)
+class ResolvedAlgorithm:
+    """What one ``algorithms`` entry of a spec runs.
+
+    id : the name in results, tables and plots (the entry's ``id``, else its ``name``,
+        else the class name of its ``estimator``).
+    cls : the estimator class.
+    name : the registered name it resolves to (``weighted_metric`` for ``cpw``), or None
+        for an import path; keys ``NEIGHBOR_PARAMS`` and ``LPO_RISK``.
+    fixed : parameters fixed by an alias.
+    path : the entry's import path (workers import it again), or None.
+    version : the identity of its code outside knnx (see knnx.plugins.object_version).
+    """
+
+    id: str
+    cls: type
+    name: str | None = None
+    fixed: dict = field(default_factory=dict)
+    path: str | None = None
+    version: str | None = None
+
+    @property
+    def knnx_params(self):
+        """True when the class checks its parameters with knnx's constraint tables."""
+        constraints = getattr(self.cls, "_parameter_constraints", None)
+        return isinstance(constraints, dict) and all(hasattr(c, "check") for c in constraints.values())
+
+    def source(self):
+        """How the entry named the class, for the cell hash and messages."""
+        return self.path or self.name
+
+    def defaults(self):
+        """The class's own defaults that a spec can write (JSON values; the alias's fixed
+        parameters included)."""
+        params = self.cls().get_params(deep=False)
+        return {k: v for k, v in params.items() if _jsonable(v)} | self.fixed
+
+    def parameter_problem(self, pname, value):
+        """Why ``value`` is not allowed for parameter ``pname``, or None."""
+        params = self.cls().get_params(deep=False)
+        if pname not in params:
+            return f"unknown parameter for {self.id}; known: {', '.join(sorted(params))}"
+        if pname in self.fixed:
+            return (
+                f"fixed to {self.fixed[pname]!r} by the name '{self.id if self.name != self.id else self.name}'"
+                f"; use name: {self.name} to vary it"
+            )
+        constraints = getattr(self.cls, "_parameter_constraints", None)
+        if not isinstance(constraints, dict) or pname not in constraints:
+            return None
+        if self.knnx_params:
+            expected = constraints[pname].check(value)
+            return None if expected is None else f"must be {expected}, got {value!r}"
+        try:  # scikit-learn's own tables (a private helper, guarded)
+            from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+        except ImportError:
+            return None
+        try:
+            validate_parameter_constraints(
+                {pname: constraints[pname]}, {pname: value}, caller_name=self.cls.__name__
+            )
+        except InvalidParameterError as exc:
+            text = _SET_OF_STRINGS.sub(_sorted_set, str(exc)).split(" must be ", 1)
+            return ("must be " + text[1]) if len(text) == 2 else str(exc)
+        except Exception:
+            return None
+        return None
+
+
+# scikit-learn prints the options of a StrOptions as a Python set, whose order follows
+# string hashing (it changes from process to process): knnx sorts them.
+_SET_OF_STRINGS = re.compile(r"\{('[^'{}]*'(?:, '[^'{}]*')*)\}")
+
+
+def _sorted_set(match):
+    return "{" + ", ".join(sorted(match.group(1).split(", "))) + "}"
+
+
+def _jsonable(value):
+    if value is None or isinstance(value, bool | str):
+        return True
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple | dict):
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            return False
+        return True
+    return False
+
+
+def resolve_algorithm(entry, base_dir=None):
+    """The :class:`ResolvedAlgorithm` of a spec's algorithms entry (``name`` or
+    ``estimator``, optional ``id``); SpecError with one line (no location) otherwise."""
+    name, path = entry.get("name"), entry.get("estimator")
+    if path is not None:
+        cls = import_object(path, base_dir)
+        problem = classifier_problem(cls)
+        if problem:
+            raise SpecError(f"'{path}' {problem}")
+        return ResolvedAlgorithm(
+            entry.get("id") or path.rsplit(":", 1)[1].rsplit(".", 1)[-1],
+            cls,
+            path=path,
+            version=object_version(cls),
+        )
+    if name in ALIASES:
+        target, fixed = ALIASES[name]
+        return ResolvedAlgorithm(entry.get("id") or name, ALGORITHMS[target], target, dict(fixed))
+    if name in ALGORITHMS:
+        cls = ALGORITHMS[name]
+        return ResolvedAlgorithm(entry.get("id") or name, cls, name, version=object_version(cls))
+    cls = load_entry_point(ALGORITHM_GROUP, name)
+    if cls is None:
+        raise SpecError(f"unknown algorithm '{name}'; known: {', '.join(known_algorithm_names())}")
+    problem = classifier_problem(cls)
+    if problem:
+        raise SpecError(f"'{name}' (entry point {ALGORITHM_GROUP}) {problem}")
+    ALGORITHMS.setdefault(name, cls)  # workers of this run look it up as a registered name
+    return ResolvedAlgorithm(entry.get("id") or name, cls, name, version=object_version(cls))

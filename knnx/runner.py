@@ -80,11 +80,12 @@ import yaml
 from knnx import graphs
 from knnx._text import escape_control
 from knnx._version import __version__
-from knnx.algorithms import ALGORITHMS, LPO_RISK
-from knnx.datasets import load_dataset
+from knnx.algorithms import LPO_RISK
+from knnx.datasets import REGISTERED, load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import METRIC_INPUT, METRICS
+from knnx.plugins import import_object
 from knnx.preprocess import standardize
 from knnx.report import format_table, mark_best, summarize
 from knnx.results import (
@@ -132,10 +133,16 @@ def _graph_k(vspec):
 
 def _cell_payload(vspec, cell, splits, graph_k=None):
     split = splits[(cell.dataset_index, cell.repeat, cell.fold)]
+    ref = vspec.algorithms[cell.algorithm_index]
     return {
+        # the class itself (pickled by reference), or its import path, imported again by a
+        # worker with the spec's folder on its path
+        "estimator": ref.path if ref.path is not None else ref.cls,
+        "registered": ref.name,
         "graph_k": (graph_k or {}).get(cell.dataset_index, 0),
         "experiment": vspec.spec.name,
-        "entry": vspec.spec.datasets[cell.dataset_index],
+        "entry": vspec.entries[cell.dataset_index],
+        "loaders": _registered_loaders(vspec.entries[cell.dataset_index]),
         "dataset": cell.dataset,
         "seed": vspec.spec.seed,
         "base_dir": str(vspec.base_dir),
@@ -171,7 +178,7 @@ def _lend_validated(vspec, lend):
     keys = []
     if lend:
         for d, ds in enumerate(vspec.datasets):
-            key = (canonical_json(vspec.spec.datasets[d]), ds.name, vspec.spec.seed, str(vspec.base_dir))
+            key = (canonical_json(vspec.entries[d]), ds.name, vspec.spec.seed, str(vspec.base_dir))
             _VALIDATED[key] = ds
             keys.append(key)
     try:
@@ -181,7 +188,16 @@ def _lend_validated(vspec, lend):
             _VALIDATED.pop(key, None)
 
 
+def _registered_loaders(entry):
+    """{name: loader} for an entry naming a dataset registered in this process (see
+    knnx.register_dataset): a worker process receives the function by reference."""
+    name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
+    return {name: REGISTERED[name]} if name in REGISTERED else {}
+
+
 def _dataset(payload):
+    for name, loader in payload.get("loaders", {}).items():
+        REGISTERED.setdefault(name, loader)
     key = (canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"])
     ds = _VALIDATED.get(key)
     return ds if ds is not None else _load_cached(*key)
@@ -237,7 +253,7 @@ def _run_cell(payload, fit_progress=None):
     protocol = json.loads(payload["protocol"])
     if protocol["kind"] == "lpo":
         return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"]), []
-    estimator = ALGORITHMS[payload["algorithm"]](**payload["params"])
+    estimator = _estimator_class(payload)(**payload["params"])
     fit_kwargs = _fit_kwargs(estimator, payload["index"], fit_progress)
     t0 = time.perf_counter()
     estimator.fit(X_train, ds.y[tr], **fit_kwargs)
@@ -268,6 +284,12 @@ def _run_cell(payload, fit_progress=None):
         cell = {c: base[c] for c in ("experiment", "dataset", "algorithm", "params", "repeat", "fold")}
         curves = curve_rows(estimator.curve_, cell, payload["curve_points"])
     return payload["index"], rows, curves
+
+
+def _estimator_class(payload):
+    """The class a cell fits: carried in the payload, or imported from its path."""
+    estimator = payload["estimator"]
+    return import_object(estimator, payload["base_dir"]) if isinstance(estimator, str) else estimator
 
 
 def _proba_on_codes(estimator, X, n_classes):
@@ -316,7 +338,7 @@ def _lpo_rows(payload, X, y, p):
     """Protocol lpo: one ``error`` row, the exact leave-p-out estimate on all n rows
     (n_train = n - p, n_test = p, fit_seconds = time of the closed form)."""
     t0 = time.perf_counter()
-    risk = LPO_RISK[payload["algorithm"]](payload["params"], X, y, p)
+    risk = LPO_RISK[payload["registered"]](payload["params"], X, y, p)
     base = _base_row(payload, len(y) - p, p, time.perf_counter() - t0, 0.0)
     return [{**base, "metric": "error", "value": risk}]
 
@@ -481,9 +503,12 @@ def cell_keys(vspec):
     }
     keys = {}
     for c in vspec.cells:
+        ref = vspec.algorithms[c.algorithm_index]
+        outside = {"estimator": ref.source(), "version": ref.version} if ref.version is not None else {}
         material = {
             **common,
-            "entry": normalized["datasets"][c.dataset_index],
+            **outside,  # a class outside knnx: its path and its package's version (or file's hash)
+            "entry": vspec.entries[c.dataset_index],
             "data": data[c.dataset_index],
             "split": splits[(c.dataset_index, c.repeat, c.fold)],
             "cell": [c.dataset, c.algorithm, c.params_json, c.repeat, c.fold],

@@ -52,12 +52,11 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from knnx._params import check_params
 from knnx._text import describe_control, find_control
-from knnx.algorithms import ALGORITHMS, LPO_RISK, NEIGHBOR_PARAMS
-from knnx.datasets import dataset_label, load_dataset
+from knnx.algorithms import LPO_RISK, NEIGHBOR_PARAMS, resolve_algorithm
+from knnx.datasets import dataset_label, expand_entry, load_dataset
 from knnx.errors import KnnxError, SpecError
 from knnx.limits import check_memory, graph_bytes, lpo_bytes, memory_problem
 from knnx.metrics import METRIC_INPUT, METRICS
@@ -113,11 +112,6 @@ class Preprocess(_Strict):
     standardize: bool = False
 
 
-class AlgorithmEntry(_Strict):
-    name: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
 def _not_only_dots(name):
     # "." or ".." would make the default output folder results/ itself or its parent.
     if set(name) == {"."}:
@@ -129,7 +123,26 @@ Name = Annotated[
     str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$"), AfterValidator(_not_only_dots)
 ]
 """An experiment's name: the default output folder results/<name> (letters, digits, ``_.-``;
-not dots only, so never results/ itself or its parent)."""
+not dots only, so never results/ itself or its parent). Algorithm ids follow the same rule."""
+
+
+class AlgorithmEntry(_Strict):
+    """One algorithm of a spec: a registered ``name`` or an ``estimator`` import path,
+    an optional ``id`` (its name in results), and its parameter grid."""
+
+    name: str | None = None
+    estimator: str | None = None
+    id: Name | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if (self.name is None) == (self.estimator is None):
+            raise ValueError(
+                "give either 'name' (a knnx algorithm) or 'estimator' ('package.module:Class'), not "
+                + ("both" if self.name is not None else "neither")
+            )
+        return self
 
 
 class Spec(_Strict):
@@ -159,10 +172,11 @@ class Cell:
     index: int
     dataset_index: int
     dataset: str
-    algorithm: str
+    algorithm: str  # the algorithm entry's id
     params: dict
     repeat: int
     fold: int
+    algorithm_index: int = 0  # which entry of the spec's algorithms (ValidatedSpec.algorithms)
 
     @property
     def params_json(self):
@@ -182,6 +196,8 @@ class ValidatedSpec:
     datasets: list
     splits: list
     cells: list
+    algorithms: list = ()  # knnx.algorithms.ResolvedAlgorithm per entry of spec.algorithms
+    entries: tuple = ()  # the dataset entries once list-valued options are expanded (one per dataset)
 
     @property
     def protocol_json(self):
@@ -253,7 +269,10 @@ def _pydantic_problems(exc, data, model_at=None):
             msg = "empty list; give at least one item"
         else:
             text = _PYDANTIC_NOISE.sub("", err["msg"]).removeprefix("Value error, ")
-            msg = text[0].lower() + text[1:] + f" (got {_short_repr(err.get('input'))})"
+            msg = text[0].lower() + text[1:]
+            if not (err["type"] == "value_error" and isinstance(err.get("input"), dict)):
+                # (a rule on a whole entry: the entry is at its path, its repr would be noise)
+                msg += f" (got {_short_repr(err.get('input'))})"
         # The str | dict union reports one error per branch for datasets: keep the first.
         problems.setdefault(path, msg)
     return [f"{path}: {msg}" for path, msg in problems.items()]
@@ -488,17 +507,19 @@ def _splits_per_dataset(protocol):
     }.get(protocol.kind, lambda p: 1)(protocol)
 
 
-def _check_size(spec, label):
-    """Refuse a spec of more than MAX_CELLS cells, counted before any grid is expanded."""
+def _check_size(spec, label, n_datasets=None):
+    """Refuse a spec of more than MAX_CELLS cells, counted before any grid is expanded
+    (``n_datasets``: the datasets once list-valued options are expanded)."""
+    n_datasets = len(spec.datasets) if n_datasets is None else n_datasets
     settings = sum(
         math.prod(len(v) if isinstance(v, list) else 1 for v in algo.params.values())
         for algo in spec.algorithms
     )
     n_splits = _splits_per_dataset(spec.protocol)
-    n_cells = len(spec.datasets) * n_splits * settings
+    n_cells = n_datasets * n_splits * settings
     if n_cells > MAX_CELLS:
         raise SpecError(
-            f"{label}: algorithms: the grid expands to {n_cells} cells ({len(spec.datasets)} dataset(s) x "
+            f"{label}: algorithms: the grid expands to {n_cells} cells ({n_datasets} dataset(s) x "
             f"{n_splits} split(s) x {settings} parameter setting(s)), more than the limit of {MAX_CELLS}"
         )
 
@@ -514,13 +535,52 @@ def _grid_key(value):
     return ("json", json.dumps(value, sort_keys=True, default=str))
 
 
+def _has_proba(cls, params):
+    """Whether an estimator with these parameters offers ``predict_proba`` (scikit-learn's
+    SVC has it only with ``probability=True``)."""
+    try:
+        return hasattr(cls(**params), "predict_proba")
+    except Exception:
+        return hasattr(cls, "predict_proba")
+
+
+def _varying(params, setting):
+    """The grid parameters' values in one setting (what tells it from the others)."""
+    return {k: setting[k] for k, v in params.items() if isinstance(v, list)}
+
+
+def _id_problems(spec, resolved):
+    """Entries sharing an id: allowed only when neither gives ``id`` and both name the
+    same algorithm (two grids of one algorithm); an ``id`` given is unique."""
+    problems = []
+    first = {}
+    for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
+        if ref is None:
+            continue
+        if ref.id in first:
+            b = first[ref.id]
+            other, other_ref = spec.algorithms[b], resolved[b]
+            same = (
+                algo.id is None
+                and other.id is None
+                and (ref.cls, ref.fixed) == (other_ref.cls, other_ref.fixed)
+            )
+            if not same:
+                problems.append(
+                    f"algorithms[{a}].id: '{ref.id}' is already the id of algorithms[{b}]; give each a distinct id"
+                )
+            continue
+        first[ref.id] = a
+    return problems
+
+
 def _hook(cls, name):
     """An estimator class's problem hook (see knnx.base.NeighborsClassifierBase), or one
     that finds nothing for a class without it."""
     return getattr(cls, name, None) or (lambda *args: [])
 
 
-def _dataset_problems(spec, grids, ds, ds_splits, kind, protocol):
+def _dataset_problems(spec, resolved, grids, ds, ds_splits, kind, protocol):
     """What validation can see of a dataset that would fail cells at run time: the range
     rule of the kernels (without standardisation), each setting against the largest
     training part (iteration counts, memory, feature splits, classes), exact LpO's own
@@ -537,7 +597,7 @@ def _dataset_problems(spec, grids, ds, ds_splits, kind, protocol):
         n_train -= protocol["p"]
     for a, grid in enumerate(grids):
         for g in grid:
-            hook = _hook(ALGORITHMS[spec.algorithms[a].name], "_data_problems")
+            hook = _hook(resolved[a].cls, "_data_problems")
             found = hook(g, n_train, ds.n_features, ds.n_classes)
             if found:
                 problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
@@ -545,7 +605,7 @@ def _dataset_problems(spec, grids, ds, ds_splits, kind, protocol):
     graph_k = 0
     for a, grid in enumerate(grids):
         for g in grid:
-            if kind == "lpo" and spec.algorithms[a].name in LPO_RISK:
+            if kind == "lpo" and resolved[a].name in LPO_RISK:
                 if g.get("weights") == "distance" and ds.n_classes > 2:
                     problems.append(
                         f"algorithms[{a}]: protocol lpo with weights='distance' is exact for two classes only; "
@@ -557,7 +617,7 @@ def _dataset_problems(spec, grids, ds, ds_splits, kind, protocol):
                 if problem:
                     problems.append(problem)
                     break
-            elif spec.algorithms[a].name in NEIGHBOR_PARAMS:
+            elif resolved[a].name in NEIGHBOR_PARAMS:
                 graph_k = max(
                     [graph_k] + [v for name, v in g.items() if name in ("k", "k_max") and isinstance(v, int)]
                 )
@@ -586,7 +646,15 @@ def validate_spec(source):
     except ValidationError as exc:
         raise SpecError.from_lines([f"{label}: {p}" for p in _pydantic_problems(exc, data)]) from None
 
-    _check_size(spec, label)
+    entries, problems = [], []  # (index in spec.datasets, entry) once lists are expanded
+    for d, entry in enumerate(spec.datasets):
+        try:
+            entries += [(d, e) for e in expand_entry(entry)]
+        except KnnxError as exc:
+            problems.append(f"{label}: datasets[{d}]: {exc}")
+    if problems:
+        raise SpecError.from_lines(problems)
+    _check_size(spec, label, len(entries))
 
     problems = []
     for i, metric in enumerate(spec.metrics):
@@ -594,34 +662,35 @@ def validate_spec(source):
             problems.append(f"metrics[{i}]: unknown metric '{metric}'; known: {', '.join(METRICS)}")
         elif metric in spec.metrics[:i]:
             problems.append(f"metrics[{i}]: '{metric}' is listed twice")
-    for i, metric in enumerate(spec.metrics):
-        if METRIC_INPUT.get(metric) not in ("proba", "posterior") or metric in spec.metrics[:i]:
-            continue
-        for a, algo in enumerate(spec.algorithms):
-            if algo.name in ALGORITHMS and not hasattr(ALGORITHMS[algo.name], "predict_proba"):
-                problems.append(
-                    f"metrics[{i}]: {metric} needs predicted probabilities; algorithms[{a}] ({algo.name}) "
-                    "has no predict_proba"
-                )
+    resolved = []
+    for a, algo in enumerate(spec.algorithms):
+        try:
+            resolved.append(resolve_algorithm(algo.model_dump(), base_dir))
+        except KnnxError as exc:
+            field = "estimator" if algo.estimator is not None else "name"
+            problems.append(f"algorithms[{a}].{field}: {exc}")
+            resolved.append(None)
+    problems += _id_problems(spec, resolved)
     if spec.protocol.kind == "lpo":
         # The exact LpO estimate is an error rate, for algorithms with a closed form.
         if list(spec.metrics) != ["error"]:
             problems.append("metrics: protocol lpo gives the exact leave-p-out estimate of 'error' only")
-        for a, algo in enumerate(spec.algorithms):
-            if algo.name in ALGORITHMS and algo.name not in LPO_RISK:
+        for a, ref in enumerate(resolved):
+            if ref is not None and ref.name not in LPO_RISK:
                 problems.append(
-                    f"algorithms[{a}]: {algo.name} has no closed-form leave-p-out risk; protocol lpo "
+                    f"algorithms[{a}]: {ref.id} has no closed-form leave-p-out risk; protocol lpo "
                     f"supports: {', '.join(LPO_RISK)}"
                 )
+    proba_metrics = [
+        (i, m)
+        for i, m in enumerate(spec.metrics)
+        if METRIC_INPUT.get(m) in ("proba", "posterior") and m not in spec.metrics[:i]
+    ]
     grids = []
-    for a, algo in enumerate(spec.algorithms):
-        if algo.name not in ALGORITHMS:
-            problems.append(
-                f"algorithms[{a}].name: unknown algorithm '{algo.name}'; known: {', '.join(ALGORITHMS)}"
-            )
+    for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
+        if ref is None:
             grids.append([])
             continue
-        constraints = ALGORITHMS[algo.name]._parameter_constraints
         ok = True
         for pname, pvalue in algo.params.items():
             values = pvalue if isinstance(pvalue, list) else [pvalue]
@@ -636,27 +705,29 @@ def validate_spec(source):
                 ok = False
                 continue
             for v in values:
-                try:
-                    check_params(algo.name, constraints, {pname: v})
-                except SpecError as exc:
-                    msg = str(exc).removeprefix(f"{algo.name}: ")
-                    if msg.startswith("unknown parameter"):
-                        msg = f"unknown parameter for {algo.name}; known: {', '.join(sorted(constraints))}"
-                    else:
-                        msg = msg.removeprefix(f"{pname} ")
-                    problems.append(f"algorithms[{a}].params.{pname}: {msg}")
+                problem = ref.parameter_problem(pname, v)
+                if problem is not None:
+                    problems.append(f"algorithms[{a}].params.{pname}: {problem}")
                     ok = False
                     break
         # Every parameter appears in results, defaults included, so that {"k": 3} and
         # {"k": 3, "weights": "uniform"} are one setting.
-        defaults = ALGORITHMS[algo.name]().get_params()
+        defaults = ref.defaults()
         grid = [{**defaults, **g} for g in expand_grid(algo.params)] if ok else []
         for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
-            setting_problems = _hook(ALGORITHMS[algo.name], "_setting_problems")(g)
+            setting_problems = _hook(ref.cls, "_setting_problems")(g)
             if setting_problems:
                 problems.append(f"algorithms[{a}]: {setting_problems[0]}")
                 grid = []
                 break
+        for i, metric in proba_metrics:
+            lacking = next((g for g in grid if not _has_proba(ref.cls, g)), None)
+            if lacking is not None:
+                setting = "" if len(grid) == 1 else f" with {_short_repr(_varying(algo.params, lacking), 60)}"
+                problems.append(
+                    f"metrics[{i}]: {metric} needs predicted probabilities; algorithms[{a}] ({ref.id}){setting} "
+                    "has no predict_proba"
+                )
         grids.append(grid)
 
     datasets, splits = [], []
@@ -664,14 +735,15 @@ def validate_spec(source):
     kind = protocol.pop("kind")
     labels_seen = {}
     no_posterior = []  # datasets without a true posterior, as "datasets[d] ('name')"
-    for d, entry in enumerate(spec.datasets):
+    for d0, entry in entries:
+        where = f"datasets[{d0}]"
+        if entry is not spec.datasets[d0]:  # one of the datasets a list-valued option makes
+            where += f" ({entry['id']})"
         try:
             ds_label = dataset_label(entry)
             if ds_label in labels_seen:
-                raise SpecError(
-                    f"same name as datasets[{labels_seen[ds_label]}] ('{ds_label}'); give one an 'id'"
-                )
-            labels_seen[ds_label] = d
+                raise SpecError(f"same name as {labels_seen[ds_label]} ('{ds_label}'); give one an 'id'")
+            labels_seen[ds_label] = where
             ds = load_dataset(entry, seed=dataset_seedseq(spec.seed, ds_label, SEED_DATA), base_dir=base_dir)
             n_splits = _splits_per_dataset(spec.protocol)  # each holds every row's index once
             check_memory(
@@ -679,7 +751,7 @@ def validate_spec(source):
             )
             ds_splits = make_splits(ds, dataset_seedseq(spec.seed, ds_label, SEED_SPLITS), kind, **protocol)
         except KnnxError as exc:
-            problems.append(f"datasets[{d}]: {exc}")
+            problems.append(f"{where}: {exc}")
             datasets.append(None)
             splits.append([])
             continue
@@ -687,17 +759,17 @@ def validate_spec(source):
             present = np.unique(ds.y[s.train])
             if len(present) < 2:
                 problems.append(
-                    f"datasets[{d}]: training part of repeat {s.repeat} fold {s.fold} of '{ds.name}' has a single "
+                    f"{where}: training part of repeat {s.repeat} fold {s.fold} of '{ds.name}' has a single "
                     f"class ('{ds.classes[present[0]]}'); a classifier needs at least two"
                 )
                 break
         n_train_min = min(len(s.train) for s in ds_splits)
         if kind == "lpo":
             n_train_min -= protocol["p"]  # each held-out split trains on n - p rows
-        for a, algo in enumerate(spec.algorithms):
-            if algo.name not in NEIGHBOR_PARAMS or not grids[a]:
+        for a, ref in enumerate(resolved):
+            if ref is None or ref.name not in NEIGHBOR_PARAMS or not grids[a]:
                 continue
-            pname, slack = NEIGHBOR_PARAMS[algo.name]
+            pname, slack = NEIGHBOR_PARAMS[ref.name]
             k_max = (
                 max(int(g[pname]) for g in grids[a] if pname in g) if any(pname in g for g in grids[a]) else 1
             )
@@ -708,10 +780,10 @@ def validate_spec(source):
                     f"of dataset '{ds.name}' under protocol {kind}"
                 )
         problems += [
-            f"datasets[{d}]: {p}" for p in _dataset_problems(spec, grids, ds, ds_splits, kind, protocol)
+            f"{where}: {p}" for p in _dataset_problems(spec, resolved, grids, ds, ds_splits, kind, protocol)
         ]
         if ds.posterior is None:
-            no_posterior.append(f"datasets[{d}] ('{ds.name}')")
+            no_posterior.append(f"{where} ('{ds.name}')")
         datasets.append(ds)
         splits.append(ds_splits)
     for i, metric in enumerate(spec.metrics):
@@ -725,7 +797,7 @@ def validate_spec(source):
     seen_cells = {}
     for a, grid in enumerate(grids):
         for g in grid:
-            key = (spec.algorithms[a].name, canonical_json(g))
+            key = (resolved[a].id, canonical_json(g))
             if key in seen_cells and seen_cells[key] != a:
                 problems.append(
                     f"algorithms[{a}]: {key[0]} {key[1]} is also in algorithms[{seen_cells[key]}]; each setting once"
@@ -742,8 +814,10 @@ def validate_spec(source):
 
     cells = []
     for d, ds in enumerate(datasets):
-        for a, algo in enumerate(spec.algorithms):
+        for a, ref in enumerate(resolved):
             for params in grids[a]:
                 for s in splits[d]:
-                    cells.append(Cell(len(cells), d, ds.name, algo.name, params, s.repeat, s.fold))
-    return ValidatedSpec(spec, label, base_dir, datasets, splits, cells)
+                    cells.append(Cell(len(cells), d, ds.name, ref.id, params, s.repeat, s.fold, a))
+    return ValidatedSpec(
+        spec, label, base_dir, datasets, splits, cells, resolved, tuple(e for _, e in entries)
+    )

@@ -72,7 +72,10 @@ BAD = [
         GOOD.replace("weights: uniform", "weights: far"),
         "algorithms[0].params.weights: must be one of 'uniform', 'distance', got 'far'",
     ),
-    (GOOD.replace("name: knn", "name: knnn"), "algorithms[0].name: unknown algorithm 'knnn'; known: knn"),
+    (
+        GOOD.replace("name: knn", "name: knnn"),
+        "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, cdm, cpw",
+    ),
     (
         GOOD.replace("metrics: [error]", "metrics: [eror]"),
         "metrics[0]: unknown metric 'eror'; known: error, accuracy",
@@ -115,7 +118,7 @@ BAD = [
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [{nme: ripley}]"),
-        "needs exactly one of 'name', 'csv' or 'synthetic' (keys given: nme)",
+        "needs exactly one of 'name', 'csv', 'synthetic' or 'loader' (keys given: nme)",
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [{name: vote, fill_value: .nan}]"),
@@ -247,13 +250,16 @@ def test_posterior_metrics_name_every_dataset_without_a_posterior(tmp_path):
 
 
 def test_probability_metric_needs_predict_proba(tmp_path, monkeypatch):
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
     from knnx.algorithms import ALGORITHMS
 
-    class LabelsOnly:
-        _parameter_constraints = {}
+    class LabelsOnly(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y):
+            return self
 
-        def get_params(self):
-            return {}
+        def predict(self, X):
+            return X[:, 0]
 
     monkeypatch.setitem(ALGORITHMS, "labels_only", LabelsOnly)
     text = GOOD.replace("metrics: [error]", "metrics: [error, brier, js]").replace(

@@ -5,18 +5,31 @@ Registries (greppable, and every key is exercised by the tests):
 * :data:`DATASETS` — bundled name -> loader (``load_bundled`` with that name).
 * :data:`GENERATORS` — synthetic family name -> generator function.
 
-:func:`load_dataset` accepts the three forms a spec may use::
+:func:`load_dataset` accepts the forms a spec may use::
 
     "ripley"                                          # bundled, default treatments
     {"name": "cancer", "missing": "error"}           # bundled, with options
     {"name": "letter", "max_rows": 2561}              # a stratified subsample (seeded)
     {"csv": "data/my.csv", "label": "class"}          # the user's own file
     {"synthetic": "paredes2006", "n_per_class": 64}   # a generator and its parameters
+    {"loader": "mylab.data:load_rings", "params": {"n": 500}}  # the user's own function
+    "rings"                                           # a name given to register_dataset,
+                                                      # or offered by a plugin (knnx.datasets)
 
-Every form also takes ``id`` (the name written in results).
+Every form also takes ``id`` (the name written in results). A loader function returns
+``(X, y)`` or a :class:`Dataset`; it receives ``seed`` (an int drawn from the spec's
+seed) when it has such a parameter and the entry does not set it. Its data are checked
+as a CSV file's are (shapes, finite numbers, at least two classes).
+
+:func:`expand_entry` turns list-valued options into one entry each (a grid over
+datasets): ``{"synthetic": "dambrosio2012", "sigma": [0.1, 0.5]}`` gives
+``dambrosio2012[sigma=0.1]`` and ``dambrosio2012[sigma=0.5]``.
 """
 
 import inspect
+import itertools
+import json
+import math
 from functools import partial
 
 import numpy as np
@@ -27,6 +40,7 @@ from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
 from knnx.datasets.synthetic import GENERATORS
 from knnx.datasets.tabular import load_csv
 from knnx.errors import DataError
+from knnx.plugins import DATASET_GROUP, entry_point_names, import_object, load_entry_point
 
 __all__ = [
     "DATASETS",
@@ -42,11 +56,18 @@ __all__ = [
     "data_dir",
     "encode_labels",
     "make_dataset",
+    "register_dataset",
+    "expand_entry",
+    "as_dataset",
 ]
 
 DATASETS = {name: partial(load_bundled, name) for name in BUNDLED}
 
 _CSV_KEYS = ("csv", "label", "missing", "fill_value", "categorical", "id")
+_FORMS = ("name", "csv", "synthetic", "loader")
+
+# Datasets registered in Python (register_dataset): name -> loader function.
+REGISTERED = {}
 
 
 def generator_parameters(name):
@@ -90,21 +111,29 @@ def check_entry(entry):
         return
     if not isinstance(entry, dict):
         raise DataError(f"dataset entry must be a name or a mapping, got {type(entry).__name__}")
-    forms = [k for k in ("name", "csv", "synthetic") if k in entry]
+    forms = [k for k in _FORMS if k in entry]
     if len(forms) != 1:
         keys = ", ".join(map(str, entry)) or "none"
         raise DataError(
-            f"dataset entry needs exactly one of 'name', 'csv' or 'synthetic' (keys given: {keys})"
+            f"dataset entry needs exactly one of 'name', 'csv', 'synthetic' or 'loader' (keys given: {keys})"
         )
     form = forms[0]
     for key, value in entry.items():
         # Names, paths and options become CSV fields (the dataset's name) or paths.
-        if isinstance(value, str) and find_control(value) is not None:
-            raise DataError(f"{key}: {value!r} holds a {describe_control(value)}; names and paths hold none")
+        text = _first_text_with_control(value)
+        if text is not None:
+            raise DataError(f"{key}: {text!r} holds a {describe_control(text)}; names and paths hold none")
     if not isinstance(entry[form], str) or not entry[form]:
         raise DataError(f"{form}: expected a non-empty string, got {entry[form]!r}")
     if "id" in entry and (isinstance(entry["id"], bool) or not isinstance(entry["id"], str | int)):
         raise DataError(f"id: expected a string, got {entry['id']!r}")
+    if form == "loader":
+        unknown = sorted(set(entry) - {"loader", "params", "id"})
+        if unknown:
+            raise DataError(f"loader dataset: unknown key '{unknown[0]}'; known: loader, params, id")
+        if not isinstance(entry.get("params", {}), dict):
+            raise DataError(f"params: expected a mapping of the loader's arguments, got {entry['params']!r}")
+        return
     for key, value in entry.items():
         if key in (form, "id"):
             continue
@@ -127,6 +156,17 @@ def check_entry(entry):
             )
 
 
+def _first_text_with_control(value, depth=0):
+    if isinstance(value, str):
+        return value if find_control(value) is not None else None
+    if depth < 8 and isinstance(value, list | dict):
+        for v in value.values() if isinstance(value, dict) else value:
+            found = _first_text_with_control(v, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
 def dataset_label(entry):
     """The name a dataset entry gets in results (its ``id`` if given)."""
     check_entry(entry)
@@ -142,9 +182,175 @@ def dataset_label(entry):
         from pathlib import Path
 
         return Path(entry["csv"]).stem
+    if "loader" in entry:
+        args = ",".join(f"{k}={_format_value(v)}" for k, v in sorted(entry.get("params", {}).items()))
+        name = entry["loader"].rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+        return f"{name}({args})" if args else name
     params = {k: v for k, v in entry.items() if k not in ("synthetic", "seed")}
     args = ",".join(f"{k}={_format_value(v)}" for k, v in sorted(params.items()))
     return f"{entry['synthetic']}({args})"
+
+
+def expand_entry(entry):
+    """A dataset entry with list-valued options as one entry per combination, each with
+    its ``id`` (``base[key=value,...]``, base = the entry's ``id`` or its label without
+    the listed options). An entry without lists is returned as is: ``[entry]``.
+    Lists that are values, not grids, stay: gaussians' ``means``, ``covs``, ``priors``.
+    DataError for an empty list or a value listed twice."""
+    if not isinstance(entry, dict):
+        return [entry]
+    if "loader" in entry:
+        options = entry.get("params", {}) if isinstance(entry.get("params", {}), dict) else {}
+    else:
+        options = {k: v for k, v in entry.items() if k not in (*_FORMS, "id")}
+    if "synthetic" in entry:
+        options = {k: v for k, v in options.items() if k not in _LIST_PARAMS}
+    axes = {k: v for k, v in options.items() if isinstance(v, list)}
+    if not axes:
+        return [entry]
+    for key, values in axes.items():
+        if not values:
+            raise DataError(f"{key}: empty list of values")
+        seen = [json.dumps(v, sort_keys=True) for v in values]
+        if len(set(seen)) != len(seen):
+            dup = next(v for i, v in enumerate(values) if seen[i] in seen[:i])
+            raise DataError(f"{key}: value {dup!r} is listed twice")
+    n = math.prod(len(v) for v in axes.values())
+    if n > MAX_EXPANDED:
+        raise DataError(f"the lists expand to {n} datasets, more than the limit of {MAX_EXPANDED}")
+
+    def with_options(values):
+        if "loader" in entry:
+            return {**entry, "params": {**entry.get("params", {}), **values}}
+        return {**entry, **values}
+
+    if "id" in entry:
+        base = str(entry["id"])
+    else:
+        rest = {k: v for k, v in with_options({}).items() if k not in axes} if "loader" not in entry else None
+        if rest is None:
+            rest = {**entry, "params": {k: v for k, v in entry.get("params", {}).items() if k not in axes}}
+        base = dataset_label(rest)
+        base = base.removesuffix("()")
+    out = []
+    for combo in itertools.product(*axes.values()):
+        values = dict(zip(axes, combo, strict=True))
+        suffix = ",".join(f"{k}={_format_value(v)}" for k, v in values.items())
+        expanded = {k: v for k, v in with_options(values).items() if k != "id"}
+        out.append({**expanded, "id": f"{base}[{suffix}]"})
+    return out
+
+
+# At most this many datasets from the lists of one entry.
+MAX_EXPANDED = 10_000
+
+
+def register_dataset(name, loader):
+    """Make ``loader`` (a function returning ``(X, y)`` or a Dataset; its keyword
+    arguments are the entry's options) available to specs as ``name`` in this process.
+    Re-registering the same function is allowed; a taken name raises ValueError."""
+    import re
+
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or set(name) == {"."}:
+        raise ValueError(f"dataset name {name!r}: letters, digits and _.- only")
+    if not callable(loader):
+        raise ValueError(f"register_dataset({name!r}, ...): expected a function, got {type(loader).__name__}")
+    if name in BUNDLED or (name in REGISTERED and REGISTERED[name] is not loader):
+        raise ValueError(f"dataset name '{name}' is taken; choose another")
+    REGISTERED[name] = loader
+
+
+def _loader_for(name):
+    """The loader function registered or offered by a plugin for ``name``, or None."""
+    if name in REGISTERED:
+        return REGISTERED[name]
+    return load_entry_point(DATASET_GROUP, name)
+
+
+def _call_loader(fn, options, seed, where):
+    """``fn(**options)`` (with ``seed`` if it takes one and ``options`` lacks it); one
+    DataError line for whatever it raises."""
+    kwargs = dict(options)
+    try:
+        takes = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = {}
+    if "seed" in takes and "seed" not in kwargs:
+        kwargs["seed"] = (
+            int(seed.generate_state(1)[0]) if isinstance(seed, np.random.SeedSequence) else int(seed or 0)
+        )
+    unknown = [
+        k
+        for k in kwargs
+        if takes
+        and k not in takes
+        and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values())
+    ]
+    if unknown:
+        known = ", ".join(k for k, p in takes.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL)
+        raise DataError(f"{where}: unknown parameter '{unknown[0]}'; known: {known or 'none'}")
+    try:
+        return fn(**kwargs)
+    except DataError:
+        raise
+    except Exception as exc:
+        text = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise DataError(f"{where}: the loader raised {type(exc).__name__}: {text}") from None
+
+
+def as_dataset(result, name, where):
+    """A loader's result (``(X, y)`` or a Dataset) as a checked Dataset named ``name``:
+    X a 2-D array of finite numbers, y one label per row, at least two classes."""
+    from dataclasses import replace
+
+    from knnx.errors import KnnxError
+
+    if isinstance(result, Dataset):
+        X, labels, classes = result.X, None, result.classes
+        codes = np.asarray(result.y)
+    elif isinstance(result, tuple | list) and len(result) == 2:
+        X, labels = result
+        codes = classes = None
+    else:
+        raise DataError(f"{where}: a loader returns (X, y) or a knnx Dataset, got {type(result).__name__}")
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: X cannot be read as float64 numbers") from None
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(
+            f"{where}: X must be a 2-D array with at least one row and one column, got shape {X.shape}"
+        )
+    bad = np.argwhere(~np.isfinite(X))
+    if len(bad):
+        r, c = (int(v) for v in bad[0])
+        raise DataError(f"{where}: X row {r} column {c} is {X[r, c]}; values must be finite numbers")
+    if codes is None:
+        labels = np.asarray(labels, dtype=object)
+        if labels.ndim != 1 or len(labels) != X.shape[0]:
+            raise DataError(
+                f"{where}: y must hold one label per row of X ({X.shape[0]}), got shape {labels.shape}"
+            )
+        codes, classes = encode_labels(labels, where)
+    elif codes.shape != (X.shape[0],):
+        raise DataError(
+            f"{where}: y must hold one label per row of X ({X.shape[0]}), got shape {codes.shape}"
+        )
+    if len(np.unique(codes)) < 2:
+        raise DataError(
+            f"{where}: a single class ('{classes[int(codes[0])]}'); a classifier needs at least two"
+        )
+    if isinstance(result, Dataset):
+        try:
+            ds = make_dataset(
+                name, X, codes, classes, result.feature_names, result.split, result.posterior, result.metadata
+            )
+        except KnnxError:
+            raise
+        return replace(ds, name=name)
+    return make_dataset(
+        name, X, codes, classes, [f"x{j}" for j in range(X.shape[1])], metadata={"source": where}
+    )
 
 
 def load_dataset(entry, *, seed=0, base_dir=None):
@@ -169,9 +375,22 @@ def load_dataset(entry, *, seed=0, base_dir=None):
     label = dataset_label(entry)  # checks the entry's shape and value types
     if isinstance(entry, str):
         entry = {"name": entry}
-    forms = [k for k in ("name", "csv", "synthetic") if k in entry]
+    forms = [k for k in _FORMS if k in entry]
     body = {k: v for k, v in entry.items() if k != "id"}
     form = forms[0]
+    if form == "loader":
+        fn = import_object(body["loader"], base_dir)
+        if not callable(fn) or isinstance(fn, type) and issubclass(fn, Dataset):
+            raise DataError(f"loader {body['loader']}: is a {type(fn).__name__}, not a function")
+        where = f"loader {body['loader']}"
+        return as_dataset(_call_loader(fn, body.get("params", {}), seed, where), label, where)
+    if form == "name" and body["name"] not in BUNDLED:
+        name = body.pop("name")
+        fn = _loader_for(name)
+        if fn is None:
+            known = sorted(set(BUNDLED) | set(REGISTERED) | set(entry_point_names(DATASET_GROUP)))
+            raise DataError(f"unknown dataset '{name}'; known: {', '.join(known)}")
+        return as_dataset(_call_loader(fn, body, seed, f"dataset '{name}'"), label, f"dataset '{name}'")
     if form == "name":
         name = body.pop("name")
         if "seed" in body:  # the subsample of max_rows follows the spec's seed

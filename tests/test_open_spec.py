@@ -1,0 +1,679 @@
+"""The open experiment language: any classifier by import path, ids and aliases,
+plugins by entry point or registration."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from knnx.cli import app
+from knnx.results import read_results
+from knnx.runner import run_spec
+from knnx.spec import validate_spec
+
+runner = CliRunner()
+
+BASE = {"name": "o", "seed": 3, "protocol": {"kind": "kfold", "folds": 3}}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mylab(monkeypatch):
+    """Each test writes its own ``mylab`` package beside its spec: forget the last one
+    (a module imported once stays in sys.modules) and the folders knnx put on sys.path."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield
+    for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+        del sys.modules[name]
+
+
+def _refused(tmp_path, text, message):
+    """``knnx validate`` and ``knnx run`` on the YAML ``text``: exit 2, the one line
+    ``error: SPEC: message``, nothing written."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(textwrap.dedent(text))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    for args in (["validate", str(spec)], ["run", str(spec), "--quiet", "--out", str(tmp_path / "out")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert result.output == f"error: {spec}: {message}\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def _direct_errors(vspec, d, make):
+    """Test error of ``make()`` fitted by hand on every split of dataset ``d``."""
+    ds = vspec.datasets[d]
+    out = []
+    for s in vspec.splits[d]:
+        clf = make().fit(ds.X[s.train], ds.y[s.train])
+        out.append(float(np.mean(clf.predict(ds.X[s.test]) != ds.y[s.test])))
+    return out
+
+
+# --- any scikit-learn classifier by import path ------------------------------------------
+
+
+def test_scikit_learn_classifiers_by_import_path_equal_direct_calls(tmp_path):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.svm import SVC
+
+    spec = {
+        **BASE,
+        "datasets": ["iris", "wine"],
+        "algorithms": [
+            {
+                "id": "rf",
+                "estimator": "sklearn.ensemble:RandomForestClassifier",
+                "params": {"n_estimators": [5, 20], "random_state": 0},
+            },
+            {"estimator": "sklearn.svm:SVC", "params": {"C": [1.0, 10.0]}},
+            {"name": "knn", "params": {"k": [1, 5]}},
+        ],
+    }
+    run_spec(spec, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    vspec = validate_spec(spec)
+    assert sorted(frame["algorithm"].unique()) == ["SVC", "knn", "rf"]
+    for d, name in enumerate(["iris", "wine"]):
+        for n in (5, 20):
+            rows = frame[(frame.dataset == name) & (frame.algorithm == "rf")]
+            rows = rows[rows.params.str.contains(f'"n_estimators":{n},')].sort_values("fold")
+            expected = _direct_errors(
+                vspec, d, lambda n=n: RandomForestClassifier(n_estimators=n, random_state=0)
+            )
+            assert rows["value"].tolist() == expected
+        for C in (1.0, 10.0):
+            rows = frame[(frame.dataset == name) & (frame.algorithm == "SVC")]
+            rows = rows[rows.params.str.contains(f'"C":{C},')].sort_values("fold")
+            assert rows["value"].tolist() == _direct_errors(vspec, d, lambda C=C: SVC(C=C))
+    # every JSON-writable default of the class is in params
+    params = frame[frame.algorithm == "rf"]["params"].iloc[0]
+    assert '"criterion":"gini"' in params and '"max_features":"sqrt"' in params
+
+
+def test_an_upgrade_of_the_estimator_package_reruns_its_cells(tmp_path, monkeypatch):
+    from knnx import plugins
+    from knnx.runner import cell_keys
+
+    spec = {
+        **BASE,
+        "datasets": ["iris"],
+        "algorithms": [
+            {"estimator": "sklearn.tree:DecisionTreeClassifier", "params": {"random_state": 0}},
+            {"name": "knn"},
+        ],
+    }
+    before = cell_keys(validate_spec(spec))
+    real = plugins.metadata.version
+    monkeypatch.setattr(plugins.metadata, "version", lambda d: "99.0" if d == "scikit-learn" else real(d))
+    after = cell_keys(validate_spec(spec))
+    changed = {key[1] for key in before if before[key] != after[key]}
+    assert changed == {"DecisionTreeClassifier"}
+
+
+MODULE = """\
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class NearestMean(ClassifierMixin, BaseEstimator):
+    \"\"\"Nearest class mean, shrunk towards the overall mean by ``shrink``.\"\"\"
+
+    def __init__(self, shrink=0.0):
+        self.shrink = shrink
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        centre = X.mean(axis=0)
+        self.means_ = np.array([(1 - self.shrink) * X[y == c].mean(axis=0) + self.shrink * centre
+                                for c in self.classes_])
+        return self
+
+    def predict(self, X):
+        d = ((X[:, None, :] - self.means_[None]) ** 2).sum(-1)
+        return self.classes_[d.argmin(axis=1)]
+
+
+def not_a_class():
+    return 1
+"""
+
+
+def _write_lab(tmp_path, body=MODULE):
+    (tmp_path / "mylab").mkdir(exist_ok=True)
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "methods.py").write_text(body)
+
+
+LAB_SPEC = """\
+name: lab
+seed: 1
+datasets: [iris, wine]
+protocol: {kind: kfold, folds: 3}
+algorithms:
+  - {id: mean, estimator: "mylab.methods:NearestMean", params: {shrink: [0.0, 0.5]}}
+  - {name: cpw, params: {max_epochs: 3}}
+  - {name: knn, params: {k: 3}}
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_class_in_a_package_beside_the_spec_runs_in_workers_too(tmp_path, jobs):
+    _write_lab(tmp_path)
+    spec = tmp_path / "lab.yaml"
+    spec.write_text(LAB_SPEC)
+    out = tmp_path / f"out{jobs}"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "knnx.cli",
+            "run",
+            str(spec),
+            "--out",
+            str(out),
+            "--jobs",
+            str(jobs),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    assert done.returncode == 0, done.stderr
+    frame = read_results(out / "results.csv")
+    assert sorted(frame["algorithm"].unique()) == ["cpw", "knn", "mean"]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from mylab.methods import NearestMean
+
+        vspec = validate_spec(spec)
+        for d, name in enumerate(["iris", "wine"]):
+            rows = frame[(frame.dataset == name) & (frame.algorithm == "mean")]
+            rows = rows[rows.params == '{"shrink":0.5}'].sort_values("fold")
+            assert rows["value"].tolist() == _direct_errors(vspec, d, lambda: NearestMean(shrink=0.5))
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+            del sys.modules[name]
+
+
+def test_editing_a_module_beside_the_spec_reruns_its_cells_only(tmp_path):
+    _write_lab(tmp_path)
+    spec = tmp_path / "lab.yaml"
+    spec.write_text(LAB_SPEC)
+    cmd = [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(tmp_path / "o"), "--quiet"]
+    assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
+    _write_lab(tmp_path, MODULE + "\n# an edit\n")
+    done = subprocess.run(cmd[:-1], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "12 cells run, 12 already done" in done.stdout  # mean: 2 settings x 2 datasets x 3 folds
+
+
+def test_aliases_of_weighted_metric_equal_the_scheme_they_fix(tmp_path):
+    spec = {
+        **BASE,
+        "datasets": ["wine"],
+        "algorithms": [
+            {"name": "pw", "params": {"max_epochs": 4}},
+            {"name": "weighted_metric", "params": {"scheme": "pw", "max_epochs": 4}},
+        ],
+    }
+    run_spec(spec, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    by = {a: g.sort_values("fold")["value"].tolist() for a, g in frame.groupby("algorithm")}
+    assert by["pw"] == by["weighted_metric"]
+    assert frame[frame.algorithm == "pw"]["params"].str.contains('"scheme":"pw"').all()
+
+
+# --- one line for each bad input --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            '{estimator: "nosuchpkg.mod:X"}',
+            "algorithms[0].estimator: cannot import 'nosuchpkg.mod': no module named 'nosuchpkg' on the Python "
+            "path nor in {TMP}",
+        ),
+        (
+            '{estimator: "sklearn.ensemble:RandomForest"}',
+            "algorithms[0].estimator: module 'sklearn.ensemble' has no 'RandomForest'; did you mean "
+            "RandomForestClassifier, RandomForestRegressor?",
+        ),
+        (
+            '{estimator: "sklearn.ensemble.RandomForestClassifier"}',
+            "algorithms[0].estimator: 'sklearn.ensemble.RandomForestClassifier' is not an import path; "
+            "expected 'package.module:Name'",
+        ),
+        (
+            '{estimator: "sklearn.linear_model:LinearRegression"}',
+            "algorithms[0].estimator: 'sklearn.linear_model:LinearRegression' is a regressor, not a classifier",
+        ),
+        (
+            '{estimator: "sklearn.cluster:KMeans"}',
+            "algorithms[0].estimator: 'sklearn.cluster:KMeans' is a clusterer, not a classifier",
+        ),
+        (
+            '{estimator: "sklearn.preprocessing:StandardScaler"}',
+            "algorithms[0].estimator: 'sklearn.preprocessing:StandardScaler' is not a scikit-learn-compatible "
+            "classifier (no predict)",
+        ),
+        (
+            '{estimator: "mylab.methods:not_a_class"}',
+            "algorithms[0].estimator: 'mylab.methods:not_a_class' is a function, not a class",
+        ),
+        (
+            '{estimator: "mylab.broken:X"}',
+            "algorithms[0].estimator: importing 'mylab.broken' failed: ZeroDivisionError: division by zero",
+        ),
+        (
+            '{estimator: "sklearn.svm:SVC", params: {gama: 1.0}}',
+            "algorithms[0].params.gama: unknown parameter for SVC; known: C, break_ties, cache_size, "
+            "class_weight, coef0, decision_function_shape, degree, gamma, kernel, max_iter, probability, "
+            "random_state, shrinking, tol, verbose",
+        ),
+        (
+            '{estimator: "sklearn.ensemble:RandomForestClassifier", params: {n_estimators: [10, 0]}}',
+            "algorithms[0].params.n_estimators: must be an int in the range [1, inf). Got 0 instead.",
+        ),
+        (
+            '{estimator: "sklearn.svm:SVC", params: {kernel: rbff}}',
+            "algorithms[0].params.kernel: must be a str among {'linear', 'poly', 'precomputed', 'rbf', "
+            "'sigmoid'} or a callable. Got 'rbff' instead.",
+        ),
+        (
+            '{name: knn, estimator: "sklearn.svm:SVC"}',
+            "algorithms[0]: give either 'name' (a knnx algorithm) or 'estimator' ('package.module:Class'), "
+            "not both",
+        ),
+        (
+            "{params: {k: 1}}",
+            "algorithms[0]: give either 'name' (a knnx algorithm) or 'estimator' ('package.module:Class'), "
+            "not neither",
+        ),
+        (
+            "{name: cpw, params: {scheme: pw}}",
+            "algorithms[0].params.scheme: fixed to 'cpw' by the name 'cpw'; use name: weighted_metric to vary it",
+        ),
+        (
+            "{name: knnn}",
+            "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, cdm, cpw, cw, gnnb, itml_knn, knn, "
+            "knn_lpo, knn_sample, l2, pw, sgd, svm_linear, svm_platt, svm_rbf, unn, unn_cv, weighted_metric",
+        ),
+        (
+            '{id: "a b", name: knn}',
+            "algorithms[0].id: string should match pattern '^[A-Za-z0-9_.-]+$' (got 'a b')",
+        ),
+    ],
+)
+def test_each_bad_algorithm_entry_is_one_line(tmp_path, entry, message):
+    _write_lab(tmp_path)
+    (tmp_path / "mylab" / "broken.py").write_text("X = 1 / 0\n")
+    text = f"name: t\ndatasets: [iris]\nprotocol: {{kind: kfold, folds: 2}}\nalgorithms: [{entry}]\n"
+    _refused(tmp_path, text, message.replace("{TMP}", str(tmp_path)))
+
+
+def test_a_probability_metric_needs_predict_proba_in_every_setting(tmp_path):
+    _refused(
+        tmp_path,
+        """\
+        name: t
+        datasets: [iris]
+        protocol: {kind: kfold, folds: 2}
+        metrics: [error, log_loss]
+        algorithms: [{estimator: "sklearn.svm:SVC", params: {probability: [true, false]}}]
+        """,
+        "metrics[1]: log_loss needs predicted probabilities; algorithms[0] (SVC) with {'probability': False} "
+        "has no predict_proba",
+    )
+
+
+@pytest.mark.parametrize(
+    ("algorithms", "message"),
+    [
+        (
+            "[{id: a, name: knn}, {id: a, name: unn}]",
+            "algorithms[1].id: 'a' is already the id of algorithms[0]; give each a distinct id",
+        ),
+        (
+            "[{name: knn}, {id: knn, name: unn}]",
+            "algorithms[1].id: 'knn' is already the id of algorithms[0]; give each a distinct id",
+        ),
+        (
+            "[{id: knn, name: knn, params: {k: 1}}, {name: knn, params: {k: 3}}]",
+            "algorithms[1].id: 'knn' is already the id of algorithms[0]; give each a distinct id",
+        ),
+    ],
+)
+def test_ids_are_unique(tmp_path, algorithms, message):
+    text = f"name: t\ndatasets: [iris]\nprotocol: {{kind: kfold, folds: 2}}\nalgorithms: {algorithms}\n"
+    _refused(tmp_path, text, message)
+
+
+def test_two_grids_of_one_algorithm_share_its_name(tmp_path):
+    spec = {
+        **BASE,
+        "datasets": ["iris"],
+        "algorithms": [
+            {"name": "knn", "params": {"k": [1, 3]}},
+            {"name": "knn", "params": {"k": 5, "weights": "distance"}},
+        ],
+    }
+    assert {c.algorithm for c in validate_spec(spec).cells} == {"knn"}
+
+
+# --- plugins: registration and entry points ----------------------------------------------
+
+
+def test_register_algorithm_names_a_class_for_specs(tmp_path, monkeypatch):
+    from sklearn.neighbors import NearestCentroid
+
+    from knnx import ALGORITHMS, register_algorithm
+
+    monkeypatch.setattr("knnx.algorithms.ALGORITHMS", dict(ALGORITHMS))
+    from knnx import algorithms
+
+    algorithms.register_algorithm("centroid", NearestCentroid)
+    algorithms.register_algorithm("centroid", NearestCentroid)  # the same class again: fine
+    with pytest.raises(ValueError, match="algorithm name 'knn' is taken; choose another"):
+        algorithms.register_algorithm("knn", NearestCentroid)
+    with pytest.raises(ValueError, match="algorithm name 'cpw' is taken"):
+        algorithms.register_algorithm("cpw", NearestCentroid)
+    from sklearn.linear_model import LinearRegression
+
+    with pytest.raises(ValueError, match=r"register_algorithm\('lr', LinearRegression\): is a regressor"):
+        algorithms.register_algorithm("lr", LinearRegression)
+    spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "centroid"}]}
+    run_spec(spec, out=tmp_path)
+    vspec = validate_spec(spec)
+    rows = read_results(tmp_path / "results.csv").sort_values("fold")
+    assert rows["value"].tolist() == _direct_errors(vspec, 0, NearestCentroid)
+    assert register_algorithm is algorithms.register_algorithm
+
+
+PLUGIN = """\
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class OneRule(ClassifierMixin, BaseEstimator):
+    \"\"\"Threshold on one feature at the midpoint of the two class means.\"\"\"
+
+    def __init__(self, feature=0):
+        self.feature = feature
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        a, b = (X[y == c, self.feature].mean() for c in self.classes_[:2])
+        self.cut_, self.low_ = (a + b) / 2, self.classes_[0] if a < b else self.classes_[1]
+        return self
+
+    def predict(self, X):
+        high = self.classes_[1] if self.low_ == self.classes_[0] else self.classes_[0]
+        return np.where(X[:, self.feature] <= self.cut_, self.low_, high)
+"""
+
+
+def _install_plugin(site, body=PLUGIN, value="knnx_demo_plugin:OneRule"):
+    """A tiny installed distribution: a package and its dist-info with entry points."""
+    (site / "knnx_demo_plugin").mkdir(parents=True)
+    (site / "knnx_demo_plugin" / "__init__.py").write_text(body)
+    info = site / "knnx_demo_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: knnx-demo-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[knnx.algorithms]\none_rule = {value}\n")
+    (info / "top_level.txt").write_text("knnx_demo_plugin\n")
+
+
+def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):
+    site = tmp_path / "site"
+    _install_plugin(site)
+    spec = tmp_path / "p.yaml"
+    spec.write_text(
+        "name: p\nseed: 0\ndatasets: [ripley]\nprotocol: {kind: kfold, folds: 2}\n"
+        "algorithms: [{name: one_rule, params: {feature: [0, 1]}}, {name: knn}]\n"
+    )
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    code = (
+        "import sys, json; from knnx.spec import validate_spec; from knnx.runner import cell_keys;"
+        "from knnx.plugins import object_version; v = validate_spec(sys.argv[1]);"
+        "print(json.dumps([v.algorithms[0].version, sorted({c.algorithm for c in v.cells})]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(spec)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '["knnx-demo-plugin==0.1", ["knn", "one_rule"]]'
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(out), "--quiet", "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    frame = read_results(out / "results.csv")
+    assert len(frame[frame.algorithm == "one_rule"]) == 4
+    sys.path.insert(0, str(site))
+    try:
+        from knnx_demo_plugin import OneRule
+
+        vspec = validate_spec(
+            {
+                **BASE,
+                "seed": 0,
+                "protocol": {"kind": "kfold", "folds": 2},
+                "datasets": ["ripley"],
+                "algorithms": [{"name": "knn"}],
+            }
+        )
+        rows = frame[(frame.algorithm == "one_rule") & (frame.params == '{"feature":1}')].sort_values("fold")
+        assert rows["value"].tolist() == _direct_errors(vspec, 0, lambda: OneRule(feature=1))
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop("knnx_demo_plugin", None)
+
+
+def test_a_broken_plugin_is_one_line_and_only_when_named(tmp_path):
+    site = tmp_path / "site"
+    _install_plugin(site, body="raise RuntimeError('plugin bug')\n")
+    spec = tmp_path / "p.yaml"
+    spec.write_text(
+        "name: p\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n"
+    )
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    cmd = [sys.executable, "-m", "knnx.cli", "validate", str(spec)]
+    assert subprocess.run(cmd, capture_output=True, text=True, env=env).returncode == 0
+    spec.write_text(spec.read_text().replace("{name: knn}", "{name: one_rule}"))
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: {spec}: algorithms[0].name: 'one_rule' from knnx-demo-plugin 0.1 (entry point "
+        "knnx_demo_plugin:OneRule) failed to load: RuntimeError: plugin bug\n"
+    )
+
+
+# --- your own datasets: loaders, registration, plugins, grids over options ---------------
+
+DATA = """\
+import numpy as np
+
+
+def load_rings(n=100, noise=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    r = np.r_[np.ones(n // 2), 2 * np.ones(n - n // 2)] + noise * rng.standard_normal(n)
+    t = rng.uniform(0, 2 * np.pi, n)
+    X = np.c_[r * np.cos(t), r * np.sin(t)]
+    y = np.where(np.arange(n) < n // 2, "inner", "outer")
+    return X, y
+
+
+def with_nan():
+    X = np.ones((4, 2))
+    X[2, 1] = np.nan
+    return X, [0, 1, 0, 1]
+
+
+def one_class():
+    return np.arange(8.0).reshape(4, 2), ["a"] * 4
+
+
+def wrong_length():
+    return np.zeros((4, 2)), [0, 1, 0]
+
+
+def not_a_pair():
+    return {"X": 1}
+
+
+def raises(n=3):
+    raise KeyError("no such file")
+"""
+
+
+def _write_data(tmp_path):
+    (tmp_path / "mylab").mkdir(exist_ok=True)
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "data.py").write_text(DATA)
+
+
+def test_a_loader_beside_the_spec_gives_its_data_and_receives_a_seed(tmp_path):
+    _write_data(tmp_path)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: s\nseed: 4\nprotocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n"
+        "datasets:\n  - {loader: 'mylab.data:load_rings', params: {n: 60}, id: rings}\n"
+        "  - {loader: 'mylab.data:load_rings', params: {n: 60, seed: 7}}\n"
+    )
+    vspec = validate_spec(spec)
+    rings, fixed = vspec.datasets
+    assert (rings.name, fixed.name) == ("rings", "load_rings(n=60,seed=7)")
+    assert rings.classes.tolist() == ["inner", "outer"] and rings.X.shape == (60, 2)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from mylab.data import load_rings
+
+        from knnx.spec import SEED_DATA, dataset_seedseq
+
+        X7, _ = load_rings(n=60, seed=7)
+        assert np.array_equal(fixed.X, X7)
+        drawn = int(dataset_seedseq(4, "rings", SEED_DATA).generate_state(1)[0])
+        assert np.array_equal(rings.X, load_rings(n=60, seed=drawn)[0])
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+            del sys.modules[name]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "{loader: 'mylab.data:with_nan'}",
+            "datasets[0]: loader mylab.data:with_nan: X row 2 column 1 is nan; values must be finite numbers",
+        ),
+        (
+            "{loader: 'mylab.data:one_class'}",
+            "datasets[0]: loader mylab.data:one_class: a single class ('a'); a classifier needs at least two",
+        ),
+        (
+            "{loader: 'mylab.data:wrong_length'}",
+            "datasets[0]: loader mylab.data:wrong_length: y must hold one label per row of X (4), got shape (3,)",
+        ),
+        (
+            "{loader: 'mylab.data:not_a_pair'}",
+            "datasets[0]: loader mylab.data:not_a_pair: a loader returns (X, y) or a knnx Dataset, got dict",
+        ),
+        (
+            "{loader: 'mylab.data:raises'}",
+            "datasets[0]: loader mylab.data:raises: the loader raised KeyError: 'no such file'",
+        ),
+        (
+            "{loader: 'mylab.data:load_rings', params: {radius: 2}}",
+            "datasets[0]: loader mylab.data:load_rings: unknown parameter 'radius'; known: n, noise, seed",
+        ),
+        ("{loader: 'mylab.data:nothing'}", "datasets[0]: module 'mylab.data' has no 'nothing'"),
+        (
+            "{loader: 'mylab.data:load_rings', n: 3}",
+            "datasets[0]: loader dataset: unknown key 'n'; known: loader, params, id",
+        ),
+        ("{synthetic: blobs, n: 60, spread: []}", "datasets[0]: spread: empty list of values"),
+        ("{synthetic: blobs, n: 60, spread: [1, 2, 1]}", "datasets[0]: spread: value 1 is listed twice"),
+        ("rings", "datasets[0]: unknown dataset 'rings'; known: "),
+    ],
+)
+def test_each_bad_dataset_loader_is_one_line(tmp_path, entry, message):
+    _write_data(tmp_path)
+    text = f"name: t\ndatasets: [{entry}]\nprotocol: {{kind: kfold, folds: 2}}\nalgorithms: [{{name: knn}}]\n"
+    if message.endswith("known: "):
+        spec = tmp_path / "s.yaml"
+        spec.write_text(text)
+        result = runner.invoke(app, ["validate", str(spec)])
+        assert result.exit_code == 2 and result.output.startswith(
+            f"error: {spec}: {message}australian, balance, cancer"
+        )
+        return
+    _refused(tmp_path, text, message)
+
+
+def test_list_valued_dataset_options_make_one_dataset_each(tmp_path):
+    spec = {
+        **BASE,
+        "algorithms": [{"name": "knn"}],
+        "datasets": [
+            {"synthetic": "dambrosio2012", "n": 60, "sigma": [0.1, 0.5, 1.0]},
+            {"synthetic": "blobs", "n": 40, "spread": [1.0, 2.0], "n_classes": [2, 3], "id": "b"},
+            "iris",
+        ],
+    }
+    vspec = validate_spec(spec)
+    names = [ds.name for ds in vspec.datasets]
+    assert names == [
+        "dambrosio2012(n=60)[sigma=0.1]",
+        "dambrosio2012(n=60)[sigma=0.5]",
+        "dambrosio2012(n=60)[sigma=1.0]",
+        "b[spread=1.0,n_classes=2]",
+        "b[spread=1.0,n_classes=3]",
+        "b[spread=2.0,n_classes=2]",
+        "b[spread=2.0,n_classes=3]",
+        "iris",
+    ]
+    # each is the dataset its single-valued entry gives, under that id
+    from knnx.spec import SEED_DATA, dataset_seedseq
+
+    one = {"synthetic": "dambrosio2012", "n": 60, "sigma": 0.5, "id": "dambrosio2012(n=60)[sigma=0.5]"}
+    single = validate_spec({**spec, "datasets": [one]}).datasets[0]
+    assert np.array_equal(single.X, vspec.datasets[1].X) and np.array_equal(single.y, vspec.datasets[1].y)
+    assert dataset_seedseq(0, names[0], SEED_DATA).entropy == 0
+    assert vspec.datasets[6].n_classes == 3 and len(vspec.cells) == 8 * 3
+    # a problem in one of them names the entry and the expanded id
+    bad = {**spec, "datasets": [{"synthetic": "blobs", "n": 40, "spread": [1.0, 1.0e300]}]}
+    with pytest.raises(Exception, match=r"datasets\[0\] \(blobs\(n=40\)\[spread=1e\+300\]\): "):
+        validate_spec(bad)
+
+
+def test_register_dataset_names_a_loader_for_specs(tmp_path, monkeypatch):
+    import knnx
+    from knnx import datasets
+
+    monkeypatch.setattr(datasets, "REGISTERED", {})
+    monkeypatch.setattr("knnx.runner.REGISTERED", datasets.REGISTERED)
+
+    def xor(n=40, seed=0):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-1, 1, (n, 2))
+        return X, (X[:, 0] * X[:, 1] > 0).astype(int)
+
+    knnx.register_dataset("xor", xor)
+    with pytest.raises(ValueError, match="dataset name 'iris' is taken"):
+        knnx.register_dataset("iris", xor)
+    spec = {**BASE, "datasets": ["xor", {"name": "xor", "n": [30, 50]}], "algorithms": [{"name": "knn"}]}
+    vspec = validate_spec(spec)
+    assert [ds.name for ds in vspec.datasets] == ["xor", "xor[n=30]", "xor[n=50]"]
+    assert vspec.datasets[0].classes.tolist() == ["0", "1"] and vspec.datasets[2].n_samples == 50
+    run_spec(spec, out=tmp_path)
+    assert len(read_results(tmp_path / "results.csv")) == 3 * 3
