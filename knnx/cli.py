@@ -159,6 +159,12 @@ def _progress_bar(name, unit):
             bar.stop()
 
 
+SET_HELP = (
+    "PATH=VALUE: change the spec before it is checked, as if written in it (repeatable); PATH is dotted "
+    "keys and list indices, VALUE is YAML: --set protocol.folds=10 --set 'algorithms[0].params.k=[1,3,5]'."
+)
+
+
 @app.command()
 def run(
     spec: Path = typer.Argument(..., help="Experiment spec (YAML)."),
@@ -178,11 +184,13 @@ def run(
         "--scheduler",
         help="Dask scheduler address (tcp://HOST:PORT); default: a local cluster of --jobs workers.",
     ),
+    overrides: list[str] = typer.Option(None, "--set", help=SET_HELP),
 ):
     """Run every cell of SPEC and write results.csv, summary.csv and summary.md."""
     from knnx.runner import run_spec
 
     options = {
+        "overrides": overrides or (),
         "out": out,
         "jobs": jobs,
         "resume": not no_resume,
@@ -205,12 +213,15 @@ def run(
 
 
 @app.command()
-def validate(spec: Path = typer.Argument(..., help="Experiment spec (YAML).")):
+def validate(
+    spec: Path = typer.Argument(..., help="Experiment spec (YAML)."),
+    overrides: list[str] = typer.Option(None, "--set", help=SET_HELP),
+):
     """Check SPEC completely (schema, names, data, protocol, grids) without computing anything."""
     from knnx.spec import validate_spec
 
     with _reported():
-        vspec = validate_spec(spec)
+        vspec = validate_spec(spec, overrides or ())
     console.print(f"{spec}: ok, {len(vspec.cells)} cells over {len(vspec.datasets)} dataset(s)")
 
 

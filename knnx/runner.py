@@ -517,7 +517,9 @@ def cell_keys(vspec):
     return keys
 
 
-def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="local", scheduler=None):
+def run_spec(
+    spec, *, out=None, jobs=1, resume=True, progress=None, executor="local", scheduler=None, overrides=()
+):
     """Validate and run an experiment spec; write results beside a copy of the spec.
 
     Parameters
@@ -541,6 +543,9 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
         ``jobs=1`` whatever the executor.
     scheduler : str, optional
         Address of a running Dask scheduler (executor "dask" only).
+    overrides : sequence of str
+        ``"PATH=VALUE"`` changes applied to the spec before validation (see
+        :func:`knnx.spec.apply_overrides`); the spec.yaml written to ``out`` shows them.
 
     Returns
     -------
@@ -553,7 +558,7 @@ def run_spec(spec, *, out=None, jobs=1, resume=True, progress=None, executor="lo
         raise KnnxError("--scheduler: only with --executor dask")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise KnnxError(f"--jobs: expected an integer >= 1, got {jobs!r}")
-    vspec = validate_spec(spec)
+    vspec = validate_spec(spec, overrides)
     if scheduler is None and jobs > 1:
         # each worker process loads the datasets of its cells (about 4x their size at the peak)
         biggest = max(ds.X.nbytes for ds in vspec.datasets)

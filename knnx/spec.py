@@ -134,6 +134,8 @@ class AlgorithmEntry(_Strict):
     estimator: str | None = None
     id: Name | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    # dataset id -> parameters that replace those of ``params`` on that dataset
+    params_for: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_form(self):
@@ -473,6 +475,67 @@ def read_spec(source):
 _YAML_KIND = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
+# PATH of an override: keys joined by dots, list indices in brackets (or as a dotted number).
+_OVERRIDE_PATH = re.compile(r"[A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*|\.\d+)*", re.ASCII)
+_PATH_PART = re.compile(r"\[(\d+)\]|\.?([A-Za-z_][\w-]*|\d+)", re.ASCII)
+
+
+def apply_overrides(data, overrides):
+    """A copy of the spec mapping ``data`` with each ``"PATH=VALUE"`` of ``overrides``
+    applied in order: PATH is dotted keys with list indices (``protocol.folds``,
+    ``algorithms[0].params.k`` or ``algorithms.0.params.k``), VALUE is read as YAML
+    (``10``, ``[1, 3, 5]``, ``{kind: 5x2}``, ``cpw``) under the same limits as a spec
+    file. Missing mapping keys are created; a list index must exist. SpecError, one
+    line naming the override, otherwise."""
+    import copy
+
+    if not overrides:
+        return data
+    data = copy.deepcopy(data)
+    for text in overrides:
+        where = f"--set {text!r}"
+        if not isinstance(text, str) or "=" not in text:
+            raise SpecError(f"{where}: expected PATH=VALUE, e.g. protocol.folds=10")
+        path, raw = text.split("=", 1)
+        path = path.strip()
+        if not _OVERRIDE_PATH.fullmatch(path):
+            raise SpecError(
+                f"{where}: '{path}' is not a path; expected keys joined by dots and list indices, e.g. "
+                "algorithms[0].params.k"
+            )
+        try:
+            value = _load_yaml(raw) if raw.strip() else None
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise SpecError(f"{where}: the value is not valid YAML ({problem})") from None
+        parts = [int(i) if i else int(k) if k.isdigit() else k for i, k in _PATH_PART.findall(path)]
+        node = data
+        for depth, part in enumerate(parts):
+            last = depth == len(parts) - 1
+            shown = _path_text(parts[: depth + 1])
+            if isinstance(part, int):
+                if not isinstance(node, list):
+                    raise SpecError(f"{where}: {_path_text(parts[:depth]) or 'the spec'} is not a list")
+                if part >= len(node):
+                    raise SpecError(f"{where}: {shown}: no such item; the list has {len(node)}")
+            elif not isinstance(node, dict):
+                raise SpecError(f"{where}: {_path_text(parts[:depth])} is not a mapping")
+            if last:
+                node[part] = value
+            else:
+                if isinstance(node, dict) and part not in node:
+                    node[part] = {}
+                node = node[part]
+    return data
+
+
+def _path_text(parts):
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out
+
+
 def expand_grid(params):
     """Cartesian product of list-valued parameters, in the spec's key order."""
     keys = list(params)
@@ -511,8 +574,12 @@ def _check_size(spec, label, n_datasets=None):
     """Refuse a spec of more than MAX_CELLS cells, counted before any grid is expanded
     (``n_datasets``: the datasets once list-valued options are expanded)."""
     n_datasets = len(spec.datasets) if n_datasets is None else n_datasets
+
+    def count(params):
+        return math.prod(len(v) if isinstance(v, list) else 1 for v in params.values())
+
     settings = sum(
-        math.prod(len(v) if isinstance(v, list) else 1 for v in algo.params.values())
+        max([count(algo.params)] + [count({**algo.params, **p}) for p in algo.params_for.values()])
         for algo in spec.algorithms
     )
     n_splits = _splits_per_dataset(spec.protocol)
@@ -533,6 +600,55 @@ def _grid_key(value):
         except OverflowError:
             return ("number", value)
     return ("json", json.dumps(value, sort_keys=True, default=str))
+
+
+def _grid(ref, params, checked, where, proba_metrics):
+    """The settings of one algorithm entry's ``params`` (every default filled in) and the
+    problems found: each value of the parameters in ``checked`` against the class's
+    table, values listed twice, combinations no single value shows, and
+    ``predict_proba`` for the probability metrics ``proba_metrics`` ((index, name)).
+    ``where`` starts each problem line (``algorithms[0]`` or
+    ``algorithms[0].params_for.glass``)."""
+    problems = []
+    ok = True
+    prefix = where if ".params_for." in where else f"{where}.params"
+    for pname, pvalue in checked.items():
+        values = pvalue if isinstance(pvalue, list) else [pvalue]
+        if isinstance(pvalue, list) and not pvalue:
+            problems.append(f"{prefix}.{pname}: empty list of values")
+            ok = False
+            continue
+        grid_keys = [_grid_key(v) for v in values]
+        dup = next((v for i, v in enumerate(values) if grid_keys[i] in grid_keys[:i]), None)
+        if len(set(grid_keys)) != len(values):
+            problems.append(f"{prefix}.{pname}: value {dup!r} is listed twice")
+            ok = False
+            continue
+        for v in values:
+            problem = ref.parameter_problem(pname, v)
+            if problem is not None:
+                problems.append(f"{prefix}.{pname}: {problem}")
+                ok = False
+                break
+    if not ok or len(checked) != len(checked.keys() & params.keys()):
+        return [], problems
+    # Every parameter appears in results, defaults included, so that {"k": 3} and
+    # {"k": 3, "weights": "uniform"} are one setting.
+    defaults = ref.defaults()
+    grid = [{**defaults, **g} for g in expand_grid(params)]
+    for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
+        setting_problems = _hook(ref.cls, "_setting_problems")(g)
+        if setting_problems:
+            return [], [*problems, f"{where}: {setting_problems[0]}"]
+    for i, metric in proba_metrics:
+        lacking = next((g for g in grid if not _has_proba(ref.cls, g)), None)
+        if lacking is not None:
+            setting = "" if len(grid) == 1 else f" with {_short_repr(_varying(params, lacking), 60)}"
+            problems.append(
+                f"metrics[{i}]: {metric} needs predicted probabilities; {where} ({ref.id}){setting} "
+                "has no predict_proba"
+            )
+    return grid, problems
 
 
 def _has_proba(cls, params):
@@ -632,8 +748,11 @@ def _dataset_problems(spec, resolved, grids, ds, ds_splits, kind, protocol):
     return problems
 
 
-def validate_spec(source):
+def validate_spec(source, overrides=()):
     """Validate a spec (path or dict) completely; return a :class:`ValidatedSpec`.
+
+    ``overrides``: strings ``"PATH=VALUE"`` applied first (see :func:`apply_overrides`),
+    so the spec is checked exactly as if they were written in it.
 
     Raises
     ------
@@ -641,6 +760,7 @@ def validate_spec(source):
         One line per problem, each ``SOURCE: PATH: message``.
     """
     data, label, base_dir = read_spec(source)
+    data = apply_overrides(data, overrides)
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
@@ -686,55 +806,36 @@ def validate_spec(source):
         for i, m in enumerate(spec.metrics)
         if METRIC_INPUT.get(m) in ("proba", "posterior") and m not in spec.metrics[:i]
     ]
-    grids = []
+    grids, grids_for = [], []  # per algorithm: its grid, and {dataset id: grid} of params_for
     for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
         if ref is None:
             grids.append([])
+            grids_for.append({})
             continue
-        ok = True
-        for pname, pvalue in algo.params.items():
-            values = pvalue if isinstance(pvalue, list) else [pvalue]
-            if isinstance(pvalue, list) and not pvalue:
-                problems.append(f"algorithms[{a}].params.{pname}: empty list of values")
-                ok = False
-                continue
-            grid_keys = [_grid_key(v) for v in values]
-            dup = next((v for i, v in enumerate(values) if grid_keys[i] in grid_keys[:i]), None)
-            if len(set(grid_keys)) != len(values):
-                problems.append(f"algorithms[{a}].params.{pname}: value {dup!r} is listed twice")
-                ok = False
-                continue
-            for v in values:
-                problem = ref.parameter_problem(pname, v)
-                if problem is not None:
-                    problems.append(f"algorithms[{a}].params.{pname}: {problem}")
-                    ok = False
-                    break
-        # Every parameter appears in results, defaults included, so that {"k": 3} and
-        # {"k": 3, "weights": "uniform"} are one setting.
-        defaults = ref.defaults()
-        grid = [{**defaults, **g} for g in expand_grid(algo.params)] if ok else []
-        for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
-            setting_problems = _hook(ref.cls, "_setting_problems")(g)
-            if setting_problems:
-                problems.append(f"algorithms[{a}]: {setting_problems[0]}")
-                grid = []
-                break
-        for i, metric in proba_metrics:
-            lacking = next((g for g in grid if not _has_proba(ref.cls, g)), None)
-            if lacking is not None:
-                setting = "" if len(grid) == 1 else f" with {_short_repr(_varying(algo.params, lacking), 60)}"
-                problems.append(
-                    f"metrics[{i}]: {metric} needs predicted probabilities; algorithms[{a}] ({ref.id}){setting} "
-                    "has no predict_proba"
-                )
+        grid, found = _grid(ref, algo.params, algo.params, f"algorithms[{a}]", proba_metrics)
+        problems += found
         grids.append(grid)
+        per = {}
+        for ds_id, replaced in algo.params_for.items():
+            if not isinstance(replaced, dict):
+                continue
+            grid, found = _grid(
+                ref,
+                {**algo.params, **replaced},
+                replaced,
+                f"algorithms[{a}].params_for.{ds_id}",
+                proba_metrics,
+            )
+            problems += found
+            per[ds_id] = grid
+        grids_for.append(per)
 
     datasets, splits = [], []
     protocol = spec.protocol.model_dump()
     kind = protocol.pop("kind")
     labels_seen = {}
     no_posterior = []  # datasets without a true posterior, as "datasets[d] ('name')"
+    ds_grids = []  # per dataset: the grid of each algorithm on it (params_for applied)
     for d0, entry in entries:
         where = f"datasets[{d0}]"
         if entry is not spec.datasets[d0]:  # one of the datasets a list-valued option makes
@@ -754,7 +855,10 @@ def validate_spec(source):
             problems.append(f"{where}: {exc}")
             datasets.append(None)
             splits.append([])
+            ds_grids.append([[] for _ in grids])
             continue
+        grids_here = [per.get(ds_label, grid) for grid, per in zip(grids, grids_for, strict=True)]
+        ds_grids.append(grids_here)
         for s in ds_splits:
             present = np.unique(ds.y[s.train])
             if len(present) < 2:
@@ -767,20 +871,21 @@ def validate_spec(source):
         if kind == "lpo":
             n_train_min -= protocol["p"]  # each held-out split trains on n - p rows
         for a, ref in enumerate(resolved):
-            if ref is None or ref.name not in NEIGHBOR_PARAMS or not grids[a]:
+            grid = grids_here[a]
+            if ref is None or ref.name not in NEIGHBOR_PARAMS or not grid:
                 continue
             pname, slack = NEIGHBOR_PARAMS[ref.name]
-            k_max = (
-                max(int(g[pname]) for g in grids[a] if pname in g) if any(pname in g for g in grids[a]) else 1
-            )
+            k_max = max(int(g[pname]) for g in grid if pname in g) if any(pname in g for g in grid) else 1
             if k_max > n_train_min - slack:
                 limit = "exceeds the" if slack == 0 else "must be below the"
+                at = f"params_for.{ds_label}" if ds_label in grids_for[a] else "params"
                 problems.append(
-                    f"algorithms[{a}].params.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
+                    f"algorithms[{a}].{at}.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
                     f"of dataset '{ds.name}' under protocol {kind}"
                 )
         problems += [
-            f"{where}: {p}" for p in _dataset_problems(spec, resolved, grids, ds, ds_splits, kind, protocol)
+            f"{where}: {p}"
+            for p in _dataset_problems(spec, resolved, grids_here, ds, ds_splits, kind, protocol)
         ]
         if ds.posterior is None:
             no_posterior.append(f"{where} ('{ds.name}')")
@@ -794,17 +899,26 @@ def validate_spec(source):
                 f"{'has' if len(no_posterior) == 1 else 'have'} none (only synthetic datasets have one)"
             )
 
-    seen_cells = {}
-    for a, grid in enumerate(grids):
-        for g in grid:
-            key = (resolved[a].id, canonical_json(g))
-            if key in seen_cells and seen_cells[key] != a:
+    for a, algo in enumerate(spec.algorithms):
+        for ds_id in algo.params_for:
+            if ds_id not in labels_seen:
                 problems.append(
-                    f"algorithms[{a}]: {key[0]} {key[1]} is also in algorithms[{seen_cells[key]}]; each setting once"
+                    f"algorithms[{a}].params_for.{ds_id}: no dataset has this id; ids: {', '.join(labels_seen)}"
                 )
-                break
-            seen_cells.setdefault(key, a)
-    n_cells = sum(len(s) for s in splits) * sum(len(g) for g in grids)
+    reported = set()
+    for grids_here in ds_grids:
+        seen_cells = {}
+        for a, grid in enumerate(grids_here):
+            for g in grid:
+                key = (resolved[a].id, canonical_json(g))
+                if key in seen_cells and seen_cells[key] != a and (a, key) not in reported:
+                    reported.add((a, key))
+                    problems.append(
+                        f"algorithms[{a}]: {key[0]} {key[1]} is also in algorithms[{seen_cells[key]}]; each setting once"
+                    )
+                    break
+                seen_cells.setdefault(key, a)
+    n_cells = sum(len(s) * sum(len(g) for g in here) for s, here in zip(splits, ds_grids, strict=True))
     if n_cells > MAX_CELLS:
         problems.append(
             f"algorithms: the grid expands to {n_cells} cells, more than the limit of {MAX_CELLS}"
@@ -815,7 +929,7 @@ def validate_spec(source):
     cells = []
     for d, ds in enumerate(datasets):
         for a, ref in enumerate(resolved):
-            for params in grids[a]:
+            for params in ds_grids[d][a]:
                 for s in splits[d]:
                     cells.append(Cell(len(cells), d, ds.name, ref.id, params, s.repeat, s.fold, a))
     return ValidatedSpec(

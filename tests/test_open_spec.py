@@ -677,3 +677,149 @@ def test_register_dataset_names_a_loader_for_specs(tmp_path, monkeypatch):
     assert vspec.datasets[0].classes.tolist() == ["0", "1"] and vspec.datasets[2].n_samples == 50
     run_spec(spec, out=tmp_path)
     assert len(read_results(tmp_path / "results.csv")) == 3 * 3
+
+
+# --- per-dataset parameters ----------------------------------------------------------------
+
+
+def test_params_for_replaces_the_grid_on_the_datasets_it_names(tmp_path):
+    spec = {
+        **BASE,
+        "datasets": ["iris", "wine", "glass"],
+        "algorithms": [
+            {
+                "name": "knn",
+                "params": {"k": [1, 3, 5], "weights": "distance"},
+                "params_for": {"glass": {"k": [1]}, "iris": {"k": [3, 7], "weights": "uniform"}},
+            },
+            {"name": "unn", "params": {"k": 3}},
+        ],
+    }
+    vspec = validate_spec(spec)
+    settings = {}
+    for c in vspec.cells:
+        if c.algorithm == "knn":
+            settings.setdefault(c.dataset, set()).add((c.params["k"], c.params["weights"]))
+    assert settings == {
+        "iris": {(3, "uniform"), (7, "uniform")},
+        "wine": {(1, "distance"), (3, "distance"), (5, "distance")},
+        "glass": {(1, "distance")},
+    }
+    assert len(vspec.cells) == 3 * (2 + 3 + 1) + 3 * 3
+    # the rows equal those of a spec giving each dataset its own grid
+    run_spec(spec, out=tmp_path / "a")
+    alone = {
+        **spec,
+        "datasets": ["glass"],
+        "algorithms": [{"name": "knn", "params": {"k": 1, "weights": "distance"}}],
+    }
+    run_spec(alone, out=tmp_path / "b")
+    a = read_results(tmp_path / "a" / "results.csv")
+    b = read_results(tmp_path / "b" / "results.csv")
+    a = a[(a.dataset == "glass") & (a.algorithm == "knn")].sort_values("fold")
+    assert a["value"].tolist() == b.sort_values("fold")["value"].tolist()
+
+
+@pytest.mark.parametrize(
+    ("params_for", "message"),
+    [
+        ("{glas: {k: 1}}", "algorithms[0].params_for.glas: no dataset has this id; ids: iris, glass"),
+        ("{glass: {k: 0}}", "algorithms[0].params_for.glass.k: must be an integer >= 1, got 0"),
+        (
+            "{glass: {kk: 1}}",
+            "algorithms[0].params_for.glass.kk: unknown parameter for knn; known: k, weights",
+        ),
+        ("{glass: {k: [1, 1]}}", "algorithms[0].params_for.glass.k: value 1 is listed twice"),
+        (
+            "{glass: {k: 400}}",
+            "algorithms[0].params_for.glass.k: k=400 exceeds the 107 training samples of dataset 'glass' under protocol kfold",
+        ),
+        ("{glass: 3}", "algorithms[0].params_for.glass: input should be a valid dictionary (got 3)"),
+    ],
+)
+def test_each_bad_params_for_is_one_line(tmp_path, params_for, message):
+    text = (
+        "name: t\ndatasets: [iris, glass]\nprotocol: {kind: kfold, folds: 2}\n"
+        f"algorithms: [{{name: knn, params: {{k: [1, 3]}}, params_for: {params_for}}}]\n"
+    )
+    _refused(tmp_path, text, message)
+
+
+# --- command-line overrides ------------------------------------------------------------------
+
+OVERRIDDEN = """\
+name: ov
+seed: 0
+datasets: [iris]
+protocol: {kind: kfold, folds: 2}
+algorithms:
+  - {name: knn, params: {k: 1}}
+  - {name: unn}
+"""
+
+
+def test_set_overrides_equal_the_same_spec_written_out(tmp_path):
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(OVERRIDDEN)
+    sets = ["protocol.folds=3", "algorithms[0].params.k=[1, 3, 5]", "seed=3", "algorithms.1.params.theta=0.5"]
+    result = runner.invoke(app, ["validate", str(spec), *[a for s in sets for a in ("--set", s)]])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"{spec}: ok, 12 cells over 1 dataset(s)\n"
+    out = tmp_path / "out"
+    args = ["run", str(spec), "--out", str(out), "--quiet", *[a for s in sets for a in ("--set", s)]]
+    assert runner.invoke(app, args).exit_code == 0
+    written = yaml.safe_load(OVERRIDDEN)
+    written.update(seed=3, protocol={"kind": "kfold", "folds": 3})
+    written["algorithms"][0]["params"]["k"] = [1, 3, 5]
+    written["algorithms"][1]["params"] = {"theta": 0.5}
+    (tmp_path / "w.yaml").write_text(yaml.safe_dump(written))
+    run_spec(tmp_path / "w.yaml", out=tmp_path / "w")
+    ours, theirs = (read_results(p / "results.csv") for p in (out, tmp_path / "w"))
+    cols = ["dataset", "algorithm", "params", "repeat", "fold", "metric", "value"]
+    assert ours[cols].equals(theirs[cols])
+    saved = yaml.safe_load((out / "spec.yaml").read_text())
+    assert saved["seed"] == 3 and saved["protocol"]["folds"] == 3
+    assert saved["algorithms"][0]["params"] == {"k": [1, 3, 5]}
+    # a rerun with the same overrides resumes; without them the folder holds another spec
+    result = runner.invoke(
+        app, ["run", str(spec), "--out", str(out), *[a for s in sets for a in ("--set", s)]]
+    )
+    assert result.exit_code == 0 and "0 cells run, 12 already done" in result.output
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("protocol.folds", "--set 'protocol.folds': expected PATH=VALUE, e.g. protocol.folds=10"),
+        (
+            "protocol..folds=3",
+            "--set 'protocol..folds=3': 'protocol..folds' is not a path; expected keys joined "
+            "by dots and list indices, e.g. algorithms[0].params.k",
+        ),
+        (
+            "algorithms[5].params.k=3",
+            "--set 'algorithms[5].params.k=3': algorithms[5]: no such item; the list has 2",
+        ),
+        ("name.x=3", "--set 'name.x=3': name is not a mapping"),
+        ("protocol[0]=3", "--set 'protocol[0]=3': protocol is not a list"),
+        (
+            "seed=[1, 2",
+            "--set 'seed=[1, 2': the value is not valid YAML (expected ',' or ']', but got '<stream end>')",
+        ),
+        ("protocol.folds=1", "protocol.folds: input should be greater than or equal to 2 (got 1)"),
+        ("algorithms[0].params.k=0", "algorithms[0].params.k: must be an integer >= 1, got 0"),
+        ("algorithms[0].name=knnn", "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost"),
+    ],
+)
+def test_each_bad_override_is_one_line(tmp_path, override, message):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(OVERRIDDEN)
+    for command in (["validate", str(spec)], ["run", str(spec), "--quiet", "--out", str(tmp_path / "o")]):
+        result = runner.invoke(app, [*command, "--set", override])
+        assert result.exit_code == 2, result.output
+        assert len(result.output.splitlines()) == 1
+        prefix = "error: " if message.startswith("--set") else f"error: {spec}: "
+        assert result.output.startswith(prefix + message), result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
