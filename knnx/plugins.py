@@ -5,7 +5,8 @@ A spec may name a classifier or a dataset loader by import path,
 ``"package.module:Name"`` (``Name`` may be dotted: ``"pkg.mod:Outer.Inner"``). It is
 imported as Python would import it; if its top-level package is not importable, the
 spec's folder is tried (a ``mylab/`` package or ``mylab.py`` beside the spec), and
-stays on ``sys.path`` for the rest of the process.
+stays at the end of ``sys.path`` for the rest of the process (after the installed
+packages, so a file beside a spec never shadows one).
 
 Installed packages extend knnx through the entry-point groups ``knnx.algorithms``
 (name -> classifier class) and ``knnx.datasets`` (name -> loader function): in a
@@ -69,7 +70,7 @@ def _import_module(name, base_dir):
         raise SpecError(_failed(name, exc)) from None
     folder = str(Path(base_dir).resolve())
     if folder not in sys.path:
-        sys.path.insert(0, folder)
+        sys.path.append(folder)  # after the installed packages: a file beside the spec shadows none
     importlib.invalidate_caches()
     try:
         return importlib.import_module(name)
@@ -90,6 +91,15 @@ def _not_found(name, missing, base_dir):
 def _failed(name, exc):
     text = (str(exc).strip().splitlines() or [""])[0][:200]
     return f"importing '{name}' failed: {type(exc).__name__}: {text}"
+
+
+def add_import_dirs(folders):
+    """Append ``folders`` (a spec's ``python_path``, absolute) to ``sys.path`` if absent:
+    searched after the installed packages, so they never shadow one."""
+    for folder in folders:
+        if folder not in sys.path:
+            sys.path.append(folder)
+    importlib.invalidate_caches()
 
 
 def entry_point_names(group):

@@ -85,7 +85,7 @@ from knnx.datasets import REGISTERED, load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import METRIC_INPUT, METRICS
-from knnx.plugins import import_object
+from knnx.plugins import add_import_dirs, import_object
 from knnx.preprocess import standardize
 from knnx.report import format_table, mark_best, summarize
 from knnx.results import (
@@ -138,6 +138,7 @@ def _cell_payload(vspec, cell, splits, graph_k=None):
         # the class itself (pickled by reference), or its import path, imported again by a
         # worker with the spec's folder on its path
         "estimator": ref.path if ref.path is not None else ref.cls,
+        "import_dirs": vspec.import_dirs,
         "registered": ref.name,
         "graph_k": (graph_k or {}).get(cell.dataset_index, 0),
         "experiment": vspec.spec.name,
@@ -196,6 +197,7 @@ def _registered_loaders(entry):
 
 
 def _dataset(payload):
+    add_import_dirs(payload.get("import_dirs", ()))
     for name, loader in payload.get("loaders", {}).items():
         REGISTERED.setdefault(name, loader)
     key = (canonical_json(payload["entry"]), payload["dataset"], payload["seed"], payload["base_dir"])
@@ -289,6 +291,7 @@ def _run_cell(payload, fit_progress=None):
 def _estimator_class(payload):
     """The class a cell fits: carried in the payload, or imported from its path."""
     estimator = payload["estimator"]
+    add_import_dirs(payload.get("import_dirs", ()))
     return import_object(estimator, payload["base_dir"]) if isinstance(estimator, str) else estimator
 
 

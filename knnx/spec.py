@@ -61,6 +61,7 @@ from knnx.errors import KnnxError, SpecError
 from knnx.limits import check_memory, graph_bytes, lpo_bytes, memory_problem
 from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.neighbors import check_scale
+from knnx.plugins import add_import_dirs
 from knnx.protocols import make_splits
 
 
@@ -157,6 +158,9 @@ class Spec(_Strict):
     metrics: Annotated[list[str], Field(min_length=1)] = Field(default_factory=lambda: ["error"])
     record_curves: bool = False
     curve_points: Annotated[int, Field(ge=2)] = 200
+    # Folders (absolute, or relative to the spec's folder) searched for the import paths
+    # of estimator and loader entries, after the installed packages.
+    python_path: list[str] = Field(default_factory=list)
 
 
 # Guards against hostile or accidental explosions (see the module docstring).
@@ -205,9 +209,40 @@ class ValidatedSpec:
     def protocol_json(self):
         return canonical_json(self.spec.protocol.model_dump())
 
+    @property
+    def import_dirs(self):
+        """The spec's ``python_path`` as absolute folders."""
+        return tuple(str((self.base_dir / p).resolve()) for p in self.spec.python_path)
+
     def normalized(self):
-        """The spec as a plain dict with every default filled in (written beside results)."""
-        return self.spec.model_dump(mode="json")
+        """The spec as a plain dict with every default filled in, the algorithms' own
+        included, and its files found from anywhere: CSV paths absolute, and the spec's
+        folder in ``python_path`` when an entry imports code (written beside results,
+        ``knnx run OUT/spec.yaml`` reruns it from any folder)."""
+        data = self.spec.model_dump(mode="json")
+        imports = []  # top-level modules that estimator and loader entries import
+        for entry, ref in zip(data["algorithms"], self.algorithms, strict=True):
+            for key in ("name", "estimator", "id"):
+                if entry[key] is None:
+                    del entry[key]
+            if not entry["params_for"]:
+                del entry["params_for"]
+            if "estimator" in entry:
+                imports.append(entry["estimator"].split(".")[0].split(":")[0])
+            defaults = {k: v for k, v in ref.defaults().items() if k not in ref.fixed}
+            entry["params"] = {**defaults, **entry["params"]}
+        for entry in data["datasets"]:
+            if isinstance(entry, dict) and isinstance(entry.get("csv"), str):
+                entry["csv"] = str((self.base_dir / entry["csv"]).resolve())
+            if isinstance(entry, dict) and isinstance(entry.get("loader"), str):
+                imports.append(entry["loader"].split(".")[0].split(":")[0])
+        folders = list(self.import_dirs)
+        here = self.base_dir.resolve()
+        beside = any((here / top).is_dir() or (here / f"{top}.py").is_file() for top in imports)
+        if beside and str(here) not in folders:  # a module beside the spec: found from anywhere
+            folders.append(str(here))
+        data["python_path"] = folders
+        return data
 
     def digest(self):
         return hashlib.sha256(canonical_json(self.normalized()).encode()).hexdigest()[:16]
@@ -765,6 +800,11 @@ def validate_spec(source, overrides=()):
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         raise SpecError.from_lines([f"{label}: {p}" for p in _pydantic_problems(exc, data)]) from None
+    folders = [(base_dir / p).resolve() for p in spec.python_path]
+    missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]
+    if missing:
+        raise SpecError(f"{label}: python_path[{missing[0][0]}]: {missing[0][1]}: no such folder")
+    add_import_dirs([str(f) for f in folders])
 
     entries, problems = [], []  # (index in spec.datasets, entry) once lists are expanded
     for d, entry in enumerate(spec.datasets):

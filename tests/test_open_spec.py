@@ -781,7 +781,7 @@ def test_set_overrides_equal_the_same_spec_written_out(tmp_path):
     assert ours[cols].equals(theirs[cols])
     saved = yaml.safe_load((out / "spec.yaml").read_text())
     assert saved["seed"] == 3 and saved["protocol"]["folds"] == 3
-    assert saved["algorithms"][0]["params"] == {"k": [1, 3, 5]}
+    assert saved["algorithms"][0]["params"] == {"k": [1, 3, 5], "weights": "uniform"}
     # a rerun with the same overrides resumes; without them the folder holds another spec
     result = runner.invoke(
         app, ["run", str(spec), "--out", str(out), *[a for s in sets for a in ("--set", s)]]
@@ -823,3 +823,67 @@ def test_each_bad_override_is_one_line(tmp_path, override, message):
         prefix = "error: " if message.startswith("--set") else f"error: {spec}: "
         assert result.output.startswith(prefix + message), result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+# --- the saved spec reruns anywhere ------------------------------------------------------
+
+
+def test_the_saved_spec_has_every_default_and_reruns_from_any_folder(tmp_path):
+    import yaml
+
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    _write_lab(exp)
+    _write_data(exp)
+    (exp / "data").mkdir()
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{a:.3f},{b:.3f},{'xy'[int(a + b > 0)]}\n" for a, b in rng.standard_normal((40, 2)))
+    (exp / "data" / "mine.csv").write_text("a,b,label\n" + rows)
+    spec = exp / "s.yaml"
+    spec.write_text(
+        "name: s\nseed: 2\nprotocol: {kind: kfold, folds: 2}\n"
+        "datasets: [{csv: data/mine.csv}, {loader: 'mylab.data:load_rings', params: {n: [40, 60]}}]\n"
+        "algorithms:\n  - {id: mean, estimator: 'mylab.methods:NearestMean', params: {shrink: [0.0, 0.5]}}\n"
+        "  - {name: cpw, params: {max_epochs: 2}}\n  - {name: knn, params: {k: [1, 3]}}\n"
+    )
+    first = tmp_path / "first"
+    done = subprocess.run(
+        [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(first), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=exp,
+    )
+    assert done.returncode == 0, done.stderr
+    saved = yaml.safe_load((first / "spec.yaml").read_text())
+    assert saved["datasets"][0] == {"csv": str(exp / "data" / "mine.csv")}
+    assert saved["python_path"] == [str(exp)]
+    assert saved["algorithms"][2] == {"name": "knn", "params": {"k": [1, 3], "weights": "uniform"}}
+    cpw = saved["algorithms"][1]["params"]
+    assert "scheme" not in cpw and cpw["max_epochs"] == 2 and cpw["beta"] == 8.0 and cpw["init"] == "auto"
+    assert saved["algorithms"][0]["params"] == {"shrink": [0.0, 0.5]}
+    # from another folder, with no access to the spec's folder but through spec.yaml
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    second = tmp_path / "second"
+    done = subprocess.run(
+        [sys.executable, "-m", "knnx.cli", "run", str(first / "spec.yaml"), "--out", str(second), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+    )
+    assert done.returncode == 0, done.stderr
+    cols = [
+        "dataset",
+        "algorithm",
+        "params",
+        "repeat",
+        "fold",
+        "seed",
+        "metric",
+        "value",
+        "n_train",
+        "n_test",
+    ]
+    a, b = (read_results(p / "results.csv")[cols] for p in (first, second))
+    assert (a.metric == "error").sum() == 3 * 2 * (2 + 1 + 2) and a.equals(b)  # datasets x folds x settings
+    assert (second / "spec.yaml").read_text() == (first / "spec.yaml").read_text()
