@@ -254,7 +254,12 @@ def datasets(fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="
 @app.command("table")
 def table_cmd(
     results: Path = typer.Argument(..., help="A results.csv file."),
-    by: str = typer.Option("dataset,algorithm,params", "--by", help="Comma-separated grouping columns."),
+    by: str = typer.Option(
+        "dataset,configuration",
+        "--by",
+        help="Comma-separated grouping columns; a parameter by name (k or param_k); configuration = the "
+        "algorithm and the parameters that vary (seeds pooled).",
+    ),
     metric: str = typer.Option("error", "--metric", help="Metric to tabulate."),
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):

@@ -10,16 +10,55 @@ from knnx.results import read_results
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 
+# Parameters whose values are replicates, not settings: a configuration's summary pools
+# them (knn_sample's seeds, a scikit-learn estimator's random_state), as it pools
+# repeats and folds.
+SEED_PARAMS = ("seed", "random_state")
+
+
+def configuration_labels(frame):
+    """A short label per row: the algorithm (its id) followed by the parameters that take
+    more than one value among that algorithm's rows of ``frame``, seed-like parameters
+    (:data:`SEED_PARAMS`) left out, e.g. ``knn k=3`` or ``unn k=5, theta=0.1``; the
+    algorithm alone when nothing varies. The JSON of every default is never shown."""
+    from knnx.results import PARAM_PREFIX
+
+    columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
+    varying = {}
+    for alg, sub in frame.groupby("algorithm", sort=False):
+        varying[alg] = [
+            c for c in columns if c.removeprefix(PARAM_PREFIX) not in SEED_PARAMS and sub[c].nunique() > 1
+        ]
+    labels = []
+    for row in frame[["algorithm", *columns]].itertuples(index=False, name=None):
+        alg, values = row[0], dict(zip(columns, row[1:], strict=True))
+        shown = [f"{c.removeprefix(PARAM_PREFIX)}={values[c]}" for c in varying[alg] if values[c] != ""]
+        labels.append(f"{alg} {', '.join(shown)}" if shown else str(alg))
+    return pd.Series(labels, index=frame.index, dtype=object)
+
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
-    """Mean, standard deviation (ddof=1; 0 for a single value) and count per group."""
+    """Mean, standard deviation (ddof=1; 0 for a single value) and count per group.
+
+    ``by`` names columns of the results frame; a parameter by its bare name (``k``)
+    or its column (``param_k``); ``configuration`` for :func:`configuration_labels`
+    (pools seeds, see :data:`SEED_PARAMS`)."""
+    from knnx.results import PARAM_PREFIX
+
     by = list(by)
     repeated = next((c for i, c in enumerate(by) if c in by[:i]), None)
     if repeated is not None:
         raise ResultsError(f"--by: column '{repeated}' is given twice")
+    if "configuration" in by and "configuration" not in frame.columns:
+        frame = frame.assign(configuration=configuration_labels(frame))
+    by = [c if c in frame.columns or PARAM_PREFIX + c not in frame.columns else PARAM_PREFIX + c for c in by]
     for col in by:
         if col not in frame.columns:
-            raise ResultsError(f"--by: unknown column '{col}'; known: {', '.join(frame.columns)}")
+            known = [c for c in frame.columns if not c.startswith(PARAM_PREFIX)] + ["configuration"]
+            params = [c.removeprefix(PARAM_PREFIX) for c in frame.columns if c.startswith(PARAM_PREFIX)]
+            raise ResultsError(
+                f"--by: unknown column '{col}'; known: {', '.join(known)}; parameters: {', '.join(params) or 'none'}"
+            )
     if metric is not None:
         if metric not in set(frame["metric"]):
             raise ResultsError(
@@ -40,7 +79,8 @@ def mark_best(summary, within="dataset"):
     """
     best = np.zeros(len(summary), dtype=bool)
     group_cols = [c for c in (within, "metric") if c in summary.columns]
-    for _, idx in summary.groupby(group_cols, sort=False).groups.items():
+    grouping = group_cols if len(group_cols) > 1 else group_cols[0]  # a list of one: pandas 4 changes keys
+    for _, idx in summary.groupby(grouping, sort=False).groups.items():
         sub = summary.loc[idx]
         metric = sub["metric"].iloc[0]
         if metric not in METRICS and metric not in LOWER_IS_BETTER:
@@ -67,7 +107,7 @@ def format_table(summary, fmt="md", digits=4):
         elif fmt == "latex":
             value = value.replace("±", "$\\pm$")
         cells.append([escape_control(str(getattr(row, k))) for k in keys] + [value, str(row.n)])
-    header = keys + ["mean ± std", "n"]
+    header = [k.removeprefix("param_") for k in keys] + ["mean ± std", "n"]
     if fmt == "md":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
@@ -92,7 +132,7 @@ def format_table(summary, fmt="md", digits=4):
     raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
 
 
-def results_table(path, by=("dataset", "algorithm", "params"), metric="error", fmt="md"):
+def results_table(path, by=("dataset", "configuration"), metric="error", fmt="md"):
     """``knnx table``: mean ± std of ``metric`` per group of a results file."""
     return format_table(summarize(read_results(path), by, metric), fmt)
 

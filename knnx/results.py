@@ -27,6 +27,7 @@ cells whose results are complete, each once.
 import csv
 import fcntl
 import io
+import json
 import os
 import re
 from contextlib import contextmanager
@@ -74,6 +75,53 @@ CURVE_COLUMNS = [
     "series",
     "value",
 ]
+
+
+# After COLUMNS, a results file has one column per parameter name of its cells,
+# ``param_<name>`` (sorted by name): the value as written in ``params`` (strings bare,
+# other values as JSON), empty where a cell's algorithm lacks that parameter. They are
+# derived from ``params``: read_results recomputes them (a file without them, written
+# by an older knnx, reads the same).
+PARAM_PREFIX = "param_"
+
+
+def param_text(value):
+    """A parameter value as its ``param_<name>`` cell shows it: strings bare, the rest JSON."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _params_of(text, cache):
+    if text not in cache:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        cache[text] = value if isinstance(value, dict) else {}  # hand-edited: no parameter columns
+    return cache[text]
+
+
+def param_names(params_texts):
+    """Sorted parameter names of the ``params`` JSON strings given."""
+    cache, names = {}, set()
+    for text in set(params_texts):
+        names |= _params_of(text, cache).keys()
+    return sorted(names)
+
+
+def results_columns(names):
+    """The columns of a results file whose cells have parameters ``names``."""
+    return COLUMNS + [PARAM_PREFIX + n for n in names]
+
+
+def with_param_columns(rows, names):
+    """``rows`` (dicts with ``params``) with their ``param_<name>`` cells added."""
+    cache = {}
+    out = []
+    for row in rows:
+        params = _params_of(row["params"], cache)
+        cols = {PARAM_PREFIX + n: (param_text(params[n]) if n in params else "") for n in names}
+        out.append({**row, **cols})
+    return out
 
 
 def rows_to_csv(rows, header=False, columns=COLUMNS):
@@ -332,11 +380,20 @@ def _read_table(source, path, columns, what):
 
 
 def _parse(source, path):
-    return _read_table(source, path, COLUMNS, "results")
+    frame = _read_table(source, path, COLUMNS, "results")
+    frame = frame[COLUMNS]  # parameter columns are derived from params, never trusted
+    names = param_names(frame["params"])
+    cache = {}
+    parsed = [_params_of(t, cache) for t in frame["params"]]
+    extra = {PARAM_PREFIX + n: [param_text(p[n]) if n in p else "" for p in parsed] for n in names}
+    return (
+        pd.concat([frame, pd.DataFrame(extra, index=frame.index, dtype=object)], axis=1) if names else frame
+    )
 
 
 def read_results(path):
-    """Read a results file as a DataFrame (text columns kept as text, numbers exact)."""
+    """Read a results file as a DataFrame (text columns kept as text, numbers exact), with
+    one ``param_<name>`` column per parameter (see :data:`PARAM_PREFIX`)."""
     return _parse(path, path)
 
 
@@ -358,22 +415,23 @@ def read_ledger(path):
     }
 
 
-def recover(path, metrics, allowed=None):
+def recover(path, metrics, allowed=None, columns=COLUMNS):
     """Keep only complete cells of an existing results file; return their keys.
 
     A cell is complete when it has one row for every metric in ``metrics``; its other
     rows (quantities reported by the estimator) are kept with it. With ``allowed`` (a set
     of cells), the rows of every other cell are dropped too (e.g. cells whose cached
-    result no longer matches the spec, the code or the data).
+    result no longer matches the spec, the code or the data). The file is rewritten with
+    ``columns`` (the run's parameter columns, derived from ``params``).
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]  # drop a partial last line
     if not text.strip():
-        atomic_write_text(path, rows_to_csv([], header=True))
+        atomic_write_text(path, rows_to_csv([], header=True, columns=columns))
         return set()
-    frame = _parse(io.StringIO(text), path)
+    frame = _parse(io.StringIO(text), path)[COLUMNS]
     frame = frame.drop_duplicates(subset=CELL_COLUMNS + ["metric"], keep="last")
     if allowed is not None:
         cells = list(zip(frame["dataset"], frame["algorithm"], frame["params"], frame["repeat"].astype(int), frame["fold"].astype(int), strict=True))  # fmt: skip
@@ -383,7 +441,9 @@ def recover(path, metrics, allowed=None):
     complete = scored[counts == len(metrics)][CELL_COLUMNS].drop_duplicates()
     # Keep every row of a complete cell, reported extras (e.g. chosen_k) included.
     frame = frame.merge(complete, on=CELL_COLUMNS, how="inner")
-    atomic_write_text(path, rows_to_csv(frame[COLUMNS].to_dict("records"), header=True))
+    names = [c.removeprefix(PARAM_PREFIX) for c in columns[len(COLUMNS) :]]
+    rows = with_param_columns(frame[COLUMNS].to_dict("records"), names)
+    atomic_write_text(path, rows_to_csv(rows, header=True, columns=columns))
     return {(r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) for r in complete.itertuples()}
 
 

@@ -8,7 +8,7 @@
                          iteration, series, value (sorted in cell order at the end)
     OUT/spec.yaml        the normalised spec (every default filled in)
     OUT/environment.json knnx version, git commit, Python/numpy/numba versions, CPU
-    OUT/summary.csv      mean, std, n per (dataset, algorithm, params, metric)
+    OUT/summary.csv      mean, std, n per (dataset, algorithm, configuration, metric)
     OUT/summary.md       the same as Markdown tables, one per metric, best marked
     OUT/<metric>.png     metric against the first numeric parameter that varies (if any)
 
@@ -87,7 +87,7 @@ from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import METRIC_INPUT, METRICS
 from knnx.plugins import add_import_dirs, import_object
 from knnx.preprocess import standardize
-from knnx.report import format_table, mark_best, summarize
+from knnx.report import configuration_labels, format_table, mark_best, summarize
 from knnx.results import (
     CELL_COLUMNS,
     COLUMNS,
@@ -100,13 +100,16 @@ from knnx.results import (
     atomic_write_text,
     curve_rows,
     output_lock,
+    param_names,
     prepare_output_folder,
     read_curves,
     read_ledger,
     read_results,
     recover,
     recover_curves,
+    results_columns,
     rows_to_csv,
+    with_param_columns,
 )
 from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, validate_spec
 
@@ -414,12 +417,17 @@ def write_summaries(results_path, out):
     frame = read_results(results_path)
     if frame.empty:
         return
-    summary = summarize(frame, by=("dataset", "algorithm", "params", "metric"))
+    frame = frame.assign(configuration=configuration_labels(frame))
+    summary = summarize(frame, by=("dataset", "algorithm", "configuration", "metric"))
     summary["best"] = mark_best(summary)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    parts = [f"# {frame['experiment'].iloc[0]}: mean ± std over repeats and folds\n"]
+    parts = [
+        f"# {frame['experiment'].iloc[0]}: mean ± std over repeats, folds and seeds\n\n"
+        "A configuration is an algorithm and the parameters that vary among its settings; "
+        "seeds (seed, random_state) are pooled.\n"
+    ]
     for metric in dict.fromkeys(frame["metric"]):
-        sub = summarize(frame, by=("dataset", "algorithm", "params"), metric=metric)
+        sub = summarize(frame, by=("dataset", "configuration"), metric=metric)
         parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
     atomic_write_text(Path(out) / "summary.md", "".join(parts))
     write_plots(frame, out)
@@ -594,6 +602,8 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     metrics = list(vspec.spec.metrics)
     keys = cell_keys(vspec)
     order = {c.key(): c.index for c in vspec.cells}
+    names = param_names(c.params_json for c in vspec.cells)  # the file's param_<name> columns
+    columns = results_columns(names)
 
     done_keys = set()
     if not resume:
@@ -608,7 +618,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
             )
         recorded = read_ledger(ledger_path)
         valid = {cell for cell, key in recorded.items() if keys.get(cell) == key}
-        done_keys = recover(results_path, metrics, allowed=valid)
+        done_keys = recover(results_path, metrics, allowed=valid, columns=columns)
     if curves_path.exists():
         recover_curves(curves_path, done_keys)  # curves of complete cells only
     if warnings_path.exists():
@@ -624,7 +634,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     atomic_write_text(out / "spec.yaml", normalized)
     _record_environment(out / "environment.json", len(vspec.cells) - len(done_keys))
 
-    writer = ResultsWriter(results_path)
+    writer = ResultsWriter(results_path, columns)
     ledger = ResultsWriter(ledger_path, LEDGER_COLUMNS)
     curves_writer = ResultsWriter(curves_path, CURVE_COLUMNS) if vspec.spec.record_curves else None
     todo = [c for c in vspec.cells if c.key() not in done_keys]
@@ -650,7 +660,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
             n_warned += 1
         if curves:
             curves_writer.append(curves)  # first: a cell's curves count once it is in the ledger
-        writer.append(rows)
+        writer.append(with_param_columns(rows, names))
         ledger.append([dict(zip(LEDGER_COLUMNS, (keys[cell.key()], *cell.key()), strict=True))])
         done += 1
         if progress:
@@ -912,8 +922,9 @@ def _sort_results(path, vspec):
     ]
     frame["_metric"] = frame["metric"].map(metric_rank)
     frame = frame.sort_values(["_cell", "_metric"], kind="stable")
-    rows = frame[COLUMNS].to_dict("records")
-    atomic_write_text(path, rows_to_csv(rows, header=True))
+    names = param_names(c.params_json for c in vspec.cells)
+    rows = with_param_columns(frame[COLUMNS].to_dict("records"), names)
+    atomic_write_text(path, rows_to_csv(rows, header=True, columns=results_columns(names)))
 
 
 def _sort_curves(path, vspec):

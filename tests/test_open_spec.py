@@ -887,3 +887,77 @@ def test_the_saved_spec_has_every_default_and_reruns_from_any_folder(tmp_path):
     a, b = (read_results(p / "results.csv")[cols] for p in (first, second))
     assert (a.metric == "error").sum() == 3 * 2 * (2 + 1 + 2) and a.equals(b)  # datasets x folds x settings
     assert (second / "spec.yaml").read_text() == (first / "spec.yaml").read_text()
+
+
+# --- parameters as columns; configurations; seeds pooled ------------------------------------
+
+
+def test_each_parameter_has_its_column_and_tables_group_by_it(tmp_path):
+    spec = {
+        **BASE,
+        "datasets": ["iris"],
+        "algorithms": [
+            {"name": "knn", "params": {"k": [1, 3]}},
+            {"name": "knn_sample", "params": {"seed": [0, 1, 2], "fraction": [0.5, 0.9]}},
+        ],
+    }
+    run_spec(spec, out=tmp_path)
+    header = (tmp_path / "results.csv").read_text().splitlines()[0].split(",")
+    assert header[-4:] == ["param_fraction", "param_k", "param_seed", "param_weights"]
+    frame = read_results(tmp_path / "results.csv")
+    knn = frame[frame.algorithm == "knn"]
+    assert set(knn["param_k"]) == {"1", "3"} and set(knn["param_fraction"]) == {""}
+    assert set(knn["param_weights"]) == {"uniform"}
+    # knnx table: by a bare parameter name; seeds are pooled, as repeats and folds are
+    result = runner.invoke(
+        app, ["table", str(tmp_path / "results.csv"), "--by", "algorithm,fraction", "--format", "csv"]
+    )
+    assert result.exit_code == 0, result.output
+    import io
+
+    import pandas as pd
+
+    table = pd.read_csv(io.StringIO(result.output), dtype={"param_fraction": str}, keep_default_na=False)
+    sample = frame[(frame.algorithm == "knn_sample") & (frame.metric == "error")]
+    for fraction, group in sample.groupby("param_fraction"):
+        row = table[(table.algorithm == "knn_sample") & (table.param_fraction == fraction)]
+        assert int(row["n"].iloc[0]) == 3 * 3  # folds x seeds
+        assert float(row["mean"].iloc[0]) == pytest.approx(group["value"].mean(), abs=1e-15)
+    # the default table: one row per configuration, labelled by id and what varies
+    result = runner.invoke(app, ["table", str(tmp_path / "results.csv")])
+    lines = result.output.splitlines()
+    assert [line.split(" | ")[1] for line in lines[2:]] == [
+        "knn k=1",
+        "knn k=3",
+        "knn_sample fraction=0.5",
+        "knn_sample fraction=0.9",
+    ]
+    result = runner.invoke(app, ["table", str(tmp_path / "results.csv"), "--by", "dataset,kk"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --by: unknown column 'kk'; known: experiment, dataset")
+    assert result.output.rstrip().endswith("parameters: fraction, k, seed, weights")
+
+
+def test_a_results_file_without_parameter_columns_reads_the_same(tmp_path):
+    from knnx.results import COLUMNS, rows_to_csv
+
+    spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
+    run_spec(spec, out=tmp_path / "a")
+    new = read_results(tmp_path / "a" / "results.csv")
+    old = tmp_path / "old.csv"
+    old.write_text(rows_to_csv(new[COLUMNS].to_dict("records"), header=True))  # as an older knnx wrote it
+    assert read_results(old).equals(new)
+
+
+def test_a_resume_that_adds_parameters_rewrites_the_header_and_keeps_the_rows(tmp_path):
+    spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
+    run_spec(spec, out=tmp_path)
+    before = read_results(tmp_path / "results.csv")
+    spec["algorithms"].append({"name": "unn", "params": {"theta": [0.5]}})
+    summary = run_spec(spec, out=tmp_path)
+    assert (summary.n_run, summary.n_skipped) == (3, 6)
+    after = read_results(tmp_path / "results.csv")
+    assert "param_theta" in (tmp_path / "results.csv").read_text().splitlines()[0]
+    kept = after[after.algorithm == "knn"].reset_index(drop=True)
+    assert kept["value"].tolist() == before["value"].tolist()
+    assert set(kept["param_theta"]) == {""}

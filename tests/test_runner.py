@@ -45,7 +45,8 @@ def values(frame):
 def test_ripley_errors_match_sklearn(tmp_path):
     summary = run_spec(RIPLEY, out=tmp_path)
     frame = read_results(tmp_path / "results.csv")
-    assert list(frame.columns) == COLUMNS and summary.n_cells == 6 and len(frame) == 18
+    assert list(frame.columns) == [*COLUMNS, "param_k", "param_weights"]
+    assert summary.n_cells == 6 and len(frame) == 18
     ds = load_bundled("ripley")
     tr, te = ds.split
     for k in [1, 3, 5, 7, 9, 15]:
@@ -58,7 +59,7 @@ def test_ripley_errors_match_sklearn(tmp_path):
     assert set(summary_csv.columns) == {
         "dataset",
         "algorithm",
-        "params",
+        "configuration",
         "metric",
         "mean",
         "std",
@@ -66,7 +67,7 @@ def test_ripley_errors_match_sklearn(tmp_path):
         "best",
     }
     best = summary_csv[summary_csv.best & (summary_csv.metric == "error")]
-    assert best.params.tolist() == ['{"k":15,"weights":"uniform"}']
+    assert best.configuration.tolist() == ["knn k=15"]
     env = json.loads((tmp_path / "environment.json").read_text())["runs"]
     assert len(env) == 1 and env[0]["cells_to_run"] == 6
     assert {"knnx", "git_commit", "git_dirty", "numpy", "numba", "cpu", "started"} <= set(env[0])
@@ -186,7 +187,7 @@ def test_table_and_check_commands(tmp_path):
     results = tmp_path / "results.csv"
     md = runner.invoke(app, ["table", str(results), "--metric", "error"])
     assert md.exit_code == 0
-    assert '| ripley | knn | {"k":15,"weights":"uniform"} | **0.0950 ± 0.0000** | 1 |' in md.stdout
+    assert "| ripley | knn k=15 | **0.0950 ± 0.0000** | 1 |" in md.stdout
     csv_out = runner.invoke(app, ["table", str(results), "--format", "csv", "--by", "dataset,algorithm"])
     assert (
         csv_out.exit_code == 0
@@ -538,10 +539,8 @@ def test_probability_and_posterior_metrics_match_oracles(tmp_path):
         for name, value in expected.items():
             assert_allclose(got[name], value, rtol=1e-9, err_msg=f"k={k} {name}")
     summary = pd.read_csv(tmp_path / "summary.csv")
-    best = summary[summary.best].set_index("metric").params.to_dict()
-    assert (
-        best["sym_kl"] == '{"k":7,"weights":"uniform"}' and best["log_loss"] == '{"k":7,"weights":"uniform"}'
-    )
+    best = summary[summary.best].set_index("metric").configuration.to_dict()
+    assert best["sym_kl"] == "knn k=7" and best["log_loss"] == "knn k=7"
 
 
 def test_predict_proba_is_called_only_for_probability_metrics(tmp_path, monkeypatch):
