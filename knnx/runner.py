@@ -84,7 +84,7 @@ from knnx.algorithms import LPO_RISK
 from knnx.datasets import REGISTERED, load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
-from knnx.metrics import METRIC_INPUT, METRICS
+from knnx.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
 from knnx.plugins import add_import_dirs, import_object
 from knnx.preprocess import standardize
 from knnx.report import configuration_labels, format_table, mark_best, summarize
@@ -111,7 +111,7 @@ from knnx.results import (
     rows_to_csv,
     with_param_columns,
 )
-from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, validate_spec
+from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, tune_seed, tuned_settings, validate_spec
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,13 @@ def _graph_k(vspec):
     the width at which a run computes each neighbour graph once (see knnx.graphs)."""
     out = {}
     for c in vspec.cells:
-        ks = [v for name, v in c.params.items() if name in ("k", "k_max") and isinstance(v, int)]
+        ks = [
+            v
+            for name, value in c.params.items()
+            if name in ("k", "k_max")
+            for v in (value if isinstance(value, list) else [value])  # a tuned cell's grid
+            if isinstance(v, int)
+        ]
         out[c.dataset_index] = max([out.get(c.dataset_index, 0), *ks])
     return out
 
@@ -137,7 +143,16 @@ def _graph_k(vspec):
 def _cell_payload(vspec, cell, splits, graph_k=None):
     split = splits[(cell.dataset_index, cell.repeat, cell.fold)]
     ref = vspec.algorithms[cell.algorithm_index]
+    tune = vspec.spec.algorithms[cell.algorithm_index].tune
     return {
+        "tune": None
+        if tune is None
+        else {
+            "cv": tune.cv,
+            "metric": tune.metric,
+            "settings": tuned_settings(cell.params),
+            "seed": tune_seed(vspec.spec.seed, cell.dataset, cell.repeat, cell.fold),
+        },
         # the class itself (pickled by reference), or its import path, imported again by a
         # worker with the spec's folder on its path
         "estimator": ref.path if ref.path is not None else ref.cls,
@@ -258,7 +273,13 @@ def _run_cell(payload, fit_progress=None):
     protocol = json.loads(payload["protocol"])
     if protocol["kind"] == "lpo":
         return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"]), []
-    estimator = _estimator_class(payload)(**payload["params"])
+    cls = _estimator_class(payload)
+    chosen = {}
+    if payload.get("tune"):
+        best, chosen = _tune(cls, payload, X_train, ds.y[tr], ds.n_classes)
+        estimator = cls(**best)
+    else:
+        estimator = cls(**payload["params"])
     fit_kwargs = _fit_kwargs(estimator, payload["index"], fit_progress)
     t0 = time.perf_counter()
     estimator.fit(X_train, ds.y[tr], **fit_kwargs)
@@ -284,11 +305,51 @@ def _run_cell(payload, fit_progress=None):
     # Quantities the estimator reports about its fit (e.g. the k chosen by LpO).
     reported = getattr(estimator, "reported_", {})
     rows += [{**base, "metric": name, "value": float(value)} for name, value in reported.items()]
+    rows += [{**base, "metric": f"chosen_{name}", "value": value} for name, value in chosen.items()]
     curves = []
     if payload["record_curves"] and getattr(estimator, "curve_", None) is not None:
         cell = {c: base[c] for c in ("experiment", "dataset", "algorithm", "params", "repeat", "fold")}
         curves = curve_rows(estimator.curve_, cell, payload["curve_points"])
     return payload["index"], rows, curves
+
+
+def _tune(cls, payload, X, y, n_classes):
+    """Choose a setting of a tuned cell on stratified inner folds of its training part.
+
+    As scikit-learn's ``GridSearchCV(cls(), grid, cv=StratifiedKFold(cv, shuffle=True,
+    random_state=seed))``: each setting is fitted on every inner training fold and
+    scored on the held-out fold (``error`` and ``accuracy`` by accuracy, any other metric
+    by its value, negated when lower is better); the setting with the highest mean score
+    wins, the first in ParameterGrid order on a tie. Returns the setting and
+    ``{name: chosen value}`` for the parameters that vary (a number as itself, another
+    value by its position in the spec's list)."""
+    from sklearn.metrics import accuracy_score
+    from sklearn.model_selection import StratifiedKFold
+
+    tune = payload["tune"]
+    metric = tune["metric"]
+    folds = list(StratifiedKFold(tune["cv"], shuffle=True, random_state=tune["seed"]).split(X, y))
+    scores = np.empty((len(tune["settings"]), len(folds)))
+    for i, setting in enumerate(tune["settings"]):
+        for j, (inner, held) in enumerate(folds):
+            est = cls(**setting).fit(X[inner], y[inner])
+            if metric in ("error", "accuracy"):
+                scores[i, j] = accuracy_score(y[held], est.predict(X[held]))
+                continue
+            if METRIC_INPUT[metric] == "proba":
+                value = METRICS[metric](y[held], _proba_on_codes(est, X[held], n_classes))
+            else:
+                value = METRICS[metric](y[held], np.asarray(est.predict(X[held])))
+            scores[i, j] = -value if LOWER_IS_BETTER.get(metric, False) else value
+    means = np.average(scores, axis=1)
+    best = tune["settings"][int(np.argmax(means))]  # argmax: the first of the best
+    chosen = {}
+    for name, values in payload["params"].items():
+        if isinstance(values, list) and len(values) > 1:
+            value = best[name]
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            chosen[name] = float(value) if number else float(values.index(value))
+    return best, chosen
 
 
 def _estimator_class(payload):
@@ -516,6 +577,9 @@ def cell_keys(vspec):
     for c in vspec.cells:
         ref = vspec.algorithms[c.algorithm_index]
         outside = {"estimator": ref.source(), "version": ref.version} if ref.version is not None else {}
+        tune = vspec.spec.algorithms[c.algorithm_index].tune
+        if tune is not None:  # how the setting is chosen is part of what produced the cell
+            outside["tune"] = tune.model_dump()
         material = {
             **common,
             **outside,  # a class outside knnx: its path and its package's version (or file's hash)

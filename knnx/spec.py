@@ -127,6 +127,13 @@ Name = Annotated[
 not dots only, so never results/ itself or its parent). Algorithm ids follow the same rule."""
 
 
+class Tune(_Strict):
+    """Nested tuning: each training part's own stratified inner folds choose the setting."""
+
+    cv: Annotated[int, Field(ge=2, le=1000)] = 5
+    metric: str = "error"
+
+
 class AlgorithmEntry(_Strict):
     """One algorithm of a spec: a registered ``name`` or an ``estimator`` import path,
     an optional ``id`` (its name in results), and its parameter grid."""
@@ -137,6 +144,8 @@ class AlgorithmEntry(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     # dataset id -> parameters that replace those of ``params`` on that dataset
     params_for: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # choose among the grid on inner folds of each training part (one cell per split)
+    tune: Tune | None = None
 
     @model_validator(mode="after")
     def _one_form(self):
@@ -222,7 +231,7 @@ class ValidatedSpec:
         data = self.spec.model_dump(mode="json")
         imports = []  # top-level modules that estimator and loader entries import
         for entry, ref in zip(data["algorithms"], self.algorithms, strict=True):
-            for key in ("name", "estimator", "id"):
+            for key in ("name", "estimator", "id", "tune"):
                 if entry[key] is None:
                     del entry[key]
             if not entry["params_for"]:
@@ -579,7 +588,24 @@ def expand_grid(params):
 
 
 # Purposes of the child seeds of one dataset.
-SEED_DATA, SEED_SPLITS = 0, 1
+SEED_DATA, SEED_SPLITS, SEED_TUNE = 0, 1, 2
+
+
+def tune_seed(seed, label, repeat, fold):
+    """The ``random_state`` of the inner folds that tune an algorithm on one training part
+    (repeat, fold) of dataset ``label``: an int from the spec's seed, independent of the
+    data and split streams."""
+    word = int.from_bytes(hashlib.sha256(label.encode()).digest()[:4], "little")
+    return int(np.random.SeedSequence(seed, spawn_key=(word, SEED_TUNE, repeat, fold)).generate_state(1)[0])
+
+
+def tuned_settings(grid):
+    """The settings a tuned entry searches, in scikit-learn's ParameterGrid order
+    (names sorted, the last varying fastest): GridSearchCV's order, hence its tie rule
+    (the first setting with the best mean inner score)."""
+    from sklearn.model_selection import ParameterGrid
+
+    return list(ParameterGrid({k: v if isinstance(v, list) else [v] for k, v in grid.items()}))
 
 
 def dataset_seedseq(seed, label, purpose):
@@ -684,6 +710,39 @@ def _grid(ref, params, checked, where, proba_metrics):
                 "has no predict_proba"
             )
     return grid, problems
+
+
+def _settings(spec, grids):
+    """Per algorithm, the settings its cells fit: a tuned entry's cell fits each setting
+    of its grid (on inner folds), the others one each."""
+    return [
+        tuned_settings(grid[0]) if grid and spec.algorithms[a].tune is not None else grid
+        for a, grid in enumerate(grids)
+    ]
+
+
+def _tune_problems(a, algo, ref, spec):
+    """What makes a ``tune:`` entry impossible whatever the data."""
+    problems = []
+    metric = algo.tune.metric
+    if metric not in METRICS or METRIC_INPUT.get(metric) == "posterior":
+        known = ", ".join(m for m in METRICS if METRIC_INPUT.get(m) != "posterior")
+        problems.append(
+            f"algorithms[{a}].tune.metric: '{metric}' cannot choose a setting; use one of {known}"
+        )
+    elif METRIC_INPUT[metric] == "proba":
+        settings = [{**ref.defaults(), **s} for s in tuned_settings(algo.params)]
+        if not all(_has_proba(ref.cls, s) for s in settings):
+            problems.append(f"algorithms[{a}].tune.metric: {metric} needs predict_proba in every setting")
+    if spec.protocol.kind == "lpo":
+        problems.append(f"algorithms[{a}].tune: protocol lpo has no training parts to tune on")
+    return problems
+
+
+def _inner_rows(y_train, cv):
+    """The fewest training rows an inner fold of stratified ``cv``-fold CV keeps."""
+    counts = np.bincount(y_train)
+    return len(y_train) - int(sum(math.ceil(c / cv) for c in counts if c))
 
 
 def _has_proba(cls, params):
@@ -854,6 +913,9 @@ def validate_spec(source, overrides=()):
             continue
         grid, found = _grid(ref, algo.params, algo.params, f"algorithms[{a}]", proba_metrics)
         problems += found
+        if algo.tune is not None and grid:
+            problems += _tune_problems(a, algo, ref, spec)
+            grid = [{**ref.defaults(), **algo.params}]  # one cell per split: the grid itself
         grids.append(grid)
         per = {}
         for ds_id, replaced in algo.params_for.items():
@@ -867,6 +929,8 @@ def validate_spec(source, overrides=()):
                 proba_metrics,
             )
             problems += found
+            if algo.tune is not None and grid:
+                grid = [{**ref.defaults(), **algo.params, **replaced}]
             per[ds_id] = grid
         grids_for.append(per)
 
@@ -912,10 +976,41 @@ def validate_spec(source, overrides=()):
             n_train_min -= protocol["p"]  # each held-out split trains on n - p rows
         for a, ref in enumerate(resolved):
             grid = grids_here[a]
-            if ref is None or ref.name not in NEIGHBOR_PARAMS or not grid:
+            if ref is None or not grid:
+                continue
+            tune = spec.algorithms[a].tune
+            n_limit = n_train_min
+            if tune is not None:
+                part = min(ds_splits, key=lambda s: len(s.train))
+                counts = np.bincount(ds.y[part.train], minlength=ds.n_classes)
+                if counts[counts > 0].min() < tune.cv:
+                    c = int(np.flatnonzero((counts > 0) & (counts < tune.cv))[0])
+                    problems.append(
+                        f"algorithms[{a}].tune.cv: {tune.cv} stratified inner folds need {tune.cv} rows of each "
+                        f"class in every training part; one of '{ds.name}' has {counts[c]} of class "
+                        f"'{ds.classes[c]}'"
+                    )
+                    continue
+                n_limit = _inner_rows(ds.y[part.train], tune.cv)
+                grid = [
+                    {
+                        k: max(v)
+                        if isinstance(v, list) and k == NEIGHBOR_PARAMS.get(ref.name, ("",))[0]
+                        else v
+                        for k, v in g.items()
+                    }
+                    for g in grid
+                ]
+            if ref.name not in NEIGHBOR_PARAMS:
                 continue
             pname, slack = NEIGHBOR_PARAMS[ref.name]
             k_max = max(int(g[pname]) for g in grid if pname in g) if any(pname in g for g in grid) else 1
+            if tune is not None and k_max > n_limit - slack:
+                problems.append(
+                    f"algorithms[{a}].params.{pname}: {pname}={k_max} exceeds the {n_limit - slack} rows an inner "
+                    f"training fold of '{ds.name}' can offer (tune.cv = {tune.cv})"
+                )
+                continue
             if k_max > n_train_min - slack:
                 limit = "exceeds the" if slack == 0 else "must be below the"
                 at = f"params_for.{ds_label}" if ds_label in grids_for[a] else "params"
@@ -925,7 +1020,9 @@ def validate_spec(source, overrides=()):
                 )
         problems += [
             f"{where}: {p}"
-            for p in _dataset_problems(spec, resolved, grids_here, ds, ds_splits, kind, protocol)
+            for p in _dataset_problems(
+                spec, resolved, _settings(spec, grids_here), ds, ds_splits, kind, protocol
+            )
         ]
         if ds.posterior is None:
             no_posterior.append(f"{where} ('{ds.name}')")

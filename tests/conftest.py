@@ -49,3 +49,22 @@ def load_script(folder, name):
 def load_experiment(name):
     """The script experiments/<name>.py imported as a module."""
     return load_script("experiments", name)
+
+
+@pytest.fixture
+def graph_calls(monkeypatch):
+    """Every exact neighbour-graph computation, as (reference fingerprint, "loo" or query
+    fingerprint, k), in order; the process's graph store starts empty."""
+    from knnx import graphs
+    from knnx import neighbors as N
+
+    calls = []
+    real = N._exact
+
+    def counting(R, Q, loo, k):
+        calls.append((graphs.fingerprint(R), "loo" if loo else graphs.fingerprint(Q), k))
+        return real(R, Q, loo, k)
+
+    monkeypatch.setattr(N, "_exact", counting)
+    monkeypatch.setattr(graphs, "PROCESS_CACHE", graphs.GraphCache())
+    return calls

@@ -961,3 +961,186 @@ def test_a_resume_that_adds_parameters_rewrites_the_header_and_keeps_the_rows(tm
     kept = after[after.algorithm == "knn"].reset_index(drop=True)
     assert kept["value"].tolist() == before["value"].tolist()
     assert set(kept["param_theta"]) == {""}
+
+
+# --- nested tuning -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "make", "grid"),
+    [
+        (
+            {"name": "knn", "params": {"k": [1, 3, 5, 9, 15], "weights": ["uniform", "distance"]}},
+            lambda: __import__("knnx").KNNClassifier(),
+            {"k": [1, 3, 5, 9, 15], "weights": ["uniform", "distance"]},
+        ),
+        (
+            {"estimator": "sklearn.svm:SVC", "params": {"C": [0.1, 1.0, 10.0], "gamma": [0.1, 1.0]}},
+            lambda: __import__("sklearn.svm").svm.SVC(),
+            {"C": [0.1, 1.0, 10.0], "gamma": [0.1, 1.0]},
+        ),
+    ],
+)
+def test_tune_equals_grid_search_cv_on_the_same_inner_folds(tmp_path, algorithm, make, grid):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from knnx.spec import tune_seed
+
+    spec = {**BASE, "datasets": ["wine", "glass"], "algorithms": [{**algorithm, "tune": {"cv": 4}}]}
+    run_spec(spec, out=tmp_path)
+    frame = read_results(tmp_path / "results.csv")
+    vspec = validate_spec(spec)
+    assert len(vspec.cells) == 2 * 3  # one cell per split, not per setting
+    checked = 0
+    for d, ds in enumerate(vspec.datasets):
+        for s in vspec.splits[d]:
+            inner = StratifiedKFold(4, shuffle=True, random_state=tune_seed(3, ds.name, s.repeat, s.fold))
+            search = GridSearchCV(make(), grid, cv=inner).fit(ds.X[s.train], ds.y[s.train])
+            rows = frame[(frame.dataset == ds.name) & (frame.fold == s.fold)].set_index("metric")["value"]
+            error = float(np.mean(search.predict(ds.X[s.test]) != ds.y[s.test]))
+            assert rows["error"] == error
+            for name, values in grid.items():
+                best = search.best_params_[name]
+                expected = float(best) if not isinstance(best, str) else float(values.index(best))
+                assert rows[f"chosen_{name}"] == expected
+            checked += 1
+    assert checked == 6
+
+
+def test_tuned_inner_folds_share_neighbour_graphs(tmp_path, graph_calls):
+    """One graph per inner fold (at the grid's largest k) serves every k of the grid."""
+    calls = graph_calls
+    spec = {
+        **BASE,
+        "protocol": {"kind": "kfold", "folds": 2},
+        "datasets": ["wine"],
+        "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7]}, "tune": {"cv": 3}}],
+    }
+    run_spec(spec, out=tmp_path)
+    pairs = [c[:2] for c in calls]
+    assert len(pairs) == len(set(pairs)) == 2 * (3 + 1)  # per outer fold: 3 inner folds + the test graph
+    assert {c[2] for c in calls} == {7}
+
+
+@pytest.mark.parametrize(
+    ("tune", "message"),
+    [
+        ("{cv: 1}", "algorithms[0].tune.cv: input should be greater than or equal to 2 (got 1)"),
+        (
+            "{cv: 3, metric: sym_kl}",
+            "algorithms[0].tune.metric: 'sym_kl' cannot choose a setting; use one of error, accuracy",
+        ),
+        (
+            "{cv: 40}",
+            "algorithms[0].tune.cv: 40 stratified inner folds need 40 rows of each class in every training part; "
+            "one of 'iris' has 25 of class 'setosa'",
+        ),
+        (
+            "{cv: 3, metric: log_loss}",
+            "algorithms[0].tune.metric: log_loss needs predict_proba in every setting",
+        ),
+    ],
+)
+def test_each_bad_tune_is_one_line(tmp_path, tune, message):
+    estimator = '{estimator: "sklearn.svm:SVC", ' if "log_loss" in tune else "{name: knn, "
+    text = (
+        "name: t\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 2}\n"
+        f"algorithms: [{estimator}params: {{}}, tune: {tune}}}]\n"
+    )
+    if "sym_kl" in message:
+        spec = tmp_path / "s.yaml"
+        spec.write_text(text)
+        result = runner.invoke(app, ["validate", str(spec)])
+        assert result.exit_code == 2 and result.output.startswith(f"error: {spec}: {message}")
+        return
+    _refused(tmp_path, text, message)
+
+
+def test_the_readme_lists_every_built_in_algorithm_name():
+    import re
+    from pathlib import Path
+
+    from knnx.algorithms import ALIASES, BUILTIN
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = re.search(r"The built-in names, all of them: (.*?)\. Every", text, re.S).group(1)
+    assert re.findall(r"`([a-z0-9_]+)`", line) == sorted(set(BUILTIN) | set(ALIASES))
+
+
+# --- the whole language at once: every executor, a kill -9, direct calls -------------------
+
+MIXED = """\
+name: mixed
+seed: 5
+datasets:
+  - iris
+  - {loader: "mylab.data:load_rings", params: {n: [60, 90]}, id: rings}
+protocol: {kind: kfold, folds: 3}
+algorithms:
+  - {name: knn, params: {k: [1, 5]}, params_for: {iris: {k: [3]}}}
+  - {name: cpw, params: {max_epochs: 2}}
+  - {id: rf, estimator: "sklearn.ensemble:RandomForestClassifier", params: {n_estimators: [5, 10], random_state: 0}}
+  - {estimator: "sklearn.svm:SVC", params: {C: [1.0, 10.0]}, tune: {cv: 3}}
+  - {id: mean, estimator: "mylab.methods:NearestMean", params: {shrink: [0.0, 0.5]}}
+"""
+
+
+def _cli(spec, out, *extra):
+    return [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(out), "--quiet", *extra]
+
+
+def _values(out):
+    frame = read_results(out / "results.csv")
+    return frame.drop(columns=["fit_seconds", "predict_seconds"]).reset_index(drop=True)
+
+
+def test_one_spec_mixing_every_kind_of_entry_runs_on_every_executor_and_resumes(tmp_path):
+    import os
+    import signal
+    import time
+
+    _write_lab(tmp_path)
+    _write_data(tmp_path)
+    spec = tmp_path / "mixed.yaml"
+    spec.write_text(MIXED)
+    runs = {"jobs2": ["--jobs", "2"]}
+    try:
+        import distributed  # noqa: F401
+
+        runs["dask"] = ["--executor", "dask", "--jobs", "2"]
+    except ImportError:
+        pass
+    for name, extra in runs.items():
+        done = subprocess.run(_cli(spec, tmp_path / name, *extra), capture_output=True, text=True)
+        assert done.returncode == 0, (name, done.stderr)
+    # one process, killed with -9 once cells are on disk, then the same command again
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(_cli(spec, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    ledger = out / "cells.csv"
+    while not ledger.exists() or ledger.read_text().count("\n") < 6:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run(_cli(spec, out), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    reference = _values(tmp_path / "jobs2")
+    for name in [*runs, "killed"]:
+        pd_equal = _values(tmp_path / name).equals(reference)
+        assert pd_equal, name
+    # the scikit-learn rows are direct scikit-learn calls on the same splits
+    from sklearn.ensemble import RandomForestClassifier
+
+    vspec = validate_spec(spec)
+    assert [ds.name for ds in vspec.datasets] == ["iris", "rings[n=60]", "rings[n=90]"]
+    for d, ds in enumerate(vspec.datasets):
+        rows = reference[
+            (reference.dataset == ds.name) & (reference.algorithm == "rf") & (reference.metric == "error")
+        ]
+        rows = rows[rows.param_n_estimators == "10"].sort_values("fold")
+        expected = _direct_errors(vspec, d, lambda: RandomForestClassifier(n_estimators=10, random_state=0))
+        assert rows["value"].tolist() == expected
+    iris_knn = reference[(reference.dataset == "iris") & (reference.algorithm == "knn")]
+    assert set(iris_knn["param_k"]) == {"3"}
+    assert {"chosen_C", "error"} <= set(reference[reference.algorithm == "SVC"]["metric"])

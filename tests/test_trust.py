@@ -233,21 +233,11 @@ def test_executor_options_are_checked(tmp_path, monkeypatch):
     assert result.stderr.count("\n") == 1
 
 
-def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monkeypatch):
+def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monkeypatch, graph_calls):
     """kNN over six k, UNN and GNNB on Ripley's split: each (reference set, query set)
     graph is computed once, at the largest k of the spec, and the results equal a run
     that recomputes every graph."""
-    from knnx import graphs
-    from knnx import neighbors as N
-
-    calls = []
-    real = N._exact
-
-    def counting(R, Q, loo, k):
-        calls.append((graphs.fingerprint(R), "loo" if loo else graphs.fingerprint(Q), k))
-        return real(R, Q, loo, k)
-
-    monkeypatch.setattr(N, "_exact", counting)
+    calls = graph_calls
     spec = {
         "name": "share",
         "seed": 0,
@@ -260,7 +250,6 @@ def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monke
         ],
         "metrics": ["error", "f1_macro"],
     }
-    monkeypatch.setattr(graphs, "PROCESS_CACHE", graphs.GraphCache())
     shared = read_results(run_spec(spec, out=tmp_path / "shared").out / "results.csv")
     pairs = [c[:2] for c in calls]
     assert len(pairs) == len(set(pairs))  # no graph computed twice
