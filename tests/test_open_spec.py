@@ -417,6 +417,12 @@ class OneRule(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         high = self.classes_[1] if self.low_ == self.classes_[0] else self.classes_[0]
         return np.where(X[:, self.feature] <= self.cut_, self.low_, high)
+
+
+def load_stripes(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 4, (n, 2))
+    return X, np.floor(X[:, 0]).astype(int) % 2
 """
 
 
@@ -427,7 +433,9 @@ def _install_plugin(site, body=PLUGIN, value="knnx_demo_plugin:OneRule"):
     info = site / "knnx_demo_plugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: knnx-demo-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[knnx.algorithms]\none_rule = {value}\n")
+    (info / "entry_points.txt").write_text(
+        f"[knnx.algorithms]\none_rule = {value}\n\n[knnx.datasets]\nstripes = knnx_demo_plugin:load_stripes\n"
+    )
     (info / "top_level.txt").write_text("knnx_demo_plugin\n")
 
 
@@ -436,7 +444,7 @@ def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):
     _install_plugin(site)
     spec = tmp_path / "p.yaml"
     spec.write_text(
-        "name: p\nseed: 0\ndatasets: [ripley]\nprotocol: {kind: kfold, folds: 2}\n"
+        "name: p\nseed: 0\ndatasets: [ripley, {name: stripes, n: 50}]\nprotocol: {kind: kfold, folds: 2}\n"
         "algorithms: [{name: one_rule, params: {feature: [0, 1]}}, {name: knn}]\n"
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
@@ -457,7 +465,8 @@ def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     frame = read_results(out / "results.csv")
-    assert len(frame[frame.algorithm == "one_rule"]) == 4
+    assert len(frame[frame.algorithm == "one_rule"]) == 2 * 2 * 2  # datasets x settings x folds
+    assert set(frame[frame.dataset == "stripes(n=50)"]["n_train"]) == {25}
     sys.path.insert(0, str(site))
     try:
         from knnx_demo_plugin import OneRule
@@ -471,7 +480,8 @@ def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):
                 "algorithms": [{"name": "knn"}],
             }
         )
-        rows = frame[(frame.algorithm == "one_rule") & (frame.params == '{"feature":1}')].sort_values("fold")
+        rows = frame[(frame.algorithm == "one_rule") & (frame.params == '{"feature":1}')]
+        rows = rows[rows.dataset == "ripley"].sort_values("fold")
         assert rows["value"].tolist() == _direct_errors(vspec, 0, lambda: OneRule(feature=1))
     finally:
         sys.path.remove(str(site))
@@ -1144,3 +1154,26 @@ def test_one_spec_mixing_every_kind_of_entry_runs_on_every_executor_and_resumes(
     iris_knn = reference[(reference.dataset == "iris") & (reference.algorithm == "knn")]
     assert set(iris_knn["param_k"]) == {"3"}
     assert {"chosen_C", "error"} <= set(reference[reference.algorithm == "SVC"]["metric"])
+
+
+def test_the_readme_example_of_your_own_method_runs(tmp_path):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```yaml\n(name: mine\n.*?)```", text, re.S).group(1)
+    assert len(block.splitlines()) <= 10
+    _write_data(tmp_path)
+    (tmp_path / "mylab" / "methods.py").write_text(
+        MODULE.replace("class NearestMean", "class MyNN")
+        .replace("shrink=0.0", "k=1, shrink=0.0")
+        .replace("self.shrink = shrink", "self.k, self.shrink = k, shrink")
+    )
+    spec = tmp_path / "mine.yaml"
+    spec.write_text(block.replace("folds: 5", "folds: 2").replace("n_estimators: 200", "n_estimators: 5"))
+    out = tmp_path / "out"
+    done = subprocess.run(_cli(spec, out), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    frame = read_results(out / "results.csv")
+    assert sorted(frame["algorithm"].unique()) == ["cpw", "knn", "mine", "rf"]
+    assert sorted(frame["dataset"].unique()) == ["iris", "rings", "wine"]
