@@ -28,3 +28,16 @@ def describe_control(text):
 def escape_control(text):
     """``text`` with every control character written as a Python escape (``\\r``, ``\\x1b``)."""
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def find_leaf(value, test, depth=0):
+    """The first value in ``value``, its lists and its mappings' values (8 levels at most)
+    for which ``test`` is true, or None."""
+    if not isinstance(value, list | dict):
+        return value if test(value) else None
+    if depth < 8:
+        for v in value.values() if isinstance(value, dict) else value:
+            found = find_leaf(v, test, depth + 1)
+            if found is not None:
+                return found
+    return None

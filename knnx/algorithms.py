@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from knnx._text import find_leaf
 from knnx.baselines import ITMLKNN, SVMRBF, AdaBoostTrees, LinearSVMPlatt, SGDBudget, SubsampledKNN, SVMLinear
 from knnx.errors import SpecError
 from knnx.gnnb import GNNBClassifier
@@ -119,6 +120,16 @@ def classifier_problem(cls):
     except Exception as exc:
         text = (str(exc).strip().splitlines() or [""])[0][:120]
         return f"cannot be made with its defaults ({type(exc).__name__}: {text}); every parameter needs a default"
+    try:
+        params = instance.get_params(deep=False)
+    except Exception as exc:
+        text = (str(exc).strip().splitlines() or [""])[0][:120]
+        return (
+            f"get_params() fails ({type(exc).__name__}: {text}); scikit-learn's convention: __init__ stores "
+            "each parameter, unchanged, as an attribute of the same name"
+        )
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        return f"get_params() returned {type(params).__name__}, not a mapping of parameter names to values"
     for test, what in (
         (is_regressor, "a regressor"),
         (is_clusterer, "a clusterer"),
@@ -185,11 +196,14 @@ class ResolvedAlgorithm:
                 f"; use name: {self.name} to vary it"
             )
         constraints = getattr(self.cls, "_parameter_constraints", None)
-        if not isinstance(constraints, dict) or pname not in constraints:
-            return None
-        if self.knnx_params:
+        if self.knnx_params and pname in constraints:  # knnx's own tables state the range
             expected = constraints[pname].check(value)
             return None if expected is None else f"must be {expected}, got {value!r}"
+        big = _first_huge_int(value)
+        if big is not None:
+            return f"{big} is beyond 64-bit integers; no estimator can use it"
+        if not isinstance(constraints, dict) or pname not in constraints or self.knnx_params:
+            return None
         try:  # scikit-learn's own tables (a private helper, guarded)
             from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
         except ImportError:
@@ -213,6 +227,13 @@ _SET_OF_STRINGS = re.compile(r"\{('[^'{}]*'(?:, '[^'{}]*')*)\}")
 
 def _sorted_set(match):
     return "{" + ", ".join(sorted(match.group(1).split(", "))) + "}"
+
+
+def _first_huge_int(value):
+    """An int in ``value`` (or its lists and mappings) beyond int64, or None."""
+    return find_leaf(
+        value, lambda v: isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63
+    )
 
 
 def _jsonable(value):

@@ -85,10 +85,14 @@ def plot_metric(results, metric="error", x=None, out=None):
         raise ResultsError(
             f"--x: no parameter '{x}' in these results; numeric ones that vary: {', '.join(candidates) or 'none'}"
         )
-    if any(x in p and (isinstance(p[x], bool) or not isinstance(p[x], int | float)) for p in parsed):
+    numeric = [not (x in p and (isinstance(p[x], bool) or not isinstance(p[x], int | float))) for p in parsed]
+    if not any(x in p and ok for p, ok in zip(parsed, numeric, strict=True)):
         raise ResultsError(
             f"--x: parameter '{x}' is not numeric; numeric ones that vary: {', '.join(candidates) or 'none'}"
         )
+    # rows whose x is not a number (a tuned cell's list of k) are left out of the figure
+    frame = frame[np.asarray(numeric, dtype=bool)]
+    parsed = [p for p, ok in zip(parsed, numeric, strict=True) if ok]
     for row, p in zip(frame.index, parsed, strict=True):
         try:
             if x in p:

@@ -286,6 +286,7 @@ def _run_cell(payload, fit_progress=None):
     t1 = time.perf_counter()
     y_pred = estimator.predict(X_test)
     t2 = time.perf_counter()
+    _check_predictions(y_pred, len(te), ds.n_classes)
     base = _base_row(payload, len(tr), len(te), t1 - t0, t2 - t1)
     kinds = {METRIC_INPUT[m] for m in payload["metrics"]}
     proba = posterior = None
@@ -350,6 +351,27 @@ def _tune(cls, payload, X, y, n_classes):
             number = isinstance(value, int | float) and not isinstance(value, bool)
             chosen[name] = float(value) if number else float(values.index(value))
     return best, chosen
+
+
+def _check_predictions(y_pred, n, n_classes):
+    """ValueError (the cell fails) unless ``y_pred`` holds ``n`` class codes: an estimator
+    outside knnx may return anything, and a label that is no class would be scored as an
+    error silently."""
+    y_pred = np.asarray(y_pred)
+    if y_pred.shape != (n,):
+        raise ValueError(f"predict returned shape {y_pred.shape}, expected ({n},)")
+    if y_pred.dtype.kind not in "iu" and not (
+        y_pred.dtype.kind in "fO"
+        and all(isinstance(v, int | float | np.number) and float(v).is_integer() for v in y_pred)
+    ):
+        bad = next(
+            (v for v in y_pred.tolist() if not isinstance(v, int | float) or not float(v).is_integer()), None
+        )
+        raise ValueError(f"predict returned {bad!r}, not a class code (the classes of fit's y)")
+    codes = y_pred.astype(np.int64)
+    if len(codes) and (codes.min() < 0 or codes.max() >= n_classes):
+        bad = int(codes[(codes < 0) | (codes >= n_classes)][0])
+        raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
 
 
 def _estimator_class(payload):
@@ -510,7 +532,11 @@ def write_plots(frame, out):
             continue  # e.g. chosen_k of a single knn_lpo setting beside a knn grid over k
         path = Path(out) / f"{metric}.png"
         tmp = path.with_name(f".{path.name}.tmp.png")
-        plot_metric(frame, metric, out=tmp)
+        try:
+            plot_metric(frame, metric, out=tmp)
+        except ResultsError:
+            tmp.unlink(missing_ok=True)
+            continue  # nothing this figure can show; the results and tables stand
         os.replace(tmp, path)
 
 
@@ -945,7 +971,9 @@ def _checked(func, payload, *args):
     """
     try:
         return func(payload, *args)
-    except Exception as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
+        if isinstance(exc, SystemExit):  # user code that calls sys.exit() fails its cell, not the run
+            exc = RuntimeError(f"the estimator or loader called sys.exit({exc.code!r})")
         what = f"{payload['dataset']} {payload['algorithm']} {canonical_json(payload['params'])}"
         first = escape_control((str(exc).strip().splitlines() or [""])[0])
         return CellError(

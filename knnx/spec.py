@@ -15,6 +15,16 @@ protocol, algorithms with parameter grids, and metrics::
     record_curves: false    # true: write estimators' training curves (curve_) to curves.csv
     curve_points: 200       # at most this many evenly spaced iterations per curve
 
+An ``algorithms`` entry names a registered algorithm (``name``; see
+:mod:`knnx.algorithms` for aliases, registration and plugins) or any
+scikit-learn-compatible classifier by import path (``estimator:
+"package.module:Class"``), and may add ``id`` (its name in results), ``params_for``
+(dataset id -> parameters replacing those of ``params`` there) and ``tune`` (nested
+tuning on inner folds, one cell per split). A dataset entry whose options are lists
+stands for one dataset per combination (:func:`knnx.datasets.expand_entry`).
+``python_path`` lists folders searched for import paths. :func:`apply_overrides`
+applies ``--set PATH=VALUE`` changes before validation.
+
 Metrics (``knnx.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
 ``f1_macro``, ``recall_macro``, ``precision_macro``), predicted probabilities
 (``log_loss``, ``brier``, ``f_measure_auc``, ``rejection_auc``) or the true
@@ -342,6 +352,8 @@ def _model_at(loc, data):
             "subsample": Subsample,
             "lpo": LeavePOut,
         }.get(kind)
+    if names[0] == "algorithms" and "tune" in names:
+        return Tune
     return _MODELS_AT.get(names[0])
 
 

@@ -1177,3 +1177,151 @@ def test_the_readme_example_of_your_own_method_runs(tmp_path):
     frame = read_results(out / "results.csv")
     assert sorted(frame["algorithm"].unique()) == ["cpw", "knn", "mine", "rf"]
     assert sorted(frame["dataset"].unique()) == ["iris", "rings", "wine"]
+
+
+# --- found by a hostile review of the language -----------------------------------------------
+
+ODD = """\
+import sys
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class BadGetParams(ClassifierMixin, BaseEstimator):
+    def __init__(self, k=1):
+        self.k = k
+
+    def get_params(self, deep=True):
+        raise RuntimeError("gp broken")
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X), dtype=int)
+
+
+class SetsNothing(ClassifierMixin, BaseEstimator):
+    def __init__(self, k=1):
+        pass
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X), dtype=int)
+
+
+class Exits(ClassifierMixin, BaseEstimator):
+    def __init__(self, k=1):
+        self.k = k
+
+    def fit(self, X, y):
+        if self.k == 3:
+            sys.exit(3)
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+class Banana(ClassifierMixin, BaseEstimator):
+    def __init__(self, k=1):
+        self.k = k
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.array(["banana"] * len(X)) if self.k == 1 else np.zeros(len(X) + 1, dtype=int)
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            '{estimator: "mylab.odd:BadGetParams", params: {k: [1, 3]}}',
+            "algorithms[0].estimator: 'mylab.odd:BadGetParams' get_params() fails (RuntimeError: gp broken); "
+            "scikit-learn's convention: __init__ stores each parameter, unchanged, as an attribute of the same name",
+        ),
+        (
+            '{estimator: "mylab.odd:SetsNothing", params: {k: [1, 3]}}',
+            "algorithms[0].estimator: 'mylab.odd:SetsNothing' get_params() fails (AttributeError: 'SetsNothing' "
+            "object has no attribute 'k'); scikit-learn's convention: __init__ stores each parameter, unchanged, as an "
+            "attribute of the same name",
+        ),
+        (
+            '{estimator: "sklearn.ensemble:RandomForestClassifier", params: {n_estimators: 100000000000000000000000}}',
+            "algorithms[0].params.n_estimators: 100000000000000000000000 is beyond 64-bit integers; no estimator can "
+            "use it",
+        ),
+        ("{name: knn, tune: {cv: 2, foo: 1}}", "algorithms[0].tune.foo: unknown key; known: cv, metric"),
+    ],
+)
+def test_hostile_estimators_are_one_line(tmp_path, entry, message):
+    _write_lab(tmp_path)
+    (tmp_path / "mylab" / "odd.py").write_text(ODD)
+    text = f"name: t\ndatasets: [iris]\nprotocol: {{kind: kfold, folds: 2}}\nalgorithms: [{entry}]\n"
+    _refused(tmp_path, text, message)
+
+
+@pytest.mark.parametrize(
+    ("entry", "error"),
+    [
+        (
+            '{estimator: "mylab.odd:Exits", params: {k: [1, 3]}}',
+            "RuntimeError: the estimator or loader called sys.exit(3)",
+        ),
+        ('{estimator: "mylab.odd:Banana", params: {k: [1, 3]}}', "ValueError: predict returned "),
+    ],
+)
+def test_estimators_that_exit_or_predict_no_class_fail_their_cells_only(tmp_path, entry, error):
+    _write_lab(tmp_path)
+    (tmp_path / "mylab" / "odd.py").write_text(ODD)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: t\ndatasets: [iris]\nprotocol: {{kind: kfold, folds: 2}}\nalgorithms: [{entry}, {{name: knn}}]\n"
+    )
+    out = tmp_path / "out"
+    done = subprocess.run(_cli(spec, out), capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    failures = (out / "failures.csv").read_text().splitlines()[1:]
+    frame = read_results(out / "results.csv")
+    if "Exits" in entry:
+        assert len(failures) == 2 and all(error in line for line in failures)  # the k=3 cells
+        assert sorted(set(frame.algorithm)) == ["Exits", "knn"] and set(frame.param_k) == {"1"}
+    else:
+        assert len(failures) == 4 and "predict returned 'banana', not a class code" in failures[0]
+        assert "predict returned shape (76,), expected (75,)" in "".join(failures)
+        assert set(frame.algorithm) == {"knn"}
+
+
+def test_a_loader_returning_text_is_refused(tmp_path):
+    _write_data(tmp_path)
+    (tmp_path / "mylab" / "data.py").write_text(
+        DATA + "\n\ndef as_text():\n    X, y = load_rings(40)\n    return X.astype(str), y\n"
+    )
+    text = "name: t\ndatasets: [{loader: 'mylab.data:as_text'}]\nprotocol: {kind: kfold, folds: 2}\n"
+    text += "algorithms: [{name: knn}]\n"
+    _refused(
+        tmp_path,
+        text,
+        "datasets[0]: loader mylab.data:as_text: X must hold numbers (int, float or bool), got values of dtype <U32",
+    )
+
+
+def test_a_tuned_grid_beside_an_untuned_one_plots_and_resumes(tmp_path):
+    spec = {
+        **BASE,
+        "datasets": ["iris"],
+        "algorithms": [
+            {"name": "knn", "params": {"k": [1, 3]}},
+            {"name": "knn", "id": "tuned", "params": {"k": [1, 3]}, "tune": {"cv": 2}},
+        ],
+    }
+    run_spec(spec, out=tmp_path)
+    assert (tmp_path / "error.png").exists()
+    assert run_spec(spec, out=tmp_path).n_run == 0

@@ -34,7 +34,7 @@ from functools import partial
 
 import numpy as np
 
-from knnx._text import describe_control, find_control
+from knnx._text import describe_control, find_control, find_leaf
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
 from knnx.datasets.synthetic import GENERATORS
@@ -156,15 +156,8 @@ def check_entry(entry):
             )
 
 
-def _first_text_with_control(value, depth=0):
-    if isinstance(value, str):
-        return value if find_control(value) is not None else None
-    if depth < 8 and isinstance(value, list | dict):
-        for v in value.values() if isinstance(value, dict) else value:
-            found = _first_text_with_control(v, depth + 1)
-            if found is not None:
-                return found
-    return None
+def _first_text_with_control(value):
+    return find_leaf(value, lambda v: isinstance(v, str) and find_control(v) is not None)
 
 
 def dataset_label(entry):
@@ -314,9 +307,15 @@ def as_dataset(result, name, where):
     else:
         raise DataError(f"{where}: a loader returns (X, y) or a knnx Dataset, got {type(result).__name__}")
     try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: X cannot be read as float64 numbers") from None
+        raw = np.asarray(X)
+        if raw.dtype.kind not in "biuf":  # text or objects: a loader returns numbers, as a CSV file holds
+            raise TypeError(raw.dtype)
+        X = raw.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        kind = getattr(locals().get("raw"), "dtype", "?")
+        raise DataError(
+            f"{where}: X must hold numbers (int, float or bool), got values of dtype {kind}"
+        ) from None
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise DataError(
             f"{where}: X must be a 2-D array with at least one row and one column, got shape {X.shape}"
