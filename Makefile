@@ -33,13 +33,14 @@ format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments
 	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments
 
-bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --scaling: WeightedMetricNN's fit at n = 5k-20k; scale.py: kNN graph and GNNB at n up to 1e5, d = 512
+bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --scaling: WeightedMetricNN's fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; scale.py: kNN graph and GNNB at n up to 1e5, d = 512
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/lpo.py
 	$(PYTHON) benchmarks/lpo_weighted.py
 	$(PYTHON) benchmarks/unn.py
 	$(PYTHON) benchmarks/gnnb.py
 	$(PYTHON) benchmarks/weighted.py --table3 --scaling
+	$(PYTHON) benchmarks/tune.py
 	$(PYTHON) benchmarks/scale.py --csv results/bench/scale.csv
 
 ripley:  ## the main job
