@@ -274,6 +274,44 @@ def table_cmd(
     sys.stdout.write(text)
 
 
+@app.command()
+def compare(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    metric: str = typer.Option("error", "--metric", help="The metric compared."),
+    select: str = typer.Option(
+        None,
+        "--select",
+        help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
+        "on the test folds (optimistic). Needed when an algorithm has several configurations.",
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", help="Level of the critical difference."),
+    out: Path = typer.Option(None, "--out", help="Folder for ranks.csv, pairwise.csv, friedman.csv, ..."),
+    fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
+):
+    """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
+    from knnx.compare import compare as run_compare
+    from knnx.compare import comparison_table, write_comparison
+    from knnx.results import prepare_output_folder, read_results
+
+    with _reported():
+        _require_file(results, "RESULTS")
+        result = run_compare(read_results(results), metric=metric, select=select, alpha=alpha)
+        if out is not None:
+            write_comparison(result, prepare_output_folder(out), fmt.value)
+    sys.stdout.write(comparison_table(result, fmt.value))
+    f = result["friedman"].iloc[0]
+    if fmt is TableFormat.md:
+        sys.stdout.write(
+            f"\nFriedman chi2 = {f.chi2:.4g} (df {int(f.df)}), p = {f.p:.4g}; Iman-Davenport F = "
+            f"{f.iman_davenport_f:.4g}, p = {f.p_f:.4g}; Nemenyi CD at alpha {alpha:g} = "
+            f"{f.critical_difference:.4g} ({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)\n"
+        )
+        if select == "best-test":
+            sys.stdout.write(
+                "Optimistic: each algorithm's best configuration was chosen on the test folds.\n"
+            )
+
+
 def _parse_atol_for(items):
     """{algorithm: tolerance} from ``--atol-for ALGORITHM=TOL`` options (one-line errors)."""
     out = {}

@@ -1,0 +1,250 @@
+"""Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi,
+pairwise Wilcoxon signed-rank tests with Holm's correction (Demšar 2006; García &
+Herrera 2008).
+
+Input: a results frame (see :func:`knnx.results.read_results`). One metric is
+compared; each configuration (:func:`knnx.report.configuration_labels`: the algorithm
+id and the parameters that vary, seeds pooled) is summarised per dataset by its mean
+over repeats, folds and seeds. Every configuration must have results on every
+dataset (a complete block design).
+
+Rules, all tested:
+
+* Ranks per dataset: 1 is the best mean (the lowest for metrics where lower is
+  better, :data:`knnx.metrics.LOWER_IS_BETTER`); equal means share the average of
+  their ranks (``scipy.stats.rankdata(method="average")``).
+* Friedman: ``scipy.stats.friedmanchisquare`` on the per-dataset means (three or more
+  configurations), chi² with k − 1 degrees of freedom; Iman-Davenport's
+  F = (N − 1) chi² / (N (k − 1) − chi²) with k − 1 and (k − 1)(N − 1) degrees of
+  freedom (F = inf, p_F = 0 when every dataset ranks the configurations alike).
+* Nemenyi's critical difference at ``alpha``: q_alpha √(k (k + 1) / (6 N)), with q_alpha
+  the studentized range quantile over √2 (``scipy.stats.studentized_range``; Demšar's
+  Table 5a: 1.960, 2.343, 2.569, 2.728 for k = 2..5 at alpha = 0.05).
+* Pairs: wins, ties and losses count datasets by their means (a tie is equal means);
+  the two-sided Wilcoxon signed-rank test of ``scipy.stats.wilcoxon`` on the
+  per-dataset means (zero differences dropped, scipy's default; p = 1 when every
+  difference is zero); Holm's step-down adjustment over all pairs.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from knnx.errors import ResultsError
+from knnx.metrics import LOWER_IS_BETTER, METRICS
+
+
+def holm(pvalues):
+    """Holm's step-down adjusted p-values, in the order given: the i-th smallest p is
+    multiplied by (m − i + 1), the running maximum taken, and capped at 1."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    running = 0.0
+    for i, j in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[j]))
+        adjusted[j] = running
+    return adjusted
+
+
+def nemenyi_cd(k, n, alpha=0.05):
+    """Nemenyi's critical difference of mean ranks for ``k`` configurations on ``n``
+    datasets at level ``alpha``."""
+    from scipy.stats import studentized_range
+
+    q = studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2)
+    return float(q * math.sqrt(k * (k + 1) / (6 * n)))
+
+
+def iman_davenport(chi2, k, n):
+    """Iman-Davenport's F and its p-value from Friedman's chi² (k configurations, n datasets)."""
+    from scipy.stats import f
+
+    denominator = n * (k - 1) - chi2
+    if denominator <= 0:  # every dataset ranks the configurations alike
+        return math.inf, 0.0
+    value = (n - 1) * chi2 / denominator
+    return float(value), float(f.sf(value, k - 1, (k - 1) * (n - 1)))
+
+
+def means_table(frame, metric="error", select="all"):
+    """Datasets x configurations: each configuration's mean ``metric`` per dataset.
+
+    ``select``: "all" (every configuration a contestant), "best-test" (per dataset,
+    each algorithm's configuration with the best mean on the test folds: optimistic),
+    or None (refused when an algorithm has several configurations)."""
+    from knnx.report import configuration_labels
+
+    if metric not in set(frame["metric"]):
+        raise ResultsError(
+            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+        )
+    rows = frame[frame["metric"] == metric]
+    rows = rows.assign(configuration=configuration_labels(rows))
+    per_algorithm = rows.groupby("algorithm", sort=False)["configuration"].nunique()
+    several = per_algorithm[per_algorithm > 1]
+    if select is None and len(several):
+        name, count = several.index[0], int(several.iloc[0])
+        raise ResultsError(
+            f"--select: algorithm '{name}' has {count} configurations; give --select all (each a contestant) or "
+            "--select best-test (each algorithm's best on the test folds: optimistic), or choose them honestly "
+            "with tune:"
+        )
+    means = rows.groupby(["dataset", "configuration"], sort=False)["value"].mean().unstack("configuration")
+    if select == "best-test":
+        lower = LOWER_IS_BETTER.get(metric, False)
+        best = {}
+        for alg in dict.fromkeys(rows["algorithm"]):
+            configs = list(dict.fromkeys(rows.loc[rows["algorithm"] == alg, "configuration"]))
+            sub = means[configs]
+            best[alg] = sub.min(axis=1) if lower else sub.max(axis=1)
+        means = pd.DataFrame(best)
+    elif select not in ("all", None):
+        raise ResultsError(f"--select: expected all or best-test, got '{select}'")
+    missing = means.isna()
+    if missing.any().any():
+        d, c = next((d, c) for d in means.index for c in means.columns if missing.loc[d, c])
+        raise ResultsError(
+            f"configuration '{c}' has no '{metric}' results on dataset '{d}'; a comparison across datasets needs "
+            "every configuration on every dataset"
+        )
+    if len(means.columns) < 2 or len(means.index) < 2:
+        raise ResultsError(
+            f"a comparison needs at least two configurations and two datasets; these results have "
+            f"{len(means.columns)} and {len(means.index)}"
+        )
+    return means
+
+
+def compare(frame, metric="error", select="all", alpha=0.05):
+    """The comparison of the module docstring. Returns a dict of DataFrames: ``means``
+    (datasets x configurations), ``ranks`` (same shape), ``mean_ranks`` (configuration,
+    mean_rank, n_datasets; best first), ``pairwise`` (a, b, wins, ties, losses,
+    statistic, p, p_holm), ``friedman`` (one row)."""
+    from scipy.stats import friedmanchisquare, rankdata, wilcoxon
+
+    if metric not in METRICS:
+        raise ResultsError(f"--metric: '{metric}' is not a metric; known: {', '.join(METRICS)}")
+    if not 0 < alpha < 1:
+        raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
+    means = means_table(frame, metric, select)
+    lower = LOWER_IS_BETTER.get(metric, False)
+    values = means.to_numpy(dtype=np.float64)
+    ranks = pd.DataFrame(
+        rankdata(values if lower else -values, axis=1, method="average"),
+        index=means.index,
+        columns=means.columns,
+    )
+    n, k = values.shape
+    mean_ranks = pd.DataFrame(
+        {"configuration": means.columns, "mean_rank": ranks.mean(axis=0).to_numpy(), "n_datasets": n}
+    ).sort_values("mean_rank", kind="stable", ignore_index=True)
+    if k >= 3:
+        chi2, p = friedmanchisquare(*values.T)
+        f_value, p_f = iman_davenport(float(chi2), k, n)
+    else:
+        chi2 = p = f_value = p_f = math.nan
+    friedman = pd.DataFrame(
+        [
+            {
+                "n_datasets": n,
+                "n_configurations": k,
+                "chi2": float(chi2),
+                "df": k - 1,
+                "p": float(p),
+                "iman_davenport_f": f_value,
+                "p_f": p_f,
+                "critical_difference": nemenyi_cd(k, n, alpha),
+            }
+        ]
+    )
+    pairs = []
+    for i, j in itertools.combinations(range(k), 2):
+        a, b = values[:, i], values[:, j]
+        better = a < b if lower else a > b
+        worse = a > b if lower else a < b
+        if np.all(a == b):
+            statistic, p_value = math.nan, 1.0
+        else:
+            result = wilcoxon(a, b)
+            statistic, p_value = float(result.statistic), float(result.pvalue)
+        pairs.append(
+            {
+                "a": means.columns[i],
+                "b": means.columns[j],
+                "wins": int(better.sum()),
+                "ties": int((a == b).sum()),
+                "losses": int(worse.sum()),
+                "statistic": statistic,
+                "p": p_value,
+            }
+        )
+    pairwise = pd.DataFrame(pairs)
+    pairwise["p_holm"] = holm(pairwise["p"])
+    return {
+        "means": means,
+        "ranks": ranks,
+        "mean_ranks": mean_ranks,
+        "pairwise": pairwise,
+        "friedman": friedman,
+    }
+
+
+def comparison_table(result, fmt="md", digits=4):
+    """Datasets x configurations, each cell "mean (rank)", then the average ranks, as
+    Markdown, CSV or LaTeX (booktabs)."""
+    means, ranks = result["means"], result["ranks"]
+    header = ["dataset", *means.columns]
+    body = [
+        [str(d), *(f"{means.loc[d, c]:.{digits}f} ({ranks.loc[d, c]:g})" for c in means.columns)]
+        for d in means.index
+    ]
+    average = ranks.mean(axis=0)
+    footer = ["average rank", *(f"{average[c]:.2f}" for c in means.columns)]
+    if fmt == "csv":
+        return pd.DataFrame([*body, footer], columns=header).to_csv(index=False, lineterminator="\n")
+    if fmt == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in [*body, footer]]
+        return "\n".join(lines) + "\n"
+    if fmt == "latex":
+
+        def esc(text):
+            specials = {"\\": "\\textbackslash{}", "~": "\\~{}", "^": "\\^{}"}
+            return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
+
+        lines = ["\\begin{tabular}{l" + "r" * len(means.columns) + "}", "\\toprule"]
+        lines.append(" & ".join(esc(h) for h in header) + " \\\\")
+        lines.append("\\midrule")
+        lines += [" & ".join(esc(c) for c in row) + " \\\\" for row in body]
+        lines.append("\\midrule")
+        lines.append(" & ".join(esc(c) for c in footer) + " \\\\")
+        lines += ["\\bottomrule", "\\end{tabular}"]
+        return "\n".join(lines) + "\n"
+    raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
+
+
+def write_comparison(result, out, fmt="md"):
+    """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv and table.md (or .tex/.csv)
+    in the folder ``out`` (each written atomically)."""
+    from pathlib import Path
+
+    from knnx.results import atomic_write_text
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def csv(frame):
+        return frame.to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
+
+    per_dataset = result["means"].stack().rename("mean").reset_index()
+    per_dataset["rank"] = result["ranks"].stack().to_numpy()
+    atomic_write_text(out / "ranks.csv", csv(result["mean_ranks"]))
+    atomic_write_text(out / "pairwise.csv", csv(result["pairwise"]))
+    atomic_write_text(out / "friedman.csv", csv(result["friedman"]))
+    atomic_write_text(out / "per_dataset.csv", csv(per_dataset))
+    suffix = {"md": "md", "latex": "tex", "csv": "csv"}[fmt]
+    atomic_write_text(out / f"table.{suffix}", comparison_table(result, fmt))

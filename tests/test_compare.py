@@ -1,0 +1,163 @@
+"""knnx compare: ranks, Friedman, Iman-Davenport, Nemenyi, Wilcoxon-Holm, against hand
+computations and scipy."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from knnx.cli import app
+from knnx.compare import compare, holm, iman_davenport, nemenyi_cd
+from knnx.results import read_results, rows_to_csv
+
+runner = CliRunner()
+
+
+def _results(means, tmp_path=None, metric="error", algorithms=None):
+    """A results frame (or file) with one fold per (dataset, configuration) holding ``means``
+    (a DataFrame datasets x configurations); ``algorithms`` maps a column to (algorithm, params)."""
+    rows = []
+    for d in means.index:
+        for c in means.columns:
+            algorithm, params = (algorithms or {}).get(c, (c, "{}"))
+            rows.append(
+                {
+                    "experiment": "e",
+                    "dataset": d,
+                    "algorithm": algorithm,
+                    "params": params,
+                    "protocol": '{"kind":"kfold"}',
+                    "repeat": 0,
+                    "fold": 0,
+                    "seed": 0,
+                    "metric": metric,
+                    "value": float(means.loc[d, c]),
+                    "n_train": 10,
+                    "n_test": 5,
+                    "fit_seconds": 0.0,
+                    "predict_seconds": 0.0,
+                }
+            )
+    text = rows_to_csv(rows, header=True)
+    if tmp_path is None:
+        import io
+
+        return read_results(io.StringIO(text))
+    path = tmp_path / "results.csv"
+    path.write_text(text)
+    return path
+
+
+HAND = pd.DataFrame(
+    {"A": [0.1, 0.2, 0.1, 0.3], "B": [0.2, 0.1, 0.1, 0.2], "C": [0.3, 0.3, 0.2, 0.1]},
+    index=["d1", "d2", "d3", "d4"],
+)
+
+
+def test_ranks_friedman_and_iman_davenport_on_a_hand_worked_table():
+    result = compare(_results(HAND))
+    assert result["ranks"].to_numpy().tolist() == [[1, 2, 3], [2, 1, 3], [1.5, 1.5, 3], [3, 2, 1]]
+    ranks = result["mean_ranks"]
+    assert ranks["configuration"].tolist() == ["B", "A", "C"]
+    assert ranks["mean_rank"].tolist() == [1.625, 1.875, 2.5] and set(ranks["n_datasets"]) == {4}
+    f = result["friedman"].iloc[0]
+    # Demsar's chi2 = 12N/(k(k+1)) (sum R^2 - k(k+1)^2/4) = 1.625, over the tie correction
+    # 1 - sum(t^3 - t)/(N k (k^2 - 1)) = 0.9375 (one tie of two on d3): 26/15
+    assert f["chi2"] == pytest.approx(26 / 15, rel=1e-15) and f["df"] == 2
+    assert f["iman_davenport_f"] == pytest.approx(78 / 94, rel=1e-15)  # (N-1) chi2 / (N(k-1) - chi2)
+    assert f["critical_difference"] == pytest.approx(
+        2.343 * math.sqrt(12 / 24), rel=5e-4
+    )  # the table gives q to three decimals
+    pairs = result["pairwise"].set_index(["a", "b"])
+    assert pairs.loc[("A", "B"), ["wins", "ties", "losses"]].tolist() == [1, 1, 2]
+    assert pairs.loc[("A", "C"), ["wins", "ties", "losses"]].tolist() == [3, 0, 1]
+
+
+def test_holm_by_hand():
+    # sorted 0.005 x4 = 0.02, 0.01 x3 = 0.03, 0.03 x2 = 0.06, 0.04 x1 = 0.04 -> max 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02], abs=1e-15)
+    assert holm([0.5, 0.9]).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(("k", "q"), [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (10, 3.164)])
+def test_nemenyi_critical_values_match_demsars_table(k, q):
+    assert nemenyi_cd(k, 6) == pytest.approx(
+        q * math.sqrt(k * (k + 1) / 36), rel=5e-4
+    )  # the table gives q to three decimals
+
+
+def test_iman_davenport_when_every_dataset_agrees():
+    assert iman_davenport(8.0, 3, 4) == (math.inf, 0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_friedman_and_wilcoxon_agree_with_scipy_on_random_tables(seed):
+    from scipy.stats import friedmanchisquare, wilcoxon
+
+    rng = np.random.default_rng(seed)
+    means = pd.DataFrame(
+        rng.integers(0, 20, (12, 4)) / 20, index=[f"d{i}" for i in range(12)], columns=list("wxyz")
+    )
+    result = compare(_results(means), metric="error")
+    f = result["friedman"].iloc[0]
+    expected = friedmanchisquare(*means.to_numpy().T)
+    assert f["chi2"] == expected.statistic and f["p"] == expected.pvalue
+    pairs = result["pairwise"].set_index(["a", "b"])
+    for a, b in [("w", "x"), ("y", "z"), ("w", "z")]:
+        if (means[a] == means[b]).all():
+            continue
+        ref = wilcoxon(means[a], means[b])
+        assert pairs.loc[(a, b), "statistic"] == ref.statistic and pairs.loc[(a, b), "p"] == ref.pvalue
+    assert pairs["p_holm"].tolist() == holm(pairs["p"]).tolist()
+
+
+def test_higher_is_better_metrics_rank_the_highest_first():
+    result = compare(_results(HAND, metric="accuracy"), metric="accuracy")
+    assert result["ranks"].iloc[0].tolist() == [3, 2, 1]
+
+
+def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path):
+    path = _results(HAND, tmp_path)
+    result = runner.invoke(app, ["compare", str(path), "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[2] == "| d1 | 0.1000 (1) | 0.2000 (2) | 0.3000 (3) |"
+    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
+        "friedman.csv",
+        "pairwise.csv",
+        "per_dataset.csv",
+        "ranks.csv",
+        "table.md",
+    ]
+    friedman = pd.read_csv(tmp_path / "cmp" / "friedman.csv")
+    assert list(friedman.columns) == [
+        "n_datasets",
+        "n_configurations",
+        "chi2",
+        "df",
+        "p",
+        "iman_davenport_f",
+        "p_f",
+        "critical_difference",
+    ]
+    assert friedman["chi2"].iloc[0] == 26 / 15  # written round-trip exact
+    pairwise = pd.read_csv(tmp_path / "cmp" / "pairwise.csv")
+    assert list(pairwise.columns) == ["a", "b", "wins", "ties", "losses", "statistic", "p", "p_holm"]
+    # two configurations of one algorithm: the command asks how to treat them
+    algorithms = {"A": ("knn", '{"k":1}'), "B": ("knn", '{"k":3}'), "C": ("unn", "{}")}
+    path = _results(HAND, tmp_path, algorithms=algorithms)
+    result = runner.invoke(app, ["compare", str(path)])
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: --select: algorithm 'knn' has 2 configurations; give --select all (each a contestant) or "
+        "--select best-test (each algorithm's best on the test folds: optimistic), or choose them honestly "
+        "with tune:\n"
+    )
+    result = runner.invoke(app, ["compare", str(path), "--select", "best-test"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0] == "| dataset | knn | unn |" and lines[2] == "| d1 | 0.1000 (1) | 0.3000 (2) |"
+    assert lines[-1] == "Optimistic: each algorithm's best configuration was chosen on the test folds."
+    result = runner.invoke(app, ["compare", str(path), "--select", "all"])
+    assert result.output.splitlines()[0] == "| dataset | knn k=1 | knn k=3 | unn |"
