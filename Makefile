@@ -3,8 +3,8 @@ PYTHON ?= python3
 
 .PHONY: install test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
 
-install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline) and Dask extras
-	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask]'
+install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask and statistics extras
+	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats]'
 
 test:  ## the fast test suite (what CI runs)
 	$(PYTHON) -m pytest -m "not slow"

@@ -297,7 +297,7 @@ def compare(
         _require_file(results, "RESULTS")
         result = run_compare(read_results(results), metric=metric, select=select, alpha=alpha)
         if out is not None:
-            write_comparison(result, prepare_output_folder(out), fmt.value)
+            write_comparison(result, prepare_output_folder(out), fmt.value, metric=metric, alpha=alpha)
     sys.stdout.write(comparison_table(result, fmt.value))
     f = result["friedman"].iloc[0]
     if fmt is TableFormat.md:

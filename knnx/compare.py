@@ -227,9 +227,10 @@ def comparison_table(result, fmt="md", digits=4):
     raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
 
 
-def write_comparison(result, out, fmt="md"):
-    """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv and table.md (or .tex/.csv)
-    in the folder ``out`` (each written atomically)."""
+def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
+    """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, table.md (or .tex/.csv),
+    and, with scikit-posthocs installed, nemenyi.csv, cd.png and cd.svg, in the folder
+    ``out`` (each written atomically). Returns the names of the files written."""
     from pathlib import Path
 
     from knnx.results import atomic_write_text
@@ -248,3 +249,66 @@ def write_comparison(result, out, fmt="md"):
     atomic_write_text(out / "per_dataset.csv", csv(per_dataset))
     suffix = {"md": "md", "latex": "tex", "csv": "csv"}[fmt]
     atomic_write_text(out / f"table.{suffix}", comparison_table(result, fmt))
+    written = ["ranks.csv", "pairwise.csv", "friedman.csv", "per_dataset.csv", f"table.{suffix}"]
+    try:
+        pvalues = nemenyi_pvalues(result)
+    except ResultsError:
+        return written  # no scikit-posthocs: the tables only
+    import matplotlib.pyplot as plt
+
+    from knnx.results import save_figure
+
+    atomic_write_text(
+        out / "nemenyi.csv", pvalues.to_csv(lineterminator="\n", float_format=lambda v: repr(float(v)))
+    )
+    fig = cd_diagram(result, metric, alpha)
+    try:
+        save_figure(fig, out / "cd.png", dpi=150)
+        save_figure(fig, out / "cd.svg", dpi=150)
+    finally:
+        plt.close(fig)
+    return [*written, "nemenyi.csv", "cd.png", "cd.svg"]
+
+
+def nemenyi_pvalues(result):
+    """Nemenyi's p-values for every pair (a DataFrame, configurations x configurations)
+    from scikit-posthocs (``pip install 'knnx[stats]'``), on the per-dataset means."""
+    try:
+        import scikit_posthocs as sp
+    except ImportError:
+        raise ResultsError(
+            "the critical-difference diagram needs scikit-posthocs: pip install 'knnx[stats]'"
+        ) from None
+    means = result["means"]
+    table = sp.posthoc_nemenyi_friedman(means.to_numpy(dtype=np.float64))
+    table.index = table.columns = means.columns
+    return table
+
+
+def cd_diagram(result, metric="error", alpha=0.05):
+    """The critical-difference diagram (Demšar 2006, Fig. 1) as a matplotlib Figure, drawn
+    by scikit-posthocs: configurations placed at their mean ranks, groups that
+    Nemenyi's test at ``alpha`` does not tell apart joined by bars, and the critical
+    difference drawn above the axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import scikit_posthocs as sp
+
+    from knnx.plots import plain_text
+
+    pvalues = nemenyi_pvalues(result)
+    ranks = result["ranks"].mean(axis=0)
+    f = result["friedman"].iloc[0]
+    with plain_text():
+        fig, ax = plt.subplots(figsize=(7, 1.8 + 0.4 * len(ranks)))
+        sp.critical_difference_diagram(ranks, pvalues, cd=float(f["critical_difference"]), alpha=alpha, ax=ax)
+        ax.set_title(
+            f"{metric}: mean ranks over {int(f['n_datasets'])} datasets (Nemenyi CD = "
+            f"{f['critical_difference']:.3g} at alpha {alpha:g})",
+            fontsize=9,
+            pad=28,  # above the critical-difference bar that scikit-posthocs draws over the axis
+        )
+        fig.tight_layout()
+    return fig

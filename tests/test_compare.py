@@ -123,13 +123,14 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     result = runner.invoke(app, ["compare", str(path), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[2] == "| d1 | 0.1000 (1) | 0.2000 (2) | 0.3000 (3) |"
-    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
-        "friedman.csv",
-        "pairwise.csv",
-        "per_dataset.csv",
-        "ranks.csv",
-        "table.md",
-    ]
+    files = {"friedman.csv", "pairwise.csv", "per_dataset.csv", "ranks.csv", "table.md"}
+    try:
+        import scikit_posthocs  # noqa: F401
+
+        files |= {"nemenyi.csv", "cd.png", "cd.svg"}
+    except ImportError:
+        pass
+    assert {p.name for p in (tmp_path / "cmp").iterdir()} == files
     friedman = pd.read_csv(tmp_path / "cmp" / "friedman.csv")
     assert list(friedman.columns) == [
         "n_datasets",
@@ -161,3 +162,54 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     assert lines[-1] == "Optimistic: each algorithm's best configuration was chosen on the test folds."
     result = runner.invoke(app, ["compare", str(path), "--select", "all"])
     assert result.output.splitlines()[0] == "| dataset | knn k=1 | knn k=3 | unn |"
+
+
+def test_nemenyi_pvalues_agree_with_the_critical_difference():
+    pytest.importorskip("scikit_posthocs")
+    from knnx.compare import nemenyi_pvalues
+
+    rng = np.random.default_rng(7)
+    # five configurations of increasing error on 30 datasets: some pairs differ, some do not
+    means = pd.DataFrame(
+        rng.random((30, 5)) * 0.2 + np.arange(5) * 0.03,
+        index=[f"d{i}" for i in range(30)],
+        columns=list("abcde"),
+    )
+    result = compare(_results(means))
+    pvalues = nemenyi_pvalues(result)
+    cd = result["friedman"]["critical_difference"].iloc[0]
+    mean_ranks = result["ranks"].mean(axis=0)
+    verdicts = set()
+    for a in means.columns:
+        for b in means.columns:
+            if a < b:
+                apart = abs(mean_ranks[a] - mean_ranks[b]) > cd
+                assert apart == (pvalues.loc[a, b] < 0.05), (a, b)
+                verdicts.add(apart)
+    assert verdicts == {True, False}
+
+
+def test_the_cd_diagram_shows_every_configuration(tmp_path, monkeypatch):
+    pytest.importorskip("scikit_posthocs")
+    import sys
+
+    from knnx.compare import cd_diagram, write_comparison
+
+    result = compare(_results(HAND))
+    fig = cd_diagram(result)
+    texts = " ".join(t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text")))
+    assert all(name in texts for name in ("A (1.9)", "B (1.6)", "(2.5) C"))
+    assert "Nemenyi CD = 1.66 at alpha 0.05" in texts
+    written = write_comparison(result, tmp_path / "a")
+    assert written[-3:] == ["nemenyi.csv", "cd.png", "cd.svg"]
+    assert (tmp_path / "a" / "cd.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (tmp_path / "a" / "cd.svg").read_text()
+    assert svg.startswith("<?xml") and "</svg>" in svg
+    monkeypatch.setitem(sys.modules, "scikit_posthocs", None)  # not installed: the tables only
+    assert write_comparison(result, tmp_path / "b") == [
+        "ranks.csv",
+        "pairwise.csv",
+        "friedman.csv",
+        "per_dataset.csv",
+        "table.md",
+    ]
