@@ -211,10 +211,7 @@ def comparison_table(result, fmt="md", digits=4):
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in [*body, footer]]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
-
-        def esc(text):
-            specials = {"\\": "\\textbackslash{}", "~": "\\~{}", "^": "\\^{}"}
-            return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
+        from knnx.report import latex_escape as esc
 
         lines = ["\\begin{tabular}{l" + "r" * len(means.columns) + "}", "\\toprule"]
         lines.append(" & ".join(esc(h) for h in header) + " \\\\")

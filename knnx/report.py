@@ -90,6 +90,12 @@ def mark_best(summary, within="dataset"):
     return best
 
 
+def latex_escape(text):
+    """``text`` with LaTeX's special characters escaped (for table cells)."""
+    specials = {"\\": "\\textbackslash{}", "~": "\\~{}", "^": "\\^{}"}
+    return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
+
+
 def format_table(summary, fmt="md", digits=4):
     """Render a summary as Markdown, CSV or LaTeX; the best mean per dataset is marked."""
     summary = summary.copy()
@@ -113,11 +119,7 @@ def format_table(summary, fmt="md", digits=4):
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
-
-        def esc(text):
-            specials = {"\\": "\\textbackslash{}", "~": "\\~{}", "^": "\\^{}"}
-            return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
-
+        esc = latex_escape
         lines = [
             "\\begin{tabular}{" + "l" * len(keys) + "rr}",
             "\\hline",
