@@ -11,12 +11,13 @@ RESULTS is the folder of ``knnx run experiments/gnnb_small.yaml``. Writes in OUT
 * ``fig4.md``, ``fig4.png``: per metric, how many domains rank each algorithm 1st, 2nd,
   ... (rank 1 = best; tied values share the best rank), grouped in three tiers like the
   paper's Fig. 4: ranks 1-7, 8-14 and 15-22 (with fewer algorithms the last tier is what
-  is left);
+  is left); the ranks come from ``knnx compare`` (:func:`knnx.compare.rank_counts`);
 * ``fig5.md``, ``fig5.png``: per metric, for each algorithm the number of (domain, other
-  algorithm) pairs where a paired t-test over the five folds (``scipy.stats.ttest_rel``,
-  two-sided) gives p < 0.1 with the algorithm better / worse (the paper's Fig. 5); where
-  the t statistic is undefined, a constant nonzero difference over the folds counts as
-  significant and identical values as not;
+  algorithm) pairs where the paired t-test over the five folds of ``knnx compare``
+  (paired.csv, two-sided) gives p < 0.1 with the algorithm better / worse (the paper's
+  Fig. 5), beside the same counts under Nadeau and Bengio's corrected resampled t-test;
+  where the t statistic is undefined, a constant nonzero difference over the folds
+  counts as significant and identical values as not (:func:`knnx.compare.paired_tests`);
 * ``times.md``, ``times.png``: training and testing time ratios SVM_RBF / GNNB and
   ADABOOST_c3 (CART depth 3 for C4.5) / GNNB, per domain and k (medians over the folds of
   the runner's ``fit_seconds`` / ``predict_seconds``), averaged over domains and regressed on
@@ -45,11 +46,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from scipy.stats import ttest_rel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lpo_report import _md  # noqa: E402
 
+from knnx.compare import compare, rank_counts  # noqa: E402
+from knnx.report import configuration_labels  # noqa: E402
 from knnx.results import read_results  # noqa: E402
 
 PAPER = Path(__file__).resolve().parent / "paper_values" / "gnnb_small.csv"
@@ -113,19 +115,31 @@ def _order(names):
     return sorted(names, key=key)
 
 
-def domain_means(frame):
-    """metric -> DataFrame (domain x algorithm) of five-fold means."""
+def comparisons(results):
+    """metric -> the result of :func:`knnx.compare.compare` (every setting a contestant),
+    its configurations renamed to the paper's names."""
+    raw = read_results(Path(results) / "results.csv")
+    raw = raw[raw["metric"].isin(METRICS)]
+    configs = configuration_labels(raw)
+    names = {
+        c: label(a, json.loads(p)) for c, a, p in zip(configs, raw["algorithm"], raw["params"], strict=True)
+    }
     out = {}
     for m in METRICS:
-        sub = frame[frame.metric == m]
-        out[m] = sub.pivot_table(index="dataset", columns="name", values="value", aggfunc="mean")
+        result = compare(raw, metric=m, select="all")
+        for key in ("means", "ranks", "folds"):
+            result[key] = result[key].rename(columns=names)
+        for key, cols in (("paired", ("a", "b")), ("per_dataset", ("configuration",))):
+            result[key] = result[key].replace({c: names for c in cols})
+        out[m] = result
     return out
 
 
-def fig3(means):
+def fig3(comparison):
     """metric -> DataFrame name, mean, std over domains, by decreasing mean."""
     out = {}
-    for m, table in means.items():
+    for m, result in comparison.items():
+        table = result["means"]
         t = pd.DataFrame(
             {"algorithm": table.columns, "mean": table.mean().values, "std": table.std(ddof=1).values}
         )
@@ -133,16 +147,14 @@ def fig3(means):
     return out
 
 
-def fig4(means):
-    """metric -> DataFrame: rank counts (columns 1..N) and tier counts per algorithm."""
+def fig4(comparison):
+    """metric -> (tier counts, rank counts) per algorithm: how many domains rank it 1st,
+    2nd, ... (:func:`knnx.compare.rank_counts`, ties sharing the best rank)."""
     out = {}
-    for m, table in means.items():
-        ranks = table.rank(axis=1, ascending=False, method="min").astype(int)
-        n_alg = table.shape[1]
-        counts = pd.DataFrame(0, index=_order(table.columns), columns=range(1, n_alg + 1))
-        for name in table.columns:
-            for r in ranks[name]:
-                counts.loc[name, r] += 1
+    for m, result in comparison.items():
+        counts = rank_counts(result["means"], m, method="min")
+        counts = counts.loc[_order(counts.index)]
+        n_alg = counts.shape[1]
         tiers = pd.DataFrame(index=counts.index)
         for i, (lo, hi) in enumerate(TIERS, 1):
             hi = n_alg if hi is None else min(hi, n_alg)
@@ -151,32 +163,21 @@ def fig4(means):
     return out
 
 
-def fig5(frame):
-    """metric -> DataFrame algorithm, better, worse: significant paired t-tests (p < 0.1)."""
+def fig5(comparison, column="p"):
+    """metric -> DataFrame algorithm, better, worse: (domain, other algorithm) pairs whose
+    paired test over the folds (knnx compare's paired.csv; ``column`` "p": the paired
+    t-test, as the paper; "p_corrected": Nadeau and Bengio's corrected resampled t-test)
+    gives p < P_VALUE, counted for the algorithm with the higher mean."""
     out = {}
-    for m in METRICS:
-        sub = frame[frame.metric == m]
-        wide = sub.pivot_table(index=["dataset", "fold"], columns="name", values="value")
-        names = _order(wide.columns)
+    for m, result in comparison.items():
+        names = _order(result["means"].columns)
         better = dict.fromkeys(names, 0)
         worse = dict.fromkeys(names, 0)
-        for _, block in wide.groupby(level="dataset"):
-            for a in names:
-                for b in names:
-                    if a == b:
-                        continue
-                    x, z = block[a].to_numpy(), block[b].to_numpy()
-                    if np.isnan(x).any() or np.isnan(z).any() or np.allclose(x - z, (x - z)[0]):
-                        # constant differences: the t statistic is undefined (or infinite)
-                        diff = (x - z)[0] if len(x) else 0.0
-                        p = 0.0 if len(x) > 1 and diff != 0 and not np.isnan(diff) else 1.0
-                    else:
-                        p = ttest_rel(x, z).pvalue
-                    if p < P_VALUE:
-                        if x.mean() > z.mean():
-                            better[a] += 1
-                        elif x.mean() < z.mean():
-                            worse[a] += 1
+        for row in result["paired"].itertuples():
+            if getattr(row, column) < P_VALUE and row.mean_difference != 0:
+                winner, loser = (row.a, row.b) if row.mean_difference > 0 else (row.b, row.a)
+                better[winner] += 1
+                worse[loser] += 1
         out[m] = pd.DataFrame(
             {"algorithm": names, "better": [better[n] for n in names], "worse": [worse[n] for n in names]}
         )
@@ -477,11 +478,12 @@ def report(results, out):
     paper = paper_values()
     datasets = sorted(set(frame["dataset"]))
     missing = [p for p, d in PAPER_DOMAINS.items() if d not in datasets]
-    means = domain_means(frame)
-    f3, f4, f5 = fig3(means), fig4(means), fig5(frame)
+    comparison = comparisons(results)
+    f3, f4, f5 = fig3(comparison), fig4(comparison), fig5(comparison)
+    f5_corrected = fig5(comparison, "p_corrected")
     ratios, ref = time_ratios(frame)
     fits = {key: regress(table.columns, table.mean()) for key, table in ratios.items() if not table.empty}
-    names = _order({n for t in means.values() for n in t.columns})
+    names = _order({n for r in comparison.values() for n in r["means"].columns})
     note = [
         f"Domains ({len(datasets)}): {', '.join(datasets)}. Missing from the paper's list: {', '.join(missing) or 'none'}.",
         f"Algorithms ({len(names)}): {', '.join(names)}.",
@@ -510,9 +512,16 @@ def report(results, out):
         "",
         *note,
         "",
+        "From `knnx compare` (paired.csv): `better`/`worse` count the paired t-test over the five folds, as "
+        "the paper; `better_nb`/`worse_nb` Nadeau and Bengio's corrected resampled t-test, which allows for "
+        "the training rows the folds share (n_test/n_train = 1/4 here) and is more conservative.",
+        "",
     ]
     for m, t in f5.items():
-        lines += [f"## {METRICS[m]}", "", _md(t), ""]
+        both = t.assign(
+            better_nb=f5_corrected[m]["better"].to_numpy(), worse_nb=f5_corrected[m]["worse"].to_numpy()
+        )
+        lines += [f"## {METRICS[m]}", "", _md(both), ""]
     (out / "fig5.md").write_text("\n".join(lines), encoding="utf-8")
     _plot_fig5(f5, out / "fig5.png")
 

@@ -76,12 +76,22 @@ def means_table(frame, metric="error", select="all"):
     ``select``: "all" (every configuration a contestant), "best-test" (per dataset,
     each algorithm's configuration with the best mean on the test folds: optimistic),
     or None (refused when an algorithm has several configurations)."""
+    return _contestants(frame, metric, select)["means"]
+
+
+def _contestants(frame, metric, select):
+    """The contestants of a comparison: ``means`` (datasets x contestants), ``folds``
+    (the per-fold values, rows (dataset, repeat, fold), seeds averaged within a fold),
+    ``chosen`` (dataset, contestant, configuration: which configuration stands for
+    the contestant) and ``sizes`` (per dataset: mean n_train and n_test)."""
     from knnx.report import configuration_labels
 
     if metric not in set(frame["metric"]):
         raise ResultsError(
             f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
         )
+    if select not in ("all", "best-test", None):
+        raise ResultsError(f"--select: expected all or best-test, got '{select}'")
     rows = frame[frame["metric"] == metric]
     rows = rows.assign(configuration=configuration_labels(rows))
     per_algorithm = rows.groupby("algorithm", sort=False)["configuration"].nunique()
@@ -94,16 +104,30 @@ def means_table(frame, metric="error", select="all"):
             "with tune:"
         )
     means = rows.groupby(["dataset", "configuration"], sort=False)["value"].mean().unstack("configuration")
+    folds = (
+        rows.groupby(["dataset", "repeat", "fold", "configuration"], sort=False)["value"]
+        .mean()
+        .unstack("configuration")
+    )
+    chosen = pd.DataFrame(
+        [(d, c, c) for d in means.index for c in means.columns if not pd.isna(means.loc[d, c])],
+        columns=["dataset", "contestant", "configuration"],
+    )
     if select == "best-test":
         lower = LOWER_IS_BETTER.get(metric, False)
-        best = {}
+        best, best_folds, picks = {}, {}, []
         for alg in dict.fromkeys(rows["algorithm"]):
             configs = list(dict.fromkeys(rows.loc[rows["algorithm"] == alg, "configuration"]))
             sub = means[configs]
+            # the first configuration (in file order) among those with the best mean
+            pick = sub.idxmin(axis=1) if lower else sub.idxmax(axis=1)
             best[alg] = sub.min(axis=1) if lower else sub.max(axis=1)
-        means = pd.DataFrame(best)
-    elif select not in ("all", None):
-        raise ResultsError(f"--select: expected all or best-test, got '{select}'")
+            best_folds[alg] = pd.Series(
+                [folds.loc[key, pick[key[0]]] for key in folds.index], index=folds.index, dtype=np.float64
+            )
+            picks += [(d, alg, pick[d]) for d in means.index if isinstance(pick[d], str)]
+        means, folds = pd.DataFrame(best), pd.DataFrame(best_folds)
+        chosen = pd.DataFrame(picks, columns=["dataset", "contestant", "configuration"])
     missing = means.isna()
     if missing.any().any():
         d, c = next((d, c) for d in means.index for c in means.columns if missing.loc[d, c])
@@ -116,7 +140,68 @@ def means_table(frame, metric="error", select="all"):
             f"a comparison needs at least two configurations and two datasets; these results have "
             f"{len(means.columns)} and {len(means.index)}"
         )
-    return means
+    sizes = rows.groupby("dataset", sort=False)[["n_train", "n_test"]].mean()
+    return {"means": means, "folds": folds, "chosen": chosen, "sizes": sizes}
+
+
+def paired_tests(a, b, test_train_ratio):
+    """Paired tests of two configurations over the folds they share on one dataset.
+
+    ``a``, ``b``: their values on the same folds (repeat x fold, in the same order);
+    ``test_train_ratio``: n_test / n_train of those folds. Returns the number of
+    folds, the mean difference a − b, and two two-sided tests on the differences d_j,
+    J folds, mean d̄, sample variance s² (ddof 1), J − 1 degrees of freedom:
+
+    * the paired t-test, t = d̄ / √(s² / J) (``scipy.stats.ttest_rel``);
+    * the corrected resampled t-test of Nadeau & Bengio (2003), t = d̄ / √((1/J +
+      n_test/n_train) s²): the folds of repeated k-fold cross-validation share
+      training rows, so their differences are correlated and the plain t-test is
+      too liberal; the correction widens the variance by n_test/n_train.
+
+    Rules where the statistic is undefined (s² = 0): identical values give t = nan and
+    p = 1; a constant nonzero difference gives t = ±inf and p = 0 (every fold agrees);
+    a single fold gives t = p = nan.
+    """
+    from scipy.stats import t as student
+
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    j = len(d)
+    mean = float(d.mean()) if j else math.nan
+    out = {"n_folds": j, "mean_difference": mean}
+    if j < 2:
+        return {**out, "t": math.nan, "p": math.nan, "t_corrected": math.nan, "p_corrected": math.nan}
+    spread = float(d.max() - d.min())
+    if spread <= 1e-12 * max(1.0, abs(mean)):  # constant up to rounding: no variance
+        t = math.nan if mean == 0 else math.copysign(math.inf, mean)
+        p = 1.0 if mean == 0 else 0.0
+        return {**out, "t": t, "p": p, "t_corrected": t, "p_corrected": p}
+    var = float(d.var(ddof=1))
+    t = mean / math.sqrt(var / j)
+    t_c = mean / math.sqrt((1.0 / j + test_train_ratio) * var)
+    return {
+        **out,
+        "t": t,
+        "p": float(2 * student.sf(abs(t), j - 1)),
+        "t_corrected": t_c,
+        "p_corrected": float(2 * student.sf(abs(t_c), j - 1)),
+    }
+
+
+def rank_counts(means, metric="error", method="min"):
+    """How many datasets rank each configuration 1st, 2nd, ... (configurations x ranks
+    1..k). ``method``: how ties share ranks (``scipy.stats.rankdata``); "min" gives tied
+    configurations the best of their ranks, as Nock et al. (2014, Fig. 4) count."""
+    from scipy.stats import rankdata
+
+    values = means.to_numpy(dtype=np.float64)
+    lower = LOWER_IS_BETTER.get(metric, False)
+    ranks = rankdata(values if lower else -values, axis=1, method=method).astype(np.int64)
+    k = values.shape[1]
+    counts = np.zeros((k, k), dtype=np.int64)
+    for row in ranks:
+        for c, r in enumerate(row):
+            counts[c, r - 1] += 1
+    return pd.DataFrame(counts, index=means.columns, columns=range(1, k + 1))
 
 
 def compare(frame, metric="error", select="all", alpha=0.05):
@@ -130,7 +215,8 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         raise ResultsError(f"--metric: '{metric}' is not a metric; known: {', '.join(METRICS)}")
     if not 0 < alpha < 1:
         raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
-    means = means_table(frame, metric, select)
+    parts = _contestants(frame, metric, select)
+    means = parts["means"]
     lower = LOWER_IS_BETTER.get(metric, False)
     values = means.to_numpy(dtype=np.float64)
     ranks = pd.DataFrame(
@@ -184,12 +270,54 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         )
     pairwise = pd.DataFrame(pairs)
     pairwise["p_holm"] = holm(pairwise["p"])
+    folds = parts["folds"]
+    per_dataset = []
+    for d in means.index:
+        for c in means.columns:
+            n_folds = int(folds.loc[d, c].notna().sum())
+            std = float(folds.loc[d, c].std(ddof=1)) if n_folds > 1 else math.nan
+            per_dataset.append(
+                {
+                    "dataset": d,
+                    "configuration": c,
+                    "mean": float(means.loc[d, c]),
+                    "std": std,
+                    "n_folds": n_folds,
+                }
+            )
+    per_dataset = pd.DataFrame(per_dataset)
+    per_dataset["rank"] = [ranks.loc[r.dataset, r.configuration] for r in per_dataset.itertuples()]
+    if select == "best-test":
+        chosen = parts["chosen"].set_index(["dataset", "contestant"])["configuration"]
+        per_dataset["chosen"] = [chosen[(r.dataset, r.configuration)] for r in per_dataset.itertuples()]
+    paired = []
+    for d in means.index:
+        block = folds.loc[d]
+        n_train, n_test = parts["sizes"].loc[d, ["n_train", "n_test"]]
+        ratio = float(n_test) / float(n_train)
+        for i, j in itertools.combinations(range(k), 2):
+            a, b = block[means.columns[i]].to_numpy(), block[means.columns[j]].to_numpy()
+            shared = ~(np.isnan(a) | np.isnan(b))
+            paired.append(
+                {
+                    "dataset": d,
+                    "a": means.columns[i],
+                    "b": means.columns[j],
+                    **paired_tests(a[shared], b[shared], ratio),
+                    "test_train_ratio": ratio,
+                }
+            )
     return {
+        "metric": metric,
+        "select": select,
         "means": means,
         "ranks": ranks,
         "mean_ranks": mean_ranks,
         "pairwise": pairwise,
         "friedman": friedman,
+        "per_dataset": per_dataset,
+        "paired": pd.DataFrame(paired),
+        "folds": folds,
     }
 
 
@@ -207,7 +335,8 @@ def comparison_table(result, fmt="md", digits=4):
     if fmt == "csv":
         return pd.DataFrame([*body, footer], columns=header).to_csv(index=False, lineterminator="\n")
     if fmt == "md":
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines = [f"{selection_note(result)}\n"] if result.get("select") == "best-test" else []
+        lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in [*body, footer]]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
@@ -224,6 +353,16 @@ def comparison_table(result, fmt="md", digits=4):
     raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
 
 
+def selection_note(result):
+    """One sentence saying how the contestants were chosen."""
+    if result.get("select") == "best-test":
+        return (
+            "Each algorithm is represented on each dataset by its configuration with the best mean on the test "
+            "folds: optimistic, since the test folds chose it (use tune: for an honest choice)."
+        )
+    return "Each configuration (an algorithm and the parameters that vary) is a contestant."
+
+
 def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
     """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, table.md (or .tex/.csv),
     and, with scikit-posthocs installed, nemenyi.csv, cd.png and cd.svg, in the folder
@@ -238,15 +377,21 @@ def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
     def csv(frame):
         return frame.to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
 
-    per_dataset = result["means"].stack().rename("mean").reset_index()
-    per_dataset["rank"] = result["ranks"].stack().to_numpy()
     atomic_write_text(out / "ranks.csv", csv(result["mean_ranks"]))
     atomic_write_text(out / "pairwise.csv", csv(result["pairwise"]))
     atomic_write_text(out / "friedman.csv", csv(result["friedman"]))
-    atomic_write_text(out / "per_dataset.csv", csv(per_dataset))
+    atomic_write_text(out / "per_dataset.csv", csv(result["per_dataset"]))
+    atomic_write_text(out / "paired.csv", csv(result["paired"]))
     suffix = {"md": "md", "latex": "tex", "csv": "csv"}[fmt]
     atomic_write_text(out / f"table.{suffix}", comparison_table(result, fmt))
-    written = ["ranks.csv", "pairwise.csv", "friedman.csv", "per_dataset.csv", f"table.{suffix}"]
+    written = [
+        "ranks.csv",
+        "pairwise.csv",
+        "friedman.csv",
+        "per_dataset.csv",
+        "paired.csv",
+        f"table.{suffix}",
+    ]
     try:
         pvalues = nemenyi_pvalues(result)
     except ResultsError:

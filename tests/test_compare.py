@@ -123,7 +123,7 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     result = runner.invoke(app, ["compare", str(path), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[2] == "| d1 | 0.1000 (1) | 0.2000 (2) | 0.3000 (3) |"
-    files = {"friedman.csv", "pairwise.csv", "per_dataset.csv", "ranks.csv", "table.md"}
+    files = {"friedman.csv", "pairwise.csv", "per_dataset.csv", "paired.csv", "ranks.csv", "table.md"}
     try:
         import scikit_posthocs  # noqa: F401
 
@@ -158,8 +158,11 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     result = runner.invoke(app, ["compare", str(path), "--select", "best-test"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0] == "| dataset | knn | unn |" and lines[2] == "| d1 | 0.1000 (1) | 0.3000 (2) |"
-    assert lines[-1] == "Optimistic: each algorithm's best configuration was chosen on the test folds."
+    assert lines[0].startswith(
+        "Each algorithm is represented on each dataset by its configuration with the best mean"
+    )
+    assert "optimistic" in lines[0]
+    assert lines[2] == "| dataset | knn | unn |" and lines[4] == "| d1 | 0.1000 (1) | 0.3000 (2) |"
     result = runner.invoke(app, ["compare", str(path), "--select", "all"])
     assert result.output.splitlines()[0] == "| dataset | knn k=1 | knn k=3 | unn |"
 
@@ -211,5 +214,125 @@ def test_the_cd_diagram_shows_every_configuration(tmp_path, monkeypatch):
         "pairwise.csv",
         "friedman.csv",
         "per_dataset.csv",
+        "paired.csv",
         "table.md",
     ]
+
+
+def _fold_results(values, n_train=80, n_test=20, metric="error"):
+    """A results frame from ``values``: {(dataset, configuration): [value per fold]}, one
+    repeat of len(folds) folds, each configuration its own algorithm."""
+    import io
+
+    rows = []
+    for (d, c), folds in values.items():
+        for fold, v in enumerate(folds):
+            rows.append(
+                {
+                    "experiment": "e",
+                    "dataset": d,
+                    "algorithm": c,
+                    "params": "{}",
+                    "protocol": '{"kind":"kfold"}',
+                    "repeat": fold // 5,
+                    "fold": fold % 5,
+                    "seed": 0,
+                    "metric": metric,
+                    "value": float(v),
+                    "n_train": n_train,
+                    "n_test": n_test,
+                    "fit_seconds": 0.0,
+                    "predict_seconds": 0.0,
+                }
+            )
+    return read_results(io.StringIO(rows_to_csv(rows, header=True)))
+
+
+def test_corrected_resampled_t_test_by_hand():
+    from knnx.compare import paired_tests
+
+    # d = 1, 2, 3, 4: mean 2.5, s^2 = 5/3, J = 4; n_test/n_train = 1/4
+    out = paired_tests([2.0, 4.0, 6.0, 8.0], [1.0, 2.0, 3.0, 4.0], 0.25)
+    assert out["n_folds"] == 4 and out["mean_difference"] == 2.5
+    assert out["t"] == pytest.approx(2.5 / math.sqrt(5 / 12), rel=1e-15)  # 3.8729833462074170
+    # Nadeau-Bengio: 2.5 / sqrt((1/4 + 1/4) 5/3) = 2.5 sqrt(1.2)
+    assert out["t_corrected"] == pytest.approx(2.7386127875258306, rel=1e-15)
+    # two-sided p with 3 degrees of freedom, from the t distribution's closed form for df = 3:
+    # P(|T| > t) = 1 - (2/pi) (atan(t/sqrt3) + sqrt3 t / (3 + t^2))
+    for t, p in ((out["t"], out["p"]), (out["t_corrected"], out["p_corrected"])):
+        closed = 1 - (2 / math.pi) * (math.atan(t / math.sqrt(3)) + math.sqrt(3) * t / (3 + t * t))
+        assert p == pytest.approx(closed, rel=1e-12)
+    assert out["p_corrected"] > out["p"]  # the correction is more conservative
+    # without overlap between training sets (ratio 0) the correction changes nothing
+    plain = paired_tests([2.0, 4.0, 6.0, 8.0], [1.0, 2.0, 3.0, 4.0], 0.0)
+    assert plain["t_corrected"] == pytest.approx(plain["t"], rel=1e-15)
+
+
+def test_paired_t_agrees_with_scipy_and_undefined_cases_follow_the_rules():
+    from scipy.stats import ttest_rel
+
+    from knnx.compare import paired_tests
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        a, b = rng.random(10), rng.random(10)
+        out = paired_tests(a, b, 1 / 9)
+        ref = ttest_rel(a, b)
+        assert out["t"] == pytest.approx(ref.statistic, rel=1e-12)
+        assert out["p"] == pytest.approx(ref.pvalue, rel=1e-9)
+    same = paired_tests([0.1, 0.2, 0.3], [0.1, 0.2, 0.3], 0.5)
+    assert math.isnan(same["t"]) and same["p"] == 1.0 and same["p_corrected"] == 1.0
+    shifted = paired_tests([0.3, 0.4, 0.5], [0.1, 0.2, 0.3], 0.5)
+    assert shifted["t"] == math.inf and shifted["p"] == 0.0
+    one = paired_tests([0.3], [0.1], 0.5)
+    assert one["n_folds"] == 1 and math.isnan(one["p"])
+
+
+def test_per_dataset_tests_pair_the_shared_folds():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(11)
+    values = {(d, c): rng.integers(0, 20, 10) / 20 for d in ("d1", "d2", "d3") for c in ("A", "B", "C")}
+    result = compare(_fold_results(values, n_train=90, n_test=10))
+    paired = result["paired"].set_index(["dataset", "a", "b"])
+    assert len(paired) == 3 * 3
+    for d in ("d1", "d2", "d3"):
+        a, b = values[(d, "A")], values[(d, "C")]
+        row = paired.loc[(d, "A", "C")]
+        assert row["n_folds"] == 10 and row["test_train_ratio"] == 10 / 90
+        assert row["mean_difference"] == pytest.approx(np.mean(a - b), abs=1e-15)
+        assert row["p"] == pytest.approx(ttest_rel(a, b).pvalue, rel=1e-9)
+        d_ = a - b
+        t_c = d_.mean() / math.sqrt((1 / 10 + 10 / 90) * d_.var(ddof=1))
+        assert row["t_corrected"] == pytest.approx(t_c, rel=1e-12)
+    per = result["per_dataset"].set_index(["dataset", "configuration"])
+    assert per.loc[("d2", "B"), "mean"] == pytest.approx(values[("d2", "B")].mean(), abs=1e-15)
+    assert per.loc[("d2", "B"), "std"] == pytest.approx(values[("d2", "B")].std(ddof=1), rel=1e-12)
+    assert per.loc[("d2", "B"), "n_folds"] == 10
+    assert per.loc[("d2", "B"), "rank"] == result["ranks"].loc["d2", "B"]
+
+
+def test_best_test_selection_names_the_chosen_configuration_and_pairs_its_folds():
+    algorithms = {"A": ("knn", '{"k":1}'), "B": ("knn", '{"k":3}'), "C": ("unn", "{}")}
+    means = HAND
+    result = compare(_results(means, algorithms=algorithms), select="best-test")
+    per = result["per_dataset"].set_index(["dataset", "configuration"])
+    # d1: A 0.1 < B 0.2; d2: B 0.1 < A 0.2; d3: tie 0.1, the first (k=1) is kept
+    assert [per.loc[(d, "knn"), "chosen"] for d in ("d1", "d2", "d3", "d4")] == [
+        "knn k=1",
+        "knn k=3",
+        "knn k=1",
+        "knn k=3",
+    ]
+    assert per.loc[("d4", "unn"), "chosen"] == "unn"
+    assert result["folds"]["knn"].tolist() == [0.1, 0.1, 0.1, 0.2]
+
+
+def test_rank_counts_give_ties_the_best_rank():
+    from knnx.compare import rank_counts
+
+    counts = rank_counts(HAND, metric="error")
+    # ranks (min): d1 1,2,3; d2 2,1,3; d3 1,1,3; d4 3,2,1
+    assert counts.loc["A"].tolist() == [2, 1, 1]
+    assert counts.loc["B"].tolist() == [2, 2, 0]
+    assert counts.loc["C"].tolist() == [1, 0, 3]

@@ -109,13 +109,14 @@ def _report_module():
 
 
 def test_report_runs_on_a_tiny_result_set(tmp_path):
-    """knn + gnnb + two contenders on liver, 2 folds, in this process; every output file
-    written, the time ratios taken to GNNB, and the claims computed."""
+    """knn + gnnb + two contenders on liver and ionosphere, 2 folds, in this process; every
+    output file written, the time ratios taken to GNNB, the claims computed, and the
+    ranks and tests those of knnx compare."""
     import yaml
 
     raw = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     raw.update(
-        datasets=["liver"],
+        datasets=["liver", "ionosphere"],
         protocol={"kind": "kfold", "folds": 2, "stratified": True},
         algorithms=[
             {"name": "knn", "params": {"k": [5, 50]}},
@@ -133,11 +134,27 @@ def test_report_runs_on_a_tiny_result_set(tmp_path):
     assert "No gnnb rows" not in text and "Scene" in text
     assert set(f3["accuracy"].algorithm) == {"NN_5", "NN_50", "GNNB_5", "GNNB_50", "SVM_RBF", "ADA_c3"}
     assert "SVM_RBF / GNNB" in (tmp_path / "out" / "times.md").read_text(encoding="utf-8")
-    # fig. 4 with one domain: every algorithm has exactly one rank
+    # fig. 4 with two domains: every algorithm has exactly two ranks, those of knnx compare
+    # with ties sharing the best rank
+    from scipy.stats import rankdata
+
+    from knnx.compare import compare
+    from knnx.results import read_results
+
     tiers, counts = f4["accuracy"]
-    assert (counts.sum(axis=1) == 1).all() and (tiers.sum(axis=1) == 1).all()
-    # fig. 5: the better/worse counts are antisymmetric over pairs
+    assert (counts.sum(axis=1) == 2).all() and (tiers.sum(axis=1) == 2).all()
+    frame = read_results(tmp_path / "res" / "results.csv")
+    result = compare(frame, metric="accuracy", select="all")
+    means = result["means"].to_numpy()
+    expected = np.zeros(means.shape[1], dtype=int)  # the rank-1 counts by hand
+    for row in means:
+        expected += rankdata(-row, method="min") == 1
+    assert sorted(counts[1].tolist()) == sorted(expected.tolist())
+    # fig. 5: the better/worse counts are antisymmetric over pairs and count compare's p < 0.1
     assert f5["f1_macro"]["better"].sum() == f5["f1_macro"]["worse"].sum()
+    paired = compare(frame, metric="f1_macro", select="all")["paired"]
+    significant = int(((paired["p"] < 0.1) & (paired["mean_difference"] != 0)).sum())
+    assert f5["f1_macro"]["better"].sum() == significant
     assert set(ratios) == {(o, p) for o in ("SVM_RBF", "ADA_c3") for p in ("training", "testing")}
     assert list(ratios[("SVM_RBF", "training")].columns) == [5, 50]
     shutil.rmtree(tmp_path / "res")
