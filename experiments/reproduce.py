@@ -87,7 +87,7 @@ TARGETS = [
         "kNN over k and UNN / kNN-sample on Ripley's split (the main job)",
         include=["ripley/summary.md"],
         links=["ripley/results.csv", "reference/ripley.csv"],
-        figures=["ripley/error.png"],
+        figures=["ripley/error.png", "ripley/error-k.png", "ripley/error-theta.png"],
         headline="reference",
     ),
     Target(

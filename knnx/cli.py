@@ -132,7 +132,27 @@ def _reported(interrupted=None):
 
 @contextmanager
 def _progress_bar(name, unit):
-    """A rich progress bar on stderr; yields the ``progress(done, total, text)`` callback."""
+    """A rich progress bar on stderr; yields the ``progress(done, total, text, eta_seconds=...)``
+    callback.
+
+    ETA: ``eta_seconds`` as the caller estimates it (``knnx run``: from the times of the
+    finished cells, see :func:`knnx.runner.eta_seconds`), counted down between reports;
+    None shows ``-:--:--``. A caller that gives none (``knnx active``) gets the mean time
+    of the units finished since its first report times the units left."""
+    from rich.text import Text
+
+    class CellEta(TimeRemainingColumn):
+        """The ETA of the latest report (``task.fields["eta"]``: seconds, when given),
+        less the time since."""
+
+        def render(self, task):
+            eta, at = task.fields["eta"]
+            if eta is None:
+                return Text("-:--:--", style="progress.remaining")
+            minutes, seconds = divmod(int(max(0.0, eta - (task.get_time() - at))), 60)
+            hours, minutes = divmod(minutes, 60)
+            return Text(f"{hours:d}:{minutes:02d}:{seconds:02d}", style="progress.remaining")
+
     columns = (
         TextColumn("[bold]{task.fields[name]}"),
         BarColumn(),
@@ -140,17 +160,25 @@ def _progress_bar(name, unit):
         TextColumn(unit),
         TimeElapsedColumn(),
         TextColumn("ETA"),
-        TimeRemainingColumn(),
+        CellEta(),
         TextColumn("{task.fields[cell]}", style="dim"),
     )
     # Shown from the first report on, so that a spec error prints alone.
     bar = Progress(*columns, console=err_console, transient=False, auto_refresh=True)
-    task = bar.add_task("run", total=None, name=name, cell="")
+    task = bar.add_task("run", total=None, name=name, cell="", eta=(None, 0.0))
+    own = object()  # eta_seconds not given: the bar estimates it itself
+    first = []  # (time, done) of the first report
 
-    def progress(done, total, description):
+    def progress(done, total, description, eta_seconds=own):
+        now = bar.get_time()
+        if not first:
+            first.append((now, done))
+        if eta_seconds is own:
+            t0, done0 = first[0]
+            eta_seconds = (now - t0) / (done - done0) * (total - done) if done > done0 else None
         if not bar.live.is_started:
             bar.start()
-        bar.update(task, completed=done, total=total, cell=description[:60])
+        bar.update(task, completed=done, total=total, cell=description[:60], eta=(eta_seconds, now))
 
     try:
         yield progress
@@ -185,11 +213,13 @@ def run(
         help="Dask scheduler address (tcp://HOST:PORT); default: a local cluster of --jobs workers.",
     ),
     overrides: list[str] = typer.Option(None, "--set", help=SET_HELP),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write OUT/report.html at the end."),
 ):
-    """Run every cell of SPEC and write results.csv, summary.csv and summary.md."""
+    """Run every cell of SPEC; write results.csv, summary tables, figures and report.html."""
     from knnx.runner import run_spec
 
     options = {
+        "report": not no_report,
         "overrides": overrides or (),
         "out": out,
         "jobs": jobs,
@@ -207,7 +237,10 @@ def run(
         console.print(
             f"{summary.n_run} cells run, {summary.n_skipped} already done, in {summary.seconds:.1f} s; "
             f"results in {summary.out}/results.csv, tables in {summary.out}/summary.md"
+            + ("" if no_report else f", report in {summary.out}/report.html")
         )
+        for note in summary.notes:
+            console.print(note, markup=False, highlight=False)
         if summary.n_warned:
             console.print(f"{summary.n_warned} of them raised warnings, listed in {summary.out}/warnings.csv")
 
@@ -290,7 +323,7 @@ def compare(
 ):
     """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
     from knnx.compare import compare as run_compare
-    from knnx.compare import comparison_table, write_comparison
+    from knnx.compare import comparison_table, friedman_sentence, write_comparison
     from knnx.results import prepare_output_folder, read_results
 
     with _reported():
@@ -301,15 +334,27 @@ def compare(
     sys.stdout.write(comparison_table(result, fmt.value))
     f = result["friedman"].iloc[0]
     if fmt is TableFormat.md:
-        sys.stdout.write(
-            f"\nFriedman chi2 = {f.chi2:.4g} (df {int(f.df)}), p = {f.p:.4g}; Iman-Davenport F = "
-            f"{f.iman_davenport_f:.4g}, p = {f.p_f:.4g}; Nemenyi CD at alpha {alpha:g} = "
-            f"{f.critical_difference:.4g} ({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)\n"
-        )
-        if select == "best-test":
-            sys.stdout.write(
-                "Optimistic: each algorithm's best configuration was chosen on the test folds.\n"
-            )
+        sys.stdout.write(f"\n{friedman_sentence(f, alpha)}\n")
+
+
+@app.command()
+def report(
+    out: Path = typer.Argument(..., help="The folder of a run (holding results.csv)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Level of the tests and the critical difference."),
+):
+    """Write OUT/report.html: one self-contained page (tables, comparison, figures, failures, timings)."""
+    from knnx.html_report import write_report
+
+    with _reported():
+        if not out.is_dir():
+            raise ResultsError(f"OUT: {out} is not a folder; give the folder of a run (holding results.csv)")
+        if not 0 < alpha < 1:
+            raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
+        try:
+            path = write_report(out, alpha=alpha)
+        except WriteError as exc:  # not a run: a folder the page cannot go to is a bad argument
+            raise ResultsError(f"OUT: {exc}") from None
+    console.print(f"wrote {path}")
 
 
 def _parse_atol_for(items):
@@ -362,12 +407,15 @@ def plot(
     results: Path = typer.Argument(..., help="A results.csv file."),
     metric: str = typer.Option("error", "--metric", help="Metric on the vertical axis."),
     x: str = typer.Option(
-        None, "--x", help="Numeric parameter on the horizontal axis (default: the first that varies)."
+        None,
+        "--x",
+        help="Parameter on the horizontal axis, numeric or not, or 'configuration' for every configuration "
+        "side by side (default: the first numeric parameter that varies; the configurations if none varies).",
     ),
     out: Path = typer.Option(None, "--out", help="Image file (default: METRIC.png beside RESULTS)."),
 ):
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
-    from knnx.plots import plot_metric
+    from knnx.plots import plot as plot_results
 
     # The default file is named after the metric, with anything but letters, digits and
     # "_.-" replaced (a metric named "a/b" must not name a folder).
@@ -377,7 +425,7 @@ def plot(
     with _reported():
         _require_file(results, "RESULTS")
         try:
-            plot_metric(results, metric=metric, x=x, out=target)
+            plot_results(results, metric=metric, x=x, out=target)
         except WriteError as exc:  # not a run: a place the figure cannot go is a bad argument
             raise ResultsError(f"--out: {exc}") from None
     console.print(f"wrote {target}")

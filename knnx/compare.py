@@ -353,6 +353,20 @@ def comparison_table(result, fmt="md", digits=4):
     raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
 
 
+def friedman_sentence(f, alpha=0.05):
+    """One line for the ``friedman`` row of :func:`compare`."""
+    tail = (
+        f"Nemenyi critical difference at alpha {alpha:g} = {f.critical_difference:.4g} "
+        f"({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)"
+    )
+    if int(f.n_configurations) < 3:
+        return f"Friedman's test needs three configurations or more; with two, see the Wilcoxon test. {tail}"
+    return (
+        f"Friedman chi2 = {f.chi2:.4g} (df {int(f.df)}), p = {f.p:.4g}; Iman-Davenport F = "
+        f"{f.iman_davenport_f:.4g}, p = {f.p_f:.4g}; {tail}"
+    )
+
+
 def selection_note(result):
     """One sentence saying how the contestants were chosen."""
     if result.get("select") == "best-test":

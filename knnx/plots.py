@@ -1,9 +1,10 @@
 """Plots built from result files only (matplotlib's object API, no pyplot state).
 
-``plot_metric`` draws, per dataset, the mean of a metric over repeats and folds
-against one numeric parameter (e.g. ``k``), one line per algorithm and setting of
-the other parameters, with ± one standard deviation as error bars. Settings with a
-single value of that parameter are left out when others vary along it.
+``plot_comparison`` shows every configuration of a run, one panel per dataset, its
+per-fold values and mean ± std; ``plot_metric`` draws a metric against one parameter
+(numeric or categorical), one line per algorithm and setting of its other
+parameters; ``write_figures`` makes both kinds for a run's folder and says, in one
+line each, what it could not draw.
 """
 
 import json
@@ -46,18 +47,75 @@ def parse_params(params):
     return out
 
 
-def varying_numeric_params(frame):
-    """Names of numeric parameters that take more than one value in ``frame``."""
+def _is_number(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def parameter_values(frame):
+    """{parameter: list of its distinct values, in order of appearance} over the rows of
+    ``frame`` (values as JSON gives them: numbers, text, booleans, None, lists)."""
     values = {}
     for params in parse_params(frame["params"].drop_duplicates()):
         for key, value in params.items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                values.setdefault(key, set()).add(value)
-    return [key for key, vals in values.items() if len(vals) > 1]
+            seen = values.setdefault(key, {})
+            seen.setdefault(json.dumps(value, sort_keys=True), value)
+    return {key: list(seen.values()) for key, seen in values.items()}
+
+
+def varying_params(frame):
+    """Names of the parameters that take more than one value in ``frame``."""
+    return [key for key, vals in parameter_values(frame).items() if len(vals) > 1]
+
+
+def varying_numeric_params(frame):
+    """Names of numeric parameters that take more than one value in ``frame``."""
+    return [
+        key for key, vals in parameter_values(frame).items() if len([v for v in vals if _is_number(v)]) > 1
+    ]
+
+
+def _check_image_path(out):
+    """ResultsError unless ``out`` names an image file matplotlib can write in an existing folder."""
+    folder = Path(out).parent
+    if Path(out).is_dir():
+        raise ResultsError(f"--out: {out} is a folder; give an image file name (e.g. error.png)")
+    if find_control(str(out)) is not None:
+        raise ResultsError(
+            f"--out: {str(out)!r} holds a {describe_control(str(out))}; name the file without one"
+        )
+    if not folder.is_dir():
+        raise ResultsError(f"--out: {out}: no folder {folder} to write it in")
+    fmt = Path(out).suffix.lstrip(".").lower()
+    supported = Figure().canvas.get_supported_filetypes()
+    if fmt not in supported:
+        raise ResultsError(
+            f"--out: unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}"
+        )
+
+
+def _metric_rows(frame, metric):
+    if metric not in set(frame["metric"]):
+        raise ResultsError(
+            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+        )
+    return frame[frame["metric"] == metric]
+
+
+def _value_text(value):
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def plot_metric(results, metric="error", x=None, out=None):
     """Plot ``metric`` against parameter ``x``; return the Figure (and save it to ``out``).
+
+    One panel per dataset; one line per algorithm and combination of its other
+    parameters that vary (seed-like parameters, :data:`knnx.report.SEED_PARAMS`, are
+    pooled unless ``x`` is one of them), each point the mean over repeats, folds and
+    pooled seeds with ± one standard deviation. A numeric ``x`` is drawn on a numeric
+    axis; any other (text, booleans, lists, or numbers mixed with them) on a
+    categorical axis, its values in order of first appearance. Rows without ``x`` (an
+    algorithm that has no such parameter) are left out; a line with a single value of
+    ``x`` is left out when others vary along it.
 
     Parameters
     ----------
@@ -65,73 +123,66 @@ def plot_metric(results, metric="error", x=None, out=None):
         A results.csv file (or its frame).
     metric : str
     x : str, optional
-        Numeric parameter for the horizontal axis; default: the first one that varies.
+        Parameter for the horizontal axis; default: the first numeric one that varies
+        (seed-like ones last), else the first that varies.
     out : path, optional
         Where to write the image (format from the suffix, e.g. .png or .pdf).
     """
+    from knnx.report import SEED_PARAMS
+
     frame = read_results(results) if not hasattr(results, "columns") else results
-    if metric not in set(frame["metric"]):
-        raise ResultsError(
-            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
-        )
-    frame = frame[frame["metric"] == metric]
-    candidates = varying_numeric_params(frame)
+    frame = _metric_rows(frame, metric)
+    varying = varying_params(frame)
+    shown = ", ".join(varying) or "none"
     if x is None:
-        if not candidates:
-            raise ResultsError("--x: no numeric parameter varies in these results; nothing to plot against")
-        x = candidates[0]
-    parsed = parse_params(frame["params"])
-    if not any(x in p for p in parsed):
+        ordered = sorted(varying, key=lambda n: (n in SEED_PARAMS, n not in varying_numeric_params(frame)))
+        if not ordered:
+            raise ResultsError(f"--x: no parameter varies in the '{metric}' rows; nothing to plot against")
+        x = ordered[0]
+    values = parameter_values(frame)
+    if x not in values:
+        raise ResultsError(f"--x: no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown}")
+    if len(values[x]) < 2:
         raise ResultsError(
-            f"--x: no parameter '{x}' in these results; numeric ones that vary: {', '.join(candidates) or 'none'}"
+            f"--x: parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
+            f"parameters that vary: {shown}"
         )
-    numeric = [not (x in p and (isinstance(p[x], bool) or not isinstance(p[x], int | float))) for p in parsed]
-    if not any(x in p and ok for p, ok in zip(parsed, numeric, strict=True)):
-        raise ResultsError(
-            f"--x: parameter '{x}' is not numeric; numeric ones that vary: {', '.join(candidates) or 'none'}"
-        )
-    # rows whose x is not a number (a tuned cell's list of k) are left out of the figure
-    frame = frame[np.asarray(numeric, dtype=bool)]
-    parsed = [p for p, ok in zip(parsed, numeric, strict=True) if ok]
-    for row, p in zip(frame.index, parsed, strict=True):
-        try:
-            if x in p:
-                float(p[x])  # an integer beyond float64 (10^400) cannot be drawn
-        except OverflowError:
-            raise ResultsError(
-                f"column 'params' line {row + 2}: {x} = {str(p[x])[:20]}... is too large to plot"
-            ) from None
     if out is not None:
-        folder = Path(out).parent
-        if Path(out).is_dir():
-            raise ResultsError(f"--out: {out} is a folder; give an image file name (e.g. error.png)")
-        if find_control(str(out)) is not None:
-            raise ResultsError(
-                f"--out: {str(out)!r} holds a {describe_control(str(out))}; name the file without one"
-            )
-        if not folder.is_dir():
-            raise ResultsError(f"--out: {out}: no folder {folder} to write it in")
-        fmt = Path(out).suffix.lstrip(".").lower()
-        supported = Figure().canvas.get_supported_filetypes()
-        if fmt not in supported:
-            raise ResultsError(
-                f"--out: unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}"
-            )
-    # Line labels name the algorithm and only the parameters that vary among its rows
-    # (a full parameter list can be wider than the figure).
-    varying = {}
+        _check_image_path(out)
+    parsed = parse_params(frame["params"])
+    has_x = np.array([x in p for p in parsed], dtype=bool)
+    frame = frame[has_x]
+    parsed = [p for p, keep in zip(parsed, has_x, strict=True) if keep]
+    numeric = all(_is_number(p[x]) for p in parsed)
+    if numeric:
+        for row, p in zip(frame.index, parsed, strict=True):
+            try:
+                float(p[x])  # an integer beyond float64 (10^400) cannot be drawn
+            except OverflowError:
+                raise ResultsError(
+                    f"column 'params' line {row + 2}: {x} = {str(p[x])[:20]}... is too large to plot"
+                ) from None
+        positions, ticks = [float(p[x]) for p in parsed], None
+    else:
+        order = {json.dumps(v, sort_keys=True): i for i, v in enumerate(values[x])}
+        positions = [float(order[json.dumps(p[x], sort_keys=True)]) for p in parsed]
+        ticks = [_value_text(v) for v in values[x]]
+    pooled = set(SEED_PARAMS) - {x}
+    per_algorithm = {}
     for a, p in zip(frame["algorithm"], parsed, strict=True):
         for k, v in p.items():
-            varying.setdefault(a, {}).setdefault(k, set()).add(json.dumps(v, sort_keys=True))
-    frame = frame.assign(
-        _x=[float(p[x]) if x in p else np.nan for p in parsed],
-        _line=[
-            f"{a} " + ",".join(f"{k}={v}" for k, v in sorted(p.items()) if k != x and len(varying[a][k]) > 1)
-            for a, p in zip(frame["algorithm"], parsed, strict=True)
-        ],
-    ).dropna(subset=["_x"])
+            per_algorithm.setdefault(a, {}).setdefault(k, set()).add(json.dumps(v, sort_keys=True))
+    lines = []
+    for a, p in zip(frame["algorithm"], parsed, strict=True):
+        others = [
+            f"{k}={_value_text(v)}"
+            for k, v in sorted(p.items())
+            if k != x and k not in pooled and len(per_algorithm[a][k]) > 1
+        ]
+        lines.append(f"{a} {', '.join(others)}".strip())
+    frame = frame.assign(_x=positions, _line=lines)
     # A setting with a single x value is a dot, not a line: drop such settings when
-    # others have a curve (e.g. UNN over theta beside kNN over k).
+    # others have a curve (e.g. UNN with one k beside kNN over k).
     n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
     if (n_x > 1).any():
         frame = frame[n_x > 1]
@@ -148,7 +199,9 @@ def plot_metric(results, metric="error", x=None, out=None):
                 stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
                 std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
                 xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
-                ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line.strip())
+                ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
+            if ticks is not None:
+                ax.set_xticks(range(len(ticks)), ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
             ax.set_title(name)
             ax.set_xlabel(x)
             ax.set_ylabel(metric)
@@ -157,3 +210,154 @@ def plot_metric(results, metric="error", x=None, out=None):
         if out is not None:
             save_figure(fig, out, dpi=120)
     return fig
+
+
+# Above these sizes the comparison figure is not drawn (a panel per dataset, a row per
+# configuration would be unreadable); knnx compare and the tables still cover them.
+MAX_PANELS = 12
+MAX_CONFIGURATIONS = 80
+
+
+def plot_comparison(results, metric="error", out=None):
+    """Every configuration side by side: one panel per dataset, one row per
+    configuration (:func:`knnx.report.configuration_labels`: the algorithm and the
+    parameters that vary), its per-fold values as dots (repeats, folds and pooled
+    seeds; grey) and its mean ± one standard deviation (black). Returns the Figure
+    (and saves it to ``out``)."""
+    from knnx.report import configuration_labels
+
+    frame = read_results(results) if not hasattr(results, "columns") else results
+    frame = _metric_rows(frame, metric)
+    frame = frame.assign(configuration=configuration_labels(frame))
+    datasets = list(dict.fromkeys(frame["dataset"]))
+    configs = list(dict.fromkeys(frame["configuration"]))
+    if len(datasets) > MAX_PANELS:
+        raise ResultsError(
+            f"{len(datasets)} datasets: more than {MAX_PANELS} panels would be unreadable; "
+            "knnx compare draws the comparison across datasets"
+        )
+    if len(configs) > MAX_CONFIGURATIONS:
+        raise ResultsError(
+            f"{len(configs)} configurations: more than {MAX_CONFIGURATIONS} rows would be unreadable; "
+            "knnx table lists them"
+        )
+    if out is not None:
+        _check_image_path(out)
+    position = {c: i for i, c in enumerate(configs)}
+    algorithm_of = dict(zip(frame["configuration"], frame["algorithm"], strict=True))
+    palette = matplotlib.colormaps["tab10"].colors
+    colour = {a: palette[i % len(palette)] for i, a in enumerate(dict.fromkeys(frame["algorithm"]))}
+    ncols = min(len(datasets), 4)
+    nrows = -(-len(datasets) // ncols)
+    longest = max(len(c) for c in configs)
+    with plain_text():
+        fig = Figure(
+            figsize=(1.2 + 0.07 * longest + 3.2 * ncols, nrows * (1.3 + 0.24 * len(configs))),
+            layout="constrained",
+        )
+        axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+        for i, ax in enumerate(axes.flat):
+            if i >= len(datasets):
+                ax.set_visible(False)
+                continue
+            sub = frame[frame["dataset"] == datasets[i]]
+            ys = sub["configuration"].map(position).to_numpy(dtype=float)
+            # per-fold values, spread a little vertically in a fixed pattern (no randomness)
+            offsets = (np.arange(len(sub)) % 5 - 2) * 0.06
+            ax.plot(sub["value"].to_numpy(dtype=float), ys + offsets, ".", ms=3, color="0.6", zorder=1)
+            stats = sub.groupby("configuration", sort=False)["value"].agg(["mean", "std", "size"])
+            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+            for j, config in enumerate(stats.index):  # one colour per algorithm
+                ax.errorbar(
+                    stats["mean"].iloc[j],
+                    position[config],
+                    xerr=std[j],
+                    fmt="o",
+                    ms=4,
+                    color=colour[algorithm_of[config]],
+                    capsize=2,
+                    zorder=2,
+                )
+            ax.set_yticks(range(len(configs)), configs, fontsize=8)
+            ax.set_ylim(len(configs) - 0.5, -0.5)
+            ax.set_title(datasets[i], fontsize=10)
+            ax.set_xlabel(f"{metric} (mean ± std; dots: folds)", fontsize=8)
+            ax.grid(axis="x", alpha=0.3)
+        if out is not None:
+            save_figure(fig, out, dpi=110)
+    return fig
+
+
+def figure_name(metric, x=None):
+    """File name of an automatic figure: ``METRIC.png`` (the comparison) or
+    ``METRIC-X.png`` (against parameter X); characters other than letters, digits and
+    ``_.`` become ``_``."""
+    import re
+
+    def safe(text):
+        return re.sub(r"[^A-Za-z0-9_.]", "_", text)
+
+    return f"{safe(metric)}.png" if x is None else f"{safe(metric)}-{safe(x)}.png"
+
+
+def figures(frame):
+    """The automatic figures of a results frame, in order: per metric (and reported
+    quantity) the comparison of every configuration (:func:`plot_comparison`) and, for
+    each numeric parameter that varies (seed-like ones left out: they are pooled), the
+    metric against it (:func:`plot_metric`).
+
+    Yields ``(name, title, figure)``, the figure None and the title one line saying why
+    where nothing can be drawn; ``name`` is the file name :func:`figure_name` gives."""
+    from knnx.report import SEED_PARAMS
+
+    for metric in dict.fromkeys(frame["metric"]):
+        rows = frame[frame["metric"] == metric]
+        jobs = [None] + [x for x in varying_numeric_params(rows) if x not in SEED_PARAMS]
+        for x in jobs:
+            what = f"{metric} against {x}" if x is not None else f"{metric}, every configuration"
+            try:
+                fig = plot_comparison(rows, metric) if x is None else plot_metric(rows, metric, x=x)
+            except ResultsError as exc:
+                yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('--x: ')}", None
+                continue
+            yield figure_name(metric, x), what, fig
+
+
+def figure_files(out, metrics):
+    """The automatic figures in the folder ``out`` of the given metrics (files named as
+    :func:`figure_name` names them), in name order."""
+    import re
+
+    names = {figure_name(m)[: -len(".png")] for m in metrics}
+    pattern = re.compile(r"(.+?)(?:-[A-Za-z0-9_.]+)?\.png")
+    found = []
+    for path in sorted(Path(out).glob("*.png")):
+        match = pattern.fullmatch(path.name)
+        if match and (match.group(1) in names or path.stem in names) and path.is_file():
+            found.append(path)
+    return found
+
+
+def write_figures(frame, out):
+    """:func:`figures` saved in the folder ``out`` (each atomically). Returns
+    ``(written, notes)``: the file names written, and one line for each figure that
+    could not be drawn, saying why."""
+    written, notes = [], []
+    for name, title, fig in figures(frame):
+        if fig is None:
+            notes.append(title)
+            continue
+        save_figure(fig, Path(out) / name, dpi=110)
+        fig.clear()
+        written.append(name)
+    return written, notes
+
+
+def plot(results, metric="error", x=None, out=None):
+    """``knnx plot``: ``metric`` against parameter ``x`` (:func:`plot_metric`), or, with
+    ``x="configuration"`` or when no parameter varies, every configuration side by side
+    (:func:`plot_comparison`). Returns the Figure (saved to ``out`` if given)."""
+    frame = read_results(results) if not hasattr(results, "columns") else results
+    if x == "configuration" or (x is None and not varying_params(_metric_rows(frame, metric))):
+        return plot_comparison(frame, metric, out=out)
+    return plot_metric(frame, metric, x=x, out=out)

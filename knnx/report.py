@@ -96,8 +96,35 @@ def latex_escape(text):
     return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
 
 
+def best_rule(summary):
+    """The sentence that says what the best mark means, for the metrics of ``summary``."""
+    metrics = [m for m in dict.fromkeys(summary["metric"]) if m in METRICS] if "metric" in summary else []
+    lower = [m for m in metrics if LOWER_IS_BETTER.get(m, False)]
+    direction = (
+        "lowest"
+        if metrics and len(lower) == len(metrics)
+        else "highest"
+        if not lower
+        else "lowest or highest"
+    )
+    return (
+        f"Best: the {direction} mean per dataset among these rows. It is the best on the test folds, "
+        "an optimistic choice; to choose a setting honestly, tune it on inner folds (tune: in the spec)."
+    )
+
+
+def _value_cell(row, digits):
+    """``mean ± std``; the mean alone for a single value (no spread to show)."""
+    if row.n <= 1:
+        return f"{row.mean:.{digits}f}"
+    return f"{row.mean:.{digits}f} ± {row.std:.{digits}f}"
+
+
 def format_table(summary, fmt="md", digits=4):
-    """Render a summary as Markdown, CSV or LaTeX; the best mean per dataset is marked."""
+    """Render a summary as Markdown, CSV or LaTeX (booktabs: ``\\usepackage{booktabs}``).
+
+    The best mean per dataset is marked (bold) and a line says so; a group of one
+    value shows its mean alone, not ``± 0``, its count in the n column."""
     summary = summary.copy()
     summary["best"] = mark_best(summary)
     if fmt == "csv":
@@ -105,9 +132,10 @@ def format_table(summary, fmt="md", digits=4):
     keys = [c for c in summary.columns if c not in ("mean", "std", "n", "best")]
     if "metric" in keys and summary["metric"].nunique() == 1:
         keys.remove("metric")  # a one-metric table names its metric elsewhere
+    marked = bool(summary["best"].any())
     cells = []
     for row in summary.itertuples(index=False):
-        value = f"{row.mean:.{digits}f} ± {row.std:.{digits}f}"
+        value = _value_cell(row, digits)
         if row.best:
             value = f"**{value}**" if fmt == "md" else "\\textbf{" + value.replace("±", "$\\pm$") + "}"
         elif fmt == "latex":
@@ -117,19 +145,22 @@ def format_table(summary, fmt="md", digits=4):
     if fmt == "md":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        if marked:
+            lines += ["", best_rule(summary).replace("Best:", "Bold:", 1)]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
         esc = latex_escape
-        lines = [
+        lines = ["% " + best_rule(summary).replace("Best:", "Bold:", 1)] if marked else []
+        lines += [
             "\\begin{tabular}{" + "l" * len(keys) + "rr}",
-            "\\hline",
-            " & ".join(header).replace("±", "$\\pm$") + " \\\\",
-            "\\hline",
+            "\\toprule",
+            " & ".join(esc(h) for h in header[: len(keys)]) + " & mean $\\pm$ std & $n$ \\\\",
+            "\\midrule",
         ]
         lines += [
             " & ".join([esc(c) for c in row[: len(keys)]] + row[len(keys) :]) + " \\\\" for row in cells
         ]
-        lines += ["\\hline", "\\end{tabular}"]
+        lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
     raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
 

@@ -194,6 +194,7 @@ OUTPUT_FILES = (
     "summary.md",
     "spec.yaml",
     "environment.json",
+    "report.html",
 )
 
 

@@ -7,10 +7,13 @@
                          experiment, dataset, algorithm, params, repeat, fold,
                          iteration, series, value (sorted in cell order at the end)
     OUT/spec.yaml        the normalised spec (every default filled in)
-    OUT/environment.json knnx version, git commit, Python/numpy/numba versions, CPU
+    OUT/environment.json per run: knnx version, git commit, Python/numpy/numba versions,
+                         CPU, seconds of warm-up (kernel compilation)
     OUT/summary.csv      mean, std, n per (dataset, algorithm, configuration, metric)
     OUT/summary.md       the same as Markdown tables, one per metric, best marked
-    OUT/<metric>.png     metric against the first numeric parameter that varies (if any)
+    OUT/<metric>.png     every configuration of the run, one panel per dataset
+    OUT/<metric>-<p>.png the metric against each numeric parameter p that varies
+    OUT/report.html      one self-contained page: tables, comparison, figures, timings
 
 Metrics: label metrics score ``predict``; ``predict_proba`` is called only when a
 probability or posterior metric is asked, and its columns (in the estimator's
@@ -54,6 +57,16 @@ process, so a killed run never leaves the folder locked.
 
 With ``jobs > 1`` cells run in a pool of processes (each numba kernel
 single-threaded there); results are identical to ``jobs=1``, only timings differ.
+
+Warm-up: numba compiles a kernel (or loads it from its cache) at its first call, which
+would otherwise land in the first timed cell of each setting (seconds, on a first run).
+So every process that runs cells (this one, each pool or Dask worker) first fits and
+predicts each setting it meets on a tiny synthetic problem shaped like the cell's
+(:func:`_warm_up`); the progress says ``compiling kernels (first run only):
+<algorithm>`` meanwhile. Results are identical with or without it (``WARM_UP``); the
+seconds it took, per algorithm and summed over the processes, are added to this run's
+entry of environment.json as ``warmup_seconds`` at the end of the run, and are no
+part of any cell's times.
 """
 
 import hashlib
@@ -70,7 +83,7 @@ from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -122,6 +135,7 @@ class RunSummary:
     n_skipped: int
     seconds: float
     n_warned: int = 0  # cells of this run that raised warnings (listed in OUT/warnings.csv)
+    notes: tuple = ()  # one line per figure (or report) that could not be made, saying why
 
 
 def _graph_k(vspec):
@@ -159,6 +173,7 @@ def _cell_payload(vspec, cell, splits, graph_k=None):
         "import_dirs": vspec.import_dirs,
         "registered": ref.name,
         "graph_k": (graph_k or {}).get(cell.dataset_index, 0),
+        "warm_up": WARM_UP,
         "experiment": vspec.spec.name,
         "entry": vspec.entries[cell.dataset_index],
         "loaders": _registered_loaders(vspec.entries[cell.dataset_index]),
@@ -227,26 +242,315 @@ def _dataset(payload):
 # identical either way (tested), only the time differs.
 REUSE_GRAPHS = True
 
+# Warm the numba kernels up before a process's first timed cell of each setting
+# (:func:`_warm_up`); results are identical either way (tested), only the timings differ.
+WARM_UP = True
+
 
 def run_cell(payload, fit_progress=None):
-    """Fit and evaluate one cell; return ``(index, rows, curve_rows, warnings)``; with
-    ``payload["graph_k"]`` > 0 its neighbour graphs come from and go to the process's
-    graph store (:func:`knnx.graphs.reuse_graphs`). ``fit_progress(index, done, total)``
-    relays the progress of an estimator whose ``fit`` takes a ``progress`` callback.
-    ``warnings``: what Python warnings the cell raised, as ``(category, message,
-    count)`` in the order first seen (recorded, not printed)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if payload.get("graph_k", 0) > 0:
-            with graphs.reuse_graphs(payload["graph_k"]):
+    """Fit and evaluate one cell; return ``(index, rows, curve_rows, warnings, timing)``;
+    with ``payload["graph_k"]`` > 0 its neighbour graphs come from and go to the
+    process's graph store (:func:`knnx.graphs.reuse_graphs`).
+
+    ``fit_progress(index, done, total, text=None)`` relays the progress of an estimator
+    whose ``fit`` takes a ``progress`` callback, and (``text``) says when this process
+    compiles kernels first. ``warnings``: what Python warnings the cell raised, as
+    ``(category, message, count)`` in the order first seen (recorded, not printed).
+    ``timing``: ``{"seconds": the cell's wall time, warm-up excluded, "warmup":
+    {algorithm: seconds of warm-up}}`` (empty when this process had warmed up this
+    cell's settings before). Before the cell, unless ``payload["warm_up"]`` is false,
+    the process warms up the kernels of the cell's settings (:func:`_warm_up`); an
+    exception of the cell carries that warm-up as its ``warmup_seconds`` attribute."""
+    start = time.perf_counter()
+    warm = _warm_up(payload, fit_progress) if payload.get("warm_up", WARM_UP) else 0.0
+    spent = {payload["algorithm"]: warm} if warm > 0 else {}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if payload.get("graph_k", 0) > 0:
+                with graphs.reuse_graphs(payload["graph_k"]):
+                    result = _run_cell(payload, fit_progress)
+            else:
                 result = _run_cell(payload, fit_progress)
-        else:
-            result = _run_cell(payload, fit_progress)
+    except (Exception, SystemExit) as exc:
+        try:  # the warm-up was spent all the same: _checked passes it on with the CellError
+            exc.warmup_seconds = spent
+        except AttributeError:
+            pass
+        raise
     counts = Counter(
         (w.category.__name__, escape_control((str(w.message).strip().splitlines() or [""])[0])[:300])
         for w in caught
     )
-    return (*result, [(category, message, n) for (category, message), n in counts.items()])
+    timing = {"seconds": time.perf_counter() - start - warm, "warmup": spent}
+    return (*result, [(category, message, n) for (category, message), n in counts.items()], timing)
+
+
+# --- warm-up ------------------------------------------------------------------------------
+
+# What this process has warmed up (the one state the warm-up keeps): ("fit" or "lpo",
+# estimator, setting as canonical JSON, number of classes) per setting and ("search",
+# path) per neighbour-search path. Per process: a pool or Dask worker starts empty; an
+# in-process run (jobs = 1) shares it with the runs before it in the same process,
+# whose kernels are compiled already. A key enters it before its warm-up runs, so a
+# warm-up that fails is not tried again.
+_WARMED = set()
+
+# The progress text while a process warms up.
+WARMUP_TEXT = "compiling kernels (first run only): {}"
+
+# A setting whose tiny problem would need more training rows than this is not warmed up.
+MAX_WARMUP_ROWS = 2000
+
+# Integer parameters that count neighbours (a tiny problem needs more rows than they say).
+_NEIGHBOR_COUNTS = ("k", "k_max", "n_neighbors")
+
+
+def _warm_up(payload, note=None):
+    """Warm up the kernels a cell will use; return the seconds it took (0.0 if nothing
+    was left to warm up in this process).
+
+    numba compiles a kernel (or loads it from its cache) at its first call with each
+    combination of argument types, and which kernels run depends on the parameters
+    (weights, vote rules, base metric, protocol lpo) and, for neighbour search, on the
+    sizes. So, the first time a process meets a setting (see :data:`_WARMED`), it fits
+    and predicts (``predict_proba`` too if the spec's metrics need it) the cell's
+    estimator with that setting, unchanged, on a tiny problem shaped like the cell's
+    (:func:`_tiny_problem`: same features and classes, enough rows for the setting's
+    neighbour counts); under protocol lpo it computes the LpO risk instead, as
+    :func:`_lpo_rows` does. A tuned cell warms up every setting of its grid. The tiny
+    fit's neighbour searches are answered by NumPy and recorded (:class:`_TinyGraphs`);
+    the search kernels the cell's own sizes will take (:func:`_search_paths`) are then
+    warmed up on small arrays (:func:`_warm_search`).
+
+    Nothing of the cell changes: the warm-up runs with the global random states of
+    ``random`` and NumPy saved and restored, its warnings discarded, and its neighbour
+    graphs in a store of its own that keeps none (never the process's, see
+    :mod:`knnx.graphs`); a warm-up that fails for any reason is skipped, and the cell
+    then compiles what it needs as it did before. ``note(index, 0, 0, text)``, if
+    given, is told ``WARMUP_TEXT`` first.
+    """
+    try:
+        plan = _warmup_plan(payload)
+    except (Exception, SystemExit):
+        return 0.0
+    if not plan:
+        return 0.0
+    start = time.perf_counter()
+    if note is not None:
+        try:
+            note(payload["index"], 0, 0, WARMUP_TEXT.format(payload["algorithm"]))
+        except Exception:  # noqa: BLE001 - a display problem must not touch the cell
+            pass
+    recorder = _TinyGraphs()
+    with _isolated(recorder):
+        for key, run in plan:
+            _WARMED.add(key)
+            try:
+                run()
+            except (Exception, SystemExit):  # noqa: BLE001 - skipped: the cell runs as before
+                continue
+        try:
+            paths = _cell_search_paths(payload, recorder.searches)
+        except Exception:  # noqa: BLE001
+            paths = []
+        for path in paths:
+            if ("search", path) not in _WARMED:
+                _WARMED.add(("search", path))
+                try:
+                    _warm_search(path)
+                except Exception:  # noqa: BLE001
+                    continue
+    return time.perf_counter() - start
+
+
+def _warmup_plan(payload):
+    """``[(key, run)]``: the settings of this cell not warmed up yet in this process, each
+    with a function running its tiny fit (see :func:`_warm_up`)."""
+    ds = _dataset(payload)
+    n_classes, n_features = ds.n_classes, ds.X.shape[1]
+    protocol = json.loads(payload["protocol"])
+    tune = payload.get("tune")
+    settings = tune["settings"] if tune else [payload["params"]]
+    if protocol["kind"] == "lpo":
+        kind, name, held_out = "lpo", payload["registered"], protocol["p"]
+    else:
+        cls = _estimator_class(payload)
+        kind, name, held_out = "fit", f"{cls.__module__}:{cls.__qualname__}", 0
+    kinds = {METRIC_INPUT[m] for m in payload["metrics"]}
+    if tune:
+        kinds.add(METRIC_INPUT.get(tune["metric"], "label"))
+    proba = bool(kinds & {"proba", "posterior"})
+    plan = []
+    for setting in settings:
+        key = (kind, name, canonical_json(setting), n_classes)
+        need = _rows_needed(setting, held_out)
+        if key in _WARMED or key in (k for k, _ in plan) or need > MAX_WARMUP_ROWS:
+            continue
+        X, y, X_test = _tiny_problem(n_classes, n_features, need)
+        if kind == "lpo":
+            run = partial(LPO_RISK[name], setting, X, y, held_out)
+        else:
+            run = partial(_tiny_fit, cls, setting, X, y, X_test, proba)
+        plan.append((key, run))
+    return plan
+
+
+def _tiny_fit(cls, setting, X, y, X_test, proba):
+    estimator = cls(**setting).fit(X, y)
+    estimator.predict(X_test)
+    if proba:
+        estimator.predict_proba(X_test)
+
+
+def _rows_needed(setting, held_out=0):
+    """Training rows a setting needs at least: its largest neighbour count (``k``,
+    ``k_max``, ``n_neighbors``; 1 if none), plus the points it holds out (a parameter
+    ``p``, e.g. knn_lpo's, and ``held_out``, protocol lpo's p), plus one (a point is not
+    its own leave-one-out neighbour)."""
+
+    def count(value):
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    neighbors = max([1, *(count(setting.get(name)) for name in _NEIGHBOR_COUNTS)])
+    return neighbors + count(setting.get("p")) + held_out + 1
+
+
+def _tiny_problem(n_classes, n_features, need):
+    """``(X, y, X_test)``: a small synthetic problem with ``n_classes`` classes (codes
+    0..C-1) and ``n_features`` features: max(6, ceil(max(24, need) / C)) training rows
+    and 2 test rows per class. Class c is centred at 6 (1 + c // d) on feature c mod d,
+    with standard normal noise: classes well apart, so that no vote is close (exact
+    weighted LpO counts close votes at a cost exponential in p: at spacing 3, knn_lpo
+    with p = 15, k_max = 50 took 22 s, at 6 0.13 s). Drawn from its own generator
+    (seed 0): the global random states are not touched."""
+    per_class = max(6, -(-max(24, need) // n_classes))
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(n_classes, dtype=np.intp), per_class + 2)
+    X = rng.standard_normal((len(y), n_features))
+    X[np.arange(len(y)), y % n_features] += 6.0 * (1 + y // n_features)
+    test = np.tile(np.arange(per_class + 2) >= per_class, n_classes)
+    return X[~test], y[~test], X[test]
+
+
+class _TinyGraphs(graphs.GraphCache):
+    """The warm-up's graph store: it answers every neighbour search of a tiny fit itself
+    (:func:`_brute_graph`) and notes it in ``searches`` as ``(leave-one-out?, k)``. So a
+    tiny fit runs no search kernel at its own sizes (the cell's sizes choose those, see
+    :func:`_warm_search`), and no graph is stored anywhere."""
+
+    def __init__(self):
+        super().__init__(0)
+        self.searches = []
+
+    def key(self, X, queries):
+        return X, queries  # the arrays themselves, from which get answers
+
+    def get(self, key, k):
+        X, queries = key
+        self.searches.append((queries is None, k))
+        return _brute_graph(X, queries, k)
+
+    def put(self, key, dist, ind):  # never called: get always answers
+        pass
+
+
+def _brute_graph(X, queries, k):
+    """``(squared distances, indices)`` of the k nearest rows of X to each query (each row
+    of X, itself excluded, if ``queries`` is None), ordered by (distance, index): NumPy,
+    for the warm-up's tiny problems (no rounding guarantee, none needed there)."""
+    Q = X if queries is None else queries
+    D = np.einsum("ij,ij->i", Q, Q)[:, None] + np.einsum("ij,ij->i", X, X)[None, :] - 2.0 * (Q @ X.T)
+    np.maximum(D, 0.0, out=D)
+    if queries is None:
+        np.fill_diagonal(D, np.inf)
+    ind = np.argsort(D, axis=1, kind="stable")[:, :k]
+    return np.ascontiguousarray(np.take_along_axis(D, ind, axis=1)), np.ascontiguousarray(ind, dtype=np.intp)
+
+
+@contextmanager
+def _isolated(recorder):
+    """The warm-up's context: global random states restored at the end, warnings
+    discarded, neighbour graphs to ``recorder`` only."""
+    import random
+
+    # the legacy global state: what an estimator given no seed draws from
+    py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
+    try:
+        with warnings.catch_warnings(), graphs.reuse_graphs(0, cache=recorder):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)  # noqa: NPY002
+
+
+def _cell_search_paths(payload, searches):
+    """The search paths (see :func:`_search_paths`) of the cell's own searches, in first
+    use order: each recorded search of the tiny fit, taken at the cell's sizes (a
+    leave-one-out graph of the training part, or the test part against it) with its
+    width raised to the run's graph width ``graph_k`` as :mod:`knnx.graphs` does."""
+    n_train, n_test = len(payload["train"]), len(payload["test"])
+    d = _dataset(payload).X.shape[1]
+    paths = []
+    for loo, k in dict.fromkeys(searches):
+        m, k_cap = (n_train, n_train - 1) if loo else (n_test, n_train)
+        k = max(k, min(payload.get("graph_k", 0), k_cap))
+        if m > 0 and 1 <= k <= k_cap:
+            paths += [p for p in _search_paths(m, n_train, d, k, loo) if p not in paths]
+    return paths
+
+
+def _search_paths(m, n_ref, d, k, loo):
+    """The kernel paths :func:`knnx.kneighbors` takes for ``m`` queries (``loo``: the
+    leave-one-out graph) among ``n_ref`` rows of ``d`` features, ``k`` neighbours:
+    "select", "brute", or "screen" with "brute" (rows whose candidates overflow) and, at
+    large sizes, "seed" and "symmetric". This mirrors the choice of
+    ``knnx.neighbors._exact``; should the two drift apart, a warm-up misses a kernel,
+    which then compiles inside the cell as before (results never depend on it)."""
+    from knnx import neighbors as N
+
+    if N._SELECT_FACTOR * k >= n_ref * d:
+        return ["select"]
+    if m * n_ref <= N._BRUTE_WORK or n_ref <= 4 * N._candidate_capacity(k):
+        return ["brute"]
+    paths = ["screen", "brute"]
+    if n_ref >= 8 * N._SEED_SAMPLE and 16 * k <= n_ref:
+        paths.append("seed")
+    if loo and d >= N._SYMMETRIC_MIN_FEATURES:
+        paths.append("symmetric")
+    return paths
+
+
+def _warm_search(path):
+    """Run the kernels of one search path (see :func:`_search_paths`) on small random
+    arrays, k = 1, as ``knnx.neighbors._exact`` runs them (a few milliseconds once they
+    are compiled; "seed" and "symmetric" need 8192 and 1025 rows to occur)."""
+    from knnx import neighbors as N
+    from knnx._kernels import PARALLEL_LOCK
+    from knnx._kernels.neighbors import brute_rows, select_rows
+
+    n_ref, m, d = {
+        "select": (40, 8, 1),
+        "brute": (40, 8, 1),
+        "screen": (4 * N._candidate_capacity(1) + 1, 8, 1),
+        "seed": (8 * N._SEED_SAMPLE, 8, 1),
+        "symmetric": (N._SYMMETRIC_BLOCK + 1, None, N._SYMMETRIC_MIN_FEATURES),  # two blocks
+    }[path]
+    rng = np.random.default_rng(0)
+    R = rng.standard_normal((n_ref, d))
+    loo = m is None
+    Q = R if loo else rng.standard_normal((m, d))
+    rows = np.arange(Q.shape[0], dtype=np.intp)
+    out_dist, out_ind = np.empty((Q.shape[0], 1)), np.empty((Q.shape[0], 1), dtype=np.intp)
+    if path in ("select", "brute"):
+        with PARALLEL_LOCK:
+            if path == "select":
+                select_rows(Q, np.ascontiguousarray(R.T), rows, loo, out_dist, out_ind)
+            else:
+                brute_rows(Q, R, rows, loo, out_dist, out_ind)
+    else:
+        N._screened_search(Q, R, 1, loo, N._centre(R, Q, loo), out_dist, out_ind)
 
 
 def _fit_kwargs(estimator, index, fit_progress):
@@ -496,10 +800,12 @@ def environment_info():
 
 
 def write_summaries(results_path, out):
-    """summary.csv (all metrics) and summary.md (one table per metric) from results.csv."""
+    """summary.csv (all metrics), summary.md (one table per metric) and the figures
+    (:func:`knnx.plots.write_figures`) from results.csv. Returns the figures' notes: one
+    line per figure that could not be drawn, saying why."""
     frame = read_results(results_path)
     if frame.empty:
-        return
+        return []
     frame = frame.assign(configuration=configuration_labels(frame))
     summary = summarize(frame, by=("dataset", "algorithm", "configuration", "metric"))
     summary["best"] = mark_best(summary)
@@ -507,37 +813,25 @@ def write_summaries(results_path, out):
     parts = [
         f"# {frame['experiment'].iloc[0]}: mean ± std over repeats, folds and seeds\n\n"
         "A configuration is an algorithm and the parameters that vary among its settings; "
-        "seeds (seed, random_state) are pooled.\n"
+        "seeds (seed, random_state) are pooled. A single value shows its mean alone.\n"
     ]
     for metric in dict.fromkeys(frame["metric"]):
         sub = summarize(frame, by=("dataset", "configuration"), metric=metric)
         parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
     atomic_write_text(Path(out) / "summary.md", "".join(parts))
-    write_plots(frame, out)
-
-
-# Above this many datasets the automatic per-metric plots are skipped.
-MAX_PLOT_PANELS = 12
+    return write_plots(frame, out)
 
 
 def write_plots(frame, out):
-    """``OUT/<metric>.png`` against the first numeric parameter that varies, if any
-    (none when the results hold more than ``MAX_PLOT_PANELS`` datasets)."""
-    from knnx.plots import plot_metric, varying_numeric_params
+    """The automatic figures in ``out`` (:func:`knnx.plots.write_figures`), after removing
+    those of an earlier run that this one does not draw again. Returns the notes."""
+    from knnx.plots import figure_files, write_figures
 
-    if frame["dataset"].nunique() > MAX_PLOT_PANELS:
-        return  # one panel per dataset would be unreadable; report scripts plot these
-    for metric in dict.fromkeys(frame["metric"]):
-        if not varying_numeric_params(frame[frame["metric"] == metric]):
-            continue  # e.g. chosen_k of a single knn_lpo setting beside a knn grid over k
-        path = Path(out) / f"{metric}.png"
-        tmp = path.with_name(f".{path.name}.tmp.png")
-        try:
-            plot_metric(frame, metric, out=tmp)
-        except ResultsError:
-            tmp.unlink(missing_ok=True)
-            continue  # nothing this figure can show; the results and tables stand
-        os.replace(tmp, path)
+    written, notes = write_figures(frame, out)
+    for path in figure_files(out, [*METRICS, *frame["metric"]]):
+        if path.name not in written:
+            path.unlink(missing_ok=True)
+    return notes
 
 
 @lru_cache(maxsize=1)
@@ -619,7 +913,16 @@ def cell_keys(vspec):
 
 
 def run_spec(
-    spec, *, out=None, jobs=1, resume=True, progress=None, executor="local", scheduler=None, overrides=()
+    spec,
+    *,
+    out=None,
+    jobs=1,
+    resume=True,
+    progress=None,
+    executor="local",
+    scheduler=None,
+    overrides=(),
+    report=True,
 ):
     """Validate and run an experiment spec; write results beside a copy of the spec.
 
@@ -635,7 +938,11 @@ def run_spec(
         Skip cells already complete in ``out/results.csv``.
     progress : callable, optional
         Called as ``progress(done, total, description)`` after each cell and once at
-        the start; the library is otherwise silent.
+        the start, and with the description of a long fit's progress or of a warm-up
+        (``"compiling kernels (first run only): <algorithm>"``); the library is
+        otherwise silent. A callback with an ``eta_seconds`` parameter (or
+        ``**kwargs``) is also given ``eta_seconds=``: the seconds the run expects to
+        take still (see :func:`eta_seconds`), or None until a cell has finished.
     executor : {"local", "dask"}
         "local": this process (``jobs`` = 1) or a pool of ``jobs`` processes. "dask":
         a Dask distributed cluster (``pip install 'knnx[dask]'``): the one at
@@ -647,6 +954,8 @@ def run_spec(
     overrides : sequence of str
         ``"PATH=VALUE"`` changes applied to the spec before validation (see
         :func:`knnx.spec.apply_overrides`); the spec.yaml written to ``out`` shows them.
+    report : bool
+        Write ``out/report.html`` at the end (:func:`knnx.html_report.write_report`).
 
     Returns
     -------
@@ -675,14 +984,14 @@ def run_spec(
         )
         with output_lock(out):
             try:
-                return _run_locked(vspec, out, jobs, resume, progress, start, client)
+                return _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=report)
             except WriteError as exc:
                 raise WriteError(
                     f"{exc}; the cells finished before are saved: rerun the same command to resume"
                 ) from None
 
 
-def _run_locked(vspec, out, jobs, resume, progress, start, client):
+def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=True):
     results_path = out / "results.csv"
     curves_path = out / "curves.csv"
     ledger_path = out / "cells.csv"
@@ -734,12 +1043,15 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     failures = []
     warnings_writer = ResultsWriter(warnings_path, WARNING_COLUMNS) if warnings_path.exists() else None
     n_warned = 0
-    if progress:
-        progress(done, total, "")
+    in_process = client is None and (jobs <= 1 or len(todo) <= 1)
+    report = _Progress(progress, todo, 1 if in_process else _workers(jobs, client))
+    warmup = Counter()  # {algorithm: seconds of warm-up}, summed over the processes
+    report(done, total, "")
 
-    def finished(index, rows, curves, cell_warnings):
+    def finished(index, rows, curves, cell_warnings, timing):
         nonlocal done, warnings_writer, n_warned
         cell = by_index[index]
+        warmup.update(timing["warmup"])
         if cell_warnings:  # first, like the curves: they count once the cell is in the ledger
             if warnings_writer is None:
                 warnings_writer = ResultsWriter(warnings_path, WARNING_COLUMNS)
@@ -753,11 +1065,13 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
         writer.append(with_param_columns(rows, names))
         ledger.append([dict(zip(LEDGER_COLUMNS, (keys[cell.key()], *cell.key()), strict=True))])
         done += 1
-        if progress:
-            r = rows[0]
-            progress(done, total, f"{r['dataset']} {r['algorithm']} {r['params']}")
+        report.cell_done(cell, timing["seconds"])
+        r = rows[0]
+        report(done, total, f"{r['dataset']} {r['algorithm']} {r['params']}")
 
     def failed(cell, exc):
+        warmup.update(getattr(exc, "warmup_seconds", {}))
+        report.cell_done(cell, None)
         failures.append(
             (cell.index, dict(zip(FAILURE_COLUMNS, (*cell.key(), keys[cell.key()], str(exc)), strict=True)))
         )
@@ -765,17 +1079,17 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     graph_k = _graph_k(vspec) if REUSE_GRAPHS else {}
     payloads = [(cell, _cell_payload(vspec, cell, splits, graph_k)) for cell in todo]
 
-    def fit_progress(index, step, steps):
+    def fit_progress(index, step, steps, text=None):
         cell = by_index[index]
-        progress(done, total, f"fit {step}/{steps} {cell.dataset} {cell.algorithm} {cell.params_json}")
+        report(done, total, text or f"fit {step}/{steps} {cell.dataset} {cell.algorithm} {cell.params_json}")
 
-    in_process = client is None and (jobs <= 1 or len(payloads) <= 1)
     with _lend_validated(vspec, in_process):
         for cell, outcome in _execute(payloads, jobs, client, fit_progress if progress else None):
             if isinstance(outcome, CellError):
                 failed(cell, outcome)
             else:
                 finished(*outcome)
+    _record_warmup(out / "environment.json", warmup)
 
     failures = [row for _, row in sorted(failures, key=lambda f: f[0])]
     if failures:
@@ -785,13 +1099,99 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client):
     _sort_results(results_path, vspec)
     if curves_writer is not None:
         _sort_curves(curves_path, vspec)
-    write_summaries(results_path, out)
+    notes = write_summaries(results_path, out)
+    if html_report:
+        from knnx.html_report import write_report
+
+        try:
+            write_report(out)
+        except ResultsError as exc:  # e.g. every cell failed: no rows to report
+            (out / "report.html").unlink(missing_ok=True)
+            notes.append(f"no report: {exc}")
     if failures:
         raise CellError(
             f"{len(failures)} of {total} cells failed and were not saved (listed in {failures_path}; "
             f"a rerun retries them); first: {failures[0]['error']}"
         )
-    return RunSummary(out, total, len(todo), total - len(todo), time.perf_counter() - start, n_warned)
+    return RunSummary(
+        out, total, len(todo), total - len(todo), time.perf_counter() - start, n_warned, tuple(notes)
+    )
+
+
+def eta_seconds(finished, remaining, workers=1):
+    """Estimated seconds until the cells ``remaining`` are done; None before a cell finished.
+
+    ``finished``: ``(dataset, algorithm, seconds)`` of the cells this run finished,
+    ``seconds`` being the cell's wall time in its process, warm-up excluded;
+    ``remaining``: ``(dataset, algorithm)`` of the cells not finished (running or
+    queued). Each remaining cell is expected to take the mean time of the finished cells
+    of its dataset and algorithm; if there are none, of its algorithm; if none, of all
+    finished cells. The sum is shared by the workers that can share it:
+    min(workers, number of remaining cells)."""
+    finished = list(finished)
+    if not finished:
+        return None
+    remaining = list(remaining)
+    groups = {}
+    for dataset, algorithm, seconds in finished:
+        for key in ((dataset, algorithm), algorithm, None):
+            groups.setdefault(key, []).append(seconds)
+    means = {key: sum(times) / len(times) for key, times in groups.items()}
+    total = sum(
+        means.get((dataset, algorithm), means.get(algorithm, means[None])) for dataset, algorithm in remaining
+    )
+    return total / max(1, min(workers, len(remaining)))
+
+
+def _takes_eta(progress):
+    """Whether a progress callback accepts the ``eta_seconds`` keyword (see :func:`run_spec`)."""
+    try:
+        parameters = inspect.signature(progress).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "eta_seconds" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+class _Progress:
+    """A run's ``progress`` callback (or None: silent), with the ETA of :func:`eta_seconds`
+    passed as ``eta_seconds`` to a callback that takes it: the estimate made when the last
+    cell finished, less the seconds since."""
+
+    def __init__(self, progress, todo, workers):
+        self.progress, self.workers = progress, workers
+        self.takes_eta = progress is not None and _takes_eta(progress)
+        self.remaining = Counter((c.dataset, c.algorithm) for c in todo)
+        self.times = []
+        self.estimate = None  # (seconds, time.perf_counter() when estimated)
+
+    def cell_done(self, cell, seconds):
+        """A cell left the run: finished in ``seconds``, or failed (None: no time)."""
+        self.remaining[(cell.dataset, cell.algorithm)] -= 1
+        if seconds is not None:
+            self.times.append((cell.dataset, cell.algorithm, seconds))
+        eta = eta_seconds(self.times, self.remaining.elements(), self.workers)
+        self.estimate = None if eta is None else (eta, time.perf_counter())
+
+    def __call__(self, done, total, text):
+        if self.progress is None:
+            return
+        if not self.takes_eta:
+            self.progress(done, total, text)
+            return
+        eta = None
+        if self.estimate is not None:
+            eta = max(0.0, self.estimate[0] - (time.perf_counter() - self.estimate[1]))
+        self.progress(done, total, text, eta_seconds=eta)
+
+
+def _workers(jobs, client):
+    """Processes running cells at once: ``jobs`` in a pool; a Dask cluster's threads."""
+    if client is None:
+        return jobs
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - only the ETA depends on it
+        return max(1, jobs)
 
 
 # Seconds to wait for a Dask scheduler given with --scheduler.
@@ -804,12 +1204,16 @@ FIT_PROGRESS_INTERVAL = 0.5
 
 class _Throttled:
     """``fit_progress(index, done, total)`` passed on at most every FIT_PROGRESS_INTERVAL
-    seconds per cell (the first and the last report of a cell always)."""
+    seconds per cell (the first and the last report of a cell always); a report with a
+    ``text`` (the warm-up's, see :func:`run_cell`) always, as ``(index, done, total, text)``."""
 
     def __init__(self, report):
         self.report, self.last = report, {}
 
-    def __call__(self, index, done, total):
+    def __call__(self, index, done, total, text=None):
+        if text is not None:
+            self.report(index, done, total, text)
+            return
         now = time.monotonic()
         if done >= total or now - self.last.get(index, -1e9) >= FIT_PROGRESS_INTERVAL:
             self.last[index] = now
@@ -822,7 +1226,8 @@ def _execute(payloads, jobs, client, fit_progress=None):
     ``client``: a Dask Client (executor "dask"), else None (this process or a pool).
 
     ``fit_progress(index, done, total)``, if given, receives the progress of long fits
-    (throttled; from pool workers through a queue; none from Dask workers)."""
+    (throttled; from pool workers through a queue; none from Dask workers), and
+    ``fit_progress(index, 0, 0, text)`` the warm-up's text (see :func:`run_cell`)."""
     if client is not None:
         yield from _execute_dask(payloads, client)
         return
@@ -867,9 +1272,9 @@ def _start_worker(parent_pid, reports):
         _WORKER_REPORTS = _Throttled(lambda *report: reports.put(report))
 
 
-def _queued_fit_progress(index, done, total):
+def _queued_fit_progress(index, done, total, text=None):
     if _WORKER_REPORTS is not None:
-        _WORKER_REPORTS(index, done, total)
+        _WORKER_REPORTS(index, done, total, text)
 
 
 def _die_with_parent(parent_pid):
@@ -947,6 +1352,9 @@ def _execute_dask(payloads, client):
     """
     from distributed import as_completed as dask_completed
 
+    # No progress relay: a Dask worker warms up (run_cell) without a word to the display;
+    # its warm-up seconds come back with the cell's result all the same.
+
     run_id = os.urandom(4).hex()  # task keys unique across runs sharing a scheduler
     futures = {}
     try:
@@ -972,21 +1380,41 @@ def _checked(func, payload, *args):
     try:
         return func(payload, *args)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
+        warmup = getattr(exc, "warmup_seconds", {})
         if isinstance(exc, SystemExit):  # user code that calls sys.exit() fails its cell, not the run
             exc = RuntimeError(f"the estimator or loader called sys.exit({exc.code!r})")
         what = f"{payload['dataset']} {payload['algorithm']} {canonical_json(payload['params'])}"
         first = escape_control((str(exc).strip().splitlines() or [""])[0])
-        return CellError(
+        error = CellError(
             f"cell {what} repeat {payload['repeat']} fold {payload['fold']} failed: {type(exc).__name__}: {first}"
         )
+        error.warmup_seconds = warmup  # the warm-up before the failure (see run_cell)
+        return error
 
 
 def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
+    from knnx.plots import figure_files
+
+    metrics = list(METRICS)
+    if (out / "summary.csv").is_file():  # reported quantities (chosen_k, ...) drawn by the last run
+        try:
+            metrics += list(dict.fromkeys(read_csv_column(out / "summary.csv", "metric")))
+        except (ValueError, KeyError, OSError):
+            pass
     names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml")]  # both rewritten
-    names += [f"{m}.png" for m in METRICS]
     for name in names:
         (out / name).unlink(missing_ok=True)
+    for path in figure_files(out, metrics):
+        path.unlink(missing_ok=True)
+
+
+def read_csv_column(path, column):
+    """The values of one column of a CSV file, as text."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [row[column] for row in csv.DictReader(handle)]
 
 
 def _record_environment(path, n_todo):
@@ -1001,6 +1429,18 @@ def _record_environment(path, n_todo):
             runs = []
     entry = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cells_to_run": n_todo, **environment_info()}
     atomic_write_text(path, json.dumps({"runs": [*runs, entry]}, indent=2) + "\n")
+
+
+def _record_warmup(path, seconds):
+    """Add ``"warmup_seconds": {algorithm: seconds}`` (rounded to ms) to the newest entry of
+    environment.json, this run's (the run holds the folder's lock), rewritten atomically."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        runs = doc["runs"]
+        runs[-1]["warmup_seconds"] = {name: round(s, 3) for name, s in sorted(seconds.items())}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, OSError):
+        return  # no entry of this run to complete (edited meanwhile): the results stand
+    atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
 def _sort_results(path, vspec):

@@ -927,7 +927,8 @@ def test_each_parameter_has_its_column_and_tables_group_by_it(tmp_path):
     # the default table: one row per configuration, labelled by id and what varies
     result = runner.invoke(app, ["table", str(tmp_path / "results.csv")])
     lines = result.output.splitlines()
-    assert [line.split(" | ")[1] for line in lines[2:]] == [
+    assert lines[-1].startswith("Bold: the lowest mean per dataset") and lines[-2] == ""
+    assert [line.split(" | ")[1] for line in lines[2:-2]] == [
         "knn k=1",
         "knn k=3",
         "knn_sample fraction=0.5",

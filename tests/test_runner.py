@@ -187,14 +187,30 @@ def test_table_and_check_commands(tmp_path):
     results = tmp_path / "results.csv"
     md = runner.invoke(app, ["table", str(results), "--metric", "error"])
     assert md.exit_code == 0
-    assert "| ripley | knn k=15 | **0.0950 ± 0.0000** | 1 |" in md.stdout
+    # one value per configuration (a predefined split): the mean alone, its count beside it
+    assert "| ripley | knn k=15 | **0.0950** | 1 |" in md.stdout.splitlines()
+    assert md.stdout.splitlines()[-1] == (
+        "Bold: the lowest mean per dataset among these rows. It is the best on the test folds, an optimistic "
+        "choice; to choose a setting honestly, tune it on inner folds (tune: in the spec)."
+    )
     csv_out = runner.invoke(app, ["table", str(results), "--format", "csv", "--by", "dataset,algorithm"])
     assert (
         csv_out.exit_code == 0
         and csv_out.stdout.splitlines()[0] == "dataset,algorithm,metric,mean,std,n,best"
     )
     latex = runner.invoke(app, ["table", str(results), "--format", "latex"])
-    assert "\\textbf{0.0950 $\\pm$ 0.0000}" in latex.stdout
+    lines = latex.stdout.splitlines()
+    assert lines[0].startswith("% Bold: the lowest mean per dataset")
+    assert lines[1:5] == [
+        "\\begin{tabular}{llrr}",
+        "\\toprule",
+        "dataset & configuration & mean $\\pm$ std & $n$ \\\\",
+        "\\midrule",
+    ]
+    assert "ripley & knn k=15 & \\textbf{0.0950} & 1 \\\\" in lines and lines[-2:] == [
+        "\\bottomrule",
+        "\\end{tabular}",
+    ]
     ok = runner.invoke(app, ["check", str(results), "--reference", str(results)])
     assert ok.exit_code == 0
     moved = pd.read_csv(results)
@@ -267,7 +283,7 @@ def test_plot_command_and_its_errors(tmp_path):
     bad_x = runner.invoke(app, ["plot", str(results), "--x", "kk"])
     assert (
         bad_x.exit_code == 2
-        and "--x: no parameter 'kk' in these results; numeric ones that vary: k" in bad_x.stderr
+        and bad_x.stderr == "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary: k\n"
     )
 
 
@@ -465,8 +481,9 @@ def test_lpo_protocol_spec_errors(tmp_path, change, message):
     assert not (tmp_path / "results.csv").exists()
 
 
-def test_plots_skip_a_metric_whose_rows_have_no_varying_parameter(tmp_path):
-    # knn varies k; knn_lpo's chosen_k rows come from a single setting: error.png only.
+def test_a_metric_whose_rows_have_no_varying_parameter_gets_its_comparison_only(tmp_path):
+    # knn varies k; knn_lpo's chosen_k rows come from a single setting: no curve of
+    # chosen_k, only its comparison figure (one configuration per dataset).
     spec = {
         "name": "mixed",
         "seed": 0,
@@ -478,8 +495,9 @@ def test_plots_skip_a_metric_whose_rows_have_no_varying_parameter(tmp_path):
         ],
         "metrics": ["error"],
     }
-    run_spec(spec, out=tmp_path)
-    assert (tmp_path / "error.png").exists() and not (tmp_path / "chosen_k.png").exists()
+    summary = run_spec(spec, out=tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["chosen_k.png", "error-k.png", "error.png"]
+    assert summary.notes == ()
 
 
 # -- probability and posterior metrics, training curves ---------------------------------

@@ -1,0 +1,320 @@
+"""One self-contained HTML page for a run's folder (``knnx report OUT``).
+
+Built from the files a run writes, and nothing else: ``results.csv``, ``spec.yaml``,
+``environment.json``, ``failures.csv`` and ``warnings.csv``. The page holds the
+spec, the environment, one summary table per metric, the comparison across datasets
+(:mod:`knnx.compare`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
+Wilcoxon-Holm, per-dataset corrected t-tests and the critical-difference diagram), every
+automatic figure (:func:`knnx.plots.figures`), the failures, the warnings and the
+timings. Figures are embedded as PNG data; there are no scripts, no style sheets or
+fonts to fetch and no links outside the page, so it opens offline and can be mailed
+as one file.
+"""
+
+import base64
+import html
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from knnx.errors import ResultsError
+from knnx.metrics import LOWER_IS_BETTER, METRICS
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
+       padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { margin-top: 1.5em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f4f4; }
+.best { font-weight: bold; }
+.note { color: #555; font-size: 0.9em; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+img { max-width: 100%; height: auto; border: 1px solid #eee; }
+nav ul { columns: 2; }
+"""
+
+
+def _e(text):
+    return html.escape(str(text), quote=True)
+
+
+def _number(value, digits=4):
+    if isinstance(value, float | np.floating):
+        if math.isnan(value):
+            return "–"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        return (
+            f"{value:.{digits}g}"
+            if abs(value) >= 10**digits or (value and abs(value) < 1e-3)
+            else f"{value:.{digits}f}"
+        )
+    return str(value)
+
+
+def html_table(frame, numeric_digits=4, bold=None):
+    """A DataFrame as an HTML table (escaped); ``bold``: a boolean Series of rows to mark."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = []
+    for i, row in enumerate(frame.itertuples(index=False)):
+        cls = ' class="best"' if bold is not None and bool(bold.iloc[i]) else ""
+        cells = []
+        for value in row:
+            numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+                value, bool
+            )
+            text = _number(value, numeric_digits) if numeric else _e(value)
+            cells.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
+        rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _figure_tag(fig, alt):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    fig.clear()
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<figure><img src="data:image/png;base64,{data}" alt="{_e(alt)}"><figcaption class="note">{_e(alt)}</figcaption></figure>'
+
+
+def _read_optional_csv(path, columns):
+    """A run's failures.csv or warnings.csv (``columns``), or None when there is none."""
+    from knnx.results import _read_table
+
+    if not path.is_file() or not path.stat().st_size:
+        return None
+    return _read_table(path, path, columns, path.stem)
+
+
+def _summary_section(frame):
+    from knnx.report import best_rule, mark_best, summarize
+
+    parts = ["<h2 id='summary'>Summary</h2>"]
+    parts.append(
+        "<p class='note'>Mean ± standard deviation over repeats, folds and pooled seeds (seed, random_state) "
+        "per configuration: the algorithm and the parameters that vary among its settings. A single value shows "
+        "its mean alone.</p>"
+    )
+    for metric in dict.fromkeys(frame["metric"]):
+        sub = summarize(frame, by=("dataset", "configuration"), metric=metric)
+        best = pd.Series(mark_best(sub))
+        shown = pd.DataFrame(
+            {
+                "dataset": sub["dataset"],
+                "configuration": sub["configuration"],
+                "mean ± std": [
+                    f"{m:.4f}" if n <= 1 else f"{m:.4f} ± {s:.4f}"
+                    for m, s, n in zip(sub["mean"], sub["std"], sub["n"], strict=True)
+                ],
+                "n": sub["n"],
+            }
+        )
+        parts.append(f"<h3>{_e(metric)}</h3>")
+        parts.append(html_table(shown, bold=best))
+        if best.any():
+            parts.append(f"<p class='note'>{_e(best_rule(sub).replace('Best:', 'Bold:', 1))}</p>")
+    return "".join(parts)
+
+
+def _comparison_section(frame, alpha):
+    from knnx.compare import cd_diagram, compare, friedman_sentence, selection_note
+
+    parts = ["<h2 id='comparison'>Comparison across datasets</h2>"]
+    metrics = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
+    for metric in metrics:
+        parts.append(f"<h3>{_e(metric)}</h3>")
+        try:
+            result = compare(frame, metric=metric, select="all", alpha=alpha)
+        except ResultsError as exc:
+            parts.append(f"<p class='note'>No comparison: {_e(exc)}.</p>")
+            continue
+        f = result["friedman"].iloc[0]
+        better = "lower" if LOWER_IS_BETTER.get(metric, False) else "higher"
+        parts.append(
+            f"<p class='note'>{_e(selection_note(result))} Rank 1 is the best mean ({better} is better); ties share "
+            "the average rank.</p>"
+        )
+        table = result["means"].copy()
+        shown = pd.DataFrame({"dataset": table.index})
+        for c in table.columns:
+            shown[c] = [f"{table.loc[d, c]:.4f} ({result['ranks'].loc[d, c]:g})" for d in table.index]
+        shown.loc[len(shown)] = ["average rank", *(f"{v:.2f}" for v in result["ranks"].mean(axis=0))]
+        parts.append(html_table(shown))
+        parts.append(f"<p>{_e(friedman_sentence(f, alpha))}</p>")
+        parts.append("<p class='note'>Mean ranks, best first.</p>")
+        parts.append(html_table(result["mean_ranks"]))
+        parts.append(
+            "<p class='note'>Pairs: wins, ties and losses of <em>a</em> against <em>b</em> over datasets; "
+            "two-sided Wilcoxon signed-rank test on the per-dataset means, p adjusted by Holm over all pairs.</p>"
+        )
+        parts.append(html_table(result["pairwise"]))
+        paired = result["paired"]
+        significant = paired.assign(
+            a_better=(paired["p_corrected"] < alpha) & (paired["mean_difference"] != 0),
+        )
+        lower = LOWER_IS_BETTER.get(metric, False)
+        sign = (
+            np.where(significant["mean_difference"] < 0, 1, -1)
+            if lower
+            else np.sign(significant["mean_difference"])
+        )
+        counts = (
+            significant.assign(
+                a_wins=significant["a_better"] & (sign > 0), b_wins=significant["a_better"] & (sign < 0)
+            )
+            .groupby(["a", "b"], sort=False)[["a_wins", "b_wins"]]
+            .sum()
+            .reset_index()
+        )
+        counts.columns = ["a", "b", "datasets a significantly better", "datasets b significantly better"]
+        parts.append(
+            "<p class='note'>Per dataset, over the folds the two share: Nadeau and Bengio's corrected resampled "
+            f"t-test (the folds' training sets overlap), two-sided, at α = {alpha:g}; every test is in "
+            "<code>knnx compare --out</code>'s paired.csv.</p>"
+        )
+        parts.append(html_table(counts))
+        try:
+            fig = cd_diagram(result, metric, alpha)
+        except (ResultsError, ImportError):
+            parts.append(
+                "<p class='note'>No critical-difference diagram: it needs scikit-posthocs "
+                "(<code>pip install 'knnx[stats]'</code>).</p>"
+            )
+        else:
+            parts.append(_figure_tag(fig, f"critical-difference diagram, {metric}"))
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+    if not metrics:
+        parts.append("<p class='note'>No metric to compare (only reported quantities).</p>")
+    return "".join(parts)
+
+
+def _figures_section(frame):
+    from knnx.plots import figures
+
+    parts = ["<h2 id='figures'>Figures</h2>"]
+    for _name, title, fig in figures(frame):
+        if fig is None:
+            parts.append(f"<p class='note'>{_e(title)}.</p>")
+        else:
+            parts.append(_figure_tag(fig, title))
+    return "".join(parts)
+
+
+def _timings_section(frame, environment):
+    parts = ["<h2 id='timings'>Timings</h2>"]
+    cells = frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
+    table = (
+        cells.groupby("algorithm", sort=False)
+        .agg(
+            cells=("fit_seconds", "size"),
+            median_fit_seconds=("fit_seconds", "median"),
+            median_predict_seconds=("predict_seconds", "median"),
+            total_seconds=("fit_seconds", "sum"),
+        )
+        .reset_index()
+    )
+    table["total_seconds"] += cells.groupby("algorithm", sort=False)["predict_seconds"].sum().to_numpy()
+    parts.append(
+        "<p class='note'>Per algorithm, over its cells: fit and predict seconds as the runner measured them "
+        "(kernels compiled before the first timed cell).</p>"
+    )
+    parts.append(html_table(table))
+    runs = environment.get("runs", []) if isinstance(environment, dict) else []
+    warm = [r.get("warmup_seconds") for r in runs if isinstance(r, dict) and r.get("warmup_seconds")]
+    if warm:
+        parts.append(
+            "<p class='note'>Seconds spent compiling (or loading from numba's cache) each algorithm's kernels "
+            "before its first timed cell, per invocation:</p>"
+        )
+        rows = [
+            {"invocation": i + 1, "algorithm": a, "seconds": float(s)}
+            for i, w in enumerate(warm)
+            for a, s in w.items()
+        ]
+        parts.append(html_table(pd.DataFrame(rows)))
+    return "".join(parts)
+
+
+def build_report(out, alpha=0.05):
+    """The HTML text of the report of the run folder ``out`` (see the module docstring)."""
+    from knnx.report import configuration_labels
+    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_results
+
+    out = Path(out)
+    results = out / "results.csv"
+    if not results.is_file():
+        raise ResultsError(f"{out}: no results.csv; give the folder of a run (knnx run ... --out {out})")
+    frame = read_results(results)
+    if frame.empty:
+        raise ResultsError(f"{results}: no result rows yet; nothing to report")
+    frame = frame.assign(configuration=configuration_labels(frame))
+    spec_text = (out / "spec.yaml").read_text(encoding="utf-8") if (out / "spec.yaml").is_file() else ""
+    try:
+        environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        environment = {}
+    failures = _read_optional_csv(out / "failures.csv", FAILURE_COLUMNS)
+    warned = _read_optional_csv(out / "warnings.csv", WARNING_COLUMNS)
+    name = str(frame["experiment"].iloc[0])
+    n_cells = len(frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"]))
+    sections = [
+        ("summary", "Summary"),
+        ("comparison", "Comparison across datasets"),
+        ("figures", "Figures"),
+        ("failures", "Failures and warnings"),
+        ("timings", "Timings"),
+        ("spec", "Spec and environment"),
+    ]
+    body = [
+        f"<h1>knnx report: {_e(name)}</h1>",
+        f"<p>{n_cells} cells: {frame['dataset'].nunique()} datasets × {frame['configuration'].nunique()} "
+        f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: "
+        f"{_e(', '.join(dict.fromkeys(frame['metric'])))}; "
+        f"{0 if failures is None else len(failures)} failed cells.</p>",
+        "<nav><ul>" + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections) + "</ul></nav>",
+        _summary_section(frame),
+        _comparison_section(frame, alpha),
+        _figures_section(frame),
+        "<h2 id='failures'>Failures and warnings</h2>",
+    ]
+    if failures is None or failures.empty:
+        body.append("<p>No cell failed.</p>")
+    else:
+        body.append(f"<p>{len(failures)} cells failed (a rerun retries them):</p>")
+        body.append(html_table(failures))
+    if warned is None or warned.empty:
+        body.append("<p>No warnings.</p>")
+    else:
+        body.append("<p>Python warnings raised in cells (recorded, not printed):</p>")
+        body.append(html_table(warned))
+    body.append(_timings_section(frame, environment))
+    body.append("<h2 id='spec'>Spec and environment</h2>")
+    body.append(f"<h3>spec.yaml</h3><pre>{_e(spec_text)}</pre>")
+    body.append(f"<h3>environment.json</h3><pre>{_e(json.dumps(environment, indent=2))}</pre>")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>knnx report: {_e(name)}</title><style>{STYLE}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )
+
+
+def write_report(out, alpha=0.05):
+    """Write ``out/report.html`` (atomically); return its path."""
+    from knnx.plots import plain_text
+    from knnx.results import atomic_write_text
+
+    with plain_text():
+        text = build_report(out, alpha)
+    path = Path(out) / "report.html"
+    atomic_write_text(path, text)
+    return path

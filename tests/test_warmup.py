@@ -1,0 +1,276 @@
+"""Warm-up: kernels compile before the first timed cell, results never change, the ETA."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from knnx import cli, graphs
+from knnx import runner as R
+from knnx.results import read_results
+from knnx.runner import WARMUP_TEXT, eta_seconds, run_spec
+
+RIPLEY_K = {
+    "name": "wk",
+    "seed": 0,
+    "datasets": ["ripley"],
+    "protocol": {"kind": "predefined"},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9, 15]}}],
+    "metrics": ["error"],
+}
+# Every kind of setting the warm-up meets: several vote rules, boosting, learned weights,
+# LpO selection, a tuned grid, and a class outside knnx that draws from NumPy's global
+# random state (random_state=None), which the warm-up must leave as it found it.
+MIXED = {
+    "name": "wm",
+    "seed": 3,
+    "datasets": ["iris", "ripley"],
+    "preprocess": {"standardize": True},
+    "protocol": {"kind": "kfold", "folds": 2},
+    "algorithms": [
+        {"name": "knn", "params": {"k": [1, 4], "weights": ["uniform", "distance"]}},
+        {"name": "unn", "params": {"k": 5}},
+        {"name": "gnnb", "params": {"k": 3}},
+        {"name": "cpw", "params": {"max_epochs": 3}},
+        {"name": "knn_lpo", "params": {"p": 2, "k_max": 10}},
+        {"name": "knn", "id": "tuned", "params": {"k": [1, 3, 5]}, "tune": {"cv": 3}},
+        {"estimator": "sklearn.linear_model:SGDClassifier", "id": "sgd_global", "params": {"max_iter": 5}},
+    ],
+    "metrics": ["error", "f1_macro"],
+}
+
+
+def values(frame):
+    return frame.drop(columns=["fit_seconds", "predict_seconds"]).reset_index(drop=True)
+
+
+def last_warmup(out):
+    return json.loads((out / "environment.json").read_text())["runs"][-1]["warmup_seconds"]
+
+
+# --- a first run: compilation leaves the cells' times ----------------------------------------
+
+
+def _cli_run(spec, out, tmp_path, warm_up=True):
+    """``knnx run SPEC`` in a fresh process whose numba cache is an empty folder (a first
+    run); ``warm_up=False`` runs it with the warm-up switched off."""
+    cache = tmp_path / f"numba-cache-{out.name}"
+    cache.mkdir()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    code = f"import knnx.runner as R; R.WARM_UP = {warm_up}; from knnx.cli import app; app()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", str(spec), "--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    frame = read_results(out / "results.csv")
+    seconds = (frame.fit_seconds + frame.predict_seconds).to_numpy()
+    return seconds, last_warmup(out)
+
+
+def test_a_first_run_compiles_before_the_first_cell_not_inside_it(tmp_path):
+    """On an empty numba cache, without the warm-up the first kNN cell carries seconds of
+    compilation (about 6 s here, the others 0.5 ms); with it the first cell is timed like
+    the others and environment.json records the compilation as warm-up seconds."""
+    spec = tmp_path / "wk.yaml"
+    spec.write_text(json.dumps(RIPLEY_K))
+    cold, cold_warmup = _cli_run(spec, tmp_path / "cold", tmp_path, warm_up=False)
+    assert cold_warmup == {}
+    assert cold[0] > 0.5 and cold[0] > 100 * np.median(cold[1:])  # what the warm-up is for
+
+    seconds, warmup = _cli_run(spec, tmp_path / "warm", tmp_path)
+    assert len(seconds) == 6
+    assert seconds[0] <= max(20 * np.median(seconds[1:]), 0.05), seconds
+    assert set(warmup) == {"knn"} and warmup["knn"] > 0.5  # measured: 6.1 s on 2 cores
+
+
+# --- warm-up changes no result ---------------------------------------------------------------
+
+
+def _run(spec, out, monkeypatch, warm_up, jobs=1):
+    monkeypatch.setattr(R, "WARM_UP", warm_up)
+    monkeypatch.setattr(R, "_WARMED", set())  # this process has warmed nothing up yet
+    monkeypatch.setattr(graphs, "PROCESS_CACHE", graphs.GraphCache())
+    np.random.seed(12345)  # noqa: NPY002 - the state SGDClassifier(random_state=None) draws from
+    run_spec(spec, out=out, jobs=jobs)
+    stored = set(graphs.PROCESS_CACHE._store)
+    return read_results(out / "results.csv"), stored
+
+
+def test_results_are_identical_with_and_without_warm_up_in_process(tmp_path, monkeypatch, graph_calls):
+    """Same rows, same neighbour graphs computed (in the same order) and stored, and the
+    same global random state at each cell: the warm-up's graphs, warnings and draws stay
+    its own."""
+    warm, warm_store = _run(MIXED, tmp_path / "warm", monkeypatch, True)
+    warm_calls = list(graph_calls)
+    graph_calls.clear()
+    cold, cold_store = _run(MIXED, tmp_path / "cold", monkeypatch, False)
+    pd.testing.assert_frame_equal(values(warm), values(cold))
+    assert warm_calls == graph_calls and warm_store == cold_store
+    assert set(last_warmup(tmp_path / "warm")) == set(warm.algorithm)  # every algorithm warmed up
+    assert last_warmup(tmp_path / "cold") == {}
+    # SGDClassifier's convergence warnings: the cells' own, none of the warm-up's
+    assert (tmp_path / "warm" / "warnings.csv").read_text() == (
+        tmp_path / "cold" / "warnings.csv"
+    ).read_text()
+
+
+def test_results_are_identical_with_and_without_warm_up_in_workers(tmp_path, monkeypatch):
+    """jobs = 2: each worker warms up (the switch travels with the cell's payload)."""
+    spec = {**MIXED, "algorithms": MIXED["algorithms"][:-1]}  # a worker's global state is its own
+    warm, _ = _run(spec, tmp_path / "warm", monkeypatch, True, jobs=2)
+    cold, _ = _run(spec, tmp_path / "cold", monkeypatch, False, jobs=2)
+    pd.testing.assert_frame_equal(values(warm), values(cold))
+    assert set(last_warmup(tmp_path / "warm")) == set(warm.algorithm)
+    assert last_warmup(tmp_path / "cold") == {}
+    local, _ = _run(spec, tmp_path / "local", monkeypatch, True)
+    pd.testing.assert_frame_equal(values(warm), values(local))
+
+
+PICKY = '''
+import warnings
+
+from sklearn.neighbors import KNeighborsClassifier
+
+
+class Picky(KNeighborsClassifier):
+    """Refuses fewer than 100 training rows (every tiny warm-up problem), with a warning."""
+
+    def fit(self, X, y):
+        if len(X) < 100:
+            warnings.warn("too few rows")
+            raise RuntimeError("too few rows")
+        return super().fit(X, y)
+'''
+
+
+def test_a_failing_warm_up_is_skipped_and_changes_nothing(tmp_path, monkeypatch):
+    """An estimator whose fit fails on the warm-up's tiny problem: its cells run as
+    without warm-up, no warning of the warm-up is recorded, and the time is counted."""
+    (tmp_path / "knnx_warmup_picky.py").write_text(PICKY)
+    spec = {
+        **RIPLEY_K,
+        "python_path": [str(tmp_path)],
+        "algorithms": [{"estimator": "knnx_warmup_picky:Picky", "id": "picky", "params": {"n_neighbors": 3}}],
+    }
+    try:
+        warm, _ = _run(spec, tmp_path / "warm", monkeypatch, True)
+        cold, _ = _run(spec, tmp_path / "cold", monkeypatch, False)
+    finally:
+        sys.modules.pop("knnx_warmup_picky", None)
+    pd.testing.assert_frame_equal(values(warm), values(cold))
+    assert not (tmp_path / "warm" / "failures.csv").exists()
+    assert not (tmp_path / "warm" / "warnings.csv").exists()
+    assert set(last_warmup(tmp_path / "warm")) == {"picky"}
+
+
+def test_tiny_problems_fit_the_settings_they_warm_up():
+    """Enough rows for every neighbour count and held-out point, the cell's features and
+    classes, class codes 0..C-1, and NumPy's global state untouched."""
+    assert R._rows_needed({"k": 15, "weights": "uniform"}) == 16
+    assert R._rows_needed({"p": 10, "k_max": 50}) == 61  # knn_lpo: k_max + p + 1
+    assert R._rows_needed({"k": 9}, held_out=20) == 30  # protocol lpo: k + p + 1
+    assert R._rows_needed({"n_neighbors": 7, "seed": 10**6, "flag": True}) == 8
+    before = np.random.get_state()[1].copy()  # noqa: NPY002
+    X, y, X_test = R._tiny_problem(3, 5, R._rows_needed({"p": 10, "k_max": 50}))
+    assert (np.random.get_state()[1] == before).all()  # noqa: NPY002
+    assert X.shape == (3 * 21, 5) and X_test.shape == (3 * 2, 5)  # ceil(61 / 3) = 21 rows a class
+    assert np.bincount(y).tolist() == [21, 21, 21]
+    X, y, X_test = R._tiny_problem(2, 1, 1)
+    assert X.shape == (24, 1) and X_test.shape == (4, 1) and set(y) == {0, 1}  # 24 rows at least
+
+
+def test_search_paths_follow_the_sizes():
+    """The kernel paths of a search, by the rules of knnx.neighbors._exact (a wrong guess
+    only costs time): select when k is large against n d, brute force for small work,
+    screening beyond, with seeding and the symmetric leave-one-out at large sizes."""
+    assert R._search_paths(1000, 250, 2, 1, False) == ["select"]  # 1000 k >= 500
+    assert R._search_paths(100, 500, 13, 1, True) == ["brute"]
+    assert R._search_paths(5000, 5000, 16, 1, False) == ["screen", "brute"]
+    assert R._search_paths(20000, 20000, 16, 1, True) == ["screen", "brute", "seed"]
+    assert R._search_paths(3000, 3000, 180, 3, True) == ["screen", "brute", "symmetric"]
+
+
+# --- the ETA ---------------------------------------------------------------------------------
+
+
+def test_eta_is_the_mean_time_of_like_cells_shared_by_the_workers():
+    finished = [("a", "knn", 1.0), ("a", "knn", 3.0), ("a", "unn", 10.0), ("b", "knn", 5.0)]
+    remaining = [("a", "knn"), ("b", "knn"), ("b", "unn"), ("c", "svm")]
+    # (a, knn): mean 2; (b, knn): 5; (b, unn): none on b, unn's mean 10; (c, svm): the
+    # mean of all finished cells, 19 / 4 = 4.75. Sum 21.75 over 2 workers.
+    assert eta_seconds(finished, remaining, workers=2) == pytest.approx(10.875)
+    assert eta_seconds(finished, remaining, workers=1) == pytest.approx(21.75)
+    assert eta_seconds(finished, remaining, workers=8) == pytest.approx(21.75 / 4)  # 4 cells, 4 busy
+    assert eta_seconds(finished, [], workers=2) == 0.0
+    assert eta_seconds([], remaining) is None  # nothing measured yet
+
+
+def test_the_runner_passes_an_eta_to_a_callback_that_takes_one(tmp_path, monkeypatch):
+    """None until a cell finished, then a number, 0 at the end; the warm-up's seconds are
+    not cell time (the first ETA is of the order of a cell, not of a compilation)."""
+    monkeypatch.setattr(R, "_WARMED", set())
+    seen = []
+
+    def progress(done, total, text, eta_seconds=None):
+        seen.append((done, text, eta_seconds))
+
+    run_spec(RIPLEY_K, out=tmp_path, progress=progress)
+    assert all(eta is None for done, _, eta in seen if done == 0)
+    after = [eta for done, text, eta in seen if done > 0 and not text.startswith("compiling")]
+    assert len(after) == 6 and all(e is not None and e >= 0 for e in after) and after[-1] == 0.0
+    assert after[0] < 0.5  # five cells of about a millisecond left
+
+
+# --- what the display says -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_progress_says_when_kernels_compile(tmp_path, monkeypatch, jobs):
+    """In process a plain ``progress(done, total, text)`` call before the first cell of
+    each algorithm; from pool workers through the fit-progress queue."""
+    monkeypatch.setattr(R, "_WARMED", set())
+    seen = []
+    spec = {**RIPLEY_K, "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}, {"name": "unn"}]}
+    run_spec(spec, out=tmp_path, jobs=jobs, progress=lambda done, total, text: seen.append((done, text)))
+    texts = [text for _, text in seen]
+    assert WARMUP_TEXT.format("knn") == "compiling kernels (first run only): knn"
+    assert WARMUP_TEXT.format("knn") in texts and WARMUP_TEXT.format("unn") in texts
+    if jobs == 1:
+        compiling = [(done, text) for done, text in seen if text.startswith("compiling")]
+        # each setting's first cell: knn k=1, knn k=3 (compiled by then: milliseconds), unn
+        assert compiling == [
+            (0, WARMUP_TEXT.format("knn")),
+            (1, WARMUP_TEXT.format("knn")),
+            (2, WARMUP_TEXT.format("unn")),
+        ]
+
+
+def _bar_output(monkeypatch, calls):
+    out = io.StringIO()
+    console = cli.Console(file=out, width=200, force_terminal=False, highlight=False)
+    monkeypatch.setattr(cli, "err_console", console)
+    with cli._progress_bar("spec", "cells") as progress:
+        for args, kwargs in calls:
+            progress(*args, **kwargs)
+    return out.getvalue()
+
+
+def test_the_bar_shows_the_runners_eta_and_waits_for_a_first_cell(monkeypatch):
+    shown = _bar_output(
+        monkeypatch, [((0, 3, ""), {"eta_seconds": None}), ((1, 3, "a"), {"eta_seconds": 3725.0})]
+    )
+    assert "1/3 cells" in shown and "ETA 1:02:0" in shown  # 3725 s, counted down since the report
+    shown = _bar_output(
+        monkeypatch, [((0, 3, ""), {"eta_seconds": None}), ((0, 3, "x"), {"eta_seconds": None})]
+    )
+    assert "ETA -:--:--" in shown
+    shown = _bar_output(monkeypatch, [((0, 4, ""), {}), ((0, 4, "x"), {})])  # knnx active: no ETA given
+    assert "ETA -:--:--" in shown
