@@ -29,7 +29,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2e
        padding: 0 1em; color: #222; line-height: 1.4; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { margin-top: 1.5em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; max-width: 36em; overflow-wrap: anywhere; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f4f4f4; }
 .best { font-weight: bold; }
@@ -129,8 +129,14 @@ def _comparison_section(frame, alpha):
     metrics = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
     for metric in metrics:
         parts.append(f"<h3>{_e(metric)}</h3>")
+        rows, dropped = _complete(frame, metric)
+        if dropped:
+            parts.append(
+                "<p class='note'>Left out of the comparison, having no results on some dataset (see the failures): "
+                f"{_e(', '.join(dropped))}.</p>"
+            )
         try:
-            result = compare(frame, metric=metric, select="all", alpha=alpha)
+            result = compare(rows, metric=metric, select="all", alpha=alpha)
         except ResultsError as exc:
             parts.append(f"<p class='note'>No comparison: {_e(exc)}.</p>")
             continue
@@ -194,6 +200,16 @@ def _comparison_section(frame, alpha):
     if not metrics:
         parts.append("<p class='note'>No metric to compare (only reported quantities).</p>")
     return "".join(parts)
+
+
+def _complete(frame, metric):
+    """The ``metric`` rows of the configurations that have results on every dataset, and
+    the labels of those left out (a comparison needs a complete block design)."""
+    rows = frame[frame["metric"] == metric]
+    datasets = rows["dataset"].nunique()
+    counts = rows.groupby("configuration", sort=False)["dataset"].nunique()
+    dropped = [c for c, n in counts.items() if n < datasets]
+    return rows[~rows["configuration"].isin(dropped)], dropped
 
 
 def _figures_section(frame):
@@ -289,12 +305,14 @@ def build_report(out, alpha=0.05):
         body.append("<p>No cell failed.</p>")
     else:
         body.append(f"<p>{len(failures)} cells failed (a rerun retries them):</p>")
-        body.append(html_table(failures))
+        order = ["dataset", "algorithm", "repeat", "fold", "error", "params"]
+        body.append(html_table(failures[order]))
     if warned is None or warned.empty:
         body.append("<p>No warnings.</p>")
     else:
         body.append("<p>Python warnings raised in cells (recorded, not printed):</p>")
-        body.append(html_table(warned))
+        order = ["dataset", "algorithm", "repeat", "fold", "category", "message", "count", "params"]
+        body.append(html_table(warned[order]))
     body.append(_timings_section(frame, environment))
     body.append("<h2 id='spec'>Spec and environment</h2>")
     body.append(f"<h3>spec.yaml</h3><pre>{_e(spec_text)}</pre>")

@@ -1002,6 +1002,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
     keys = cell_keys(vspec)
     order = {c.key(): c.index for c in vspec.cells}
     names = param_names(c.params_json for c in vspec.cells)  # the file's param_<name> columns
+    labels = progress_labels(vspec.cells) if progress else {}
     columns = results_columns(names)
 
     done_keys = set()
@@ -1066,8 +1067,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
         ledger.append([dict(zip(LEDGER_COLUMNS, (keys[cell.key()], *cell.key()), strict=True))])
         done += 1
         report.cell_done(cell, timing["seconds"])
-        r = rows[0]
-        report(done, total, f"{r['dataset']} {r['algorithm']} {r['params']}")
+        report(done, total, f"{cell.dataset} {labels.get(cell.index, cell.algorithm)}")
 
     def failed(cell, exc):
         warmup.update(getattr(exc, "warmup_seconds", {}))
@@ -1081,7 +1081,9 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
 
     def fit_progress(index, step, steps, text=None):
         cell = by_index[index]
-        report(done, total, text or f"fit {step}/{steps} {cell.dataset} {cell.algorithm} {cell.params_json}")
+        report(
+            done, total, text or f"fit {step}/{steps} {cell.dataset} {labels.get(cell.index, cell.algorithm)}"
+        )
 
     with _lend_validated(vspec, in_process):
         for cell, outcome in _execute(payloads, jobs, client, fit_progress if progress else None):
@@ -1182,6 +1184,25 @@ class _Progress:
         if self.estimate is not None:
             eta = max(0.0, self.estimate[0] - (time.perf_counter() - self.estimate[1]))
         self.progress(done, total, text, eta_seconds=eta)
+
+
+def progress_labels(cells):
+    """Per cell index, the short label the progress shows: the algorithm id and the
+    parameters that vary among that algorithm's cells (as the summary tables label
+    configurations), never every default."""
+    values = {}
+    for c in cells:
+        for name, value in c.params.items():
+            values.setdefault((c.algorithm, name), set()).add(canonical_json(value))
+    labels = {}
+    for c in cells:
+        shown = [
+            f"{name}={canonical_json(value)}"
+            for name, value in c.params.items()
+            if len(values[(c.algorithm, name)]) > 1
+        ]
+        labels[c.index] = f"{c.algorithm} {', '.join(shown)}".strip()
+    return labels
 
 
 def _workers(jobs, client):

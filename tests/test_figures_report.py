@@ -364,3 +364,45 @@ def test_run_writes_the_report_and_says_what_it_could_not_draw(tmp_path):
         == f"error: {empty}: no results.csv; give the folder of a run (knnx run ... --out {empty})\n"
     )
     assert not (empty / "report.html").exists()
+
+
+def test_the_report_compares_the_configurations_complete_on_every_dataset(tmp_path):
+    """A configuration that failed on one dataset is left out of the comparison (named),
+    the others are compared; the failure itself is listed."""
+    from knnx.html_report import build_report
+    from knnx.results import FAILURE_COLUMNS
+
+    rows = []
+    for d, values in {"d1": (0.1, 0.2, 0.3), "d2": (0.2, 0.1, 0.3), "d3": (0.1, 0.3, 0.2)}.items():
+        for name, v in zip(("a", "b", "c"), values, strict=True):
+            if not (name == "c" and d == "d3"):
+                rows += [_row(d, name, {}, v + fold / 100, fold=fold) for fold in range(3)]
+    (tmp_path / "results.csv").write_text(rows_to_csv(rows, header=True))
+    failure = {c: rows[0][c] for c in ("dataset", "algorithm", "params", "repeat", "fold")}
+    failure.update(dataset="d3", algorithm="c", cell_key="0" * 64, error="ValueError: <boom>")
+    (tmp_path / "failures.csv").write_text(rows_to_csv([failure], header=True, columns=FAILURE_COLUMNS))
+    text = build_report(tmp_path)
+    assert "Left out of the comparison, having no results on some dataset (see the failures): c." in text
+    assert "<th>dataset</th><th>a</th><th>b</th></tr>" in text  # the comparison of a and b
+    assert "<td>ValueError: &lt;boom&gt;</td>" in text
+    assert "1 failed cells." in text
+
+
+def test_the_progress_names_cells_by_what_varies(tmp_path):
+    seen = []
+    spec = {
+        "name": "p",
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [
+            {"name": "knn", "params": {"k": [1, 3]}},
+            {
+                "id": "rf",
+                "estimator": "sklearn.ensemble:RandomForestClassifier",
+                "params": {"n_estimators": 5},
+            },
+        ],
+    }
+    run_spec(spec, out=tmp_path, progress=lambda done, total, text: seen.append((done, text)))
+    finished = [text for done, text in seen if done > 0 and not text.startswith("compiling")]
+    assert finished == ["iris knn k=1", "iris knn k=1", "iris knn k=3", "iris knn k=3", "iris rf", "iris rf"]
