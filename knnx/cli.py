@@ -6,7 +6,6 @@ code 2, never a traceback.
 """
 
 import math
-import re
 import sys
 from contextlib import contextmanager
 from enum import StrEnum
@@ -410,22 +409,31 @@ def plot(
         None,
         "--x",
         help="Parameter on the horizontal axis, numeric or not, or 'configuration' for every configuration "
-        "side by side (default: the first numeric parameter that varies; the configurations if none varies).",
+        "side by side (default: the first numeric parameter that varies, else the first that varies, else "
+        "the configurations).",
     ),
-    out: Path = typer.Option(None, "--out", help="Image file (default: METRIC.png beside RESULTS)."),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="Image file (default: METRIC-X.png, or METRIC.png for the configurations, beside RESULTS).",
+    ),
 ):
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
+    from knnx.plots import default_x, figure_name
     from knnx.plots import plot as plot_results
+    from knnx.results import read_results
 
-    # The default file is named after the metric, with anything but letters, digits and
-    # "_.-" replaced (a metric named "a/b" must not name a folder).
-    target = (
-        out if out is not None else Path(results).with_name(re.sub(r"[^A-Za-z0-9_.-]", "_", metric) + ".png")
-    )
+    # The default file is named as the run names its own figures (knnx.plots.figure_name:
+    # anything but letters, digits and "_." replaced, so that a metric "a/b" names no folder).
     with _reported():
         _require_file(results, "RESULTS")
+        frame = read_results(results)
+        if x is None:
+            x = default_x(frame, metric) or "configuration"
+        name = figure_name(metric, None if x == "configuration" else x)
+        target = out if out is not None else Path(results).with_name(name)
         try:
-            plot_results(results, metric=metric, x=x, out=target)
+            plot_results(frame, metric=metric, x=x, out=target)
         except WriteError as exc:  # not a run: a place the figure cannot go is a bad argument
             raise ResultsError(f"--out: {exc}") from None
     console.print(f"wrote {target}")

@@ -16,7 +16,9 @@ Rules, all tested:
 * Friedman: ``scipy.stats.friedmanchisquare`` on the per-dataset means (three or more
   configurations), chi² with k − 1 degrees of freedom; Iman-Davenport's
   F = (N − 1) chi² / (N (k − 1) − chi²) with k − 1 and (k − 1)(N − 1) degrees of
-  freedom (F = inf, p_F = 0 when every dataset ranks the configurations alike).
+  freedom (F = inf, p_F = 0 when every dataset ranks the configurations alike;
+  chi² = F = 0 and p = p_F = 1 when every dataset ties every configuration, where
+  scipy's formula is 0/0).
 * Nemenyi's critical difference at ``alpha``: q_alpha √(k (k + 1) / (6 N)), with q_alpha
   the studentized range quantile over √2 (``scipy.stats.studentized_range``; Demšar's
   Table 5a: 1.960, 2.343, 2.569, 2.728 for k = 2..5 at alpha = 0.05).
@@ -93,7 +95,8 @@ def _contestants(frame, metric, select):
     if select not in ("all", "best-test", None):
         raise ResultsError(f"--select: expected all or best-test, got '{select}'")
     rows = frame[frame["metric"] == metric]
-    rows = rows.assign(configuration=configuration_labels(rows))
+    if "configuration" not in rows.columns:  # labels given by the caller are kept
+        rows = rows.assign(configuration=configuration_labels(rows))
     per_algorithm = rows.groupby("algorithm", sort=False)["configuration"].nunique()
     several = per_algorithm[per_algorithm > 1]
     if select is None and len(several):
@@ -119,6 +122,12 @@ def _contestants(frame, metric, select):
         for alg in dict.fromkeys(rows["algorithm"]):
             configs = list(dict.fromkeys(rows.loc[rows["algorithm"] == alg, "configuration"]))
             sub = means[configs]
+            absent = sub.isna().all(axis=1)
+            if absent.any():
+                raise ResultsError(
+                    f"algorithm '{alg}' has no '{metric}' results on dataset '{absent.index[absent][0]}'; a "
+                    "comparison across datasets needs every algorithm on every dataset"
+                )
             # the first configuration (in file order) among those with the best mean
             pick = sub.idxmin(axis=1) if lower else sub.idxmax(axis=1)
             best[alg] = sub.min(axis=1) if lower else sub.max(axis=1)
@@ -144,6 +153,11 @@ def _contestants(frame, metric, select):
     return {"means": means, "folds": folds, "chosen": chosen, "sizes": sizes}
 
 
+# Relative size below which two values' difference is rounding (e.g. the same mean summed
+# in another order), not a difference between configurations.
+ROUNDING = 1e-12
+
+
 def paired_tests(a, b, test_train_ratio):
     """Paired tests of two configurations over the folds they share on one dataset.
 
@@ -158,23 +172,28 @@ def paired_tests(a, b, test_train_ratio):
       training rows, so their differences are correlated and the plain t-test is
       too liberal; the correction widens the variance by n_test/n_train.
 
-    Rules where the statistic is undefined (s² = 0): identical values give t = nan and
-    p = 1; a constant nonzero difference gives t = ±inf and p = 0 (every fold agrees);
-    a single fold gives t = p = nan.
+    Rules where the statistic is undefined (s² = 0 up to rounding, :data:`ROUNDING`
+    relative to the values): equal values (differences within rounding) give t = nan
+    and p = 1; a constant nonzero difference gives t = ±inf and p = 0 (every fold
+    agrees: Nock et al.'s Fig. 5 counts it as significant); a single fold gives
+    t = p = nan.
     """
     from scipy.stats import t as student
 
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    d = a - b
     j = len(d)
     mean = float(d.mean()) if j else math.nan
     out = {"n_folds": j, "mean_difference": mean}
     if j < 2:
         return {**out, "t": math.nan, "p": math.nan, "t_corrected": math.nan, "p_corrected": math.nan}
-    spread = float(d.max() - d.min())
-    if spread <= 1e-12 * max(1.0, abs(mean)):  # constant up to rounding: no variance
-        t = math.nan if mean == 0 else math.copysign(math.inf, mean)
-        p = 1.0 if mean == 0 else 0.0
-        return {**out, "t": t, "p": p, "t_corrected": t, "p_corrected": p}
+    # differences below this are rounding (values summed in another order), not a difference
+    tol = ROUNDING * max(1.0, float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    if float(d.max() - d.min()) <= tol:  # constant up to rounding: no variance
+        if abs(mean) <= tol:
+            return {**out, "t": math.nan, "p": 1.0, "t_corrected": math.nan, "p_corrected": 1.0}
+        t = math.copysign(math.inf, mean)
+        return {**out, "t": t, "p": 0.0, "t_corrected": t, "p_corrected": 0.0}
     var = float(d.var(ddof=1))
     t = mean / math.sqrt(var / j)
     t_c = mean / math.sqrt((1.0 / j + test_train_ratio) * var)
@@ -193,6 +212,10 @@ def rank_counts(means, metric="error", method="min"):
     configurations the best of their ranks, as Nock et al. (2014, Fig. 4) count."""
     from scipy.stats import rankdata
 
+    if method not in ("min", "max", "dense", "ordinal"):
+        raise ResultsError(
+            f"rank_counts: method must give whole ranks (min, max, dense, ordinal), got {method!r}"
+        )
     values = means.to_numpy(dtype=np.float64)
     lower = LOWER_IS_BETTER.get(metric, False)
     ranks = rankdata(values if lower else -values, axis=1, method=method).astype(np.int64)
@@ -228,7 +251,9 @@ def compare(frame, metric="error", select="all", alpha=0.05):
     mean_ranks = pd.DataFrame(
         {"configuration": means.columns, "mean_rank": ranks.mean(axis=0).to_numpy(), "n_datasets": n}
     ).sort_values("mean_rank", kind="stable", ignore_index=True)
-    if k >= 3:
+    if k >= 3 and np.all(values == values[:, :1]):  # every dataset ties every configuration
+        chi2, p, f_value, p_f = 0.0, 1.0, 0.0, 1.0  # scipy: 0/0
+    elif k >= 3:
         chi2, p = friedmanchisquare(*values.T)
         f_value, p_f = iman_davenport(float(chi2), k, n)
     else:

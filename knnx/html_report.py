@@ -259,6 +259,17 @@ def _timings_section(frame, environment):
     return "".join(parts)
 
 
+def _experiment_name(spec_text, out):
+    """The experiment's name from the run's spec.yaml, else the folder's name."""
+    import yaml
+
+    try:
+        name = yaml.safe_load(spec_text).get("name")
+    except (yaml.YAMLError, AttributeError):
+        name = None
+    return str(name) if name else Path(out).name
+
+
 def build_report(out, alpha=0.05):
     """The HTML text of the report of the run folder ``out`` (see the module docstring)."""
     from knnx.report import configuration_labels
@@ -269,7 +280,9 @@ def build_report(out, alpha=0.05):
     if not results.is_file():
         raise ResultsError(f"{out}: no results.csv; give the folder of a run (knnx run ... --out {out})")
     frame = read_results(results)
-    if frame.empty:
+    failures = _read_optional_csv(out / "failures.csv", FAILURE_COLUMNS)
+    warned = _read_optional_csv(out / "warnings.csv", WARNING_COLUMNS)
+    if frame.empty and failures is None:
         raise ResultsError(f"{results}: no result rows yet; nothing to report")
     frame = frame.assign(configuration=configuration_labels(frame))
     spec_text = (out / "spec.yaml").read_text(encoding="utf-8") if (out / "spec.yaml").is_file() else ""
@@ -277,10 +290,6 @@ def build_report(out, alpha=0.05):
         environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         environment = {}
-    failures = _read_optional_csv(out / "failures.csv", FAILURE_COLUMNS)
-    warned = _read_optional_csv(out / "warnings.csv", WARNING_COLUMNS)
-    name = str(frame["experiment"].iloc[0])
-    n_cells = len(frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"]))
     sections = [
         ("summary", "Summary"),
         ("comparison", "Comparison across datasets"),
@@ -289,18 +298,34 @@ def build_report(out, alpha=0.05):
         ("timings", "Timings"),
         ("spec", "Spec and environment"),
     ]
-    body = [
-        f"<h1>knnx report: {_e(name)}</h1>",
-        f"<p>{n_cells} cells: {frame['dataset'].nunique()} datasets × {frame['configuration'].nunique()} "
-        f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: "
-        f"{_e(', '.join(dict.fromkeys(frame['metric'])))}; "
-        f"{0 if failures is None else len(failures)} failed cells.</p>",
-        "<nav><ul>" + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections) + "</ul></nav>",
-        _summary_section(frame),
-        _comparison_section(frame, alpha),
-        _figures_section(frame),
-        "<h2 id='failures'>Failures and warnings</h2>",
-    ]
+    n_failed = 0 if failures is None else len(failures)
+    if frame.empty:  # every cell failed: the page says so and lists the failures
+        name = _experiment_name(spec_text, out)
+        body = [
+            f"<h1>knnx report: {_e(name)}</h1>",
+            f"<p>No results: every cell that ran failed ({n_failed} failed cells).</p>",
+            "<nav><ul>"
+            + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections)
+            + "</ul></nav>",
+            *(f"<h2 id='{k}'>{_e(t)}</h2><p>No results.</p>" for k, t in sections[:3]),
+            "<h2 id='failures'>Failures and warnings</h2>",
+        ]
+    else:
+        name = str(frame["experiment"].iloc[0])
+        n_cells = len(frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"]))
+        body = [
+            f"<h1>knnx report: {_e(name)}</h1>",
+            f"<p>{n_cells} cells: {frame['dataset'].nunique()} datasets × {frame['configuration'].nunique()} "
+            f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: "
+            f"{_e(', '.join(dict.fromkeys(frame['metric'])))}; {n_failed} failed cells.</p>",
+            "<nav><ul>"
+            + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections)
+            + "</ul></nav>",
+            _summary_section(frame),
+            _comparison_section(frame, alpha),
+            _figures_section(frame),
+            "<h2 id='failures'>Failures and warnings</h2>",
+        ]
     if failures is None or failures.empty:
         body.append("<p>No cell failed.</p>")
     else:
@@ -313,7 +338,10 @@ def build_report(out, alpha=0.05):
         body.append("<p>Python warnings raised in cells (recorded, not printed):</p>")
         order = ["dataset", "algorithm", "repeat", "fold", "category", "message", "count", "params"]
         body.append(html_table(warned[order]))
-    body.append(_timings_section(frame, environment))
+    if frame.empty:
+        body.append("<h2 id='timings'>Timings</h2><p>No cell finished.</p>")
+    else:
+        body.append(_timings_section(frame, environment))
     body.append("<h2 id='spec'>Spec and environment</h2>")
     body.append(f"<h3>spec.yaml</h3><pre>{_e(spec_text)}</pre>")
     body.append(f"<h3>environment.json</h3><pre>{_e(json.dumps(environment, indent=2))}</pre>")

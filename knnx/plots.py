@@ -141,11 +141,20 @@ def plot_metric(results, metric="error", x=None, out=None):
         x = ordered[0]
     values = parameter_values(frame)
     if x not in values:
-        raise ResultsError(f"--x: no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown}")
+        raise ResultsError(
+            f"--x: no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
+            "(or --x configuration: every configuration side by side)"
+        )
+    n_datasets = frame["dataset"].nunique()
+    if n_datasets > MAX_PANELS:
+        raise ResultsError(
+            f"{n_datasets} datasets: more than {MAX_PANELS} panels would be unreadable; "
+            "knnx compare draws the comparison across datasets"
+        )
     if len(values[x]) < 2:
         raise ResultsError(
             f"--x: parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
-            f"parameters that vary: {shown}"
+            f"parameters that vary: {shown} (or --x configuration: every configuration side by side)"
         )
     if out is not None:
         _check_image_path(out)
@@ -190,9 +199,17 @@ def plot_metric(results, metric="error", x=None, out=None):
     # The legend goes under each panel; the figure grows with the longest one, so that a
     # spec with many settings (e.g. 22 algorithms) keeps a readable plotting area.
     n_lines = int(frame.groupby("dataset")["_line"].nunique().max()) if len(frame) else 0
+    ncols = min(len(datasets), 4)
+    nrows = -(-len(datasets) // ncols)
     with plain_text():  # dataset and parameter names drawn as written
-        fig = Figure(figsize=(5.0 * len(datasets), 3.8 + 0.16 * n_lines), layout="constrained")
-        axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+        fig = Figure(figsize=(5.0 * ncols, nrows * (3.8 + 0.16 * n_lines)), layout="constrained")
+        grid = fig.subplots(nrows, ncols, squeeze=False).flat
+        axes = []
+        for i, ax in enumerate(grid):
+            if i < len(datasets):
+                axes.append(ax)
+            else:
+                ax.set_visible(False)
         for ax, name in zip(axes, datasets, strict=True):
             sub = frame[frame["dataset"] == name]
             for line, part in sub.groupby("_line", sort=False):
@@ -281,7 +298,7 @@ def plot_comparison(results, metric="error", out=None):
             ax.set_yticks(range(len(configs)), configs, fontsize=8)
             ax.set_ylim(len(configs) - 0.5, -0.5)
             ax.set_title(datasets[i], fontsize=10)
-            ax.set_xlabel(f"{metric} (mean ± std; dots: folds)", fontsize=8)
+            ax.set_xlabel(f"{metric} (mean ± std; dots: single runs)", fontsize=8)
             ax.grid(axis="x", alpha=0.3)
         if out is not None:
             save_figure(fig, out, dpi=110)
@@ -323,18 +340,25 @@ def figures(frame):
             yield figure_name(metric, x), what, fig
 
 
-def figure_files(out, metrics):
-    """The automatic figures in the folder ``out`` of the given metrics (files named as
-    :func:`figure_name` names them), in name order."""
-    import re
+# The PNG text chunk that marks a figure as one of a run's automatic figures: those, and
+# only those, are replaced or removed when the run is redone (a user's own images in the
+# folder are never touched, whatever their names).
+FIGURE_TAG = "knnx automatic figure"
 
-    names = {figure_name(m)[: -len(".png")] for m in metrics}
-    pattern = re.compile(r"(.+?)(?:-[A-Za-z0-9_.]+)?\.png")
+
+def figure_files(out):
+    """The run's automatic figures in the folder ``out`` (PNG files carrying
+    :data:`FIGURE_TAG`, see :func:`write_figures`), in name order."""
+    tag = FIGURE_TAG.encode("ascii")
     found = []
     for path in sorted(Path(out).glob("*.png")):
-        match = pattern.fullmatch(path.name)
-        if match and (match.group(1) in names or path.stem in names) and path.is_file():
-            found.append(path)
+        try:
+            if path.is_file() and not path.is_symlink():
+                with open(path, "rb") as handle:
+                    if tag in handle.read(4096):  # text chunks come before the image data
+                        found.append(path)
+        except OSError:
+            continue
     return found
 
 
@@ -347,17 +371,33 @@ def write_figures(frame, out):
         if fig is None:
             notes.append(title)
             continue
-        save_figure(fig, Path(out) / name, dpi=110)
+        save_figure(fig, Path(out) / name, dpi=110, metadata={"Software": FIGURE_TAG})
         fig.clear()
         written.append(name)
     return written, notes
 
 
+def default_x(frame, metric="error"):
+    """What ``knnx plot`` draws ``metric`` against by default: the first numeric parameter
+    that varies (seed-like ones last), else the first parameter that varies, else None
+    (every configuration side by side)."""
+    from knnx.report import SEED_PARAMS
+
+    rows = _metric_rows(frame, metric)
+    varying = varying_params(rows)
+    numeric = varying_numeric_params(rows)
+    ordered = sorted(varying, key=lambda n: (n in SEED_PARAMS, n not in numeric))
+    return ordered[0] if ordered else None
+
+
 def plot(results, metric="error", x=None, out=None):
-    """``knnx plot``: ``metric`` against parameter ``x`` (:func:`plot_metric`), or, with
-    ``x="configuration"`` or when no parameter varies, every configuration side by side
-    (:func:`plot_comparison`). Returns the Figure (saved to ``out`` if given)."""
+    """``knnx plot``: ``metric`` against parameter ``x`` (:func:`plot_metric`; default
+    :func:`default_x`), or, with ``x="configuration"`` or when no parameter varies,
+    every configuration side by side (:func:`plot_comparison`). Returns the Figure
+    (saved to ``out`` if given)."""
     frame = read_results(results) if not hasattr(results, "columns") else results
-    if x == "configuration" or (x is None and not varying_params(_metric_rows(frame, metric))):
+    if x is None:
+        x = default_x(frame, metric) or "configuration"
+    if x == "configuration":
         return plot_comparison(frame, metric, out=out)
     return plot_metric(frame, metric, x=x, out=out)

@@ -96,19 +96,14 @@ def latex_escape(text):
     return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
 
 
-def best_rule(summary):
-    """The sentence that says what the best mark means, for the metrics of ``summary``."""
-    metrics = [m for m in dict.fromkeys(summary["metric"]) if m in METRICS] if "metric" in summary else []
+def best_rule(summary, within="dataset"):
+    """The sentence that says what :func:`mark_best`'s mark means for ``summary``."""
+    metrics = [m for m in dict.fromkeys(summary["metric"]) if m in METRICS or m in LOWER_IS_BETTER]
     lower = [m for m in metrics if LOWER_IS_BETTER.get(m, False)]
-    direction = (
-        "lowest"
-        if metrics and len(lower) == len(metrics)
-        else "highest"
-        if not lower
-        else "lowest or highest"
-    )
+    direction = "lowest" if len(lower) == len(metrics) else "highest" if not lower else "lowest or highest"
+    group = f"per {within}" if within in summary.columns else "over all rows"
     return (
-        f"Best: the {direction} mean per dataset among these rows. It is the best on the test folds, "
+        f"Best: the {direction} mean {group} among these rows. It is the best on the test folds, "
         "an optimistic choice; to choose a setting honestly, tune it on inner folds (tune: in the spec)."
     )
 

@@ -276,11 +276,12 @@ def output_lock(out, option="--out"):
         os.close(fd)  # releases the lock
 
 
-def save_figure(fig, path, dpi):
-    """Save a matplotlib Figure to ``path`` atomically (the format from the suffix)."""
+def save_figure(fig, path, dpi, metadata=None):
+    """Save a matplotlib Figure to ``path`` atomically (the format from the suffix), with
+    ``metadata`` (matplotlib's: e.g. {"Software": ...} in a PNG's text chunks)."""
     path = Path(path)
     with _replacing(path, f".{path.stem}.tmp{path.suffix}") as tmp:
-        fig.savefig(tmp, dpi=dpi)
+        fig.savefig(tmp, dpi=dpi, metadata=metadata)
 
 
 class ResultsWriter:

@@ -804,7 +804,11 @@ def write_summaries(results_path, out):
     (:func:`knnx.plots.write_figures`) from results.csv. Returns the figures' notes: one
     line per figure that could not be drawn, saying why."""
     frame = read_results(results_path)
-    if frame.empty:
+    if frame.empty:  # every cell failed: no figure of an earlier run stays
+        from knnx.plots import figure_files
+
+        for path in figure_files(out):
+            path.unlink(missing_ok=True)
         return []
     frame = frame.assign(configuration=configuration_labels(frame))
     summary = summarize(frame, by=("dataset", "algorithm", "configuration", "metric"))
@@ -828,7 +832,7 @@ def write_plots(frame, out):
     from knnx.plots import figure_files, write_figures
 
     written, notes = write_figures(frame, out)
-    for path in figure_files(out, [*METRICS, *frame["metric"]]):
+    for path in figure_files(out):
         if path.name not in written:
             path.unlink(missing_ok=True)
     return notes
@@ -1188,8 +1192,8 @@ class _Progress:
 
 def progress_labels(cells):
     """Per cell index, the short label the progress shows: the algorithm id and the
-    parameters that vary among that algorithm's cells (as the summary tables label
-    configurations), never every default."""
+    parameters that vary among that algorithm's cells, written as the summary tables
+    write configurations (seeds too: a cell has one), never every default."""
     values = {}
     for c in cells:
         for name, value in c.params.items():
@@ -1197,7 +1201,7 @@ def progress_labels(cells):
     labels = {}
     for c in cells:
         shown = [
-            f"{name}={canonical_json(value)}"
+            f"{name}={value if isinstance(value, str) else canonical_json(value)}"
             for name, value in c.params.items()
             if len(values[(c.algorithm, name)]) > 1
         ]
@@ -1417,25 +1421,11 @@ def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
     from knnx.plots import figure_files
 
-    metrics = list(METRICS)
-    if (out / "summary.csv").is_file():  # reported quantities (chosen_k, ...) drawn by the last run
-        try:
-            metrics += list(dict.fromkeys(read_csv_column(out / "summary.csv", "metric")))
-        except (ValueError, KeyError, OSError):
-            pass
     names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml")]  # both rewritten
     for name in names:
         (out / name).unlink(missing_ok=True)
-    for path in figure_files(out, metrics):
+    for path in figure_files(out):
         path.unlink(missing_ok=True)
-
-
-def read_csv_column(path, column):
-    """The values of one column of a CSV file, as text."""
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as handle:
-        return [row[column] for row in csv.DictReader(handle)]
 
 
 def _record_environment(path, n_todo):

@@ -336,3 +336,23 @@ def test_rank_counts_give_ties_the_best_rank():
     assert counts.loc["A"].tolist() == [2, 1, 1]
     assert counts.loc["B"].tolist() == [2, 2, 0]
     assert counts.loc["C"].tolist() == [1, 0, 3]
+
+
+def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():
+    from knnx.compare import paired_tests
+
+    a = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
+    b = a.copy()
+    b[2] = np.nextafter(b[2], 1.0)  # one ulp on one fold: summation order, not a difference
+    out = paired_tests(a, b, 0.25)
+    assert out["p"] == 1.0 and out["p_corrected"] == 1.0 and math.isnan(out["t"])
+    # every dataset ties every configuration: Friedman is 0 and p 1 (scipy's formula is 0/0)
+    flat = pd.DataFrame({"A": [0.2, 0.3], "B": [0.2, 0.3], "C": [0.2, 0.3]}, index=["d1", "d2"])
+    f = compare(_results(flat))["friedman"].iloc[0]
+    assert (f["chi2"], f["p"], f["iman_davenport_f"], f["p_f"]) == (0.0, 1.0, 0.0, 1.0)
+    # best-test when an algorithm has nothing on a dataset: the one-line error, no traceback
+    algorithms = {"A": ("knn", '{"k":1}'), "B": ("knn", '{"k":3}'), "C": ("unn", "{}")}
+    frame = _results(HAND, algorithms=algorithms)
+    frame = frame[~((frame["dataset"] == "d2") & (frame["algorithm"] == "knn"))]
+    with pytest.raises(Exception, match="algorithm 'knn' has no 'error' results on dataset 'd2'"):
+        compare(frame, select="best-test")

@@ -41,9 +41,9 @@ def _captured_figures(monkeypatch):
     saved = []
     real = plots.save_figure
 
-    def capture(fig, path, dpi):
+    def capture(fig, path, dpi, metadata=None):
         saved.append((Path(path).name, fig))
-        real(fig, path, dpi)
+        real(fig, path, dpi, metadata)
         # keep the drawing readable after write_figures clears the figure
         saved[-1] = (Path(path).name, _texts(fig))
 
@@ -88,6 +88,7 @@ def test_every_configuration_appears_in_a_figure(which, request, tmp_path, monke
     written, notes = plots.write_figures(frame, tmp_path)
     assert notes == []
     assert [name for name, _ in saved] == written
+    assert [p.name for p in plots.figure_files(tmp_path)] == sorted(written)  # each marked as the run's
     drawn = dict(saved)
     for metric in dict.fromkeys(frame["metric"]):
         rows = frame[frame["metric"] == metric]
@@ -134,11 +135,15 @@ def test_nothing_drawable_is_one_line_each(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text(rows_to_csv(rows, header=True))
     written, notes = plots.write_figures(read_results(path), tmp_path)
-    assert written == ["error-k.png"]
+    assert written == []
+    why = "13 datasets: more than 12 panels would be unreadable; knnx compare draws the comparison across datasets"
     assert notes == [
-        "no figure of error, every configuration: 13 datasets: more than 12 panels would be unreadable; "
-        "knnx compare draws the comparison across datasets"
+        f"no figure of error, every configuration: {why}",
+        f"no figure of error against k: {why}",
     ]
+    # a user's own image in the folder, whatever its name, is never taken for a figure of the run
+    (tmp_path / "error-k.png").write_bytes(b"\x89PNG\r\n\x1a\n mine")
+    assert plots.figure_files(tmp_path) == []
 
 
 def _row(dataset, algorithm, params, value, fold=0, metric="error"):
@@ -184,12 +189,12 @@ def test_plot_against_seed_and_its_messages(ripley_run, tmp_path):
     assert one.exit_code == 2
     assert one.stderr == (
         "error: --x: parameter 'loss' takes one value (exp) in the 'error' rows; parameters that vary: "
-        "k, weights, seed, theta, fraction\n"
+        "k, weights, seed, theta, fraction (or --x configuration: every configuration side by side)\n"
     )
     missing = runner.invoke(app, ["plot", str(results), "--x", "scheme", "--out", str(tmp_path / "x.png")])
     assert missing.stderr == (
         "error: --x: no parameter 'scheme' in the 'error' rows; parameters that vary: k, weights, seed, theta, "
-        "fraction\n"
+        "fraction (or --x configuration: every configuration side by side)\n"
     )
     assert not (tmp_path / "x.png").exists()
 
@@ -329,12 +334,12 @@ def test_run_writes_the_report_and_says_what_it_could_not_draw(tmp_path):
     assert result.exit_code == 0, result.output
     out = tmp_path / "o"
     assert f"report in {out}/report.html" in result.stdout.replace("\n", "")
-    # 13 datasets: no comparison figure (one line says why), the curve over k is drawn
+    # 13 datasets: no figure (one line each says why)
     assert (
-        "no figure of error, every configuration: 13 datasets: more than 12 panels would be unreadable; knnx "
+        "no figure of error against k: 13 datasets: more than 12 panels would be unreadable; knnx "
         "compare draws the comparison across datasets" in result.stdout.replace("\n", " ")
     )
-    assert sorted(p.name for p in out.glob("*.png")) == ["error-k.png"]
+    assert sorted(p.name for p in out.glob("*.png")) == []
     text = (out / "report.html").read_text(encoding="utf-8")
     assert "13 datasets: more than 12 panels would be unreadable" in text
     # two configurations: no Friedman test, said so ...
@@ -406,3 +411,41 @@ def test_the_progress_names_cells_by_what_varies(tmp_path):
     run_spec(spec, out=tmp_path, progress=lambda done, total, text: seen.append((done, text)))
     finished = [text for done, text in seen if done > 0 and not text.startswith("compiling")]
     assert finished == ["iris knn k=1", "iris knn k=1", "iris knn k=3", "iris knn k=3", "iris rf", "iris rf"]
+
+
+def test_a_run_whose_every_cell_failed_gets_a_report_of_its_failures(tmp_path):
+    spec = {
+        "name": "doomed",
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [
+            {
+                "id": "bad",
+                "estimator": "sklearn.neighbors:KNeighborsClassifier",
+                "params": {"n_neighbors": 500},
+            }
+        ],
+    }
+    from knnx.errors import CellError
+
+    with pytest.raises(CellError, match="2 of 2 cells failed"):
+        run_spec(spec, out=tmp_path)
+    text = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<h1>knnx report: doomed</h1>" in text
+    assert "<p>No results: every cell that ran failed (2 failed cells).</p>" in text
+    assert text.count("<td>iris</td><td>bad</td>") == 2 and "n_neighbors" in text
+
+
+def test_the_report_keeps_the_labels_of_the_summary_when_it_leaves_a_configuration_out(tmp_path):
+    from knnx.html_report import build_report
+
+    rows = []
+    for d in ("d1", "d2", "d3"):
+        for k in (1, 3):
+            if not (k == 3 and d == "d3"):
+                rows += [_row(d, "knn", {"k": k}, 0.1 * k + fold / 100, fold=fold) for fold in range(2)]
+        rows += [_row(d, "unn", {}, 0.25 + fold / 100, fold=fold) for fold in range(2)]
+    (tmp_path / "results.csv").write_text(rows_to_csv(rows, header=True))
+    text = build_report(tmp_path)
+    assert "(see the failures): knn k=3.</p>" in text
+    assert "<th>dataset</th><th>knn k=1</th><th>unn</th></tr>" in text  # not relabelled "knn"

@@ -1089,7 +1089,7 @@ def test_plot_default_file_name_from_a_metric_with_a_slash(tmp_path):
     path = _results_file(tmp_path, metric="a/b")
     result = runner.invoke(app, ["plot", str(path), "--metric", "a/b"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "a_b.png").exists()
+    assert (tmp_path / "a_b-k.png").exists()  # against k, named as the run names its figures
 
 
 @pytest.mark.parametrize(

@@ -283,7 +283,9 @@ def test_plot_command_and_its_errors(tmp_path):
     bad_x = runner.invoke(app, ["plot", str(results), "--x", "kk"])
     assert (
         bad_x.exit_code == 2
-        and bad_x.stderr == "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary: k\n"
+        and bad_x.stderr
+        == "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary: k (or --x configuration: "
+        "every configuration side by side)\n"
     )
 
 
