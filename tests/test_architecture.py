@@ -70,3 +70,27 @@ def test_no_upstream_imports(name, path):
         )
     ]
     assert offending == [], f"{name} imports {offending}"
+
+
+def test_license_and_citation_agree_with_the_package():
+    """LICENSE is the BSD-3-Clause text pyproject declares; CITATION.cff is valid YAML in
+    CFF 1.2.0 form whose version and licence are the package's own."""
+    import tomllib
+    from pathlib import Path
+
+    import yaml
+
+    import knnx
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "BSD-3-Clause"
+    text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("BSD 3-Clause License\n")
+    assert "Neither the name of the copyright holder nor the names of its" in text
+    cff = yaml.safe_load((root / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert cff["version"] == knnx.__version__ and cff["license"] == project["license"]
+    assert {"title", "authors", "message"} <= set(cff)
+    # the five papers knnx implements, each with its year
+    assert sorted(r["year"] for r in cff["references"]) == [2006, 2011, 2012, 2012, 2014]
