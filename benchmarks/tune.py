@@ -25,10 +25,10 @@ import argparse
 
 from _timing import timed
 
-from knnx import graphs
 from knnx.datasets import load_dataset
+from knnx.graphs import GraphStore
 from knnx.knn import KNNClassifier
-from knnx.runner import _tune
+from knnx.runner import _tune, with_graphs
 from knnx.spec import tuned_settings
 
 KS = list(range(1, 30, 2))
@@ -41,9 +41,9 @@ def knnx_tune(X, y, n_classes):
         "params": grid,
         "tune": {"cv": CV, "metric": "error", "settings": tuned_settings(grid), "seed": SEED},
     }
-    with graphs.reuse_graphs(max(KS), cache=graphs.GraphCache()):
-        best, _ = _tune(KNNClassifier, payload, X, y, n_classes)
-        return KNNClassifier(**best).fit(X, y), best["k"]
+    store = GraphStore(max(KS))
+    best, _ = _tune(KNNClassifier, payload, X, y, n_classes, store)
+    return with_graphs(KNNClassifier(**best), store).fit(X, y), best["k"]
 
 
 def sklearn_tune(X, y):

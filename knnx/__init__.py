@@ -2,7 +2,7 @@
 
 Public API: estimators (``KNNClassifier``, ``UNNClassifier``, ``GNNBClassifier``,
 ``WeightedMetricNN``), the exact kernel (``kneighbors``,
-``reciprocal_neighbors``), exact leave-p-out (``lpo_risk``, ``select_k``), the
+``reciprocal_neighbors``) and the store that hands its graphs over (``GraphStore``), exact leave-p-out (``lpo_risk``, ``select_k``), the
 runner (``run_spec``, ``validate_spec``), the registries ``DATASETS``,
 ``GENERATORS``, ``PROTOCOLS``, ``ALGORITHMS``, ``METRICS``, and
 ``register_algorithm`` / ``register_dataset`` for classes and data of one's own.
@@ -13,6 +13,7 @@ from knnx.algorithms import ALGORITHMS, register_algorithm
 from knnx.datasets import DATASETS, GENERATORS, load_dataset, register_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
 from knnx.gnnb import GNNBClassifier
+from knnx.graphs import GraphStore
 from knnx.knn import KNNClassifier
 from knnx.lpo import lpo_risk, select_k
 from knnx.metrics import METRICS
@@ -33,6 +34,7 @@ __all__ = [
     "lpo_risk",
     "select_k",
     "reciprocal_neighbors",
+    "GraphStore",
     "run_spec",
     "validate_spec",
     "load_dataset",

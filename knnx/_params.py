@@ -92,3 +92,16 @@ class AnyOf:
 
     def check(self, value):
         return None if any(c.check(value) is None for c in self.constraints) else self.describe()
+
+
+class InstanceOf:
+    """An instance of a class (``describe`` names it as the reader knows it), or None."""
+
+    def __init__(self, cls, name):
+        self.cls, self.name = cls, name
+
+    def describe(self):
+        return f"a {self.name} or None"
+
+    def check(self, value):
+        return None if value is None or isinstance(value, self.cls) else self.describe()

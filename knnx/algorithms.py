@@ -61,12 +61,18 @@ NEIGHBOR_PARAMS = {
 }
 
 
-def _knn_lpo_risk(params, X, y, p):
+def _knn_lpo_risk(params, X, y, p, graphs=None):
     """Exact R_LpO of KNNClassifier(**params): Celisse & Mary-Huard's closed form."""
-    return float(lpo_risk(X, y, p, params["k"], params["weights"])[-1])
+    return float(lpo_risk(X, y, p, params["k"], params["weights"], graphs=graphs)[-1])
 
 
-# Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p) -> risk.
+# Parameters the runner supplies to the estimators that have them, never a spec: name ->
+# what it is.
+RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.graphs"}
+
+
+# Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p, graphs=None) ->
+# risk (``graphs``: a knnx.GraphStore to search through, see knnx.graphs).
 LPO_RISK = {"knn": _knn_lpo_risk}
 
 
@@ -181,15 +187,18 @@ class ResolvedAlgorithm:
 
     def defaults(self):
         """The class's own defaults that a spec can write (JSON values; the alias's fixed
-        parameters included)."""
+        parameters included; not the runner's ``graphs``)."""
         params = self.cls().get_params(deep=False)
-        return {k: v for k, v in params.items() if _jsonable(v)} | self.fixed
+        return {k: v for k, v in params.items() if _jsonable(v) and k not in RUNNER_PARAMS} | self.fixed
 
     def parameter_problem(self, pname, value):
         """Why ``value`` is not allowed for parameter ``pname``, or None."""
         params = self.cls().get_params(deep=False)
+        if pname in RUNNER_PARAMS and pname in params:
+            return f"is supplied by the runner ({RUNNER_PARAMS[pname]}), not set in a spec"
         if pname not in params:
-            return f"unknown parameter for {self.id}; known: {', '.join(sorted(params))}"
+            known = sorted(name for name in params if name not in RUNNER_PARAMS)
+            return f"unknown parameter for {self.id}; known: {', '.join(known)}"
         if pname in self.fixed:
             return (
                 f"fixed to {self.fixed[pname]!r} by the name '{self.id if self.name != self.id else self.name}'"

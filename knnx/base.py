@@ -20,8 +20,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knnx._params import check_params
-from knnx.neighbors import check_scale
+from knnx._params import InstanceOf, check_params
+from knnx.graphs import GraphStore
+from knnx.neighbors import check_scale, kneighbors
+
+# The ``graphs`` parameter of the estimators that search neighbours: a GraphStore the
+# searches go through (see knnx.graphs), or None. Supplied by the experiment runner (or
+# by a user with a precomputed graph); never part of a spec's setting.
+GRAPHS = InstanceOf(GraphStore, "knnx.GraphStore")
 
 
 class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
@@ -63,6 +69,10 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         return np.ascontiguousarray(X)
+
+    def _kneighbors(self, X, n_neighbors, queries=None):
+        """:func:`knnx.kneighbors` through this estimator's ``graphs`` store, if any."""
+        return kneighbors(X, n_neighbors, queries, graphs=getattr(self, "graphs", None))
 
     @staticmethod
     def _check_scale(X, queries=None):

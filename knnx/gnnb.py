@@ -14,9 +14,9 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import NeighborsClassifierBase
+from knnx.base import GRAPHS, NeighborsClassifierBase
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
-from knnx.neighbors import kneighbors, reciprocal_neighbors
+from knnx.neighbors import reciprocal_neighbors
 
 PHIS = {
     "squared": K.SQUARED,
@@ -85,6 +85,9 @@ class GNNBClassifier(NeighborsClassifierBase):
         and predict alike). None: "l2" when n_splits > 1, "none" otherwise.
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order).
+    graphs : knnx.GraphStore or None, default None
+        Neighbour graphs to reuse or a precomputed graph to use (see
+        :mod:`knnx.graphs`); results are the same with or without.
 
     Attributes
     ----------
@@ -151,6 +154,7 @@ class GNNBClassifier(NeighborsClassifierBase):
         "n_splits": Interval(1, integer=True),
         "block_norm": AnyOf(Options(*BLOCK_NORMS), Literal(None)),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "graphs": GRAPHS,
     }
 
     @classmethod
@@ -175,6 +179,7 @@ class GNNBClassifier(NeighborsClassifierBase):
         n_splits=1,
         block_norm=None,
         seed=None,
+        graphs=None,
     ):
         self.k = k
         self.phi = phi
@@ -184,6 +189,7 @@ class GNNBClassifier(NeighborsClassifierBase):
         self.n_splits = n_splits
         self.block_norm = block_norm
         self.seed = seed
+        self.graphs = graphs
 
     def fit(self, X, y):
         """Train the leveraging coefficients by Algorithm 1 (one run per block). Returns self."""
@@ -247,7 +253,7 @@ class GNNBClassifier(NeighborsClassifierBase):
             if n_classes == 1:  # nothing to learn: every edge stays 0
                 curve["surrogate_risk"] += G.bcl_value(phi, 0.0) / s
                 continue
-            _, nbr = kneighbors(self._block(X, b), self.k)  # the block is freed before the kernel
+            _, nbr = self._kneighbors(self._block(X, b), self.k)  # the block is freed before the kernel
             rptr, rind = reciprocal_neighbors(nbr, m)
             with PARALLEL_LOCK:  # classes train in parallel
                 alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
@@ -301,7 +307,7 @@ class GNNBClassifier(NeighborsClassifierBase):
         proto_X, proto_y, proto_alpha = self._proto[b]
         if len(proto_y) == 0:
             return np.zeros((X.shape[0], n_classes))
-        _, ind = kneighbors(proto_X, min(self.k, len(proto_y)), self._block(X, b))
+        _, ind = self._kneighbors(proto_X, min(self.k, len(proto_y)), self._block(X, b))
         alpha = proto_alpha[:, 1:] if n_classes == 2 else proto_alpha
         return K.unn_scores(ind, np.ascontiguousarray(alpha), proto_y, n_classes, n_classes == 2)
 

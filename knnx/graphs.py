@@ -1,29 +1,42 @@
-"""Reuse of exact neighbour graphs across the cells of a run.
+"""Exact neighbour graphs, kept and handed over explicitly.
 
-:func:`knnx.neighbors.kneighbors` returns the k nearest references ordered by
-(distance, index), exactly; so the graph for k is the first k columns of the graph for
-any k' >= k. Inside ``with reuse_graphs(k_max):`` a call ``kneighbors(X, k, queries)``
+:func:`knnx.kneighbors` returns the k nearest references ordered by (distance, index),
+exactly; so the graph for k is the first k columns of the graph for any k' >= k. A
+:class:`GraphStore` keeps such graphs: ``kneighbors(X, k, queries, graphs=store)``
 looks for a stored graph of the same reference and query arrays (compared by a
 BLAKE2b digest of dtype, shape and bytes) with at least k columns and returns its
-first k; on a miss it computes max(k, k_max) columns (capped at what the data allows),
-stores them and returns the first k. Outside the context nothing is stored, so the
-library's behaviour and memory are unchanged.
+first k; on a miss it computes ``max(k, store.k_max)`` columns (capped at what the data
+allows), stores them and returns the first k. Without a store nothing is kept: there
+is no hidden or global graph cache anywhere in knnx.
 
-The runner enters the context around each cell with k_max = the largest neighbour
-count any cell of the spec asks of that dataset, using one store per process
-(:data:`PROCESS_CACHE`), so the kNN, UNN, GNNB and LpO cells of one split share one
-leave-one-out graph and one test graph per worker process. Stored graphs are kept
-most-recently-used first within ``max_bytes`` (default 512 MB).
+Estimators that search neighbours take the store as their ``graphs`` parameter
+(:class:`knnx.KNNClassifier`, :class:`knnx.UNN`, :class:`knnx.GNNB`, ...), as
+scikit-learn's ``Pipeline`` takes a ``memory``: results are identical with or without
+it, only the time differs. Copying an estimator (``sklearn.base.clone``, grid search)
+shares its store rather than copying the graphs.
+
+A graph computed elsewhere is given to an estimator by adding it to a store
+(:meth:`GraphStore.add`), as scikit-learn's ``metric="precomputed"`` and
+``KNeighborsTransformer`` take a precomputed graph::
+
+    store = GraphStore()
+    store.add(X_train, neigh_dist, neigh_ind)                # leave-one-out graph
+    store.add(X_train, test_dist, test_ind, queries=X_test)  # test rows against it
+    KNNClassifier(k=5, graphs=store).fit(X_train, y).predict(X_test)  # no search
+
+The experiment runner keeps one store per worker process and hands it to every cell,
+with ``k_max`` the largest neighbour count any cell of the spec asks of the dataset,
+so the kNN, UNN, GNNB and LpO cells of one split share one leave-one-out graph and
+one test graph per process. Stored graphs are kept most-recently-used first within
+``max_bytes`` (default 512 MB).
 """
 
 import hashlib
 from collections import OrderedDict
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 import numpy as np
 
-_ACTIVE = ContextVar("knnx_graph_cache", default=None)
+__all__ = ["GraphStore", "fingerprint"]
 
 
 def fingerprint(a):
@@ -35,60 +48,143 @@ def fingerprint(a):
     return h.hexdigest()
 
 
-class GraphCache:
-    """Stored graphs keyed by (reference digest, query digest or "loo")."""
+class _Shelf:
+    """The storage several views of one store share."""
 
-    def __init__(self, k_max=0, max_bytes=512 * 2**20):
-        self.k_max = int(k_max)
+    def __init__(self, max_bytes):
         self.max_bytes = max_bytes
-        self._store = OrderedDict()
+        self.graphs = OrderedDict()
         self.hits = 0
         self.misses = 0
 
+
+class GraphStore:
+    """Exact neighbour graphs for reuse, keyed by (reference array, query array or
+    leave-one-out); see the module docstring.
+
+    Parameters
+    ----------
+    k_max : int, default 0
+        On a miss, a search for k neighbours computes ``max(k, k_max)`` columns (capped
+        at what the data allows), so that later requests up to ``k_max`` are hits.
+    max_bytes : int, default 512 MiB
+        Graphs beyond this total are dropped, least recently used first (the last one
+        stored is always kept).
+
+    Attributes
+    ----------
+    hits, misses : int
+        Requests answered from the store, and computed.
+
+    Notes
+    -----
+    Graphs hold squared Euclidean distances and indices ordered by (distance, index),
+    as :func:`knnx.kneighbors` returns them. ``copy.copy`` and ``copy.deepcopy`` (so
+    scikit-learn's ``clone``) return the store itself: estimators cloned from one
+    another share it. A pickled store (an estimator sent to a worker process) arrives
+    empty: each process keeps its own graphs.
+    """
+
+    def __init__(self, k_max=0, max_bytes=512 * 2**20):
+        self.k_max = int(k_max)
+        self._shelf = _Shelf(max_bytes)
+
+    # --- the protocol knnx.kneighbors uses ----------------------------------------------
+
     def key(self, X, queries):
+        """The store's key of a search of ``queries`` (None: leave-one-out) among ``X``."""
         return fingerprint(X), ("loo" if queries is None else fingerprint(queries))
 
     def get(self, key, k):
-        """(dist, ind) with k columns from a stored graph with at least k, or None."""
-        entry = self._store.get(key)
+        """``(neigh_dist, neigh_ind)`` with k columns from a stored graph with at least k,
+        or None (copies: a caller may modify them)."""
+        entry = self._shelf.graphs.get(key)
         if entry is None or entry[0].shape[1] < k:
-            self.misses += 1
+            self._shelf.misses += 1
             return None
-        self._store.move_to_end(key)
-        self.hits += 1
+        self._shelf.graphs.move_to_end(key)
+        self._shelf.hits += 1
         dist, ind = entry
         return dist[:, :k].copy(), ind[:, :k].copy()
 
-    def put(self, key, dist, ind):
-        self._store[key] = (dist, ind)
-        self._store.move_to_end(key)
-        total = sum(d.nbytes + i.nbytes for d, i in self._store.values())
-        while total > self.max_bytes and len(self._store) > 1:
-            _, (d, i) = self._store.popitem(last=False)
+    def put(self, key, neigh_dist, neigh_ind):
+        """Store a graph under ``key`` (see :meth:`key`), replacing any stored one."""
+        shelf = self._shelf
+        shelf.graphs[key] = (neigh_dist, neigh_ind)
+        shelf.graphs.move_to_end(key)
+        total = self.nbytes
+        while total > shelf.max_bytes and len(shelf.graphs) > 1:
+            _, (d, i) = shelf.graphs.popitem(last=False)
             total -= d.nbytes + i.nbytes
 
+    # --- public --------------------------------------------------------------------------
 
-def active():
-    """The GraphCache of the current context, or None."""
-    return _ACTIVE.get()
+    def add(self, X, neigh_dist, neigh_ind, queries=None):
+        """Store a graph computed elsewhere: the k nearest rows of ``X`` to each row of
+        ``queries`` (None: to each row of X, itself excluded). Returns self.
 
+        ``neigh_dist`` holds squared distances, shape (n_queries, k); ``neigh_ind`` row
+        indices into X, same shape; each row ordered by (distance, index). Checked: the
+        shapes, that indices are valid (and, leave-one-out, no row lists itself) and the
+        order; not checked: that they are the nearest (the store answers with what it is
+        given, which lets a graph of another dissimilarity be used on purpose)."""
+        X = np.asarray(X)
+        dist = np.ascontiguousarray(neigh_dist, dtype=np.float64)
+        ind = np.asarray(neigh_ind)
+        m = X.shape[0] if queries is None else np.asarray(queries).shape[0]
+        if dist.ndim != 2 or dist.shape[0] != m or ind.shape != dist.shape:
+            raise ValueError(
+                f"neigh_dist and neigh_ind: expected equal shapes (n_queries = {m}, k), got {dist.shape} and {ind.shape}"
+            )
+        if ind.dtype.kind not in "iu":
+            raise ValueError(f"neigh_ind: expected integer indices, got dtype {ind.dtype}")
+        ind = np.ascontiguousarray(ind, dtype=np.intp)
+        if ind.size and (ind.min() < 0 or ind.max() >= X.shape[0]):
+            raise ValueError(f"neigh_ind: indices must be in [0, {X.shape[0]}), X's rows")
+        if queries is None and np.any(ind == np.arange(m)[:, None]):
+            raise ValueError("neigh_ind: a leave-one-out graph lists a row among its own neighbours")
+        if not np.all(np.isfinite(dist)) or (dist.size and dist.min() < 0):
+            raise ValueError("neigh_dist: expected finite squared distances >= 0")
+        step_d, step_i = np.diff(dist, axis=1), np.diff(ind, axis=1)
+        if np.any((step_d < 0) | ((step_d == 0) & (step_i <= 0))):
+            raise ValueError("neigh_dist and neigh_ind: each row must be ordered by (distance, index)")
+        self.put(self.key(X, queries), dist, ind)
+        return self
 
-# The process's store: it outlives each ``with`` block, so consecutive cells of a run in
-# one (worker) process share their graphs.
-PROCESS_CACHE = GraphCache()
+    def with_k_max(self, k_max):
+        """A view of the same graphs whose misses compute ``k_max`` columns."""
+        view = object.__new__(GraphStore)
+        view.k_max, view._shelf = int(k_max), self._shelf
+        return view
 
+    def clear(self):
+        """Drop every stored graph."""
+        self._shelf.graphs.clear()
 
-@contextmanager
-def reuse_graphs(k_max=0, cache=None):
-    """Store and reuse neighbour graphs inside the block (see the module docstring).
+    @property
+    def hits(self):
+        return self._shelf.hits
 
-    ``cache``: a GraphCache; default the process-wide one, whose graphs persist from
-    one block to the next. ``k_max`` applies inside this block."""
-    cache = PROCESS_CACHE if cache is None else cache
-    previous_k, cache.k_max = cache.k_max, int(k_max)
-    token = _ACTIVE.set(cache)
-    try:
-        yield cache
-    finally:
-        _ACTIVE.reset(token)
-        cache.k_max = previous_k
+    @property
+    def misses(self):
+        return self._shelf.misses
+
+    @property
+    def nbytes(self):
+        """Bytes held by the stored graphs."""
+        return sum(d.nbytes + i.nbytes for d, i in self._shelf.graphs.values())
+
+    def __len__(self):
+        return len(self._shelf.graphs)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):  # a copy in another process starts empty
+        return (GraphStore, (self.k_max, self._shelf.max_bytes))
+
+    def __repr__(self):
+        return f"GraphStore(k_max={self.k_max}, graphs={len(self)}, nbytes={self.nbytes})"

@@ -5,10 +5,9 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import vote
 from knnx._params import Interval, Options
-from knnx.base import NeighborsClassifierBase
+from knnx.base import GRAPHS, NeighborsClassifierBase
 from knnx.limits import lpo_bytes, memory_problem
 from knnx.lpo import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
-from knnx.neighbors import kneighbors
 
 
 class _VotingClassifier(NeighborsClassifierBase):
@@ -19,7 +18,7 @@ class _VotingClassifier(NeighborsClassifierBase):
 
     def _scores(self, X):
         X = self._validate_query(X)
-        neigh_dist, neigh_ind = kneighbors(self._fit_X, self._vote_k(), X)
+        neigh_dist, neigh_ind = self._kneighbors(self._fit_X, self._vote_k(), X)
         pred = np.empty(X.shape[0], dtype=np.intp)
         proba = np.empty((X.shape[0], len(self.classes_)))
         with PARALLEL_LOCK:
@@ -55,6 +54,9 @@ class KNNClassifier(_VotingClassifier):
         ``uniform``: plurality vote. ``distance``: each neighbour votes with weight
         1 / Euclidean distance; if some neighbours coincide with the query (distance
         0), only those vote, with weight 1 each (as scikit-learn does).
+    graphs : knnx.GraphStore or None, default None
+        Neighbour graphs to reuse or a precomputed graph to use (see
+        :mod:`knnx.graphs`); predictions are the same with or without.
 
     Attributes
     ----------
@@ -81,11 +83,13 @@ class KNNClassifier(_VotingClassifier):
     _parameter_constraints = {
         "k": Interval(1, integer=True),
         "weights": Options("uniform", "distance"),
+        "graphs": GRAPHS,
     }
 
-    def __init__(self, k=1, weights="uniform"):
+    def __init__(self, k=1, weights="uniform", graphs=None):
         self.k = k
         self.weights = weights
+        self.graphs = graphs
 
     def fit(self, X, y):
         """Store the training set. Returns self."""
@@ -127,6 +131,8 @@ class KNNLpoClassifier(_VotingClassifier):
         only; the exact weighted LpO risk (ties of real-valued weight sums cost 1/2)
         is counted as :func:`knnx.lpo_risk` describes, and its cost grows with p for
         points whose vote is contested.
+    graphs : knnx.GraphStore or None, default None
+        Neighbour graphs to reuse (see :mod:`knnx.graphs`); results are the same.
 
     Attributes
     ----------
@@ -144,6 +150,7 @@ class KNNLpoClassifier(_VotingClassifier):
         "p": Interval(1, integer=True),
         "k_max": Interval(1, integer=True),
         "weights": Options("uniform", "distance"),
+        "graphs": GRAPHS,
     }
 
     @classmethod
@@ -162,10 +169,11 @@ class KNNLpoClassifier(_VotingClassifier):
                 problems.append(problem)
         return problems
 
-    def __init__(self, p=1, k_max=50, weights="uniform"):
+    def __init__(self, p=1, k_max=50, weights="uniform", graphs=None):
         self.p = p
         self.k_max = k_max
         self.weights = weights
+        self.graphs = graphs
 
     def fit(self, X, y):
         """Select k by exact LpO on (X, y), then store the training set. Returns self."""
@@ -177,7 +185,7 @@ class KNNLpoClassifier(_VotingClassifier):
                 f"KNNLpoClassifier: p={self.p} must be below the training set size (n_samples = {n})"
             )
         self.k_max_ = min(self.k_max, n - self.p)
-        neigh_dist, neigh_ind = kneighbors(X, self.k_max_ + self.p - 1)
+        neigh_dist, neigh_ind = self._kneighbors(X, self.k_max_ + self.p - 1)
         if self.weights == "distance":
             self.lpo_risk_ = lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, y_codes, self.p, self.k_max_)
         else:

@@ -58,7 +58,7 @@ def _labels(y, n):
     return classes, codes.astype(np.intp)
 
 
-def lpo_risk(X, y, p, k_max, weights="uniform"):
+def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
     """Exact leave-p-out risk of kNN for k = 1 .. k_max.
 
     Parameters
@@ -74,6 +74,8 @@ def lpo_risk(X, y, p, k_max, weights="uniform"):
     weights : {"uniform", "distance"}
         ``uniform``: plurality vote. ``distance``: the vote of
         ``KNNClassifier(k, weights="distance")``, see the notes.
+    graphs : knnx.GraphStore, optional
+        Where the leave-one-out graph is looked up and kept (see :mod:`knnx.graphs`).
 
     Returns
     -------
@@ -153,7 +155,7 @@ def lpo_risk(X, y, p, k_max, weights="uniform"):
     if weights == "distance" and len(classes) > 2:
         raise DataError(f"weights='distance': exact LpO supports two classes, y has {len(classes)}")
     check_memory(lpo_bytes(n, X.shape[1], p, k_max), f"exact leave-{p}-out for k up to {k_max} on {n} rows")
-    neigh_dist, neigh_ind = kneighbors(X, k_max + p - 1)
+    neigh_dist, neigh_ind = kneighbors(X, k_max + p - 1, graphs=graphs)
     if weights == "distance":
         return lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, codes, p, k_max)
     return lpo_risk_from_graph(neigh_ind, codes, p, k_max)
@@ -256,13 +258,14 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
     return total / n
 
 
-def select_k(X, y, p, k_max, weights="uniform"):
+def select_k(X, y, p, k_max, weights="uniform", *, graphs=None):
     """k chosen by exact leave-p-out: the smallest k among those of minimal risk.
 
-    Returns ``(k_p, risk)`` with ``risk`` as in :func:`lpo_risk`. Risks within
-    1e-12 of the minimum count as equal (the estimate is exact to about 1e-14).
+    Returns ``(k_p, risk)`` with ``risk`` as in :func:`lpo_risk` (``graphs`` too).
+    Risks within 1e-12 of the minimum count as equal (the estimate is exact to about
+    1e-14).
     """
-    risk = lpo_risk(X, y, p, k_max, weights)
+    risk = lpo_risk(X, y, p, k_max, weights, graphs=graphs)
     return _argmin_k(risk), risk
 
 

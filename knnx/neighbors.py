@@ -22,7 +22,6 @@ import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from knnx import graphs
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.neighbors import (
     brute_rows,
@@ -36,7 +35,7 @@ from knnx._kernels.neighbors import (
 from knnx.errors import DataError
 from knnx.limits import check_memory, graph_bytes
 
-__all__ = ["kneighbors", "reciprocal_neighbors", "as_float_array", "check_scale"]
+__all__ = ["kneighbors", "reciprocal_neighbors", "search_paths", "as_float_array", "check_scale"]
 
 # Unit roundoffs of float32 and float64.
 _U32 = 2.0**-24
@@ -199,7 +198,7 @@ def _check_spread(spread, d):
         )
 
 
-def kneighbors(X, n_neighbors, queries=None, *, squared=True):
+def kneighbors(X, n_neighbors, queries=None, *, squared=True, graphs=None):
     """Exact k nearest neighbours in squared Euclidean distance.
 
     Parameters
@@ -214,6 +213,9 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
         point is excluded from its own list (its duplicates are not).
     squared : bool, default True
         Return squared distances (the ranked quantity). If False, their square roots.
+    graphs : knnx.GraphStore, optional
+        Where to look for the graph first and keep it after (see :mod:`knnx.graphs`):
+        the result is the same, only the time differs. Without it nothing is kept.
 
     Returns
     -------
@@ -247,16 +249,15 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True):
         what = "n_samples - 1 (leave-one-out)" if loo else "n_samples"
         raise DataError(f"n_neighbors: must be between 1 and {what} = {k_max}, got {k}")
 
-    cache = graphs.active()
-    if cache is None or Q.shape[0] == 0:
+    if graphs is None or Q.shape[0] == 0:
         return _finish(*_exact(R, Q, loo, k), squared)
-    # Inside knnx.graphs.reuse_graphs: the k-graph is the first k columns of any larger
-    # one (neighbours are ordered by (distance, index)), so compute once at k_max.
-    key = cache.key(R, None if loo else Q)
-    hit = cache.get(key, k)
+    # The k-graph is the first k columns of any larger one (neighbours are ordered by
+    # (distance, index)), so a store computes once at its k_max.
+    key = graphs.key(R, None if loo else Q)
+    hit = graphs.get(key, k)
     if hit is None:
-        full = _exact(R, Q, loo, max(k, min(cache.k_max, k_max)))
-        cache.put(key, *full)
+        full = _exact(R, Q, loo, max(k, min(graphs.k_max, k_max)))
+        graphs.put(key, *full)
         hit = full[0][:, :k].copy(), full[1][:, :k].copy()
     return _finish(*hit, squared)
 
@@ -272,19 +273,47 @@ def _exact(R, Q, loo, k):
     if m == 0:
         return out_dist, out_ind
     centred = _centre(R, Q, loo)
-    if _SELECT_FACTOR * k >= n_ref * d:
+    path = search_paths(m, n_ref, d, k, loo)[0]
+    if path == "select":
         with PARALLEL_LOCK:
             select_rows(Q, np.ascontiguousarray(R.T), np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
         return out_dist, out_ind
-    cap = _candidate_capacity(k)
-    if (
-        m * n_ref <= _BRUTE_WORK
-        or n_ref <= 4 * cap
-        or not _screened_search(Q, R, k, loo, centred, out_dist, out_ind)
-    ):
+    if path == "brute" or not _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
         with PARALLEL_LOCK:
             brute_rows(Q, R, np.arange(m, dtype=np.intp), loo, out_dist, out_ind)
     return out_dist, out_ind
+
+
+def search_paths(m, n_ref, d, k, loo):
+    """The kernel paths :func:`kneighbors` takes for ``m`` queries (``loo``: the
+    leave-one-out graph) among ``n_ref`` rows of ``d`` features, ``k`` neighbours, the
+    first deciding: ["select"] (every float64 distance, the k smallest selected),
+    ["brute"], or "screen" then "brute" (for rows whose candidates overflow) and, at
+    large sizes, "seed" (a sampled first threshold) and "symmetric" (leave-one-out by
+    block pairs). The search itself follows this list; the runner's warm-up compiles
+    the kernels it names before a cell is timed."""
+    if _SELECT_FACTOR * k >= n_ref * d:
+        return ["select"]
+    if m * n_ref <= _BRUTE_WORK or n_ref <= 4 * _candidate_capacity(k):
+        return ["brute"]
+    paths = ["screen", "brute"]
+    if _seeded(n_ref, k):
+        paths.append("seed")
+    if _symmetric(n_ref, d, k, loo):
+        paths.append("symmetric")
+    return paths
+
+
+def _seeded(n_ref, k):
+    """Whether the screened search starts from a seeded threshold (see _SEED_SAMPLE)."""
+    return n_ref >= 8 * _SEED_SAMPLE and 16 * k <= n_ref
+
+
+def _symmetric(n_ref, d, k, loo):
+    """Whether the screened leave-one-out search runs by block pairs (_symmetric_loo)."""
+    return (
+        loo and d >= _SYMMETRIC_MIN_FEATURES and n_ref * _candidate_capacity(k) * 16 <= _SYMMETRIC_MAX_STATE
+    )
 
 
 def _finish(out_dist, out_ind, squared):
@@ -330,7 +359,7 @@ class _Screen:
         # Seeding: a guessed threshold from a fixed strided sample of references (see
         # seed_thresholds) spares most heap insertions while a heap would fill from +inf.
         n_sample = min(n_ref, _SEED_SAMPLE)
-        self.seed = n_ref >= 8 * _SEED_SAMPLE and 16 * k <= n_ref
+        self.seed = _seeded(n_ref, k)
         if self.seed:
             self.sample = (np.arange(n_sample) * (n_ref // n_sample)).astype(np.intp)
             self.Rs_sample = np.ascontiguousarray(self.Rs[self.sample])
@@ -451,7 +480,7 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
 
     starts = range(0, m, query_block)
     n_threads = min(numba.get_num_threads(), len(starts))
-    symmetric = loo and d >= _SYMMETRIC_MIN_FEATURES and n_ref * sc.cap * 16 <= _SYMMETRIC_MAX_STATE
+    symmetric = _symmetric(n_ref, d, k, loo)
     pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else contextlib.nullcontext()
     with _single_threaded_blas(), pool:
 

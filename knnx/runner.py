@@ -90,14 +90,15 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from knnx import graphs
 from knnx._text import escape_control
 from knnx._version import __version__
 from knnx.algorithms import LPO_RISK
 from knnx.datasets import REGISTERED, load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
+from knnx.graphs import GraphStore
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
+from knnx.neighbors import search_paths
 from knnx.plugins import add_import_dirs, import_object
 from knnx.preprocess import standardize
 from knnx.report import configuration_labels, format_table, mark_best, summarize
@@ -242,6 +243,11 @@ def _dataset(payload):
 # identical either way (tested), only the time differs.
 REUSE_GRAPHS = True
 
+# The graphs this process keeps for its cells (a pool or Dask worker has its own): the
+# runner hands it, explicitly, to every estimator that takes a ``graphs`` parameter
+# (see :func:`with_graphs`) and to the exact LpO risk.
+PROCESS_GRAPHS = GraphStore()
+
 # Warm the numba kernels up before a process's first timed cell of each setting
 # (:func:`_warm_up`); results are identical either way (tested), only the timings differ.
 WARM_UP = True
@@ -249,8 +255,8 @@ WARM_UP = True
 
 def run_cell(payload, fit_progress=None):
     """Fit and evaluate one cell; return ``(index, rows, curve_rows, warnings, timing)``;
-    with ``payload["graph_k"]`` > 0 its neighbour graphs come from and go to the
-    process's graph store (:func:`knnx.graphs.reuse_graphs`).
+    with ``payload["graph_k"]`` > 0 its estimators are given the process's graph store
+    (:data:`PROCESS_GRAPHS`) with that width (see :mod:`knnx.graphs`).
 
     ``fit_progress(index, done, total, text=None)`` relays the progress of an estimator
     whose ``fit`` takes a ``progress`` callback, and (``text``) says when this process
@@ -267,11 +273,9 @@ def run_cell(payload, fit_progress=None):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            if payload.get("graph_k", 0) > 0:
-                with graphs.reuse_graphs(payload["graph_k"]):
-                    result = _run_cell(payload, fit_progress)
-            else:
-                result = _run_cell(payload, fit_progress)
+            k_max = payload.get("graph_k", 0)
+            store = PROCESS_GRAPHS.with_k_max(k_max) if k_max > 0 else None
+            result = _run_cell(payload, fit_progress, store)
     except (Exception, SystemExit) as exc:
         try:  # the warm-up was spent all the same: _checked passes it on with the CellError
             exc.warmup_seconds = spent
@@ -320,13 +324,14 @@ def _warm_up(payload, note=None):
     neighbour counts); under protocol lpo it computes the LpO risk instead, as
     :func:`_lpo_rows` does. A tuned cell warms up every setting of its grid. The tiny
     fit's neighbour searches are answered by NumPy and recorded (:class:`_TinyGraphs`);
-    the search kernels the cell's own sizes will take (:func:`_search_paths`) are then
+    the search kernels the cell's own sizes will take
+    (:func:`knnx.neighbors.search_paths`) are then
     warmed up on small arrays (:func:`_warm_search`).
 
     Nothing of the cell changes: the warm-up runs with the global random states of
     ``random`` and NumPy saved and restored, its warnings discarded, and its neighbour
-    graphs in a store of its own that keeps none (never the process's, see
-    :mod:`knnx.graphs`); a warm-up that fails for any reason is skipped, and the cell
+    graphs in a store of its own that keeps none (never the process's,
+    :data:`PROCESS_GRAPHS`); a warm-up that fails for any reason is skipped, and the cell
     then compiles what it needs as it did before. ``note(index, 0, 0, text)``, if
     given, is told ``WARMUP_TEXT`` first.
     """
@@ -343,11 +348,11 @@ def _warm_up(payload, note=None):
         except Exception:  # noqa: BLE001 - a display problem must not touch the cell
             pass
     recorder = _TinyGraphs()
-    with _isolated(recorder):
+    with _isolated():
         for key, run in plan:
             _WARMED.add(key)
             try:
-                run()
+                run(recorder)
             except (Exception, SystemExit):  # noqa: BLE001 - skipped: the cell runs as before
                 continue
         try:
@@ -389,15 +394,19 @@ def _warmup_plan(payload):
             continue
         X, y, X_test = _tiny_problem(n_classes, n_features, need)
         if kind == "lpo":
-            run = partial(LPO_RISK[name], setting, X, y, held_out)
+            run = partial(_tiny_lpo, LPO_RISK[name], setting, X, y, held_out)
         else:
             run = partial(_tiny_fit, cls, setting, X, y, X_test, proba)
         plan.append((key, run))
     return plan
 
 
-def _tiny_fit(cls, setting, X, y, X_test, proba):
-    estimator = cls(**setting).fit(X, y)
+def _tiny_lpo(risk, setting, X, y, held_out, store):
+    risk(setting, X, y, held_out, graphs=store)
+
+
+def _tiny_fit(cls, setting, X, y, X_test, proba, store):
+    estimator = with_graphs(cls(**setting), store).fit(X, y)
     estimator.predict(X_test)
     if proba:
         estimator.predict_proba(X_test)
@@ -433,7 +442,7 @@ def _tiny_problem(n_classes, n_features, need):
     return X[~test], y[~test], X[test]
 
 
-class _TinyGraphs(graphs.GraphCache):
+class _TinyGraphs(GraphStore):
     """The warm-up's graph store: it answers every neighbour search of a tiny fit itself
     (:func:`_brute_graph`) and notes it in ``searches`` as ``(leave-one-out?, k)``. So a
     tiny fit runs no search kernel at its own sizes (the cell's sizes choose those, see
@@ -469,15 +478,15 @@ def _brute_graph(X, queries, k):
 
 
 @contextmanager
-def _isolated(recorder):
+def _isolated():
     """The warm-up's context: global random states restored at the end, warnings
-    discarded, neighbour graphs to ``recorder`` only."""
+    discarded."""
     import random
 
     # the legacy global state: what an estimator given no seed draws from
     py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
     try:
-        with warnings.catch_warnings(), graphs.reuse_graphs(0, cache=recorder):
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
@@ -486,10 +495,10 @@ def _isolated(recorder):
 
 
 def _cell_search_paths(payload, searches):
-    """The search paths (see :func:`_search_paths`) of the cell's own searches, in first
-    use order: each recorded search of the tiny fit, taken at the cell's sizes (a
-    leave-one-out graph of the training part, or the test part against it) with its
-    width raised to the run's graph width ``graph_k`` as :mod:`knnx.graphs` does."""
+    """The search paths (:func:`knnx.neighbors.search_paths`) of the cell's own searches,
+    in first use order: each recorded search of the tiny fit, taken at the cell's sizes
+    (a leave-one-out graph of the training part, or the test part against it) with its
+    width raised to the run's graph width ``graph_k`` as a GraphStore does."""
     n_train, n_test = len(payload["train"]), len(payload["test"])
     d = _dataset(payload).X.shape[1]
     paths = []
@@ -497,33 +506,12 @@ def _cell_search_paths(payload, searches):
         m, k_cap = (n_train, n_train - 1) if loo else (n_test, n_train)
         k = max(k, min(payload.get("graph_k", 0), k_cap))
         if m > 0 and 1 <= k <= k_cap:
-            paths += [p for p in _search_paths(m, n_train, d, k, loo) if p not in paths]
-    return paths
-
-
-def _search_paths(m, n_ref, d, k, loo):
-    """The kernel paths :func:`knnx.kneighbors` takes for ``m`` queries (``loo``: the
-    leave-one-out graph) among ``n_ref`` rows of ``d`` features, ``k`` neighbours:
-    "select", "brute", or "screen" with "brute" (rows whose candidates overflow) and, at
-    large sizes, "seed" and "symmetric". This mirrors the choice of
-    ``knnx.neighbors._exact``; should the two drift apart, a warm-up misses a kernel,
-    which then compiles inside the cell as before (results never depend on it)."""
-    from knnx import neighbors as N
-
-    if N._SELECT_FACTOR * k >= n_ref * d:
-        return ["select"]
-    if m * n_ref <= N._BRUTE_WORK or n_ref <= 4 * N._candidate_capacity(k):
-        return ["brute"]
-    paths = ["screen", "brute"]
-    if n_ref >= 8 * N._SEED_SAMPLE and 16 * k <= n_ref:
-        paths.append("seed")
-    if loo and d >= N._SYMMETRIC_MIN_FEATURES:
-        paths.append("symmetric")
+            paths += [p for p in search_paths(m, n_train, d, k, loo) if p not in paths]
     return paths
 
 
 def _warm_search(path):
-    """Run the kernels of one search path (see :func:`_search_paths`) on small random
+    """Run the kernels of one search path (see :func:`knnx.neighbors.search_paths`) on small random
     arrays, k = 1, as ``knnx.neighbors._exact`` runs them (a few milliseconds once they
     are compiled; "seed" and "symmetric" need 8192 and 1025 rows to occur)."""
     from knnx import neighbors as N
@@ -561,8 +549,23 @@ def _fit_kwargs(estimator, index, fit_progress):
     return {"progress": lambda done, total: fit_progress(index, done, total)}
 
 
-def _run_cell(payload, fit_progress=None):
-    """Fit and evaluate one cell; return ``(index, rows, curve_rows)``.
+def with_graphs(estimator, store):
+    """``estimator``, given ``store`` as its ``graphs`` parameter when it has one left at
+    None (knnx's neighbour estimators; any estimator may opt in the same way) and
+    ``store`` is not None; unchanged otherwise."""
+    if store is not None:
+        try:
+            params = estimator.get_params(deep=False)
+        except Exception:  # noqa: BLE001 - not ours to judge here: fit will say
+            return estimator
+        if "graphs" in params and params["graphs"] is None:
+            estimator.set_params(graphs=store)
+    return estimator
+
+
+def _run_cell(payload, fit_progress=None, store=None):
+    """Fit and evaluate one cell; return ``(index, rows, curve_rows)``; ``store``: the
+    GraphStore its estimators and LpO risks search through, or None.
 
     ``rows``: one per metric of the spec, then one per entry of the fitted
     estimator's ``reported_`` dict, if any (``metric`` = the entry's name, e.g.
@@ -576,14 +579,14 @@ def _run_cell(payload, fit_progress=None):
         X_train, X_test = standardize(X_train, X_test)
     protocol = json.loads(payload["protocol"])
     if protocol["kind"] == "lpo":
-        return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"]), []
+        return payload["index"], _lpo_rows(payload, X_train, ds.y[tr], protocol["p"], store), []
     cls = _estimator_class(payload)
     chosen = {}
     if payload.get("tune"):
-        best, chosen = _tune(cls, payload, X_train, ds.y[tr], ds.n_classes)
-        estimator = cls(**best)
+        best, chosen = _tune(cls, payload, X_train, ds.y[tr], ds.n_classes, store)
+        estimator = with_graphs(cls(**best), store)
     else:
-        estimator = cls(**payload["params"])
+        estimator = with_graphs(cls(**payload["params"]), store)
     fit_kwargs = _fit_kwargs(estimator, payload["index"], fit_progress)
     t0 = time.perf_counter()
     estimator.fit(X_train, ds.y[tr], **fit_kwargs)
@@ -618,7 +621,7 @@ def _run_cell(payload, fit_progress=None):
     return payload["index"], rows, curves
 
 
-def _tune(cls, payload, X, y, n_classes):
+def _tune(cls, payload, X, y, n_classes, store=None):
     """Choose a setting of a tuned cell on stratified inner folds of its training part.
 
     As scikit-learn's ``GridSearchCV(cls(), grid, cv=StratifiedKFold(cv, shuffle=True,
@@ -637,7 +640,7 @@ def _tune(cls, payload, X, y, n_classes):
     scores = np.empty((len(tune["settings"]), len(folds)))
     for i, setting in enumerate(tune["settings"]):
         for j, (inner, held) in enumerate(folds):
-            est = cls(**setting).fit(X[inner], y[inner])
+            est = with_graphs(cls(**setting), store).fit(X[inner], y[inner])
             if metric in ("error", "accuracy"):
                 scores[i, j] = accuracy_score(y[held], est.predict(X[held]))
                 continue
@@ -727,11 +730,11 @@ def _base_row(payload, n_train, n_test, fit_seconds, predict_seconds):
     }
 
 
-def _lpo_rows(payload, X, y, p):
+def _lpo_rows(payload, X, y, p, store=None):
     """Protocol lpo: one ``error`` row, the exact leave-p-out estimate on all n rows
     (n_train = n - p, n_test = p, fit_seconds = time of the closed form)."""
     t0 = time.perf_counter()
-    risk = LPO_RISK[payload["registered"]](payload["params"], X, y, p)
+    risk = LPO_RISK[payload["registered"]](payload["params"], X, y, p, graphs=store)
     base = _base_row(payload, len(y) - p, p, time.perf_counter() - t0, 0.0)
     return [{**base, "metric": "error", "value": risk}]
 

@@ -12,9 +12,9 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import NeighborsClassifierBase
+from knnx.base import GRAPHS, NeighborsClassifierBase
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
-from knnx.neighbors import kneighbors, reciprocal_neighbors
+from knnx.neighbors import reciprocal_neighbors
 
 LOSSES = {
     "exp": K.EXP,
@@ -81,6 +81,9 @@ class UNNClassifier(NeighborsClassifierBase):
         with c = (1 - alpha)/2, defined for x > -1/c; alpha -> 1 gives exp(-x).
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order, the paper's WIC(t) = t).
+    graphs : knnx.GraphStore or None, default None
+        Neighbour graphs to reuse or a precomputed graph to use (see
+        :mod:`knnx.graphs`); results are the same with or without.
 
     Attributes
     ----------
@@ -147,6 +150,7 @@ class UNNClassifier(NeighborsClassifierBase):
         "step": Options(*STEPS),
         "amari_alpha": Interval(-1, 1, low_open=True, high_open=True),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "graphs": GRAPHS,
     }
 
     @classmethod
@@ -172,6 +176,7 @@ class UNNClassifier(NeighborsClassifierBase):
         step="closed_form",
         amari_alpha=0.5,
         seed=None,
+        graphs=None,
     ):
         self.k = k
         self.loss = loss
@@ -182,6 +187,7 @@ class UNNClassifier(NeighborsClassifierBase):
         self.step = step
         self.amari_alpha = amari_alpha
         self.seed = seed
+        self.graphs = graphs
 
     def _codes(self):
         smoothing = "raw" if self.smoothing is True else self.smoothing
@@ -219,7 +225,7 @@ class UNNClassifier(NeighborsClassifierBase):
             self.n_infinite_ = 0
             self._set_prototypes(X, y_codes)
             return [self.alpha_.copy() for _ in snap_at]
-        _, nbr = kneighbors(X, self.k)
+        _, nbr = self._kneighbors(X, self.k)
         rptr, rind = reciprocal_neighbors(nbr, m)
         train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
         if self.seed is None:
@@ -284,7 +290,7 @@ class UNNClassifier(NeighborsClassifierBase):
         n_proto = len(self.prototypes_)
         if n_proto == 0:
             return np.zeros((X.shape[0], n_classes))
-        _, ind = kneighbors(self._proto_X, min(self.k, n_proto), X)
+        _, ind = self._kneighbors(self._proto_X, min(self.k, n_proto), X)
         alpha = self._proto_alpha[:, 1:] if n_classes == 2 else self._proto_alpha
         return K.unn_scores(ind, np.ascontiguousarray(alpha), self._proto_y, n_classes, n_classes == 2)
 
@@ -335,7 +341,7 @@ class UNNCVClassifier(UNNClassifier):
     n_thetas : int, default 10
     cv : int, default 2
         Inner folds, stratified, drawn from ``seed`` (0 if None).
-    k, loss, chooser, smoothing, step, amari_alpha, seed : as :class:`UNNClassifier`.
+    k, loss, chooser, smoothing, step, amari_alpha, seed, graphs : as :class:`UNNClassifier`.
 
     Attributes
     ----------
@@ -364,6 +370,7 @@ class UNNCVClassifier(UNNClassifier):
         step="closed_form",
         amari_alpha=0.5,
         seed=None,
+        graphs=None,
     ):
         self.k = k
         self.loss = loss
@@ -374,6 +381,7 @@ class UNNCVClassifier(UNNClassifier):
         self.step = step
         self.amari_alpha = amari_alpha
         self.seed = seed
+        self.graphs = graphs
 
     def fit(self, X, y):
         """Choose theta by inner CV, then fit UNN on all of (X, y). Returns self."""
@@ -407,5 +415,5 @@ class UNNCVClassifier(UNNClassifier):
         return self
 
     def _unn_params(self, **extra):
-        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed")
+        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed", "graphs")
         return {**{name: getattr(self, name) for name in keep}, **extra}

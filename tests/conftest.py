@@ -57,6 +57,7 @@ def graph_calls(monkeypatch):
     fingerprint, k), in order; the process's graph store starts empty."""
     from knnx import graphs
     from knnx import neighbors as N
+    from knnx import runner as R
 
     calls = []
     real = N._exact
@@ -66,5 +67,5 @@ def graph_calls(monkeypatch):
         return real(R, Q, loo, k)
 
     monkeypatch.setattr(N, "_exact", counting)
-    monkeypatch.setattr(graphs, "PROCESS_CACHE", graphs.GraphCache())
+    monkeypatch.setattr(R, "PROCESS_GRAPHS", graphs.GraphStore())
     return calls

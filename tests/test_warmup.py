@@ -12,6 +12,7 @@ import pytest
 
 from knnx import cli, graphs
 from knnx import runner as R
+from knnx.neighbors import search_paths
 from knnx.results import read_results
 from knnx.runner import WARMUP_TEXT, eta_seconds, run_spec
 
@@ -97,10 +98,10 @@ def test_a_first_run_compiles_before_the_first_cell_not_inside_it(tmp_path):
 def _run(spec, out, monkeypatch, warm_up, jobs=1):
     monkeypatch.setattr(R, "WARM_UP", warm_up)
     monkeypatch.setattr(R, "_WARMED", set())  # this process has warmed nothing up yet
-    monkeypatch.setattr(graphs, "PROCESS_CACHE", graphs.GraphCache())
+    monkeypatch.setattr(R, "PROCESS_GRAPHS", graphs.GraphStore())
     np.random.seed(12345)  # noqa: NPY002 - the state SGDClassifier(random_state=None) draws from
     run_spec(spec, out=out, jobs=jobs)
-    stored = set(graphs.PROCESS_CACHE._store)
+    stored = set(R.PROCESS_GRAPHS._shelf.graphs)
     return read_results(out / "results.csv"), stored
 
 
@@ -188,14 +189,14 @@ def test_tiny_problems_fit_the_settings_they_warm_up():
 
 
 def test_search_paths_follow_the_sizes():
-    """The kernel paths of a search, by the rules of knnx.neighbors._exact (a wrong guess
-    only costs time): select when k is large against n d, brute force for small work,
+    """The kernel paths of a search (knnx.neighbors.search_paths, which the search itself
+    follows, see test_graphs.py): select when k is large against n d, brute force for small work,
     screening beyond, with seeding and the symmetric leave-one-out at large sizes."""
-    assert R._search_paths(1000, 250, 2, 1, False) == ["select"]  # 1000 k >= 500
-    assert R._search_paths(100, 500, 13, 1, True) == ["brute"]
-    assert R._search_paths(5000, 5000, 16, 1, False) == ["screen", "brute"]
-    assert R._search_paths(20000, 20000, 16, 1, True) == ["screen", "brute", "seed"]
-    assert R._search_paths(3000, 3000, 180, 3, True) == ["screen", "brute", "symmetric"]
+    assert search_paths(1000, 250, 2, 1, False) == ["select"]  # 1000 k >= 500
+    assert search_paths(100, 500, 13, 1, True) == ["brute"]
+    assert search_paths(5000, 5000, 16, 1, False) == ["screen", "brute"]
+    assert search_paths(20000, 20000, 16, 1, True) == ["screen", "brute", "seed"]
+    assert search_paths(3000, 3000, 180, 3, True) == ["screen", "brute", "symmetric"]
 
 
 # --- the ETA ---------------------------------------------------------------------------------
