@@ -70,22 +70,14 @@ unn-ripley:  ## Fig. 2 (test error against theta, UNN vs kNN on a random theta-s
 	knnx run experiments/ripley.yaml --quiet --no-resume
 	$(PYTHON) experiments/unn_ripley.py results/ripley results/unn-ripley
 
-unn-uci:  ## Table 2: UNN (theta by inner CV), ITML+kNN, kNN; five runs of 2-fold CV on UCI data
-	knnx run experiments/unn_uci.yaml --jobs 2 --quiet --no-resume
-	mkdir -p results
-	for d in iris balance ionosphere glass liver cancer diabetes wdbc; do \
-	  knnx run experiments/unn_uci/itml_$$d.yaml --jobs 2 --quiet --no-resume 2> results/unn-uci-itml-$$d.log \
-	    || echo "itml_knn failed on $$d (results/unn-uci-itml-$$d.log)"; \
-	done
-	$(PYTHON) experiments/unn_uci.py results/unn-uci results/unn-uci-itml results/unn-uci-table2
+unn-uci:  ## Table 2: UNN (theta by inner CV), ITML+kNN, kNN; five runs of 2-fold CV on UCI data (knnx/papers/targets/unn-uci.yaml)
+	knnx reproduce unn-uci --jobs 2
 
-# UNN_SIMS simulations per sigma (10 = the paper's count).
-UNN_SIMS ?= 10
+# UNN_SEEDS: the simulations per sigma (ten = the paper's count).
+UNN_SEEDS ?= [0,1,2,3,4,5,6,7,8,9]
 
-unn-posteriors:  ## Sec. 5.3 of D'Ambrosio et al.: UNN(exp/log/Mat) posteriors vs linear SVM + Platt (Table 3, Fig. 2-3)
-	$(PYTHON) experiments/unn_posteriors.py spec $(UNN_SIMS) results/unn-posteriors-s$(UNN_SIMS).yaml
-	knnx run results/unn-posteriors-s$(UNN_SIMS).yaml --out results/unn-posteriors-s$(UNN_SIMS) --jobs 2 --quiet --no-resume
-	$(PYTHON) experiments/unn_posteriors.py results/unn-posteriors-s$(UNN_SIMS) results/unn-posteriors
+unn-posteriors:  ## Sec. 5.3 of D'Ambrosio et al.: UNN(exp/log/Mat) posteriors vs linear SVM + Platt (Table 3)
+	knnx reproduce unn-posteriors --jobs 2 --var UNN_SEEDS=$(UNN_SEEDS)
 
 # Nock et al. (2014): GNNB. Side-by-side tables land in results/gnnb-*.
 gnnb-small:  ## Sec. 6.3-6.5: GNNB vs NN, UNN, SVM, SGD, AdaBoost on 8 small domains (Fig. 3-5, time ratios; about 20 minutes)
@@ -108,16 +100,11 @@ cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against train
 CPW_BETA_REPEATS ?= 10
 CPW_UCI_REPEATS ?= 5
 
-cpw-beta:  ## Table 2 / Fig. 3: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (about 4 minutes)
-	$(PYTHON) experiments/cpw_report.py spec experiments/cpw_beta.yaml $(CPW_BETA_REPEATS) results/cpw-beta-r$(CPW_BETA_REPEATS).yaml
-	knnx run results/cpw-beta-r$(CPW_BETA_REPEATS).yaml --out results/cpw-beta-r$(CPW_BETA_REPEATS) --jobs 2 --quiet --no-resume
-	$(PYTHON) experiments/cpw_report.py beta results/cpw-beta-r$(CPW_BETA_REPEATS) results/cpw-beta-report
+cpw-beta:  ## Table 2: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (about 4 minutes)
+	knnx reproduce cpw-beta --jobs 2 --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS)
 
 cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 5 minutes)
-	$(PYTHON) experiments/cpw_report.py spec experiments/cpw_uci.yaml $(CPW_UCI_REPEATS) results/cpw-uci-r$(CPW_UCI_REPEATS).yaml
-	knnx run results/cpw-uci-r$(CPW_UCI_REPEATS).yaml --out results/cpw-uci-r$(CPW_UCI_REPEATS) --jobs 2 --quiet --no-resume
-	knnx run experiments/cpw_uci_large.yaml --out results/cpw-uci-large --jobs 2 --quiet --no-resume
-	$(PYTHON) experiments/cpw_report.py uci results/cpw-uci-r$(CPW_UCI_REPEATS) results/cpw-uci-large results/cpw-uci-report
+	knnx reproduce cpw-uci --jobs 2 --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
 regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1 minute)
 	$(PYTHON) experiments/regress.py
@@ -126,14 +113,14 @@ regress-update:  ## regenerate the gate's references (only after an intended cha
 	$(PYTHON) experiments/regress.py --update
 
 # All paper targets with the variables above.
-REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SIMS=$(UNN_SIMS) --var CPW_RUNS=$(CPW_RUNS) \
+REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SEEDS=$(UNN_SEEDS) --var CPW_RUNS=$(CPW_RUNS) \
   --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS) --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
-reproduce:  ## every paper target in turn, timed, then results/REPORT.md beside the papers (about 41 minutes on 2 cores)
-	$(PYTHON) experiments/reproduce.py $(REPRODUCE_VARS)
+reproduce:  ## every paper target in turn (knnx/papers/targets), timed, then results/comparison.csv and results/REPORT.md
+	knnx reproduce --jobs 2 $(REPRODUCE_VARS)
 
-report:  ## results/REPORT.md from existing results, running nothing
-	$(PYTHON) experiments/reproduce.py --assemble-only $(REPRODUCE_VARS)
+report:  ## results/comparison.csv and results/REPORT.md from existing results, running nothing
+	knnx reproduce --assemble-only $(REPRODUCE_VARS)
 
 clean:
-	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/regress results/REPORT.md results/reproduce-logs results/reproduce-times.json .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/regress results/REPORT.md results/comparison.csv results/reproduce-times.json .pytest_cache .ruff_cache

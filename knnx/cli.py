@@ -356,6 +356,55 @@ def report(
     console.print(f"wrote {path}")
 
 
+@app.command()
+def reproduce(
+    targets: list[str] = typer.Argument(None, help="Paper targets (default: all); see --list."),
+    var: list[str] = typer.Option(
+        None, "--var", help="A target variable, NAME=VALUE (e.g. CPW_UCI_REPEATS=100)."
+    ),
+    assemble_only: bool = typer.Option(
+        False, "--assemble-only", help="Run nothing: comparison.csv and REPORT.md from the results on disk."
+    ),
+    no_resume: bool = typer.Option(
+        False, "--no-resume", help="Recompute every cell instead of reusing them."
+    ),
+    jobs: int = typer.Option(1, "--jobs", min=1, help="Worker processes of each run."),
+    list_targets: bool = typer.Option(False, "--list", help="List the targets and what they reproduce."),
+    root: Path = typer.Option(
+        Path("."), "--root", help="The project folder (holding experiments/ and results/)."
+    ),
+):
+    """Run paper targets; write results/comparison.csv and results/REPORT.md (ours beside the papers)."""
+    from knnx.papers import load_target, reproduce, target_names
+    from knnx.papers.render import headline, headline_text
+
+    with _reported("interrupted: finished cells are saved; rerun the same command to resume"):
+        if list_targets:
+            for name in target_names():
+                console.print(f"{name}: {load_target(name).title}")
+            return
+        variables = {}
+        for item in var or ():
+            name, sep, value = item.partition("=")
+            if not sep or not name:
+                raise KnnxError(f"--var: expected NAME=VALUE, got {item!r}")
+            variables[name] = value
+        rows, times = reproduce(
+            targets or None,
+            root=root,
+            variables=variables,
+            run=not assemble_only,
+            resume=not no_resume,
+            jobs=jobs,
+            progress=lambda text: err_console.print(f"running {text}"),
+        )
+    for name in targets or target_names():
+        status = times.get(name, {}).get("status", "not run")
+        counts = headline(rows[rows["target"] == name])
+        console.print(f"{name}: {status}; {headline_text(counts)}")
+    console.print(f"wrote {root / 'results' / 'comparison.csv'} and {root / 'results' / 'REPORT.md'}")
+
+
 def _parse_atol_for(items):
     """{algorithm: tolerance} from ``--atol-for ALGORITHM=TOL`` options (one-line errors)."""
     out = {}

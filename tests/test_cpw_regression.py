@@ -1,9 +1,9 @@
 """Regression check of the CPW Table 2 / Table 3 jobs (make cpw-beta, make cpw-uci): the specs
 validate with the paper's datasets and sizes, the transcribed paper values parse, one fold of the
 job gives the numbers measured when the job was set up (cross-checked against independent
-computations), and the report runs on a tiny result set."""
+computations). The tables beside the paper are declared in knnx/papers/targets/cpw-*.yaml
+(tested in test_papers.py)."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +31,6 @@ SIZES = {
     "vowel": (990, 10),  # paper 440 x 16, a different version
     "wine": (178, 13),
 }
-
-
-def _report_module():
-    spec = importlib.util.spec_from_file_location("cpw_report", EXPERIMENTS / "cpw_report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _grid(vspec):
@@ -144,51 +137,3 @@ def test_balance_first_fold_as_measured():
         if scheme in ("cw", "pw", "cpw"):
             assert model.init_ == "cdm"  # CDM's LOO error 0.35 < L2's 0.404 (Sec. 5.3 rule)
     assert (model.mu_, model.rho_) == (0.0, 0.01)  # CPW's probed pair
-
-
-def test_report_on_tiny_results(tmp_path):
-    report = _report_module()
-    base = {
-        "seed": 0,
-        "datasets": ["wine"],
-        "preprocess": {"standardize": False},
-        "protocol": {"kind": "kfold", "folds": 5, "repeats": 1, "stratified": True},
-        "metrics": ["error"],
-    }
-    beta_spec = {
-        **base,
-        "name": "tiny-beta",
-        "algorithms": [
-            {"name": "weighted_metric", "params": {"scheme": "cw", "beta": [0.125, 0.5, 2.0, 8.0, 32.0, 128.0], "max_epochs": 3}},
-            {"name": "weighted_metric", "params": {"scheme": ["l2", "cdm"]}},
-        ],
-    }  # fmt: skip
-    uci_spec = {
-        **base,
-        "name": "tiny-uci",
-        "algorithms": [
-            {"name": "weighted_metric", "params": {"scheme": ["l2", "cdm", "cw", "pw"], "max_epochs": 3}},
-            {"name": "weighted_metric", "params": {"scheme": "cpw", "step_grid": "paper", "max_epochs": 6}},
-        ],
-    }
-    knnx.run_spec(beta_spec, out=tmp_path / "beta")
-    knnx.run_spec(uci_spec, out=tmp_path / "uci")
-    report.report_beta(tmp_path / "beta", tmp_path / "rep2")
-    report.report_uci(tmp_path / "uci", tmp_path / "absent", tmp_path / "rep3")
-    t2 = pd.read_csv(tmp_path / "rep2" / "table2.csv").set_index("dataset")
-    assert t2.loc["wine", "b8_cells"] == 5 and np.isnan(t2.loc["vehicle", "b8_error"])
-    assert t2.loc["wine", "b8_paper"] == 1.44
-    t3 = pd.read_csv(tmp_path / "rep3" / "table3.csv", keep_default_na=False).set_index("dataset")
-    assert float(t3.loc["wine", "cpw_cells"]) == 5 and t3.loc["wine", "protocol"] == "5-CV"
-    assert t3.loc["letter", "l2_error"] == ""  # the large sets are missing: reported, not fatal
-    assert (tmp_path / "rep2" / "table2.png").exists() and (tmp_path / "rep3" / "table3.png").exists()
-    conv = pd.read_csv(tmp_path / "rep3" / "convergence.csv")
-    assert set(conv["scheme"]) == {"l2", "cdm", "cw", "pw", "cpw"} and conv["epochs"].max() <= 6
-    assert "agree with the paper's" in (tmp_path / "rep3" / "table3.md").read_text()
-
-
-def test_write_spec(tmp_path):
-    out = _report_module().write_spec(EXPERIMENTS / "cpw_beta.yaml", 2, tmp_path / "sub" / "beta-r2.yaml")
-    vspec = knnx.validate_spec(out)
-    assert vspec.spec.name == "cpw-beta-r2" and vspec.spec.protocol.repeats == 2
-    assert vspec.datasets[0].X.shape == (690, 42)

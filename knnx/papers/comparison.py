@@ -1,0 +1,239 @@
+"""Ours beside the paper's, as tidy rows: one function from results to ``comparison.csv``.
+
+:func:`comparison_rows` turns a declared target (:mod:`knnx.papers.declaration`) and the
+result files it names into one row per table cell:
+
+==============  ==================================================================
+target, table   the target and the table's id
+row, column     the cell's row label and column label
+statistic       mean, median or mean_difference of the selected ``value``s
+interval        the interval policy (:mod:`knnx.papers.intervals`)
+ours_mean       the statistic (times the table's ``scale``); NaN if no row matched
+ours_sd         the values' standard deviation (ddof 1; NaN for fewer than two)
+n               how many values (pairs for mean_difference) entered it
+ci_low/ci_high  the 95 % interval of the policy, NaN where it claims none
+paper           the paper's number (the low end of a printed range such as 17-15)
+paper_high      the range's high end (= paper for a single number)
+diff            ours - paper, to the nearest end of a range (0 inside it)
+paper_in_ci     whether the paper's number (range) meets our interval; empty if none
+==============  ==================================================================
+
+Rules written down: filters compare a results column with ``==`` (a list: membership; a
+mapping ``{between: [lo, hi]}``: lo <= value <= hi; ``{regex: ...}``: a full match of
+the text); ``params`` filters compare each parameter's value parsed from its JSON. Missing
+result folders or rows give NaN cells, never an error: the comparison says what is
+missing. No rendered text is read back anywhere.
+"""
+
+import csv
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from knnx.papers.intervals import interval
+from knnx.results import read_results
+
+COMPARISON_COLUMNS = [
+    "target",
+    "table",
+    "row",
+    "column",
+    "statistic",
+    "interval",
+    "ours_mean",
+    "ours_sd",
+    "n",
+    "ci_low",
+    "ci_high",
+    "paper",
+    "paper_high",
+    "diff",
+    "paper_in_ci",
+]
+
+_PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
+_RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def comparison_rows(target, root="."):
+    """DataFrame of :data:`COMPARISON_COLUMNS`: every cell of every table of ``target``
+    (a loaded :class:`knnx.papers.declaration.Target`), result paths under ``root``."""
+    root = Path(root)
+    rows = []
+    for table in target.tables:
+        frame = pooled_results(root, table.results)
+        for variables, paper_row in table_rows(root, table):
+            label = fill(table.row, variables)
+            for column in table.columns:
+                if not all(_matches(variables.get(k), v) for k, v in column.when.items()):
+                    continue
+                cell = compute_cell(frame, table, column, variables)
+                paper = parse_paper(paper_row.get(column.paper) if column.paper else None)
+                names = {"target": target.target, "table": table.id, "row": str(label)}
+                names["column"] = str(fill(column.label, variables))
+                rows.append(names | cell | verdict(cell, paper))
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def pooled_results(root, folders):
+    """The rows of every ``FOLDER/results.csv`` that exists, pooled (empty if none)."""
+    frames = [read_results(root / f / "results.csv") for f in folders if (root / f / "results.csv").is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["value"])
+
+
+def table_rows(root, table):
+    """``[(variables, paper row)]``: the paper CSV's rows passing ``where``, each its own
+    variables, then ``add_rows`` (their variables over the paper row they name)."""
+    with open(root / table.paper_values, newline="") as fh:
+        paper = [{k: _typed(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+    kept = [r for r in paper if all(_matches(r.get(k), v) for k, v in table.where.items())]
+    out = [(r, r) for r in kept]
+    for extra in table.add_rows:
+        extra = dict(extra)
+        named = extra.pop("paper_row", {})
+        match = next((r for r in paper if all(_matches(r.get(k), v) for k, v in named.items())), {})
+        out.append(({**match, **extra}, match))
+    return out
+
+
+def fill(template, variables):
+    """A template with the row's variables: ``"{k}"`` alone takes the value with its type;
+    inside text an empty value shows as "-"."""
+    if isinstance(template, str):
+        whole = _PLACEHOLDER.match(template)
+        if whole and whole.group(1) in variables:
+            return variables[whole.group(1)]
+        return template.format_map({k: "-" if v is None else v for k, v in variables.items()})
+    if isinstance(template, list):
+        return [fill(t, variables) for t in template]
+    if isinstance(template, dict):
+        return {k: fill(v, variables) for k, v in template.items()}
+    return template
+
+
+def select(frame, filters, variables):
+    """The rows of ``frame`` passing ``filters`` (templates filled from ``variables``)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for key, wanted in fill(filters, variables).items():
+        if key == "params":
+            for name, value in wanted.items():
+                column = f"param_{name}"
+                if column not in frame:
+                    return frame.iloc[0:0]
+                parsed = frame[column].map(_json)
+                mask &= parsed.map(lambda v, w=value: _matches(v, w)).to_numpy(dtype=bool)
+            continue
+        if key not in frame:
+            return frame.iloc[0:0]
+        mask &= frame[key].map(lambda v, w=wanted: _matches(v, w)).to_numpy(dtype=bool)
+    return frame[mask]
+
+
+def compute_cell(frame, table, column, variables):
+    """ours_mean, ours_sd, n, ci_low, ci_high of one cell (scaled)."""
+    chosen = select(select(frame, table.select, variables), column.select, variables)
+    n_test = None
+    if table.statistic == "mean_difference":
+        base = select(select(frame, table.select, variables), column.minus, variables)
+        a = chosen.set_index(table.pair)["value"]
+        b = base.set_index(table.pair)["value"]
+        values = (a - b.reindex(a.index)).dropna().to_numpy(dtype=np.float64)
+        statistic = float(np.mean(values)) if values.size else math.nan
+    else:
+        values = chosen["value"].to_numpy(dtype=np.float64)
+        if table.statistic == "median":
+            statistic = float(np.median(values)) if values.size else math.nan
+        else:
+            statistic = float(np.mean(values)) if values.size else math.nan
+        if values.size == 1 and "n_test" in chosen:
+            n_test = int(chosen["n_test"].iloc[0])
+    low, high = interval(table.interval, values, n_test=n_test) if values.size else (math.nan, math.nan)
+    sd = float(np.std(values, ddof=1)) if values.size > 1 else math.nan
+    s = table.scale
+    return {
+        "statistic": table.statistic,
+        "interval": table.interval,
+        "ours_mean": statistic * s,
+        "ours_sd": sd * s,
+        "n": int(values.size),
+        "ci_low": low * s,
+        "ci_high": high * s,
+    }
+
+
+def parse_paper(value):
+    """``(low, high)`` of a printed paper value: a number, a range "17-15", or (NaN, NaN)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return math.nan, math.nan
+    if isinstance(value, int | float):
+        return float(value), float(value)
+    match = _RANGE.match(value)
+    if match:
+        a, b = float(match.group(1)), float(match.group(2))
+        return min(a, b), max(a, b)
+    try:
+        return float(value), float(value)
+    except ValueError:
+        return math.nan, math.nan
+
+
+def verdict(cell, paper):
+    """paper, paper_high, diff and paper_in_ci of a cell (see the module table)."""
+    low, high = paper
+    ours = cell["ours_mean"]
+    if math.isnan(low) or math.isnan(ours):
+        diff = math.nan
+    else:
+        diff = ours - high if ours > high else ours - low if ours < low else 0.0
+    if math.isnan(low) or math.isnan(cell["ci_low"]):
+        inside = None
+    else:
+        inside = bool(cell["ci_low"] <= high and low <= cell["ci_high"])
+    return {"paper": low, "paper_high": high, "diff": diff, "paper_in_ci": inside}
+
+
+def _typed(text):
+    """A CSV cell as int, float, text, or None when empty."""
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _json(text):
+    if isinstance(text, str):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
+def _matches(value, wanted):
+    if isinstance(wanted, list):
+        return any(_matches(value, w) for w in wanted)
+    if isinstance(wanted, dict):
+        if "between" in wanted:
+            lo, hi = wanted["between"]
+            try:
+                return float(lo) <= float(value) <= float(hi)
+            except (TypeError, ValueError):
+                return False
+        if "regex" in wanted:
+            return re.fullmatch(wanted["regex"], str(value)) is not None
+        return False
+    if isinstance(wanted, bool) or isinstance(value, bool):
+        return value is wanted or value == wanted
+    if isinstance(wanted, int | float) and isinstance(value, int | float | np.number):
+        return float(value) == float(wanted)
+    return value == wanted

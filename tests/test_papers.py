@@ -1,0 +1,322 @@
+"""Paper tables as declared data: intervals, comparison rows, REPORT.md's counts, knnx reproduce.
+
+Oracles: scipy's t and binomial intervals, means and differences worked by hand on a
+small results file; every shipped declaration is loaded against its paper CSV.
+"""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+from typer.testing import CliRunner
+
+from knnx import cli
+from knnx.errors import SpecError
+from knnx.papers import assemble, load_target, target_names
+from knnx.papers import intervals as I
+from knnx.papers.comparison import COMPARISON_COLUMNS, comparison_rows, parse_paper
+from knnx.papers.render import headline, read_comparison
+from knnx.results import COLUMNS
+
+
+def test_student_t_interval_equals_scipy():
+    values = np.array([0.12, 0.18, 0.15, 0.11, 0.2])
+    low, high = I.student_t(values)
+    ref = stats.t.interval(0.95, 4, loc=values.mean(), scale=stats.sem(values))
+    assert (low, high) == pytest.approx(ref, rel=1e-14)
+    assert all(math.isnan(v) for v in I.student_t([0.3]))
+    assert I.student_t([0.25, 0.25, 0.25]) == (0.25, 0.25)
+
+
+def test_clopper_pearson_interval_by_hand():
+    # 0 errors in 10: [0, 1 - 0.025^(1/10)]; 5 in 10: the beta quantiles
+    low, high = I.clopper(0.0, 10)
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** (1 / 10), rel=1e-12)
+    low, high = I.clopper(0.5, 10)
+    assert low == pytest.approx(stats.beta.ppf(0.025, 5, 6), rel=1e-10)
+    assert high == pytest.approx(stats.beta.ppf(0.975, 6, 5), rel=1e-10)
+    assert all(math.isnan(v) for v in I.interval("clopper", [0.1, 0.2], n_test=10))  # one test set only
+    assert all(math.isnan(v) for v in I.interval("none", [0.1, 0.2]))
+
+
+def test_paper_values_parse_numbers_and_printed_ranges():
+    assert parse_paper(3.07) == (3.07, 3.07)
+    assert parse_paper("17-15") == (15.0, 17.0)
+    assert all(math.isnan(v) for v in parse_paper(""))
+    assert all(math.isnan(v) for v in parse_paper(None))
+
+
+def _results(folder, rows):
+    folder.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame(
+        [
+            {
+                "experiment": "t",
+                "protocol": "{}",
+                "seed": 0,
+                "n_train": 90,
+                "n_test": 30,
+                "fit_seconds": 0.0,
+                "predict_seconds": 0.0,
+                **r,
+                "params": json.dumps(r["params"], separators=(",", ":"), sort_keys=True),
+            }
+            for r in rows
+        ],
+        columns=COLUMNS,
+    )
+    frame.to_csv(folder / "results.csv", index=False)
+
+
+A_ERRORS = [0.10, 0.12, 0.17]  # method a, k = 1, folds 0-2 on iris
+B_ERRORS = [0.20, 0.21, 0.25]  # method b
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project folder with results of two methods on two datasets, paper values, and a
+    declaration of three tables (a wide CV table, a one-test-set table, a paired one)."""
+    rows = []
+    for fold in range(3):
+        for alg, errors in (("a", A_ERRORS), ("b", B_ERRORS)):
+            common = {"dataset": "iris", "algorithm": alg, "repeat": 0, "fold": fold, "metric": "error"}
+            rows.append({**common, "params": {"k": 1}, "value": errors[fold]})
+            rows.append({**common, "params": {"k": 3}, "value": 0.5})
+    _results(tmp_path / "results" / "cv", rows)
+    _results(
+        tmp_path / "results" / "split",
+        [
+            {
+                "dataset": "dna",
+                "algorithm": "a",
+                "repeat": 0,
+                "fold": 0,
+                "metric": "error",
+                "params": {"k": 1},
+                "value": 0.1,
+            }
+        ],
+    )
+    (tmp_path / "paper.csv").write_text(
+        "dataset,k,a,b,note\niris,1,14.0,30.0,x\nwine,1,5.0,,\ndna,1,12-20,,\naverage,,1,1,\n"
+    )
+    declaration = {
+        "target": "demo",
+        "paper": "piro2012",
+        "title": "a demo",
+        "runs": [],
+        "tables": [
+            {
+                "id": "cv",
+                "title": "CV",
+                "results": ["results/cv"],
+                "paper_values": "paper.csv",
+                "where": {"dataset": ["iris", "wine"]},
+                "add_rows": [{"dataset": "iris", "k": 3, "label": "k3", "paper_row": {"dataset": "iris"}}],
+                "row": "{dataset} k={k}",
+                "select": {"dataset": "{dataset}", "metric": "error", "params": {"k": "{k}"}},
+                "columns": [
+                    {"label": "A", "paper": "a", "select": {"algorithm": "a"}},
+                    {"label": "B", "paper": "b", "select": {"algorithm": "b"}},
+                ],
+                "scale": 100,
+            },
+            {
+                "id": "split",
+                "title": "one test set",
+                "results": ["results/split", "results/missing"],
+                "paper_values": "paper.csv",
+                "where": {"dataset": "dna"},
+                "row": "{dataset}",
+                "select": {"dataset": "{dataset}", "metric": "error"},
+                "columns": [{"label": "A", "paper": "a", "select": {"algorithm": "a"}}],
+                "interval": "clopper",
+                "scale": 100,
+            },
+            {
+                "id": "paired",
+                "title": "b - a",
+                "results": ["results/cv"],
+                "paper_values": "paper.csv",
+                "where": {"dataset": "iris"},
+                "row": "{dataset}",
+                "select": {"dataset": "{dataset}", "metric": "error", "params": {"k": 1}},
+                "columns": [{"label": "B - A", "select": {"algorithm": "b"}, "minus": {"algorithm": "a"}}],
+                "statistic": "mean_difference",
+                "interval": "paired_t",
+            },
+        ],
+    }
+    path = tmp_path / "demo.yaml"
+    path.write_text(yaml.safe_dump(declaration))
+    return tmp_path, path
+
+
+def test_comparison_rows_by_hand(project):
+    root, path = project
+    frame = comparison_rows(load_target(path, root=root), root)
+    assert list(frame.columns) == COMPARISON_COLUMNS
+    rows = frame.set_index(["table", "row", "column"])
+
+    a = rows.loc[("cv", "iris k=1", "A")]
+    assert a["ours_mean"] == pytest.approx(100 * np.mean(A_ERRORS), rel=1e-15)
+    assert a["ours_sd"] == pytest.approx(100 * np.std(A_ERRORS, ddof=1), rel=1e-14)
+    assert a["n"] == 3
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(A_ERRORS), scale=stats.sem(A_ERRORS))
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx((100 * low, 100 * high), rel=1e-13)
+    assert a["paper"] == a["paper_high"] == 14.0
+    assert a["diff"] == pytest.approx(100 * np.mean(A_ERRORS) - 14.0, rel=1e-14)
+    assert a["paper_in_ci"] is True  # 13.0 +- 9.0 holds 14
+
+    b = rows.loc[("cv", "iris k=1", "B")]
+    assert b["ours_mean"] == pytest.approx(22.0, rel=1e-14) and b["paper"] == 30.0
+    assert b["ci_high"] == pytest.approx(
+        100 * stats.t.interval(0.95, 2, loc=0.22, scale=stats.sem(B_ERRORS))[1]
+    )
+    assert b["ci_high"] < 30 and b["paper_in_ci"] is False  # 22 +- 6.6 leaves 30 out
+
+    # a paper row without our results: NaN, n = 0, no verdict; a blank paper cell: no paper
+    wine = rows.loc[("cv", "wine k=1", "A")]
+    assert wine["n"] == 0 and math.isnan(wine["ours_mean"]) and wine["paper"] == 5.0
+    assert wine["paper_in_ci"] is None and math.isnan(wine["diff"])
+    assert math.isnan(rows.loc[("cv", "wine k=1", "B")]["paper"])
+    # add_rows: k = 3 beside the iris paper row; a constant value has a zero-width interval
+    k3 = rows.loc[("cv", "iris k=3", "A")]
+    assert k3["ours_mean"] == pytest.approx(50.0) and k3["ci_low"] == k3["ci_high"] == pytest.approx(50.0)
+    assert k3["paper"] == 14.0 and k3["paper_in_ci"] is False and k3["diff"] == pytest.approx(36.0)
+    assert "average" not in rows.reset_index()["row"].str.split().str[0].tolist()  # where kept it out
+
+    # one test set of 30 rows: Clopper-Pearson on 3 errors; the paper's range 12-20 meets it
+    dna = rows.loc[("split", "dna", "A")]
+    ref = stats.binomtest(3, 30).proportion_ci(method="exact")
+    assert (dna["ci_low"], dna["ci_high"]) == pytest.approx((100 * ref.low, 100 * ref.high), rel=1e-12)
+    assert (dna["paper"], dna["paper_high"]) == (12.0, 20.0)
+    assert dna["diff"] == pytest.approx(10.0 - 12.0) and dna["paper_in_ci"] is True
+
+    # paired: b - a per fold
+    d = np.subtract(B_ERRORS, A_ERRORS)
+    paired = rows.loc[("paired", "iris", "B - A")]
+    assert paired["ours_mean"] == pytest.approx(d.mean(), rel=1e-14) and paired["n"] == 3
+    assert (paired["ci_low"], paired["ci_high"]) == pytest.approx(
+        stats.t.interval(0.95, 2, loc=d.mean(), scale=stats.sem(d)), rel=1e-13
+    )
+    assert math.isnan(paired["paper"]) and paired["paper_in_ci"] is None
+
+
+def test_headline_counts_are_aggregations_of_the_rows(project):
+    root, path = project
+    rows = comparison_rows(load_target(path, root=root), root)
+    counts = headline(rows)
+    # cells: cv 3 rows x 2 + split 1 + paired 1; ours: all but wine's two; paper numbers
+    # beside ours: iris A, B, k3 A, k3 B, dna A, all judged; inside: iris A and dna A
+    assert counts == {"cells": 8, "ours": 6, "paper": 5, "judged": 5, "inside": 2}
+
+
+def test_comparison_csv_round_trips_and_report_md_is_written(project, monkeypatch):
+    root, path = project
+    from knnx.papers import declaration
+
+    monkeypatch.setattr(declaration, "TARGETS_DIR", path.parent)
+    import knnx.papers as P
+
+    monkeypatch.setattr(P, "target_names", lambda: ["demo"])
+    written = assemble(root=root)
+    again = read_comparison(root / "results" / "comparison.csv")
+    pd.testing.assert_frame_equal(written, again)
+    fresh = comparison_rows(load_target(path), root)
+    for column in ("ours_mean", "ours_sd", "ci_low", "ci_high", "paper", "diff"):
+        np.testing.assert_array_equal(again[column].to_numpy(), fresh[column].to_numpy())  # bit for bit
+    assert (root / "results" / "REPORT.md").is_file()
+
+
+@pytest.mark.parametrize("name", target_names())
+def test_every_declared_target_loads_against_its_paper_values(name):
+    target = load_target(name, root=".")
+    assert target.tables or target.runs
+    for run in target.runs:
+        assert run.command is not None or (run.spec and run.out)
+
+
+def test_a_declaration_naming_a_missing_paper_column_is_refused_in_one_line(project):
+    root, path = project
+    data = yaml.safe_load(path.read_text())
+    data["tables"][0]["columns"][0]["paper"] = "nope"
+    bad = root / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(SpecError, match=r"cv: paper.csv has no column 'nope'; it has dataset, k, a, b, note"):
+        load_target(bad, root=root)
+
+
+def test_cli_reproduce_refuses_unknown_targets_and_variables(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(cli.app, ["reproduce", "nope", "--root", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith("error: unknown target 'nope'; known: ")
+    result = runner.invoke(cli.app, ["reproduce", "--var", "X=1", "--root", str(tmp_path), "--assemble-only"])
+    assert result.exit_code == 2 and "unknown variable X" in result.output
+    assert not (tmp_path / "results").exists()  # nothing written
+
+
+def test_one_number_per_paper_row_with_columns_told_apart_by_when(tmp_path):
+    """A long paper CSV (metric, k, algorithm, value): each kind of row gets the column
+    whose ``when`` it meets; an empty k shows as "-" in the label and selects nothing."""
+    rows = [
+        {
+            "dataset": f"d{s}",
+            "algorithm": alg,
+            "repeat": 0,
+            "fold": 0,
+            "metric": "js",
+            "params": params,
+            "value": v,
+        }
+        for s, (a, b) in enumerate([(0.1, 0.3), (0.2, 0.5)])
+        for alg, params, v in (("unn", {"k": 10, "loss": "exp"}, a), ("svm", {"C": 1.0}, b))
+    ]
+    _results(tmp_path / "results" / "r", rows)
+    (tmp_path / "long.csv").write_text("metric,k,algorithm,paper_value\njs,10,unn_exp,0.2\njs,,svm,0.9\n")
+    declaration = {
+        "target": "long",
+        "paper": "dambrosio2012",
+        "title": "t",
+        "tables": [
+            {
+                "id": "js",
+                "title": "js",
+                "results": ["results/r"],
+                "paper_values": "long.csv",
+                "row": "k = {k}",
+                "select": {"metric": "{metric}"},
+                "columns": [
+                    {
+                        "label": "UNN(exp)",
+                        "paper": "paper_value",
+                        "when": {"algorithm": "unn_exp"},
+                        "select": {"algorithm": "unn", "params": {"loss": "exp", "k": "{k}"}},
+                    },
+                    {
+                        "label": "SVM",
+                        "paper": "paper_value",
+                        "when": {"algorithm": "svm"},
+                        "select": {"algorithm": "svm"},
+                    },
+                ],
+                "interval": "none",
+                "digits": 3,
+            }
+        ],
+    }
+    path = tmp_path / "long.yaml"
+    path.write_text(yaml.safe_dump(declaration))
+    out = comparison_rows(load_target(path, root=tmp_path), tmp_path)
+    assert out[["row", "column", "n", "paper"]].values.tolist() == [
+        ["k = 10", "UNN(exp)", 2, 0.2],
+        ["k = -", "SVM", 2, 0.9],
+    ]
+    assert out["ours_mean"].tolist() == pytest.approx([0.15, 0.4], rel=1e-15)
+    assert out["ci_low"].isna().all() and out["paper_in_ci"].isna().all()  # policy none: no verdict
+    assert out["diff"].tolist() == pytest.approx([-0.05, -0.5], rel=1e-12)
