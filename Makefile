@@ -66,9 +66,8 @@ lpo-active:  ## Sec. 4.3: LpO query-by-committee against passive LpO kNN (simula
 	$(PYTHON) experiments/lpo_report.py active results/lpo-active-spam-r$(ACTIVE_REPEATS) results/lpo-active-spam-r$(ACTIVE_REPEATS)
 
 # Piro et al. (2012) and D'Ambrosio et al. (2012): UNN. Side-by-side tables land in results/unn-*.
-unn-ripley:  ## Fig. 2 (test error against theta, UNN vs kNN on a random theta-sample) and Fig. 3 (prototype maps)
-	knnx run experiments/ripley.yaml --quiet --no-resume
-	$(PYTHON) experiments/unn_ripley.py results/ripley results/unn-ripley
+unn-ripley:  ## Sec. 4.1, Fig. 2: UNN against kNN on a random theta-sample, the text's statements as cells (knnx/papers/targets/unn-ripley.yaml)
+	knnx reproduce unn-ripley
 
 unn-uci:  ## Table 2: UNN (theta by inner CV), ITML+kNN, kNN; five runs of 2-fold CV on UCI data (knnx/papers/targets/unn-uci.yaml)
 	knnx reproduce unn-uci --jobs 2

@@ -145,7 +145,14 @@ def project(tmp_path):
                 "where": {"dataset": "iris"},
                 "row": "{dataset}",
                 "select": {"dataset": "{dataset}", "metric": "error", "params": {"k": 1}},
-                "columns": [{"label": "B - A", "select": {"algorithm": "b"}, "minus": {"algorithm": "a"}}],
+                "columns": [
+                    {
+                        "label": "B - A",
+                        "select": {"algorithm": "b"},
+                        "minus": {"algorithm": "a"},
+                        "claim": {"op": ">", "value": 0},
+                    }
+                ],
                 "statistic": "mean_difference",
                 "interval": "paired_t",
             },
@@ -213,7 +220,8 @@ def test_headline_counts_are_aggregations_of_the_rows(project):
     counts = headline(rows)
     # cells: cv 3 rows x 2 + split 1 + paired 1; ours: all but wine's two; paper numbers
     # beside ours: iris A, B, k3 A, k3 B, dna A, all judged; inside: iris A and dna A
-    assert counts == {"cells": 8, "ours": 6, "paper": 5, "judged": 5, "inside": 2}
+    # one claim (b - a > 0, holding: see test_claims...)
+    assert counts == {"cells": 8, "ours": 6, "paper": 5, "judged": 5, "inside": 2, "claims": 1, "holding": 1}
 
 
 def test_comparison_csv_round_trips_and_report_md_is_written(project, monkeypatch):
@@ -320,3 +328,48 @@ def test_one_number_per_paper_row_with_columns_told_apart_by_when(tmp_path):
     assert out["ours_mean"].tolist() == pytest.approx([0.15, 0.4], rel=1e-15)
     assert out["ci_low"].isna().all() and out["paper_in_ci"].isna().all()  # policy none: no verdict
     assert out["diff"].tolist() == pytest.approx([-0.05, -0.5], rel=1e-12)
+
+
+def test_claims_hold_when_the_interval_lies_on_the_stated_side(project):
+    """b - a per fold is 0.10, 0.09, 0.08: the Student-t interval [0.065, 0.115] lies above
+    0 (a claim "> 0" holds) but not above 0.07; a single value (one test set, policy
+    none) is judged by itself; mean_difference averages each side within a pair first."""
+    from knnx.papers.comparison import judge
+
+    root, path = project
+    rows = comparison_rows(load_target(path, root=root), root).set_index(["table", "row", "column"])
+    paired = rows.loc[("paired", "iris", "B - A")]
+    assert paired["claim"] == "> 0" and paired["claim_holds"] is True
+    cell = {"ours_mean": paired["ours_mean"], "ci_low": paired["ci_low"], "ci_high": paired["ci_high"]}
+    from knnx.papers.declaration import Claim
+
+    assert paired["ci_low"] == pytest.approx(0.09 - stats.t.ppf(0.975, 2) * 0.01 / 3**0.5, rel=1e-12)
+    assert judge(cell, Claim(op=">", value=0.07))["claim_holds"] is False  # 0.065 < 0.07
+    assert judge(cell, Claim(op="<", value=0.2))["claim_holds"] is True
+    single = {"ours_mean": 0.05, "ci_low": math.nan, "ci_high": math.nan}
+    assert judge(single, Claim(op="<", value=0.08)) == {"claim": "< 0.08", "claim_holds": True}
+    assert (
+        judge({"ours_mean": math.nan, "ci_low": math.nan, "ci_high": math.nan}, Claim(op="<"))["claim_holds"]
+        is None
+    )
+    # pairs with several rows on one side (five seeds of one size) pool into their mean first
+    frame = pd.DataFrame(
+        {"dataset": ["r"] * 6, "algorithm": ["u"] + ["s"] * 5, "value": [0.10, 0.2, 0.3, 0.1, 0.2, 0.2]}
+    )
+    from knnx.papers.comparison import compute_cell
+    from knnx.papers.declaration import Column, Table
+
+    table = Table(
+        id="t",
+        title="t",
+        results=[],
+        paper_values="x",
+        row="r",
+        columns=[],
+        pair=["dataset"],
+        statistic="mean_difference",
+        interval="none",
+    )
+    column = Column(label="u - s", select={"algorithm": "u"}, minus={"algorithm": "s"})
+    out = compute_cell(frame, table, column, {})
+    assert out["n"] == 1 and out["ours_mean"] == pytest.approx(0.10 - 0.2, rel=1e-12)

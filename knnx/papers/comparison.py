@@ -16,7 +16,13 @@ paper           the paper's number (the low end of a printed range such as 17-15
 paper_high      the range's high end (= paper for a single number)
 diff            ours - paper, to the nearest end of a range (0 inside it)
 paper_in_ci     whether the paper's number (range) meets our interval; empty if none
+claim           a direction the paper states ("< 0"), else empty
+claim_holds     our interval on that side (our statistic, for a cell without one)
 ==============  ==================================================================
+
+``mean_difference``: each side's rows are averaged within each pair (the table's ``pair``
+columns, e.g. dataset, repeat, fold; five seeds of one sample size pool into one mean),
+and the statistic is the mean over the pairs both sides have.
 
 Rules written down: filters compare a results column with ``==`` (a list: membership; a
 mapping ``{between: [lo, hi]}``: lo <= value <= hi; ``{regex: ...}``: a full match of
@@ -53,6 +59,8 @@ COMPARISON_COLUMNS = [
     "paper_high",
     "diff",
     "paper_in_ci",
+    "claim",
+    "claim_holds",
 ]
 
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
@@ -75,7 +83,7 @@ def comparison_rows(target, root="."):
                 paper = parse_paper(paper_row.get(column.paper) if column.paper else None)
                 names = {"target": target.target, "table": table.id, "row": str(label)}
                 names["column"] = str(fill(column.label, variables))
-                rows.append(names | cell | verdict(cell, paper))
+                rows.append(names | cell | verdict(cell, paper) | judge(cell, column.claim))
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
@@ -135,28 +143,33 @@ def select(frame, filters, variables):
 
 def compute_cell(frame, table, column, variables):
     """ours_mean, ours_sd, n, ci_low, ci_high of one cell (scaled)."""
+    kind = column.statistic or table.statistic
+    policy = column.interval or table.interval
     chosen = select(select(frame, table.select, variables), column.select, variables)
     n_test = None
-    if table.statistic == "mean_difference":
+    if kind == "mean_difference":
         base = select(select(frame, table.select, variables), column.minus, variables)
-        a = chosen.set_index(table.pair)["value"]
-        b = base.set_index(table.pair)["value"]
-        values = (a - b.reindex(a.index)).dropna().to_numpy(dtype=np.float64)
+        if len(chosen) and len(base):
+            a = chosen.groupby(table.pair)["value"].mean()
+            b = base.groupby(table.pair)["value"].mean()
+            values = (a - b.reindex(a.index)).dropna().to_numpy(dtype=np.float64)
+        else:
+            values = np.empty(0)
         statistic = float(np.mean(values)) if values.size else math.nan
     else:
         values = chosen["value"].to_numpy(dtype=np.float64)
-        if table.statistic == "median":
+        if kind == "median":
             statistic = float(np.median(values)) if values.size else math.nan
         else:
             statistic = float(np.mean(values)) if values.size else math.nan
         if values.size == 1 and "n_test" in chosen:
             n_test = int(chosen["n_test"].iloc[0])
-    low, high = interval(table.interval, values, n_test=n_test) if values.size else (math.nan, math.nan)
+    low, high = interval(policy, values, n_test=n_test) if values.size else (math.nan, math.nan)
     sd = float(np.std(values, ddof=1)) if values.size > 1 else math.nan
     s = table.scale
     return {
-        "statistic": table.statistic,
-        "interval": table.interval,
+        "statistic": kind,
+        "interval": policy,
         "ours_mean": statistic * s,
         "ours_sd": sd * s,
         "n": int(values.size),
@@ -194,6 +207,19 @@ def verdict(cell, paper):
     else:
         inside = bool(cell["ci_low"] <= high and low <= cell["ci_high"])
     return {"paper": low, "paper_high": high, "diff": diff, "paper_in_ci": inside}
+
+
+def judge(cell, claim):
+    """claim and claim_holds of a cell (see the module table)."""
+    if claim is None:
+        return {"claim": "", "claim_holds": None}
+    text = f"{claim.op} {claim.value:g}"
+    if math.isnan(cell["ours_mean"]):
+        return {"claim": text, "claim_holds": None}
+    judged = (cell["ci_high"], cell["ci_low"]) if not math.isnan(cell["ci_low"]) else (cell["ours_mean"],) * 2
+    upper, lower = judged
+    holds = upper < claim.value if claim.op == "<" else lower > claim.value
+    return {"claim": text, "claim_holds": bool(holds)}
 
 
 def _typed(text):

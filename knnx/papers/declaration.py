@@ -72,6 +72,15 @@ class Run(_Model):
     command: str | None = Field(None, description="a shell command run from the project root")
 
 
+class Claim(_Model):
+    """The paper states that the cell's statistic lies on one side of ``value`` (e.g. a
+    difference below 0). It holds when our whole interval lies on that side, or, for a
+    cell without an interval (one value, or policy none), when our statistic does."""
+
+    op: Literal["<", ">"]
+    value: float = 0.0
+
+
 class Column(_Model):
     """A column of a table: its label, the paper CSV's column set beside it, and the filters
     that (with the table's) select its result rows."""
@@ -85,6 +94,13 @@ class Column(_Model):
     minus: dict[str, Any] | None = Field(
         None, description="statistic mean_difference: filters of the rows subtracted, paired on `pair`"
     )
+    statistic: Literal["mean", "median", "mean_difference"] | None = Field(
+        None, description="this column's statistic, if not the table's"
+    )
+    interval: Literal["student_t", "clopper", "paired_t", "none"] | None = Field(
+        None, description="this column's interval policy, if not the table's"
+    )
+    claim: Claim | None = Field(None, description="a direction the paper states for the statistic")
 
 
 class Table(_Model):
@@ -108,7 +124,7 @@ class Table(_Model):
     interval: Literal["student_t", "clopper", "paired_t", "none"] = "student_t"
     pair: list[str] = Field(
         default_factory=lambda: ["dataset", "repeat", "fold"],
-        description="mean_difference: the columns that pair a row with its subtracted row",
+        description="mean_difference: the columns that pair rows; each side is averaged within a pair first",
     )
     scale: float = Field(1.0, description="ours is multiplied by it (100: fractions to %)")
     digits: int = Field(2, description="decimals shown")
@@ -149,8 +165,11 @@ def load_target(name, variables=None, root=None):
     for table in target.tables:
         if table.interval not in POLICIES:  # pragma: no cover - Literal already checks
             raise SpecError(f"{path}: {table.id}: unknown interval {table.interval!r}")
-        if table.statistic == "mean_difference" and any(c.minus is None for c in table.columns):
-            raise SpecError(f"{path}: {table.id}: statistic mean_difference needs `minus` in every column")
+        for column in table.columns:
+            if (column.statistic or table.statistic) == "mean_difference" and column.minus is None:
+                raise SpecError(
+                    f"{path}: {table.id}: {column.label}: statistic mean_difference needs `minus`"
+                )
     values = {**target.variables, **(variables or {})}
     unknown = set(variables or {}) - set(target.variables)
     if unknown:

@@ -16,17 +16,22 @@ MISSING = "-"
 
 def headline(rows):
     """Counts over comparison rows: cells, with our result, with a paper number, with an
-    interval and a paper number (``judged``), and among those the paper's inside ours."""
+    interval and a paper number (``judged``), among those the paper's inside ours, the
+    judged claims and those holding."""
     ours = rows["ours_mean"].notna()
     paper = rows["paper"].notna()
     judged = rows["paper_in_ci"].notna() & ours & paper
     inside = rows["paper_in_ci"].where(judged, False).astype(bool)
+    claims = rows["claim_holds"].notna() if "claim_holds" in rows else pd.Series(False, index=rows.index)
+    holds = rows["claim_holds"].where(claims, False).astype(bool) if "claim_holds" in rows else claims
     return {
         "cells": int(len(rows)),
         "ours": int(ours.sum()),
         "paper": int((ours & paper).sum()),
         "judged": int(judged.sum()),
         "inside": int(inside.sum()),
+        "claims": int(claims.sum()),
+        "holding": int(holds.sum()),
     }
 
 
@@ -34,7 +39,12 @@ def headline_text(counts):
     """One line from :func:`headline`'s counts."""
     if counts["cells"] == 0:
         return "no cells"
-    text = f"paper's number inside our 95 % interval: {counts['inside']}/{counts['judged']}"
+    parts = []
+    if counts["judged"] or not counts.get("claims"):
+        parts.append(f"paper's number inside our 95 % interval: {counts['inside']}/{counts['judged']}")
+    if counts.get("claims"):
+        parts.append(f"claims holding: {counts['holding']}/{counts['claims']}")
+    text = "; ".join(parts)
     missing = counts["cells"] - counts["ours"]
     if missing:
         text += f"; {missing} of {counts['cells']} cells without our result"
@@ -64,8 +74,12 @@ def _inside(value):
 
 
 def table_cells(rows, digits=2):
-    """The display cells of one table's comparison rows (list of lists, header first)."""
+    """The display cells of one table's comparison rows (list of lists, header first);
+    the claim columns only when a row states a claim."""
     header = ["row", "column", "ours", "sd", "n", "95 % CI", "paper", "ours - paper", "paper in CI"]
+    claims = "claim" in rows and rows["claim"].fillna("").astype(str).str.len().gt(0).any()
+    if claims:
+        header += ["claim", "holds"]
     body = []
     for _, r in rows.iterrows():
         ci = (
@@ -85,6 +99,7 @@ def table_cells(rows, digits=2):
                 _number(r["diff"], digits),
                 _inside(r["paper_in_ci"]),
             ]
+            + ([str(r["claim"] or MISSING), _inside(r["claim_holds"])] if claims else [])
         )
     return [header, *body]
 
@@ -167,12 +182,13 @@ def report_markdown(targets, rows, times=None):
 def read_comparison(path):
     """comparison.csv back as written: every cell read as text, numbers parsed with
     Python's float() (exactly what was written, whatever the pandas version; "" is NaN),
-    ``n`` as int, ``paper_in_ci`` as True, False or None."""
+    ``n`` as int, ``paper_in_ci`` and ``claim_holds`` as True, False or None."""
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     for column in ("ours_mean", "ours_sd", "ci_low", "ci_high", "paper", "paper_high", "diff"):
         frame[column] = [float(v) if v != "" else math.nan for v in frame[column]]
     frame["n"] = [int(v) for v in frame["n"]]
-    frame["paper_in_ci"] = pd.Series(
-        [{"True": True, "False": False}.get(v) for v in frame["paper_in_ci"]], dtype=object
-    )
+    for column in ("paper_in_ci", "claim_holds"):
+        frame[column] = pd.Series(
+            [{"True": True, "False": False}.get(v) for v in frame[column]], dtype=object
+        )
     return frame
