@@ -89,11 +89,10 @@ gnnb-large:  ## Table 3 / Sec. 6.4, 6.6 on a synthetic blobs stand-in for Caltec
 # Paredes & Vidal (2006): learned weighted metrics. CPW_RUNS runs per training size
 # (100 = the paper's count, about 1 minute).
 CPW_RUNS ?= 100
+CPW_SEEDS = [$(shell seq -s, 0 $$(($(CPW_RUNS) - 1)))]
 
-cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against training size (8..256 per class), Bayes risk, claims
-	$(PYTHON) experiments/cpw_synthetic.py spec $(CPW_RUNS) results/cpw-synthetic-r$(CPW_RUNS).yaml
-	knnx run results/cpw-synthetic-r$(CPW_RUNS).yaml --out results/cpw-synthetic-r$(CPW_RUNS) --jobs 2 --quiet --no-resume
-	$(PYTHON) experiments/cpw_synthetic.py report results/cpw-synthetic-r$(CPW_RUNS) results/cpw-synthetic
+cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against training size (8..256 per class), the text's statements as cells
+	knnx reproduce cpw-synthetic --jobs 2 --var "CPW_SEEDS=$(CPW_SEEDS)"
 
 # Random 5-CV partitions for Tables 2 and 3 (the paper: 100, about 1.5 hours).
 CPW_BETA_REPEATS ?= 10
@@ -112,7 +111,7 @@ regress-update:  ## regenerate the gate's references (only after an intended cha
 	$(PYTHON) experiments/regress.py --update
 
 # All paper targets with the variables above.
-REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SEEDS=$(UNN_SEEDS) --var CPW_RUNS=$(CPW_RUNS) \
+REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SEEDS=$(UNN_SEEDS) --var "CPW_SEEDS=$(CPW_SEEDS)" \
   --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS) --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
 reproduce:  ## every paper target in turn (knnx/papers/targets), timed, then results/comparison.csv and results/REPORT.md

@@ -6,7 +6,8 @@ and the Dataset gets a predefined split (train rows first).
 """
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy import integrate, stats
+from scipy.special import logsumexp, ndtr
 from scipy.stats import multivariate_normal
 
 from knnx.datasets._base import make_dataset
@@ -45,6 +46,79 @@ class GaussianPosterior:
     def __call__(self, X):
         logp = _gaussian_log_densities(np.atleast_2d(X), self.means, self.covs) + np.log(self.priors)
         return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
+
+    def bayes_error(self):
+        """``(value, bound)``: the Bayes error of a 2-D model by :func:`bayes_error_2d`."""
+        return bayes_error_2d(self.means, self.covs, self.priors)
+
+
+def _line_mass(x1, means, covs, priors):
+    """integral over x2 of max_c pi_c f_c(x1, x2), exact for fixed x1.
+
+    Along the line x1 = const, pi_c f_c(x1, .) = exp(a_c) N(x2; m_c, s_c^2) with a_c the log
+    of pi_c times the x1-marginal density; the classes' log-densities differ by a quadratic
+    in x2, whose real roots are the only places where the maximising class can change.
+    """
+    a, m, s2 = [], [], []
+    for mu, S, p in zip(means, covs, priors, strict=True):
+        a.append(np.log(p) - 0.5 * np.log(2 * np.pi * S[0, 0]) - (x1 - mu[0]) ** 2 / (2 * S[0, 0]))
+        m.append(mu[1] + S[0, 1] / S[0, 0] * (x1 - mu[0]))
+        s2.append(S[1, 1] - S[0, 1] ** 2 / S[0, 0])
+    a, m, s2 = np.array(a), np.array(m), np.array(s2)
+    # log g_c(x2) = q2 x2^2 + q1 x2 + q0
+    q2 = -0.5 / s2
+    q1 = m / s2
+    q0 = a - 0.5 * np.log(2 * np.pi * s2) - 0.5 * m**2 / s2
+    cuts = []
+    C = len(priors)
+    for i in range(C):
+        for j in range(i + 1, C):
+            A, B, c0 = q2[i] - q2[j], q1[i] - q1[j], q0[i] - q0[j]
+            if abs(A) <= 1e-12 * (abs(q2[i]) + abs(q2[j])):
+                if B != 0.0:
+                    cuts.append(-c0 / B)
+            else:
+                disc = B * B - 4 * A * c0
+                if disc >= 0.0:
+                    r = np.sqrt(disc)
+                    cuts += [(-B - r) / (2 * A), (-B + r) / (2 * A)]
+    edges = np.concatenate([[-np.inf], np.sort(cuts), [np.inf]])
+    sd = np.sqrt(s2)
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if lo == hi:
+            continue
+        if np.isfinite(lo) and np.isfinite(hi):
+            t = (lo + hi) / 2
+        elif np.isfinite(hi):
+            t = hi - 1.0
+        elif np.isfinite(lo):
+            t = lo + 1.0
+        else:
+            t = 0.0
+        c = int(np.argmax(q2 * t * t + q1 * t + q0))
+        total += np.exp(a[c]) * (ndtr((hi - m[c]) / sd[c]) - ndtr((lo - m[c]) / sd[c]))
+    return total
+
+
+def bayes_error_2d(means, covs, priors, *, radius=12.0):
+    """Bayes error 1 - integral max_c pi_c f_c(x) dx of 2-D Gaussian classes, by quadrature.
+
+    The inner integral (along x2) is exact; the
+    outer one runs over x1 in [min_c mu_c1 - radius sd_c1, max_c mu_c1 + radius sd_c1] by
+    scipy.integrate.quad. Returns (value, bound): the mass left outside that interval is
+    below sum_c pi_c P(|Z| > radius), and bound adds quad's error estimate to it.
+    """
+    means = np.asarray(means, float)
+    covs = [np.asarray(c, float) for c in covs]
+    priors = np.asarray(priors, float)
+    sd1 = np.array([np.sqrt(S[0, 0]) for S in covs])
+    lo, hi = float(np.min(means[:, 0] - radius * sd1)), float(np.max(means[:, 0] + radius * sd1))
+    inside, err = integrate.quad(
+        _line_mass, lo, hi, args=(means, covs, priors), epsabs=1e-13, epsrel=1e-12, limit=1000
+    )
+    outside = float(np.sum(priors) * 2 * stats.norm.sf(radius))
+    return 1.0 - inside, err + outside
 
 
 def _check_positive_int(value, name, where):
