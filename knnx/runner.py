@@ -124,7 +124,6 @@ from knnx.results import (
     recover_curves,
     results_columns,
     rows_to_csv,
-    save_figure,
     with_param_columns,
 )
 from knnx.spec import (
@@ -1631,43 +1630,15 @@ def _active_cell_keys(vspec):
     return keys
 
 
-def active_summary(frame):
-    """mean, std, n of each metric per (dataset, algorithm, round, n_train)."""
-    keys = ["dataset", "algorithm", ROUND, "n_train", "metric"]
-    summary = frame.groupby(keys, sort=False)["value"].agg(["mean", "std", "size"]).reset_index()
-    return summary.rename(columns={"size": "n"})
-
-
 def write_active_summaries(results_path, out):
-    """An active run's summary.csv (:func:`active_summary`), ``active.png`` (error against
-    the training size, the paper's Fig. 4) and ``active_k.png`` (chosen k per round, Fig.
-    5 right), one panel per dataset. Returns the notes (none)."""
-    from matplotlib.figure import Figure
-
-    from knnx.plots import plain_text
+    """An active run's summary.csv (:func:`knnx.plots.active_summary`: per round) and its
+    figures ``active.png`` and ``active_k.png`` (:func:`knnx.plots.active_figures`).
+    Returns the notes of the figures that could not be drawn."""
+    from knnx.plots import active_summary
 
     frame = read_results(results_path)
     if frame.empty:
         return []
     summary = active_summary(frame)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    for metric, name, ylabel in (
-        ("error", "active.png", "error on the pool"),
-        ("chosen_k", "active_k.png", "k"),
-    ):
-        sub = summary[summary["metric"] == metric]
-        datasets = list(dict.fromkeys(sub["dataset"]))
-        with plain_text():  # dataset names drawn as written
-            fig = Figure(figsize=(4.5 * len(datasets), 3.6), layout="constrained")
-            axes = fig.subplots(1, len(datasets), squeeze=False)[0]
-            for ax, lab in zip(axes, datasets, strict=True):
-                for algo, part in sub[sub["dataset"] == lab].groupby("algorithm", sort=False):
-                    marker = "o" if algo == "lpo_qbc" else "+"
-                    ax.plot(part["n_train"], part["mean"], marker=marker, ms=3, label=algo)
-                ax.set_title(lab, fontsize=9)
-                ax.set_xlabel("training set size")
-                ax.set_ylabel(ylabel)
-                ax.grid(alpha=0.3)
-                ax.legend(fontsize=7)
-            save_figure(fig, Path(out) / name, dpi=110)
-    return []
+    return write_plots(frame, out)  # knnx.plots.figures draws an active run's figures

@@ -191,6 +191,7 @@ def _old_runner_rows(spec):
 
 
 def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_path):
+    from knnx.plots import figure_files
     from knnx.results import read_results
     from knnx.runner import run_spec
 
@@ -212,8 +213,19 @@ def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_p
     row = summ[(summ["round"] == 3) & (summ.metric == "error") & (summ.algorithm == "lpo_qbc")]
     assert_allclose(row["mean"], last.groupby("dataset", sort=False).value.mean(), rtol=1e-12)
     assert row["n"].tolist() == [2, 2] and row["n_train"].tolist() == [26, 26]
-    assert (tmp_path / "active.png").stat().st_size > 0 and (tmp_path / "active_k.png").stat().st_size > 0
+    # The figures are the run's automatic figures (replaced by a rerun, removed by --no-resume).
+    assert [p.name for p in figure_files(tmp_path)] == ["active.png", "active_k.png"]
     assert "kind: active" in (tmp_path / "spec.yaml").read_text()
+    # report.html: the tables give the last round's values, the timings a loop's whole time.
+    page = (tmp_path / "report.html").read_text()
+    for (dataset, algorithm), part in frame[(frame["round"] == 3) & (frame.metric == "error")].groupby(
+        ["dataset", "algorithm"]
+    ):
+        mean, std = part.value.mean(), part.value.std()
+        assert f"<td>{dataset}</td><td>{algorithm}</td><td>{mean:.4f} ± {std:.4f}</td>" in page
+    rounds = frame.drop_duplicates(["dataset", "algorithm", "repeat", "round"])
+    total = rounds[rounds.algorithm == "lpo_qbc"].fit_seconds.sum()
+    assert '<td>lpo_qbc</td><td class="num">4</td>' in page and f"{total:.4f}</td></tr>" in page
 
 
 def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monkeypatch):
