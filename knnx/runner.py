@@ -15,6 +15,14 @@
     OUT/<metric>-<p>.png the metric against each numeric parameter p that varies
     OUT/report.html      one self-contained page: tables, comparison, figures, timings
 
+Active learning: a spec with ``kind: active`` (:class:`knnx.spec.ActiveSpec`) runs
+through the same validation, cache, resume, lock, executors, failures file, progress,
+environment.json and report. Its cell is one loop of :func:`knnx.active.active_learning`
+(a dataset, a strategy, a repeat; :func:`active_repeat_data` draws its start set and
+pool); its rows carry a ``round`` column (see :func:`_active_rows`); summary.csv gives
+mean, std and n per round and its figures are ``active.png`` and ``active_k.png``
+(:func:`knnx.plots.active_figures`); report.html tabulates the last round.
+
 Metrics: label metrics score ``predict``; ``predict_proba`` is called only when a
 probability or posterior metric is asked, and its columns (in the estimator's
 ``classes_`` order) are placed on the dataset's class codes 0..C-1, a class missing
@@ -1631,7 +1639,8 @@ def _active_cell_keys(vspec):
 
 
 def write_active_summaries(results_path, out):
-    """An active run's summary.csv (:func:`knnx.plots.active_summary`: per round) and its
+    """An active run's summary.csv (:func:`knnx.plots.active_summary`: per round),
+    summary.md (one table per metric of the last round's values, as knnx run's) and its
     figures ``active.png`` and ``active_k.png`` (:func:`knnx.plots.active_figures`).
     Returns the notes of the figures that could not be drawn."""
     from knnx.plots import active_summary
@@ -1641,4 +1650,16 @@ def write_active_summaries(results_path, out):
         return []
     summary = active_summary(frame)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
+    last = frame[frame[ROUND] == frame[ROUND].max()]
+    last = last.assign(configuration=configuration_labels(last))
+    low, high = int(last["n_train"].min()), int(last["n_train"].max())
+    parts = [
+        f"# {frame['experiment'].iloc[0]}: active learning, mean ± std over repeats after the last round\n\n"
+        f"Round {int(last[ROUND].iloc[0])}: {low if low == high else f'{low} to {high}'} labelled points. "
+        "summary.csv and the figures give every round.\n"
+    ]
+    for metric in dict.fromkeys(last["metric"]):
+        sub = summarize(last, by=("dataset", "configuration"), metric=metric)
+        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
+    atomic_write_text(Path(out) / "summary.md", "".join(parts))
     return write_plots(frame, out)  # knnx.plots.figures draws an active run's figures

@@ -25,6 +25,11 @@ stands for one dataset per combination (:func:`knnx.datasets.expand_entry`).
 ``python_path`` lists folders searched for import paths. :func:`apply_overrides`
 applies ``--set PATH=VALUE`` changes before validation.
 
+A spec with ``kind: active`` is an active-learning experiment instead (LpO
+query-by-committee, :class:`ActiveSpec`): datasets, a start set and pool, the loop's
+settings and strategies, run by the same runner (``knnx run``), one cell per
+(dataset, strategy, repeat). A spec without ``kind`` is the form above.
+
 Metrics (``knnx.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
 ``f1_macro``, ``recall_macro``, ``precision_macro``), predicted probabilities
 (``log_loss``, ``brier``, ``f_measure_auc``, ``rejection_auc``) or the true
@@ -941,7 +946,8 @@ def validate_spec(source, overrides=()):
     """Validate a spec (path or dict) completely; return a :class:`ValidatedSpec`.
 
     ``overrides``: strings ``"PATH=VALUE"`` applied first (see :func:`apply_overrides`),
-    so the spec is checked exactly as if they were written in it.
+    so the spec is checked exactly as if they were written in it. A spec with ``kind:
+    active`` is checked as an :class:`ActiveSpec` (see :func:`_validate_active`).
 
     Raises
     ------
@@ -960,6 +966,13 @@ def validate_spec(source, overrides=()):
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
+        own = [k for k in ActiveSpec.model_fields if k not in Spec.model_fields]
+        found = [k for k in own if isinstance(data, dict) and k in data]
+        if found and not {"protocol", "algorithms"} & set(data):  # an active spec without its kind
+            raise SpecError(
+                f"{label}: kind: required key is missing; a spec with {', '.join(found)} is an active-learning "
+                "spec: add 'kind: active'"
+            ) from None
         raise SpecError.from_lines([f"{label}: {p}" for p in _pydantic_problems(exc, data)]) from None
     folders = [(base_dir / p).resolve() for p in spec.python_path]
     missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]

@@ -223,6 +223,9 @@ def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_p
     ):
         mean, std = part.value.mean(), part.value.std()
         assert f"<td>{dataset}</td><td>{algorithm}</td><td>{mean:.4f} ± {std:.4f}</td>" in page
+        md = (tmp_path / "summary.md").read_text().split("## chosen_k")[0]
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {dataset} | {algorithm} |"))
+        assert line.replace("**", "") == f"| {dataset} | {algorithm} | {mean:.4f} ± {std:.4f} | 2 |"
     rounds = frame.drop_duplicates(["dataset", "algorithm", "repeat", "round"])
     total = rounds[rounds.algorithm == "lpo_qbc"].fit_seconds.sum()
     assert '<td>lpo_qbc</td><td class="num">4</td>' in page and f"{total:.4f}</td></tr>" in page
@@ -269,13 +272,16 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
     assert len(json.loads((tmp_path / "cut" / "environment.json").read_text())["runs"]) == 4
 
 
-def test_active_with_jobs_gives_the_rows_of_one_process(tmp_path):
+@pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.slow)])
+def test_active_with_workers_gives_the_rows_of_one_process(tmp_path, executor):
     from knnx.results import read_results
     from knnx.runner import run_spec
 
+    if executor == "dask":
+        pytest.importorskip("distributed")
     small = {**SMALL, "datasets": ["wdbc"], "repeats": 1}
     run_spec(small, out=tmp_path / "one")
-    run_spec(small, out=tmp_path / "two", jobs=2)
+    run_spec(small, out=tmp_path / "two", jobs=2, executor=executor)
     one = read_results(tmp_path / "one" / "results.csv").drop(columns=TIMES)
     two = read_results(tmp_path / "two" / "results.csv").drop(columns=TIMES)
     pd.testing.assert_frame_equal(one, two)
@@ -323,6 +329,12 @@ ACTIVE_KEYS = [
             "kind: active\nname: a\ndatasets: [iris]\nrounds: 1\nstart: 20\nstrategies: [qbc, qbc]\n",
             [],
             "strategies: each strategy once",
+        ),
+        (
+            "name: a\ndatasets: [iris]\nrounds: 1\nstart: 20\nstrategies: [qbc]\n",
+            [],
+            "kind: required key is missing; a spec with start, rounds, strategies is an active-learning spec: "
+            "add 'kind: active'",
         ),
         (
             "kind: activ\nname: a\ndatasets: [iris]\n",
