@@ -1031,6 +1031,8 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
     order = {c.key(): c.index for c in vspec.cells}
     names = param_names(c.params_json for c in vspec.cells)  # the file's param_<name> columns
     labels = progress_labels(vspec.cells) if progress else {}
+    if progress and vspec.kind == "active":  # an active cell is a strategy's loop of one repeat
+        labels = {c.index: f"{c.algorithm} repeat {c.repeat}" for c in vspec.cells}
     rounds = vspec.spec.rounds if vspec.kind == "active" else None  # rows per round
     columns = results_columns(names, rounds=rounds is not None)
 

@@ -372,3 +372,18 @@ def test_knnx_run_sets_the_repeats_of_an_active_spec(tmp_path):
     assert sorted(set(frame.repeat)) == [0] and frame.groupby("algorithm")["round"].max().tolist() == [2, 2]
     assert frame[frame.metric == "error"].n_train.tolist() == [20, 23, 26] * 2
     assert "repeats: 1\n" in (out / "spec.yaml").read_text()
+
+
+def test_active_progress_names_each_loop(tmp_path):
+    from knnx.runner import run_spec
+
+    seen = []
+    small = {**SMALL, "datasets": ["wdbc"], "repeats": 2}
+    run_spec(small, out=tmp_path, progress=lambda done, total, text: seen.append((done, total, text)))
+    assert seen[0] == (0, 4, "")
+    assert [s for s in seen if s[2].startswith("wdbc")] == [
+        (1, 4, "wdbc lpo_qbc repeat 0"),
+        (2, 4, "wdbc passive_lpo repeat 0"),
+        (3, 4, "wdbc lpo_qbc repeat 1"),
+        (4, 4, "wdbc passive_lpo repeat 1"),
+    ]
