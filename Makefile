@@ -60,8 +60,8 @@ lpo-select:  ## Sec. 3: k chosen by LpO against p and n (Table 2, Fig. 2), with 
 	$(PYTHON) experiments/lpo_report.py select results/lpo-select-p results/lpo-select-n results/lpo-select
 
 lpo-active:  ## Sec. 4.3: LpO query-by-committee against passive LpO kNN (simulated q = 0..0.4, spambase)
-	knnx active experiments/lpo_active_sim.yaml --repeats $(ACTIVE_REPEATS) --out results/lpo-active-sim-r$(ACTIVE_REPEATS) --quiet --no-resume
-	knnx active experiments/lpo_active_spam.yaml --repeats $(ACTIVE_REPEATS) --out results/lpo-active-spam-r$(ACTIVE_REPEATS) --quiet --no-resume
+	knnx run experiments/lpo_active_sim.yaml --set repeats=$(ACTIVE_REPEATS) --out results/lpo-active-sim-r$(ACTIVE_REPEATS) --quiet --no-resume
+	knnx run experiments/lpo_active_spam.yaml --set repeats=$(ACTIVE_REPEATS) --out results/lpo-active-spam-r$(ACTIVE_REPEATS) --quiet --no-resume
 	$(PYTHON) experiments/lpo_report.py active results/lpo-active-sim-r$(ACTIVE_REPEATS) results/lpo-active-sim-r$(ACTIVE_REPEATS)
 	$(PYTHON) experiments/lpo_report.py active results/lpo-active-spam-r$(ACTIVE_REPEATS) results/lpo-active-spam-r$(ACTIVE_REPEATS)
 

@@ -142,8 +142,8 @@ def report_active(results, out):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     frame = read_results(Path(results) / "results.csv")
-    frame = frame.assign(value=frame["value"].astype(float), fold=frame["fold"].astype(int))
-    last = frame[(frame.metric == "error") & (frame.fold == frame.fold.max())]
+    frame = frame.assign(value=frame["value"].astype(float))
+    last = frame[(frame.metric == "error") & (frame["round"] == frame["round"].max())]
     ours = last.groupby(["dataset", "algorithm"])["value"].agg(["mean", "std", "size"]).reset_index()
     n_final = int(last["n_train"].astype(int).iloc[0])
     paper = pd.read_csv(PAPER / "lpo_active.csv")

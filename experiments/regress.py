@@ -6,8 +6,7 @@
 
 Each spec ``experiments/regress/regress_NAME.yaml`` is a fast subset of a paper target. It is
 run from scratch (``--no-resume``) into ``results/regress/regress_NAME/`` by ``knnx run``
-(``knnx active`` for an active-learning spec, recognised by its ``strategies`` key), then
-``knnx check``-ed against ``results/reference/regress_NAME.csv`` with the spec's tolerance
+(an active-learning spec, ``kind: active``, too), then ``knnx check``-ed against ``results/reference/regress_NAME.csv`` with the spec's tolerance
 (``ATOL``, 0 unless listed; wrapped third-party baselines: ``ALGORITHM_ATOL``, 1e-6). Groups
 present in the results but not in the reference also fail: the spec changed without its
 reference. One line per spec (PASS/FAIL, seconds), then the total; exit status 1 if any
@@ -23,8 +22,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_DIR = ROOT / "experiments" / "regress"
@@ -61,19 +58,18 @@ def find_specs(spec_dir=SPEC_DIR, words=()):
     return specs
 
 
-def is_active_spec(spec):
-    """An active-learning spec (run by ``knnx active``) has a ``strategies`` key."""
-    data = yaml.safe_load(Path(spec).read_text())
-    return isinstance(data, dict) and "strategies" in data
-
-
 def run_spec(spec, out, jobs=2):
     """Run one spec from scratch into ``out``; (ok, seconds, stderr tail)."""
-    cmd = knnx_command()
-    if is_active_spec(spec):
-        cmd += ["active", str(spec), "--out", str(out), "--no-resume", "--quiet"]
-    else:
-        cmd += ["run", str(spec), "--out", str(out), "--jobs", str(jobs), "--no-resume", "--quiet"]
+    cmd = knnx_command() + [
+        "run",
+        str(spec),
+        "--out",
+        str(out),
+        "--jobs",
+        str(jobs),
+        "--no-resume",
+        "--quiet",
+    ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.perf_counter() - start

@@ -136,7 +136,7 @@ def _progress_bar(name, unit):
 
     ETA: ``eta_seconds`` as the caller estimates it (``knnx run``: from the times of the
     finished cells, see :func:`knnx.runner.eta_seconds`), counted down between reports;
-    None shows ``-:--:--``. A caller that gives none (``knnx active``) gets the mean time
+    None shows ``-:--:--``. A caller that gives none gets the mean time
     of the units finished since its first report times the units left."""
     from rich.text import Text
 
@@ -540,33 +540,6 @@ def select_k_cmd(
         table.add_row(str(k), f"{r:.6f}{mark}")
     console.print(table)
     console.print(f"selected k = {k_p} (R_LpO = {risk[k_p - 1]:.6f}; smallest k of minimal risk)")
-
-
-@app.command()
-def active(
-    spec: Path = typer.Argument(..., help="Active-learning spec (YAML), see knnx.active_experiment."),
-    out: Path = typer.Option(None, "--out", help="Output folder (default: results/<spec name>)."),
-    no_resume: bool = typer.Option(
-        False, "--no-resume", help="Start over instead of skipping finished runs."
-    ),
-    repeats: int = typer.Option(None, "--repeats", min=1, help="Override the spec's repeats."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
-):
-    """LpO query-by-committee active learning against passive LpO-tuned kNN (Celisse & Mary-Huard, Sec. 4).
-
-    Writes results.csv (error on the remaining pool and chosen k per round),
-    summary.csv, active.png and active_k.png.
-    """
-    from knnx.active_experiment import run_active
-
-    with _reported("interrupted: finished runs are saved; rerun the same command to resume"):
-        if quiet:
-            folder = run_active(spec, out=out, resume=not no_resume, repeats=repeats)
-        else:
-            with _progress_bar(spec.stem, "runs") as progress:
-                folder = run_active(spec, out=out, resume=not no_resume, repeats=repeats, progress=progress)
-    if not quiet:
-        console.print(f"results in {folder}/results.csv, per-round summary in {folder}/summary.csv")
 
 
 def _require_file(path, what):

@@ -226,7 +226,11 @@ def _figures_section(frame):
 
 def _timings_section(frame, environment):
     parts = ["<h2 id='timings'>Timings</h2>"]
-    cells = frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
+    cell = ["dataset", "algorithm", "params", "repeat", "fold"]
+    cells = frame.drop_duplicates(cell)
+    if "round" in frame.columns:  # an active cell's time: the sum of its rounds'
+        rounds = frame.drop_duplicates([*cell, "round"])
+        cells = rounds.groupby(cell, sort=False)[["fit_seconds", "predict_seconds"]].sum().reset_index()
     table = (
         cells.groupby("algorithm", sort=False)
         .agg(
@@ -259,6 +263,12 @@ def _timings_section(frame, environment):
     return "".join(parts)
 
 
+def _sizes(frame):
+    """The training set sizes of rows, as "n" or "n1 to n2"."""
+    low, high = int(frame["n_train"].min()), int(frame["n_train"].max())
+    return str(low) if low == high else f"{low} to {high}"
+
+
 def _experiment_name(spec_text, out):
     """The experiment's name from the run's spec.yaml, else the folder's name."""
     import yaml
@@ -285,6 +295,9 @@ def build_report(out, alpha=0.05):
     if frame.empty and failures is None:
         raise ResultsError(f"{results}: no result rows yet; nothing to report")
     frame = frame.assign(configuration=configuration_labels(frame))
+    # An active-learning run (a round column): tables and comparison of the last round's
+    # values; the figures follow every round.
+    last = frame[frame["round"] == frame["round"].max()] if "round" in frame.columns else frame
     spec_text = (out / "spec.yaml").read_text(encoding="utf-8") if (out / "spec.yaml").is_file() else ""
     try:
         environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))
@@ -321,8 +334,17 @@ def build_report(out, alpha=0.05):
             "<nav><ul>"
             + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections)
             + "</ul></nav>",
-            _summary_section(frame),
-            _comparison_section(frame, alpha),
+            *(
+                [
+                    f"<p class='note'>Active learning: the tables and the comparison give the values after "
+                    f"the last round (round {int(last['round'].iloc[0])}, {_e(_sizes(last))} labelled points); "
+                    "summary.csv and the figures give every round.</p>"
+                ]
+                if last is not frame
+                else []
+            ),
+            _summary_section(last),
+            _comparison_section(last, alpha),
             _figures_section(frame),
             "<h2 id='failures'>Failures and warnings</h2>",
         ]

@@ -327,6 +327,9 @@ def figures(frame):
     where nothing can be drawn; ``name`` is the file name :func:`figure_name` gives."""
     from knnx.report import SEED_PARAMS
 
+    if "round" in frame.columns:  # an active-learning run: its metrics round by round
+        yield from active_figures(frame)
+        return
     for metric in dict.fromkeys(frame["metric"]):
         rows = frame[frame["metric"] == metric]
         jobs = [None] + [x for x in varying_numeric_params(rows) if x not in SEED_PARAMS]
@@ -338,6 +341,44 @@ def figures(frame):
                 yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('--x: ')}", None
                 continue
             yield figure_name(metric, x), what, fig
+
+
+def active_summary(frame):
+    """An active-learning run's rows (a ``round`` column, see knnx.spec.ActiveSpec) as mean,
+    std and n of each metric per (dataset, algorithm, round, n_train), in row order."""
+    keys = ["dataset", "algorithm", "round", "n_train", "metric"]
+    summary = frame.groupby(keys, sort=False)["value"].agg(["mean", "std", "size"]).reset_index()
+    return summary.rename(columns={"size": "n"})
+
+
+def active_figures(frame):
+    """The figures of an active-learning run: ``active.png``, the mean error on the pool
+    against the training set size (the paper's Fig. 4), and ``active_k.png``, the mean
+    chosen k (Fig. 5 right); one panel per dataset, one line per strategy. Yields
+    ``(name, title, figure)`` as :func:`figures` does."""
+    summary = active_summary(frame)
+    for metric, name, ylabel in (
+        ("error", "active.png", "error on the pool"),
+        ("chosen_k", "active_k.png", "k"),
+    ):
+        sub = summary[summary["metric"] == metric]
+        datasets = list(dict.fromkeys(sub["dataset"]))
+        if not datasets:
+            yield name, f"no figure of {metric}: no rows", None
+            continue
+        with plain_text():  # dataset names drawn as written
+            fig = Figure(figsize=(4.5 * len(datasets), 3.6), layout="constrained")
+            axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+            for ax, lab in zip(axes, datasets, strict=True):
+                for algo, part in sub[sub["dataset"] == lab].groupby("algorithm", sort=False):
+                    marker = "o" if algo == "lpo_qbc" else "+"
+                    ax.plot(part["n_train"], part["mean"], marker=marker, ms=3, label=algo)
+                ax.set_title(lab, fontsize=9)
+                ax.set_xlabel("training set size")
+                ax.set_ylabel(ylabel)
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize=7)
+        yield name, f"{metric} (mean over repeats) against the training set size", fig
 
 
 # The PNG text chunk that marks a figure as one of a run's automatic figures: those, and

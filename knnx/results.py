@@ -7,6 +7,8 @@ Schema (fixed column order)::
 
 ``params`` and ``protocol`` are canonical JSON (sorted keys). ``seed`` is the
 spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
+An active-learning run (``kind: active``) adds the column ``round`` after these: a
+cell (one loop) has one row per (round, metric).
 
 Crash safety: each finished cell is appended with a single write, flushed and
 fsync'ed. On resume, a trailing partial line and the rows of any cell missing some
@@ -108,9 +110,16 @@ def param_names(params_texts):
     return sorted(names)
 
 
-def results_columns(names):
-    """The columns of a results file whose cells have parameters ``names``."""
-    return COLUMNS + [PARAM_PREFIX + n for n in names]
+# An active-learning run (``kind: active``, see knnx.spec.ActiveSpec) gives one row per
+# (cell, round, metric): its results files have the column ``round`` after COLUMNS (0 =
+# the start set), and its cells are identified by CELL_COLUMNS as any other.
+ROUND = "round"
+
+
+def results_columns(names, rounds=False):
+    """The columns of a results file whose cells have parameters ``names`` (and, with
+    ``rounds``, one row per round: the column ``round``)."""
+    return COLUMNS + ([ROUND] if rounds else []) + [PARAM_PREFIX + n for n in names]
 
 
 def with_param_columns(rows, names):
@@ -330,7 +339,7 @@ class ResultsWriter:
 # ``rows_to_csv`` wrote (the shortest repr of each float) whatever the pandas version:
 # pandas' own C parser rounds some 17-digit decimals to a neighbouring float before
 # pandas 3.1 (float_precision="high"), and that option is deprecated from 3.1 on.
-INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iteration", "count"})
+INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iteration", "count", "round"})
 FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds"})
 
 
@@ -383,7 +392,11 @@ def _read_table(source, path, columns, what):
 
 def _parse(source, path):
     frame = _read_table(source, path, COLUMNS, "results")
-    frame = frame[COLUMNS]  # parameter columns are derived from params, never trusted
+    if ROUND in frame.columns:  # an active-learning run's
+        frame[ROUND] = _parse_numbers(frame[ROUND].tolist(), "integer", ROUND, path)
+        frame = frame[[*COLUMNS, ROUND]]
+    else:
+        frame = frame[COLUMNS]  # parameter columns are derived from params, never trusted
     names = param_names(frame["params"])
     cache = {}
     parsed = [_params_of(t, cache) for t in frame["params"]]
@@ -417,14 +430,15 @@ def read_ledger(path):
     }
 
 
-def recover(path, metrics, allowed=None, columns=COLUMNS):
+def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
     """Keep only complete cells of an existing results file; return their keys.
 
-    A cell is complete when it has one row for every metric in ``metrics``; its other
-    rows (quantities reported by the estimator) are kept with it. With ``allowed`` (a set
-    of cells), the rows of every other cell are dropped too (e.g. cells whose cached
-    result no longer matches the spec, the code or the data). The file is rewritten with
-    ``columns`` (the run's parameter columns, derived from ``params``).
+    A cell is complete when it has one row for every metric in ``metrics`` (with
+    ``rounds``, an active run's file: for every metric at each round 0..``rounds``); its
+    other rows (quantities reported by the estimator) are kept with it. With ``allowed``
+    (a set of cells), the rows of every other cell are dropped too (e.g. cells whose
+    cached result no longer matches the spec, the code or the data). The file is
+    rewritten with ``columns`` (the run's parameter columns, derived from ``params``).
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
@@ -433,18 +447,26 @@ def recover(path, metrics, allowed=None, columns=COLUMNS):
     if not text.strip():
         atomic_write_text(path, rows_to_csv([], header=True, columns=columns))
         return set()
-    frame = _parse(io.StringIO(text), path)[COLUMNS]
-    frame = frame.drop_duplicates(subset=CELL_COLUMNS + ["metric"], keep="last")
+    frame = _parse(io.StringIO(text), path)
+    unit = CELL_COLUMNS + ([ROUND] if rounds is not None else [])
+    if rounds is not None and ROUND not in frame.columns:
+        frame = frame.iloc[:0].assign(**{ROUND: []})  # not an active run's rows: none kept
+    frame = frame[COLUMNS + unit[len(CELL_COLUMNS) :]]
+    frame = frame.drop_duplicates(subset=unit + ["metric"], keep="last")
     if allowed is not None:
         cells = list(zip(frame["dataset"], frame["algorithm"], frame["params"], frame["repeat"].astype(int), frame["fold"].astype(int), strict=True))  # fmt: skip
         frame = frame[[c in allowed for c in cells]]
     scored = frame[frame["metric"].isin(metrics)]
+    per_cell = len(metrics)
+    if rounds is not None:  # every metric at each round 0..rounds
+        scored = scored[(scored[ROUND] >= 0) & (scored[ROUND] <= rounds)]
+        per_cell *= rounds + 1
     counts = scored.groupby(CELL_COLUMNS, sort=False)["metric"].transform("size")
-    complete = scored[counts == len(metrics)][CELL_COLUMNS].drop_duplicates()
+    complete = scored[counts == per_cell][CELL_COLUMNS].drop_duplicates()
     # Keep every row of a complete cell, reported extras (e.g. chosen_k) included.
     frame = frame.merge(complete, on=CELL_COLUMNS, how="inner")
-    names = [c.removeprefix(PARAM_PREFIX) for c in columns[len(COLUMNS) :]]
-    rows = with_param_columns(frame[COLUMNS].to_dict("records"), names)
+    names = [c.removeprefix(PARAM_PREFIX) for c in columns if c.startswith(PARAM_PREFIX)]
+    rows = with_param_columns(frame[COLUMNS + unit[len(CELL_COLUMNS) :]].to_dict("records"), names)
     atomic_write_text(path, rows_to_csv(rows, header=True, columns=columns))
     return {(r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) for r in complete.itertuples()}
 

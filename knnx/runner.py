@@ -15,6 +15,14 @@
     OUT/<metric>-<p>.png the metric against each numeric parameter p that varies
     OUT/report.html      one self-contained page: tables, comparison, figures, timings
 
+Active learning: a spec with ``kind: active`` (:class:`knnx.spec.ActiveSpec`) runs
+through the same validation, cache, resume, lock, executors, failures file, progress,
+environment.json and report. Its cell is one loop of :func:`knnx.active.active_learning`
+(a dataset, a strategy, a repeat; :func:`active_repeat_data` draws its start set and
+pool); its rows carry a ``round`` column (see :func:`_active_rows`); summary.csv gives
+mean, std and n per round and its figures are ``active.png`` and ``active_k.png``
+(:func:`knnx.plots.active_figures`); report.html tabulates the last round.
+
 Metrics: label metrics score ``predict``; ``predict_proba`` is called only when a
 probability or posterior metric is asked, and its columns (in the estimator's
 ``classes_`` order) are placed on the dataset's class codes 0..C-1, a class missing
@@ -92,6 +100,7 @@ import yaml
 
 from knnx._text import escape_control
 from knnx._version import __version__
+from knnx.active import active_learning
 from knnx.algorithms import LPO_RISK
 from knnx.datasets import REGISTERED, load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
@@ -100,7 +109,7 @@ from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
 from knnx.neighbors import search_paths
 from knnx.plugins import add_import_dirs, import_object
-from knnx.preprocess import standardize
+from knnx.preprocess import apply_standardizer, fit_standardizer, standardize
 from knnx.report import configuration_labels, format_table, mark_best, summarize
 from knnx.results import (
     CELL_COLUMNS,
@@ -109,6 +118,7 @@ from knnx.results import (
     FAILURE_COLUMNS,
     LEDGER_COLUMNS,
     OUTPUT_FILES,
+    ROUND,
     WARNING_COLUMNS,
     ResultsWriter,
     atomic_write_text,
@@ -125,7 +135,15 @@ from knnx.results import (
     rows_to_csv,
     with_param_columns,
 )
-from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq, tune_seed, tuned_settings, validate_spec
+from knnx.spec import (
+    SEED_DATA,
+    SEED_SPLITS,
+    canonical_json,
+    dataset_seedseq,
+    tune_seed,
+    tuned_settings,
+    validate_spec,
+)
 
 
 @dataclass(frozen=True)
@@ -156,6 +174,8 @@ def _graph_k(vspec):
 
 
 def _cell_payload(vspec, cell, splits, graph_k=None):
+    if vspec.kind == "active":
+        return _active_payload(vspec, cell)
     split = splits[(cell.dataset_index, cell.repeat, cell.fold)]
     ref = vspec.algorithms[cell.algorithm_index]
     tune = vspec.spec.algorithms[cell.algorithm_index].tune
@@ -572,6 +592,8 @@ def _run_cell(payload, fit_progress=None, store=None):
     ``chosen_k``). ``curve_rows``: the estimator's ``curve_`` as tidy rows when the
     spec sets ``record_curves`` and the estimator has one, else empty.
     """
+    if payload.get("kind") == "active":
+        return payload["index"], _active_rows(payload), []
     ds = _dataset(payload)
     tr, te = payload["train"], payload["test"]
     X_train, X_test = ds.X[tr], ds.X[te]
@@ -881,6 +903,8 @@ def _array_checksum(*arrays):
 def cell_keys(vspec):
     """{cell.key(): content hash} for every cell of a validated spec (see the module
     docstring for what the hash covers)."""
+    if vspec.kind == "active":
+        return _active_cell_keys(vspec)
     normalized = vspec.normalized()
     data = [_array_checksum(ds.X, ds.y) for ds in vspec.datasets]
     splits = {
@@ -1010,7 +1034,10 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
     order = {c.key(): c.index for c in vspec.cells}
     names = param_names(c.params_json for c in vspec.cells)  # the file's param_<name> columns
     labels = progress_labels(vspec.cells) if progress else {}
-    columns = results_columns(names)
+    if progress and vspec.kind == "active":  # an active cell is a strategy's loop of one repeat
+        labels = {c.index: f"{c.algorithm} repeat {c.repeat}" for c in vspec.cells}
+    rounds = vspec.spec.rounds if vspec.kind == "active" else None  # rows per round
+    columns = results_columns(names, rounds=rounds is not None)
 
     done_keys = set()
     if not resume:
@@ -1025,7 +1052,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
             )
         recorded = read_ledger(ledger_path)
         valid = {cell for cell, key in recorded.items() if keys.get(cell) == key}
-        done_keys = recover(results_path, metrics, allowed=valid, columns=columns)
+        done_keys = recover(results_path, metrics, allowed=valid, columns=columns, rounds=rounds)
     if curves_path.exists():
         recover_curves(curves_path, done_keys)  # curves of complete cells only
     if warnings_path.exists():
@@ -1108,7 +1135,10 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
     _sort_results(results_path, vspec)
     if curves_writer is not None:
         _sort_curves(curves_path, vspec)
-    notes = write_summaries(results_path, out)
+    if vspec.kind == "active":
+        notes = write_active_summaries(results_path, out)
+    else:
+        notes = write_summaries(results_path, out)
     if html_report:
         from knnx.html_report import write_report
 
@@ -1467,10 +1497,11 @@ def _sort_results(path, vspec):
         for r in frame.itertuples()
     ]
     frame["_metric"] = frame["metric"].map(metric_rank)
-    frame = frame.sort_values(["_cell", "_metric"], kind="stable")
+    rounds = [ROUND] if vspec.kind == "active" else []  # an active cell's rows: round by round
+    frame = frame.sort_values(["_cell", *rounds, "_metric"], kind="stable")
     names = param_names(c.params_json for c in vspec.cells)
-    rows = with_param_columns(frame[COLUMNS].to_dict("records"), names)
-    atomic_write_text(path, rows_to_csv(rows, header=True, columns=results_columns(names)))
+    rows = with_param_columns(frame[COLUMNS + rounds].to_dict("records"), names)
+    atomic_write_text(path, rows_to_csv(rows, header=True, columns=results_columns(names, bool(rounds))))
 
 
 def _sort_curves(path, vspec):
@@ -1485,3 +1516,155 @@ def _sort_curves(path, vspec):
     atomic_write_text(
         path, rows_to_csv(frame[CURVE_COLUMNS].to_dict("records"), header=True, columns=CURVE_COLUMNS)
     )
+
+
+# --- active learning (kind: active, see knnx.spec.ActiveSpec) -----------------------------
+
+
+def _active_payload(vspec, cell):
+    """An active cell: the whole loop of one (dataset, strategy, repeat)."""
+    spec = vspec.spec
+    entry = vspec.entries[cell.dataset_index]
+    return {
+        "kind": "active",
+        "index": cell.index,
+        "experiment": spec.name,
+        "entry": entry,
+        "loaders": _registered_loaders(entry),
+        "import_dirs": vspec.import_dirs,
+        "base_dir": str(vspec.base_dir),
+        "dataset": cell.dataset,
+        "seed": spec.seed,
+        "algorithm": cell.algorithm,
+        "params": cell.params,
+        "protocol": vspec.protocol_json,
+        "repeat": cell.repeat,
+        "fold": cell.fold,
+        "start": spec.start,
+        "pool": spec.pool,
+        "standardize": spec.standardize,
+        "loop": {
+            "strategy": spec.strategies[cell.algorithm_index],
+            "rounds": spec.rounds,
+            "m": spec.m,
+            "p_select": spec.p_select,
+            "p_tune": spec.p_tune,
+            "k_max": spec.k_max,
+            "k_fixed": spec.k_fixed,
+        },
+        "warm_up": False,  # the loop's kernels compile in its first round (no tiny problem)
+        "graph_k": 0,  # every round has a new training set: nothing to share
+    }
+
+
+def _repeat_seed(seed, label, purpose, repeat):
+    base = dataset_seedseq(seed, label, purpose)
+    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, repeat))
+
+
+def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize=False, base_dir="."):
+    """``(X_start, y_start, X_pool, y_pool, loop_seed)`` of one repeat of an active spec.
+
+    The data is loaded with the child seed (seed, label, SEED_DATA) spawned once more with
+    key ``repeat`` (a synthetic entry: a fresh sample per repeat); a generator seeded with
+    (seed, label, SEED_SPLITS, repeat) draws a permutation of the rows, whose first
+    ``start`` rows are the start set and the next ``pool`` (all others if None) the pool,
+    and then the loop's seed, ``integers(2**63)``. ``standardize``: features scaled with
+    the mean and std of the start set and pool rows (no labels used). ``y`` are class codes."""
+    ds = load_dataset(entry, seed=_repeat_seed(seed, label, SEED_DATA, repeat), base_dir=base_dir)
+    rng = np.random.default_rng(_repeat_seed(seed, label, SEED_SPLITS, repeat))
+    order = rng.permutation(ds.n_samples)
+    first = order[:start]
+    rest = order[start:] if pool is None else order[start : start + pool]
+    X = ds.X
+    if standardize:
+        used = np.concatenate([first, rest])
+        X = apply_standardizer(fit_standardizer(X[used]), X, f"'{label}'")
+    return X[first], ds.y[first], X[rest], ds.y[rest], int(rng.integers(2**63))
+
+
+def _active_rows(payload):
+    """Run one active loop (:func:`knnx.active.active_learning`); its rows: per round
+    (``round`` 0..rounds), ``error`` on the remaining pool then ``chosen_k``, with
+    ``n_train`` the labelled points, ``n_test`` the pool points left, ``fit_seconds``
+    the round's wall time, ``fold`` 0."""
+    add_import_dirs(payload.get("import_dirs", ()))
+    for name, loader in payload.get("loaders", {}).items():
+        REGISTERED.setdefault(name, loader)
+    X0, y0, Xp, yp, loop_seed = active_repeat_data(
+        payload["entry"],
+        payload["dataset"],
+        payload["seed"],
+        payload["repeat"],
+        payload["start"],
+        payload["pool"],
+        payload["standardize"],
+        payload["base_dir"],
+    )
+    records = active_learning(X0, y0, Xp, yp, seed=loop_seed, **payload["loop"])
+    rows = []
+    for rec in records:
+        base = {
+            **_base_row(payload, rec.n_train, rec.n_pool, rec.seconds, 0.0),
+            ROUND: rec.round,
+        }
+        rows.append({**base, "metric": "error", "value": rec.error})
+        rows.append({**base, "metric": "chosen_k", "value": float(rec.k)})
+    return rows
+
+
+def _active_cell_keys(vspec):
+    """cell_keys of an active spec: the hash covers the knnx version and source, the
+    numeric libraries, the experiment name and seed, the dataset entry and a checksum of
+    its arrays, the start/pool protocol, the loop's settings and strategy, and the
+    repeat (not the number of repeats: a rerun with more keeps the earlier ones)."""
+    spec = vspec.spec
+    common = {
+        "knnx": __version__,
+        "code": code_checksum(),
+        "libraries": library_versions(),
+        "experiment": spec.name,
+        "seed": spec.seed,
+        "protocol": vspec.protocol_json,
+        "import_dirs": list(vspec.import_dirs),
+        "p_select": spec.p_select,  # passed to every loop (the passive one ignores it)
+    }
+    data = [_array_checksum(ds.X, ds.y) for ds in vspec.datasets]
+    keys = {}
+    for c in vspec.cells:
+        material = {
+            **common,
+            "entry": vspec.entries[c.dataset_index],
+            "data": data[c.dataset_index],
+            "strategy": spec.strategies[c.algorithm_index],
+            "cell": [c.dataset, c.algorithm, c.params_json, c.repeat, c.fold],
+        }
+        keys[c.key()] = hashlib.sha256(canonical_json(material).encode()).hexdigest()
+    return keys
+
+
+def write_active_summaries(results_path, out):
+    """An active run's summary.csv (:func:`knnx.plots.active_summary`: per round),
+    summary.md (one table per metric of the last round's values, as knnx run's) and its
+    figures ``active.png`` and ``active_k.png`` (:func:`knnx.plots.active_figures`).
+    Returns the notes of the figures that could not be drawn."""
+    from knnx.plots import active_summary
+
+    frame = read_results(results_path)
+    if frame.empty:
+        return []
+    summary = active_summary(frame)
+    atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
+    last = frame[frame[ROUND] == frame[ROUND].max()]
+    last = last.assign(configuration=configuration_labels(last))
+    low, high = int(last["n_train"].min()), int(last["n_train"].max())
+    parts = [
+        f"# {frame['experiment'].iloc[0]}: active learning, mean ± std over repeats after the last round\n\n"
+        f"Round {int(last[ROUND].iloc[0])}: {low if low == high else f'{low} to {high}'} labelled points. "
+        "summary.csv and the figures give every round.\n"
+    ]
+    for metric in dict.fromkeys(last["metric"]):
+        sub = summarize(last, by=("dataset", "configuration"), metric=metric)
+        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
+    atomic_write_text(Path(out) / "summary.md", "".join(parts))
+    return write_plots(frame, out)  # knnx.plots.figures draws an active run's figures

@@ -25,6 +25,11 @@ stands for one dataset per combination (:func:`knnx.datasets.expand_entry`).
 ``python_path`` lists folders searched for import paths. :func:`apply_overrides`
 applies ``--set PATH=VALUE`` changes before validation.
 
+A spec with ``kind: active`` is an active-learning experiment instead (LpO
+query-by-committee, :class:`ActiveSpec`): datasets, a start set and pool, the loop's
+settings and strategies, run by the same runner (``knnx run``), one cell per
+(dataset, strategy, repeat). A spec without ``kind`` is the form above.
+
 Metrics (``knnx.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
 ``f1_macro``, ``recall_macro``, ``precision_macro``), predicted probabilities
 (``log_loss``, ``brier``, ``f_measure_auc``, ``rejection_auc``) or the true
@@ -58,7 +63,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import yaml
@@ -182,6 +187,73 @@ class Spec(_Strict):
     python_path: list[str] = Field(default_factory=list)
 
 
+class ActiveSpec(_Strict):
+    """An active-learning experiment (``kind: active``): LpO query-by-committee against
+    passive LpO-tuned kNN, Celisse & Mary-Huard (2011), Sec. 4.3 (the loop is
+    :func:`knnx.active.active_learning`). Run by ``knnx run`` like any spec::
+
+        kind: active
+        name: lpo-active
+        datasets:                   # as in run specs
+          - {synthetic: celisse2011, n: 10050, q: 0.2, id: celisse2011-q0.2}
+        start: 50
+        pool: null
+        m: 5
+        rounds: 60
+        strategies: [qbc, passive]
+        repeats: 10                 # --set repeats=2 changes it for one run
+
+    It has no ``protocol``, ``algorithms`` or ``metrics``: the start set and pool are its
+    protocol, the query strategies its algorithms (``lpo_qbc``, ``passive_lpo`` in
+    results), and each round gives the metrics ``error`` (on the remaining pool) and
+    ``chosen_k``. A cell is one (dataset, strategy, repeat): the whole loop, one results
+    row per (round, metric), with columns ``round`` (0 = the start set) and ``n_train``
+    (the labelled points at that round; ``n_test`` the pool points left, ``fold`` 0: one
+    start/pool split per repeat). Repeat r draws its data (synthetic entries: a fresh
+    sample) and its start set from child seeds of (seed, dataset id, r); the strategies
+    of a repeat share start set and pool, so their comparison is paired.
+    """
+
+    kind: Literal["active"] = Field(description="'active': this form of spec (a run spec has no kind).")
+    name: Name = Field(description="Experiment name; the default output folder is results/<name>.")
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = Field(0, description="Root of every child seed.")
+    datasets: Annotated[list[str | dict[str, Any]], Field(min_length=1)] = Field(
+        description="Bundled names, csv, loader or synthetic entries, as in a run spec."
+    )
+    start: Annotated[int, Field(ge=2)] = Field(50, description="Size of the labelled start set E^0.")
+    pool: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Pool size (points a strategy may query); null: every row not in the start set."
+    )
+    m: Annotated[int, Field(ge=1)] = Field(5, description="Points queried per round.")
+    rounds: Annotated[int, Field(ge=0)] = Field(60, description="Rounds after round 0 (the start set).")
+    p_select: Annotated[int, Field(ge=1)] = Field(
+        10, description="p of the leave-p-out committee choosing the queries (qbc only; capped at n - k)."
+    )
+    p_tune: Annotated[int, Field(ge=1)] = Field(10, description="p of the exact leave-p-out risk tuning k.")
+    k_max: Annotated[int, Field(ge=1)] = Field(50, description="Largest k tuned.")
+    k_fixed: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="An integer fixes k instead of tuning it (the paper's Sec. 4.4)."
+    )
+    strategies: Annotated[list[Literal["qbc", "passive"]], Field(min_length=1)] = Field(
+        default_factory=lambda: ["qbc", "passive"],
+        description="qbc: the m pool points of lowest committee agreement; passive: m at random.",
+    )
+    repeats: Annotated[int, Field(ge=1)] = Field(
+        10, description="Repetitions (data and start set drawn anew)."
+    )
+    standardize: bool = Field(
+        False, description="Standardise with the mean and std of the start set and pool features (no labels)."
+    )
+    python_path: list[str] = Field(
+        default_factory=list, description="Folders searched for the import paths of loader entries."
+    )
+
+    # What the runner reads of every spec: an active run's metrics, and no curves.
+    metrics: ClassVar[tuple] = ("error", "chosen_k")
+    record_curves: ClassVar[bool] = False
+    curve_points: ClassVar[int] = 0
+
+
 # Guards against hostile or accidental explosions (see the module docstring).
 MAX_CELLS = 1_000_000
 MAX_SPEC_BYTES = 1_000_000
@@ -225,7 +297,23 @@ class ValidatedSpec:
     entries: tuple = ()  # the dataset entries once list-valued options are expanded (one per dataset)
 
     @property
+    def kind(self):
+        """ "run" (protocol x algorithms) or "active" (:class:`ActiveSpec`)."""
+        return getattr(self.spec, "kind", "run")
+
+    @property
     def protocol_json(self):
+        if self.kind == "active":
+            spec = self.spec
+            return canonical_json(
+                {
+                    "kind": "active",
+                    "start": spec.start,
+                    "pool": spec.pool,
+                    "rounds": spec.rounds,
+                    "standardize": spec.standardize,
+                }
+            )
         return canonical_json(self.spec.protocol.model_dump())
 
     @property
@@ -240,7 +328,7 @@ class ValidatedSpec:
         ``knnx run OUT/spec.yaml`` reruns it from any folder)."""
         data = self.spec.model_dump(mode="json")
         imports = []  # top-level modules that estimator and loader entries import
-        for entry, ref in zip(data["algorithms"], self.algorithms, strict=True):
+        for entry, ref in zip(data.get("algorithms", ()), self.algorithms, strict=True):
             for key in ("name", "estimator", "id", "tune"):
                 if entry[key] is None:
                     del entry[key]
@@ -858,7 +946,8 @@ def validate_spec(source, overrides=()):
     """Validate a spec (path or dict) completely; return a :class:`ValidatedSpec`.
 
     ``overrides``: strings ``"PATH=VALUE"`` applied first (see :func:`apply_overrides`),
-    so the spec is checked exactly as if they were written in it.
+    so the spec is checked exactly as if they were written in it. A spec with ``kind:
+    active`` is checked as an :class:`ActiveSpec` (see :func:`_validate_active`).
 
     Raises
     ------
@@ -867,9 +956,23 @@ def validate_spec(source, overrides=()):
     """
     data, label, base_dir = read_spec(source)
     data = apply_overrides(data, overrides)
+    if isinstance(data, dict) and "kind" in data:
+        if data["kind"] != "active":
+            raise SpecError(
+                f"{label}: kind: unknown experiment kind {_short_repr(data['kind'])}; known: active "
+                "(a spec without 'kind' runs its protocol and algorithms)"
+            )
+        return _validate_active(data, label, base_dir)
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:
+        own = [k for k in ActiveSpec.model_fields if k not in Spec.model_fields]
+        found = [k for k in own if isinstance(data, dict) and k in data]
+        if found and not {"protocol", "algorithms"} & set(data):  # an active spec without its kind
+            raise SpecError(
+                f"{label}: kind: required key is missing; a spec with {', '.join(found)} is an active-learning "
+                "spec: add 'kind: active'"
+            ) from None
         raise SpecError.from_lines([f"{label}: {p}" for p in _pydantic_problems(exc, data)]) from None
     folders = [(base_dir / p).resolve() for p in spec.python_path]
     missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]
@@ -1083,4 +1186,101 @@ def validate_spec(source, overrides=()):
                     cells.append(Cell(len(cells), d, ds.name, ref.id, params, s.repeat, s.fold, a))
     return ValidatedSpec(
         spec, label, base_dir, datasets, splits, cells, resolved, tuple(e for _, e in entries)
+    )
+
+
+# Algorithm names of the active strategies in results.
+ACTIVE_ALGORITHMS = {"qbc": "lpo_qbc", "passive": "passive_lpo"}
+
+
+def active_params(spec, strategy):
+    """The parameters of a strategy's cells (``params`` in results)."""
+    params = {"m": spec.m, "p_tune": spec.p_tune, "k_max": spec.k_max, "k_fixed": spec.k_fixed}
+    if strategy == "qbc":
+        params["p_select"] = spec.p_select
+    return params
+
+
+def _active_runs_problem(spec):
+    """A line if the spec asks for more than MAX_CELLS cells (datasets x strategies x repeats)."""
+    runs = len(spec.datasets) * len(spec.strategies) * spec.repeats
+    if runs > MAX_CELLS:
+        return (
+            f"repeats: {len(spec.datasets)} dataset(s) x {len(spec.strategies)} strateg"
+            f"{'y' if len(spec.strategies) == 1 else 'ies'} x {spec.repeats} repeats = {runs} cells, more than "
+            f"the limit of {MAX_CELLS}"
+        )
+    return None
+
+
+def _validate_active(data, label, base_dir):
+    """validate_spec for ``kind: active`` (see :class:`ActiveSpec`): the schema, the cell
+    count, that each dataset loads and has rows for the start set and every query, and
+    the memory of the tuning and selection steps at the last round."""
+    try:
+        spec = ActiveSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = _pydantic_problems(exc, data, model_at=lambda loc, data: ActiveSpec if not loc else None)
+        raise SpecError.from_lines([f"{label}: {p}" for p in problems]) from None
+    folders = [(base_dir / p).resolve() for p in spec.python_path]
+    missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]
+    if missing:
+        raise SpecError(f"{label}: python_path[{missing[0][0]}]: {missing[0][1]}: no such folder")
+    add_import_dirs([str(f) for f in folders])
+    problem = _active_runs_problem(spec)
+    if problem is not None:  # before any dataset is loaded
+        raise SpecError(f"{label}: {problem}")
+    problems = []
+    if len(set(spec.strategies)) != len(spec.strategies):
+        problems.append("strategies: each strategy once")
+    if spec.start <= spec.p_tune:
+        problems.append(f"p_tune: {spec.p_tune} must be below start ({spec.start})")
+    if spec.k_fixed is not None and spec.k_fixed > spec.start - 1:
+        problems.append(f"k_fixed: {spec.k_fixed} must be below start ({spec.start})")
+    if spec.pool is not None and spec.pool < spec.rounds * spec.m:
+        problems.append(f"pool: {spec.pool} is smaller than rounds x m = {spec.rounds * spec.m}")
+    labels, datasets = {}, []
+    for d, entry in enumerate(spec.datasets):
+        try:
+            lab = dataset_label(entry)
+            if lab in labels:
+                raise SpecError(f"same name as datasets[{labels[lab]}] ('{lab}'); give one an 'id'")
+            labels[lab] = d
+            ds = load_dataset(entry, seed=dataset_seedseq(spec.seed, lab, SEED_DATA), base_dir=base_dir)
+        except KnnxError as exc:
+            problems.append(f"datasets[{d}]: {exc}")
+            continue
+        datasets.append(ds)
+        need = spec.start + (spec.pool if spec.pool is not None else spec.rounds * spec.m)
+        if ds.n_samples < need or ds.n_samples - spec.start < spec.rounds * spec.m:
+            problems.append(
+                f"datasets[{d}]: '{lab}' has {ds.n_samples} rows; start {spec.start} + a pool of at least "
+                f"{max(need - spec.start, spec.rounds * spec.m)} are needed"
+            )
+            continue  # the sizes below would be of rows the data does not have
+        n_train = spec.start + spec.rounds * spec.m  # the training set of the last round
+        n_pool = spec.pool if spec.pool is not None else ds.n_samples - spec.start
+        k_max = spec.k_fixed or spec.k_max
+        for problem in (
+            memory_problem(
+                lpo_bytes(n_train, ds.n_features, spec.p_tune, min(k_max, max(1, n_train - spec.p_tune))),
+                f"'{lab}': exact leave-{spec.p_tune}-out on {n_train} rows (p_tune)",
+            ),
+            memory_problem(
+                graph_bytes(n_pool, min(k_max + spec.p_select, n_train), n_train, ds.n_features),
+                f"'{lab}': the committee's neighbours of {n_pool} pool rows (p_select)",
+            ),
+        ):
+            if problem:
+                problems.append(f"datasets[{d}]: {problem}")
+    if problems:
+        raise SpecError.from_lines([f"{label}: {p}" for p in problems])
+    cells = []  # in the order of the old knnx active: dataset, repeat, strategy
+    for d, entry in enumerate(spec.datasets):
+        for r in range(spec.repeats):
+            for a, strategy in enumerate(spec.strategies):
+                algorithm, params = ACTIVE_ALGORITHMS[strategy], active_params(spec, strategy)
+                cells.append(Cell(len(cells), d, dataset_label(entry), algorithm, params, r, 0, a))
+    return ValidatedSpec(
+        spec, label, base_dir, datasets, [[] for _ in datasets], cells, (), tuple(spec.datasets)
     )

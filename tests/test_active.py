@@ -1,9 +1,11 @@
 """LpO committee agreement against enumeration of the committee, and the active-learning loop."""
 
+import json
 from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
+import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
@@ -124,6 +126,7 @@ def test_active_learning_errors():
 
 
 SMALL = {
+    "kind": "active",
     "name": "act",
     "seed": 3,
     "datasets": [{"synthetic": "celisse2011", "n": 400, "q": 0.1, "id": "sim"}, "wdbc"],
@@ -136,76 +139,251 @@ SMALL = {
     "repeats": 2,
     "standardize": True,
 }
+TIMES = ["fit_seconds"]  # the one column that differs between two runs
 
 
-def test_active_experiment_rows_resume_and_pairing(tmp_path):
-    from knnx.active_experiment import _repeat_data, run_active, validate_active_spec
-    from knnx.datasets import load_dataset
+def _old_runner_rows(spec):
+    """The rows the former ``knnx active`` runner wrote for a spec (fold = round), rebuilt
+    from knnx.active directly with its seed scheme: repeat r loads the data with the child
+    seed (seed, dataset id, SEED_DATA) spawned with key r, and draws the start set, pool
+    and loop seed from a generator seeded (seed, dataset id, SEED_SPLITS) spawned with key r."""
+    from knnx.datasets import dataset_label, load_dataset
+    from knnx.preprocess import apply_standardizer, fit_standardizer
+    from knnx.spec import SEED_DATA, SEED_SPLITS, canonical_json, dataset_seedseq
+
+    def child(label, purpose, r):
+        base = dataset_seedseq(spec["seed"], label, purpose)
+        return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, r))
+
+    protocol = canonical_json(
+        {
+            "kind": "active",
+            "start": spec["start"],
+            "pool": None,
+            "rounds": spec["rounds"],
+            "standardize": True,
+        }
+    )
+    rows = []
+    for entry in spec["datasets"]:
+        label = dataset_label(entry)
+        for r in range(spec["repeats"]):
+            ds = load_dataset(entry, seed=child(label, SEED_DATA, r))
+            rng = np.random.default_rng(child(label, SEED_SPLITS, r))
+            order = rng.permutation(ds.n_samples)
+            start, pool = order[: spec["start"]], order[spec["start"] :]
+            X = apply_standardizer(fit_standardizer(ds.X[order]), ds.X, label)
+            loop_seed = int(rng.integers(2**63))
+            for strategy, algorithm in (("qbc", "lpo_qbc"), ("passive", "passive_lpo")):
+                params = {"m": 2, "p_tune": 3, "k_max": 10, "k_fixed": None}
+                if strategy == "qbc":
+                    params["p_select"] = 2
+                records = active_learning(
+                    X[start], ds.y[start], X[pool], ds.y[pool], strategy=strategy, rounds=3, m=2,
+                    p_select=2, p_tune=3, k_max=10, seed=loop_seed,
+                )  # fmt: skip
+                for rec in records:
+                    base = [spec["name"], label, algorithm, canonical_json(params), protocol, r, rec.round]
+                    base += [spec["seed"], rec.n_train, rec.n_pool]
+                    rows.append((*base, "error", rec.error))
+                    rows.append((*base, "chosen_k", float(rec.k)))
+    return rows
+
+
+def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_path):
+    from knnx.plots import figure_files
+    from knnx.results import read_results
+    from knnx.runner import run_spec
+
+    summary = run_spec(SMALL, out=tmp_path)
+    assert (summary.n_cells, summary.n_run) == (2 * 2 * 2, 8)  # datasets x repeats x strategies
+    frame = read_results(tmp_path / "results.csv")
+    assert (frame["fold"] == 0).all() and (frame["predict_seconds"] == 0.0).all()
+    cols = ["experiment", "dataset", "algorithm", "params", "protocol", "repeat", "round", "seed"]
+    cols += ["n_train", "n_test", "metric", "value"]
+    got = [tuple(row) for row in frame[cols].itertuples(index=False)]
+    assert got == _old_runner_rows(SMALL)  # exact floats, and the former order of the rows
+    # Both strategies of a repeat start from the same set (same round-0 error and k).
+    r0 = frame[frame["round"] == 0]
+    assert (r0.groupby(["dataset", "repeat", "metric"]).value.nunique() == 1).all()
+    # The per-round summary, from the rows.
+    summ = pd.read_csv(tmp_path / "summary.csv")
+    assert list(summ.columns) == ["dataset", "algorithm", "round", "n_train", "metric", "mean", "std", "n"]
+    last = frame[(frame["round"] == 3) & (frame.metric == "error") & (frame.algorithm == "lpo_qbc")]
+    row = summ[(summ["round"] == 3) & (summ.metric == "error") & (summ.algorithm == "lpo_qbc")]
+    assert_allclose(row["mean"], last.groupby("dataset", sort=False).value.mean(), rtol=1e-12)
+    assert row["n"].tolist() == [2, 2] and row["n_train"].tolist() == [26, 26]
+    # The figures are the run's automatic figures (replaced by a rerun, removed by --no-resume).
+    assert [p.name for p in figure_files(tmp_path)] == ["active.png", "active_k.png"]
+    assert "kind: active" in (tmp_path / "spec.yaml").read_text()
+    # report.html: the tables give the last round's values, the timings a loop's whole time.
+    page = (tmp_path / "report.html").read_text()
+    for (dataset, algorithm), part in frame[(frame["round"] == 3) & (frame.metric == "error")].groupby(
+        ["dataset", "algorithm"]
+    ):
+        mean, std = part.value.mean(), part.value.std()
+        assert f"<td>{dataset}</td><td>{algorithm}</td><td>{mean:.4f} ± {std:.4f}</td>" in page
+        md = (tmp_path / "summary.md").read_text().split("## chosen_k")[0]
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {dataset} | {algorithm} |"))
+        assert line.replace("**", "") == f"| {dataset} | {algorithm} | {mean:.4f} ± {std:.4f} | 2 |"
+    rounds = frame.drop_duplicates(["dataset", "algorithm", "repeat", "round"])
+    total = rounds[rounds.algorithm == "lpo_qbc"].fit_seconds.sum()
+    assert '<td>lpo_qbc</td><td class="num">4</td>' in page and f"{total:.4f}</td></tr>" in page
+
+
+def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monkeypatch):
+    from knnx import runner
     from knnx.results import read_results
 
-    run_active(SMALL, out=tmp_path)
-    frame = read_results(tmp_path / "results.csv")
-    # 2 datasets x 2 repeats x 2 strategies x 4 rounds x (error, chosen_k)
-    assert len(frame) == 2 * 2 * 2 * 4 * 2
-    assert sorted(set(frame.algorithm)) == ["lpo_qbc", "passive_lpo"]
-    # Each stored run equals a direct call of the library loop on the same data.
-    spec, _, base = validate_active_spec(SMALL)
-    X0, y0, Xp, yp, seed = _repeat_data(spec, "wdbc", "wdbc", base, 1)
-    recs = active_learning(
-        X0, y0, Xp, yp, strategy="qbc", rounds=3, m=2, p_select=2, p_tune=3, k_max=10, seed=seed
+    small = {**SMALL, "datasets": ["wdbc"]}
+    runner.run_spec(small, out=tmp_path / "whole")
+    calls = []
+    real = runner.active_learning
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "active_learning", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_spec(small, out=tmp_path / "cut")
+    assert len(read_results(tmp_path / "cut" / "results.csv")) == 2 * 4 * 2  # two loops saved
+    with open(tmp_path / "cut" / "results.csv", "a") as fh:
+        fh.write("act,wdbc,lpo_qbc,{")  # a torn line, as a kill in mid-write leaves
+    monkeypatch.setattr(runner, "active_learning", real)
+    summary = runner.run_spec(small, out=tmp_path / "cut")
+    assert (summary.n_run, summary.n_skipped) == (2, 2)
+    whole = read_results(tmp_path / "whole" / "results.csv").drop(columns=TIMES)
+    cut = read_results(tmp_path / "cut" / "results.csv").drop(columns=TIMES)
+    pd.testing.assert_frame_equal(cut, whole)
+    assert (tmp_path / "cut" / "summary.csv").read_text().splitlines()[:3] == (
+        (tmp_path / "whole" / "summary.csv").read_text().splitlines()[:3]
     )
-    run = frame[(frame.dataset == "wdbc") & (frame.algorithm == "lpo_qbc") & (frame.repeat.astype(int) == 1)]
-    assert run[run.metric == "error"].value.astype(float).tolist() == [r.error for r in recs]
-    assert run[run.metric == "chosen_k"].value.astype(float).tolist() == [float(r.k) for r in recs]
-    # Both strategies of a repeat start from the same set (same round-0 error and k).
-    r0 = frame[(frame.fold.astype(int) == 0) & (frame.metric == "error")]
-    assert (r0.groupby(["dataset", "repeat"]).value.nunique() == 1).all()
-    # Standardisation uses start + pool features only; wdbc's own scale differs.
-    assert abs(X0.mean()) < 1.0 and load_dataset("wdbc").X.max() > 100
-    # Rerun: nothing recomputed; a torn run (a missing round) is redone.
-    before = (tmp_path / "results.csv").read_text()
-    run_active(SMALL, out=tmp_path)
-    assert (tmp_path / "results.csv").read_text() == before
-    lines = before.splitlines(keepends=True)
-    (tmp_path / "results.csv").write_text("".join(lines[:-3]))  # drop the last rounds of the last run
-    run_active(SMALL, out=tmp_path)
-    again = read_results(tmp_path / "results.csv")
-    assert len(again) == len(frame)
-    assert (tmp_path / "active.png").exists() and (tmp_path / "active_k.png").exists()
+    # Rerun: nothing recomputed, the file unchanged; more repeats keep the earlier ones.
+    before = (tmp_path / "cut" / "results.csv").read_text()
+    assert runner.run_spec(small, out=tmp_path / "cut").n_run == 0
+    assert (tmp_path / "cut" / "results.csv").read_text() == before
+    summary = runner.run_spec(small, out=tmp_path / "cut", overrides=["repeats=3"])
+    assert (summary.n_run, summary.n_skipped) == (2, 4)
+    grown = read_results(tmp_path / "cut" / "results.csv")
+    assert grown[grown.repeat < 2].drop(columns=TIMES).reset_index(drop=True).equals(cut)
+    assert len(json.loads((tmp_path / "cut" / "environment.json").read_text())["runs"]) == 4
 
 
-def test_active_cli_bad_spec_is_one_line_exit_2(tmp_path):
+@pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.slow)])
+def test_active_with_workers_gives_the_rows_of_one_process(tmp_path, executor):
+    from knnx.results import read_results
+    from knnx.runner import run_spec
+
+    if executor == "dask":
+        pytest.importorskip("distributed")
+    small = {**SMALL, "datasets": ["wdbc"], "repeats": 1}
+    run_spec(small, out=tmp_path / "one")
+    run_spec(small, out=tmp_path / "two", jobs=2, executor=executor)
+    one = read_results(tmp_path / "one" / "results.csv").drop(columns=TIMES)
+    two = read_results(tmp_path / "two" / "results.csv").drop(columns=TIMES)
+    pd.testing.assert_frame_equal(one, two)
+
+
+ACTIVE_KEYS = [
+    "kind",
+    "name",
+    "seed",
+    "datasets",
+    "start",
+    "pool",
+    "m",
+    "rounds",
+    "p_select",
+    "p_tune",
+    "k_max",
+    "k_fixed",
+    "strategies",
+    "repeats",
+    "standardize",
+    "python_path",
+]
+
+
+@pytest.mark.parametrize(
+    "text, args, line",
+    [
+        (
+            "kind: active\nname: a\ndatasets: [iris]\nrounds: 100\nm: 5\nstart: 50\nstrategy: [qbc]\n",
+            [],
+            "strategy: unknown key; known: " + ", ".join(ACTIVE_KEYS),
+        ),
+        (
+            "kind: active\nname: a\ndatasets: [iris]\nrounds: 100\nm: 5\nstart: 50\n",
+            [],
+            "datasets[0]: 'iris' has 150 rows; start 50 + a pool of at least 500 are needed",
+        ),
+        (
+            "kind: active\nname: a\ndatasets: [iris]\nrounds: 1\nstart: 20\n",
+            ["--set", "repeats=0"],
+            "repeats: input should be greater than or equal to 1 (got 0)",
+        ),
+        (
+            "kind: active\nname: a\ndatasets: [iris]\nrounds: 1\nstart: 20\nstrategies: [qbc, qbc]\n",
+            [],
+            "strategies: each strategy once",
+        ),
+        (
+            "name: a\ndatasets: [iris]\nrounds: 1\nstart: 20\nstrategies: [qbc]\n",
+            [],
+            "kind: required key is missing; a spec with start, rounds, strategies is an active-learning spec: "
+            "add 'kind: active'",
+        ),
+        (
+            "kind: activ\nname: a\ndatasets: [iris]\n",
+            [],
+            "kind: unknown experiment kind 'activ'; known: active (a spec without 'kind' runs its protocol "
+            "and algorithms)",
+        ),
+    ],
+)
+def test_a_bad_active_spec_is_one_line_exit_2(tmp_path, text, args, line):
     from typer.testing import CliRunner
 
     from knnx.cli import app
 
     spec = tmp_path / "a.yaml"
-    spec.write_text("name: a\ndatasets: [iris]\nrounds: 100\nm: 5\nstart: 50\nstrategy: [qbc]\n")
-    result = CliRunner().invoke(app, ["active", str(spec), "--out", str(tmp_path / "out")])
+    spec.write_text(text)
+    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(tmp_path / "out"), *args])
     assert result.exit_code == 2
-    assert result.output.strip().splitlines() == [
-        f"error: {spec}: strategy: unknown key; known: "
-        + ", ".join(
-            [
-                "name",
-                "seed",
-                "datasets",
-                "start",
-                "pool",
-                "m",
-                "rounds",
-                "p_select",
-                "p_tune",
-                "k_max",
-                "k_fixed",
-                "strategies",
-                "repeats",
-                "standardize",
-            ]
-        )
-    ]
-    spec.write_text("name: a\ndatasets: [iris]\nrounds: 100\nm: 5\nstart: 50\n")
-    result = CliRunner().invoke(app, ["active", str(spec), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2
-    assert "datasets[0]: 'iris' has 150 rows; start 50 + a pool of at least 500 are needed" in result.output
+    assert result.output.strip().splitlines() == [f"error: {spec}: {line}"]
     assert not (tmp_path / "out").exists()
+
+
+def test_knnx_run_sets_the_repeats_of_an_active_spec(tmp_path):
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+    from knnx.results import read_results
+
+    spec = tmp_path / "a.yaml"
+    spec.write_text("kind: active\nname: a\ndatasets: [iris]\nrepeats: 10\nrounds: 2\nm: 3\nstart: 20\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out), "--quiet", "--set", "repeats=1"])
+    assert result.exit_code == 0, result.output
+    frame = read_results(out / "results.csv")
+    assert sorted(set(frame.repeat)) == [0] and frame.groupby("algorithm")["round"].max().tolist() == [2, 2]
+    assert frame[frame.metric == "error"].n_train.tolist() == [20, 23, 26] * 2
+    assert "repeats: 1\n" in (out / "spec.yaml").read_text()
+
+
+def test_active_progress_names_each_loop(tmp_path):
+    from knnx.runner import run_spec
+
+    seen = []
+    small = {**SMALL, "datasets": ["wdbc"], "repeats": 2}
+    run_spec(small, out=tmp_path, progress=lambda done, total, text: seen.append((done, total, text)))
+    assert seen[0] == (0, 4, "")
+    assert [s for s in seen if s[2].startswith("wdbc")] == [
+        (1, 4, "wdbc lpo_qbc repeat 0"),
+        (2, 4, "wdbc passive_lpo repeat 0"),
+        (3, 4, "wdbc lpo_qbc repeat 1"),
+        (4, 4, "wdbc passive_lpo repeat 1"),
+    ]

@@ -24,7 +24,6 @@ FORBIDDEN = {
     "knnx.knn": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
     "knnx.lpo": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
     "knnx.active": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
-    "knnx.active_experiment": ["knnx.runner", "knnx.cli"],
     "knnx.datasets": ["knnx.knn", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.report", "knnx.cli"],
     "knnx.protocols": ["knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.report", "knnx.cli"],
     "knnx.metrics": ["knnx.datasets", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.cli"],

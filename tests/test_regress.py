@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from conftest import load_experiment
 
-from knnx.active_experiment import validate_active_spec
 from knnx.results import read_results, rows_to_csv
 from knnx.spec import validate_spec
 
@@ -23,10 +22,7 @@ def test_regress_specs_validate(regress):
     specs = regress.find_specs()
     assert len(specs) >= 7
     for path in specs:
-        if regress.is_active_spec(path):
-            validate_active_spec(path)
-        else:
-            assert len(validate_spec(path).cells) > 0
+        assert len(validate_spec(path).cells) > 0
 
 
 def test_every_spec_has_its_reference(regress):

@@ -330,23 +330,22 @@ def test_an_active_spec_named_with_dots_only_is_refused_and_writes_nothing(tmp_p
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results.csv").write_text("a user's own file\n")
     spec = tmp_path / "a.yaml"
-    spec.write_text(f"name: '{name}'\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
-    _refused(["active", str(spec), "--quiet", "--no-resume"], tmp_path, "name: a name made of dots only")
+    spec.write_text(f"kind: active\nname: '{name}'\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
+    _refused(["run", str(spec), "--quiet", "--no-resume"], tmp_path, "name: a name made of dots only")
     assert (tmp_path / "results.csv").read_text() == "a user's own file\n"
 
 
 def test_active_runs_are_bounded(tmp_path):
     spec = tmp_path / "a.yaml"
-    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
+    spec.write_text("kind: active\nname: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
     _refused(
-        ["active", str(spec), "--quiet", "--repeats", "1000000000"],
+        ["run", str(spec), "--quiet", "--set", "repeats=1000000000"],
         tmp_path,
-        "--repeats: 1 dataset(s) x 2 strategies x 1000000000 repeats = 2000000000 runs, more than the limit of 1000000",
+        f"error: {spec}: repeats: 1 dataset(s) x 2 strategies x 1000000000 repeats = 2000000000 cells, more "
+        "than the limit of 1000000",
     )
-    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 600000\nrounds: 2\nstart: 20\n")
-    _refused(
-        ["active", str(spec), "--quiet"], tmp_path, "repeats: 1 dataset(s) x 2 strategies x 600000 repeats"
-    )
+    spec.write_text("kind: active\nname: a\ndatasets: [iris]\nrepeats: 600000\nrounds: 2\nstart: 20\n")
+    _refused(["run", str(spec), "--quiet"], tmp_path, "repeats: 1 dataset(s) x 2 strategies x 600000 repeats")
 
 
 # --- validate refuses what would make cells fail; data errors while running fail a cell ---
@@ -892,7 +891,7 @@ def test_a_file_size_limit_mid_run_leaves_no_torn_line(tmp_path):
             "error: --out: /proc/knnx-out: cannot create the folder",
         ),
         (
-            ["active", "{ACTIVE}", "--out", "/proc/knnx-out", "--quiet"],
+            ["run", "{ACTIVE}", "--out", "/proc/knnx-out", "--quiet"],
             "error: --out: /proc/knnx-out: cannot create the",
         ),
     ],
@@ -901,7 +900,9 @@ def test_an_output_place_the_system_refuses_is_exit_2(tmp_path, monkeypatch, arg
     from pathlib import Path
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "a.yaml").write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n")
+    (tmp_path / "a.yaml").write_text(
+        "kind: active\nname: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n"
+    )
     ref = str(Path(__file__).resolve().parents[1] / "results" / "reference" / "ripley.csv")
     args = [a.replace("{REF}", ref).replace("{SPEC}", str(_spec(tmp_path, "iris"))) for a in args]
     args = [a.replace("{ACTIVE}", str(tmp_path / "a.yaml")) for a in args]
@@ -1078,10 +1079,17 @@ def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):
 
 
 def test_active_plots_with_dollar_signs(tmp_path):
-    from knnx.active_experiment import run_active
+    from knnx.runner import run_spec
 
-    spec = {"name": "a", "datasets": [{"name": "iris", "id": "$x^$"}], "repeats": 1, "rounds": 1, "start": 20}
-    run_active(spec, out=tmp_path)
+    spec = {
+        "kind": "active",
+        "name": "a",
+        "datasets": [{"name": "iris", "id": "$x^$"}],
+        "repeats": 1,
+        "rounds": 1,
+        "start": 20,
+    }
+    run_spec(spec, out=tmp_path)
     assert (tmp_path / "active.png").stat().st_size > 0
 
 
@@ -1214,11 +1222,11 @@ def test_an_active_spec_whose_lpo_graph_exceeds_memory_is_refused_before_writing
     monkeypatch.setenv("KNNX_MEMORY_LIMIT", "2G")
     spec = tmp_path / "a.yaml"
     spec.write_text(
-        "name: a\ndatasets: [{synthetic: blobs, n: 40000}]\nrepeats: 1\nrounds: 1\nm: 5\nstart: 30000\n"
-        "p_tune: 29000\n"
+        "kind: active\nname: a\ndatasets: [{synthetic: blobs, n: 40000}]\nrepeats: 1\nrounds: 1\nm: 5\n"
+        "start: 30000\np_tune: 29000\n"
     )
     _refused(
-        ["active", str(spec), "--quiet", "--out", str(tmp_path / "out")],
+        ["run", str(spec), "--quiet", "--out", str(tmp_path / "out")],
         tmp_path,
         "datasets[0]: 'blobs(n=40000)': exact leave-29000-out on 30005 rows (p_tune) needs about",
     )
@@ -1445,8 +1453,8 @@ def test_an_output_folder_holding_the_spec_being_run_is_refused(tmp_path):
     )
     assert spec.read_text() == SPEC.replace("{DATASET}", "iris")
     active = folder / "spec.yaml"
-    active.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 1\nstart: 20\n")
-    _refused(["active", str(active), "--out", str(folder), "--quiet"], tmp_path, "would overwrite the spec")
+    active.write_text("kind: active\nname: a\ndatasets: [iris]\nrepeats: 1\nrounds: 1\nstart: 20\n")
+    _refused(["run", str(active), "--out", str(folder), "--quiet"], tmp_path, "would overwrite the spec")
 
 
 def test_a_hand_edited_environment_record_is_started_again(tmp_path):
@@ -1461,23 +1469,28 @@ def test_a_hand_edited_environment_record_is_started_again(tmp_path):
     assert [r["cells_to_run"] for r in runs] == [2]
 
 
-def test_an_active_spec_copy_that_is_not_utf8_means_another_spec(tmp_path):
+def test_an_active_spec_copy_that_is_not_utf8_is_rewritten_and_the_cells_kept(tmp_path):
+    # Cells are matched by their content hash (cells.csv), not by the spec copy: a spoilt
+    # copy changes nothing computed, and the rerun writes the copy again.
     spec = tmp_path / "a.yaml"
-    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 1\nstart: 20\nm: 2\n")
+    spec.write_text("kind: active\nname: a\ndatasets: [iris]\nrepeats: 1\nrounds: 1\nstart: 20\nm: 2\n")
     out = tmp_path / "out"
-    result = runner.invoke(app, ["active", str(spec), "--out", str(out), "--quiet"])
+    result = runner.invoke(app, ["run", str(spec), "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
+    copy, rows = (out / "spec.yaml").read_bytes(), (out / "results.csv").read_bytes()
     (out / "spec.yaml").write_bytes(b"name: \xff\xfe\n")
-    _refused(
-        ["active", str(spec), "--out", str(out), "--quiet"], tmp_path, "holds results of a different spec"
-    )
+    result = runner.invoke(app, ["run", str(spec), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (out / "spec.yaml").read_bytes() == copy and (out / "results.csv").read_bytes() == rows
 
 
 def test_an_active_dataset_too_small_is_one_line(tmp_path):
     spec = tmp_path / "a.yaml"
-    spec.write_text("name: a\ndatasets: [iris]\nrepeats: 1\nrounds: 10000\nm: 10000\nstart: 20\n")
+    spec.write_text(
+        "kind: active\nname: a\ndatasets: [iris]\nrepeats: 1\nrounds: 10000\nm: 10000\nstart: 20\n"
+    )
     _refused(
-        ["active", str(spec), "--quiet", "--out", str(tmp_path / "o")],
+        ["run", str(spec), "--quiet", "--out", str(tmp_path / "o")],
         tmp_path,
         "datasets[0]: 'iris' has 150 rows; start 20 + a pool of at least 100000000 are needed",
     )
