@@ -55,15 +55,10 @@ lpo-timing:  ## Fig. 1 (plurality, n up to 5000) and Table 1 (weighted) timings 
 	$(PYTHON) benchmarks/lpo_weighted.py --csv results/lpo-timing/table1.csv
 
 lpo-select:  ## Sec. 3: k chosen by LpO against p and n (Table 2, Fig. 2), with the test-set optimum
-	knnx run experiments/lpo_select_p.yaml --jobs 2 --quiet --no-resume
-	knnx run experiments/lpo_select_n.yaml --jobs 2 --quiet --no-resume
-	$(PYTHON) experiments/lpo_report.py select results/lpo-select-p results/lpo-select-n results/lpo-select
+	knnx reproduce lpo-select --jobs 2
 
 lpo-active:  ## Sec. 4.3: LpO query-by-committee against passive LpO kNN (simulated q = 0..0.4, spambase)
-	knnx run experiments/lpo_active_sim.yaml --set repeats=$(ACTIVE_REPEATS) --out results/lpo-active-sim-r$(ACTIVE_REPEATS) --quiet --no-resume
-	knnx run experiments/lpo_active_spam.yaml --set repeats=$(ACTIVE_REPEATS) --out results/lpo-active-spam-r$(ACTIVE_REPEATS) --quiet --no-resume
-	$(PYTHON) experiments/lpo_report.py active results/lpo-active-sim-r$(ACTIVE_REPEATS) results/lpo-active-sim-r$(ACTIVE_REPEATS)
-	$(PYTHON) experiments/lpo_report.py active results/lpo-active-spam-r$(ACTIVE_REPEATS) results/lpo-active-spam-r$(ACTIVE_REPEATS)
+	knnx reproduce lpo-active --var ACTIVE_REPEATS=$(ACTIVE_REPEATS)
 
 # Piro et al. (2012) and D'Ambrosio et al. (2012): UNN. Side-by-side tables land in results/unn-*.
 unn-ripley:  ## Sec. 4.1, Fig. 2: UNN against kNN on a random theta-sample, the text's statements as cells (knnx/papers/targets/unn-ripley.yaml)

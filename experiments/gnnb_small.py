@@ -47,14 +47,24 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lpo_report import _md  # noqa: E402
-
-from knnx.compare import compare, rank_counts  # noqa: E402
-from knnx.report import configuration_labels  # noqa: E402
-from knnx.results import read_results  # noqa: E402
+from knnx.compare import compare, rank_counts
+from knnx.report import configuration_labels
+from knnx.results import read_results
 
 PAPER = Path(__file__).resolve().parent / "paper_values" / "gnnb_small.csv"
+
+
+def _md(frame):
+    """A DataFrame as a Markdown table (numbers to 4 significant digits)."""
+
+    def fmt(v):
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, "|" + "---|" * len(frame.columns), *body])
+
+
 METRICS = {"accuracy": "accuracy", "f1_macro": "F-measure", "recall_macro": "recall"}
 KS = (5, 10, 20, 50)
 # The paper's small domains (Table 2) and the names of their bundled copies.

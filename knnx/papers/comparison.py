@@ -25,7 +25,7 @@ columns, e.g. dataset, repeat, fold; five seeds of one sample size pool into one
 and the statistic is the mean over the pairs both sides have.
 
 Rules written down: filters compare a results column with ``==`` (a list: membership; a
-mapping ``{between: [lo, hi]}``: lo <= value <= hi; ``{regex: ...}``: a full match of
+mapping ``{between: [lo, hi]}``: lo <= value <= hi, an empty bound open; ``{regex: ...}``: a full match of
 the text); ``params`` filters compare each parameter's value parsed from its JSON. Missing
 result folders or rows give NaN cells, never an error: the comparison says what is
 missing. No rendered text is read back anywhere.
@@ -158,6 +158,8 @@ def compute_cell(frame, table, column, variables):
         statistic = float(np.mean(values)) if values.size else math.nan
     else:
         values = chosen["value"].to_numpy(dtype=np.float64)
+        if column.argmin is not None and len(chosen):
+            values = _argmins(chosen, column.argmin)
         if kind == "median":
             statistic = float(np.median(values)) if values.size else math.nan
         else:
@@ -209,6 +211,18 @@ def verdict(cell, paper):
     return {"paper": low, "paper_high": high, "diff": diff, "paper_in_ci": inside}
 
 
+def _argmins(rows, argmin):
+    """One value per group: the parameter value of the group's least ``value`` (ties
+    within 1e-12: the smallest parameter value)."""
+    column = f"param_{argmin.param}"
+    out = []
+    for _, group in rows.groupby(argmin.by, sort=True):
+        values = group["value"].to_numpy(dtype=np.float64)
+        best = values <= values.min() + 1e-12
+        out.append(min(float(_json(v)) for v in group[column].to_numpy()[best]))
+    return np.asarray(out, dtype=np.float64)
+
+
 def judge(cell, claim):
     """claim and claim_holds of a cell (see the module table)."""
     if claim is None:
@@ -250,9 +264,10 @@ def _matches(value, wanted):
         return any(_matches(value, w) for w in wanted)
     if isinstance(wanted, dict):
         if "between" in wanted:
-            lo, hi = wanted["between"]
+            lo, hi = wanted["between"]  # None or "": no bound on that side
             try:
-                return float(lo) <= float(value) <= float(hi)
+                value = float(value)
+                return (lo in (None, "") or float(lo) <= value) and (hi in (None, "") or value <= float(hi))
             except (TypeError, ValueError):
                 return False
         if "regex" in wanted:

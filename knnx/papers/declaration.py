@@ -81,6 +81,16 @@ class Claim(_Model):
     value: float = 0.0
 
 
+class ArgMin(_Model):
+    """Before the statistic, each group of selected rows (``by``) becomes one value: the
+    value of parameter ``param`` on its row of least ``value`` (values within 1e-12 of the
+    least count as equal; the smallest parameter value wins), e.g. the k of lowest test
+    error per dataset."""
+
+    param: str
+    by: list[str] = Field(default_factory=lambda: ["dataset"])
+
+
 class Column(_Model):
     """A column of a table: its label, the paper CSV's column set beside it, and the filters
     that (with the table's) select its result rows."""
@@ -101,6 +111,7 @@ class Column(_Model):
         None, description="this column's interval policy, if not the table's"
     )
     claim: Claim | None = Field(None, description="a direction the paper states for the statistic")
+    argmin: ArgMin | None = Field(None, description="reduce each group to the parameter value of least value")
 
 
 class Table(_Model):
