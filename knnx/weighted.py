@@ -498,7 +498,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         pred = np.empty(len(ind), dtype=np.intp)
         proba = np.empty((len(ind), n_classes))
         with PARALLEL_LOCK:
-            V.vote(ind, dist, self._y_codes, n_classes, False, pred, proba)
+            V.vote(ind, dist, self._y_codes, n_classes, False, V.TIE_NEAREST, np.empty(0), pred, proba)
         return pred, proba
 
     def predict(self, X):
