@@ -12,7 +12,10 @@ out error J_T (eq. 7) of the training set, following Fig. 1. The kernels are in
 knnx._kernels.weighted.
 """
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import vote as V
@@ -24,6 +27,7 @@ from knnx.limits import MAX_EPOCHS
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
 BASES = ("euclidean", "l1")
 PAPER_STEP_GRID = (0.0, 0.001, 0.01)  # Sec. 5.4: mu and rho probed in [0, 0.01]
+DEFAULT_MAX_EPOCHS = 10_000  # a safety cap: Fig. 1 stops on epsilon (tol) alone
 
 
 def cdm_weights(X, y_codes, n_classes):
@@ -196,11 +200,13 @@ class WeightedMetricNN(NeighborsClassifierBase):
         Initial class weights: w = 1, or w_cj = 1 / sigma_cj; "auto" takes the one with
         the lower LOO 1-NN error (eq. 6) on the training set, Euclidean on a tie
         (Sec. 5.3). Ignored by "l2" and "cdm". v starts at 1.
-    max_epochs : int >= 0, default 100
-        Maximum number of epochs (weight updates).
+    max_epochs : int >= 0, default 10000
+        Safety cap on the number of epochs (weight updates, probe epochs included).
+        Fig. 1 has no cap: the descent stops on ``tol``. Reaching the cap before ``tol``
+        is met sets ``stopped_by_ = "max_epochs"`` and warns (ConvergenceWarning).
     tol : float >= 0, default 1e-6
         Stop when the smoothed index J_T (eq. 7) changes by at most ``tol`` in an epoch
-        (Fig. 1's |lambda' - lambda| <= epsilon).
+        (Fig. 1's loop ``while |lambda' - lambda| > epsilon``).
     k : int >= 1, default 1
         Neighbours voting at prediction (plurality, knnx's vote tie rule). Learning
         always optimises the 1-NN LOO error, as the paper; k > 1 is its suggested
@@ -224,6 +230,10 @@ class WeightedMetricNN(NeighborsClassifierBase):
         LOO 1-NN error (eq. 6) of the returned and of the initial weights.
     best_epoch_, n_epochs_ : int
         Epoch of the returned weights (0 = the initial ones) and epochs run.
+    stopped_by_ : str
+        Why the descent stopped: "tol" (Fig. 1's rule), "max_epochs" (the safety cap,
+        with a ConvergenceWarning), "non_finite" (the next update would overflow, see
+        the notes) or "no_learning" (schemes "l2" and "cdm").
     curve_ : dict
         "iteration" (epoch 0..n_epochs_), "J" (eq. 7) and "loo_error" (eq. 6) of the
         weights at the start of each epoch; probe epochs are not included.
@@ -264,14 +274,15 @@ class WeightedMetricNN(NeighborsClassifierBase):
 
     Cost: every evaluation of the weights finds each training row's same-class and
     different-class nearest neighbour under the weighted dissimilarity among all n
-    rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes at most
-    ``max_epochs + 3`` of them (``_n_evaluations()``; with ``step_grid="paper"`` up to
-    12 probes of ``probe_epochs + 1`` more) and stops earlier when J_T settles. With
-    the defaults on two overlapping 2-D classes (``benchmarks/weighted.py
-    --scaling``, 100 epochs each): see the README's *CW, PW, CPW* section for the
-    measured seconds at n = 5 000, 10 000 and 20 000; the time grows as n^2, so n =
-    10^5 takes about 25 times the 20 000 figure. ``fit(X, y, progress=callback)``
-    reports every evaluation; ``knnx run`` shows it beside the cell in its progress bar.
+    rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes one per
+    epoch until J_T settles (``tol``), at most ``max_epochs + 3`` (``_n_evaluations()``;
+    with ``step_grid="paper"`` up to 12 probes of ``probe_epochs + 1`` more). On the small
+    Table 3 sets the descent settles after a few hundred to a few thousand epochs
+    (``benchmarks/weighted.py --table3`` prints the counts); a run that oscillates
+    reaches the cap. The time per evaluation grows as n^2 (the README's *CW, PW, CPW*
+    section has the measured seconds per evaluation at n = 5 000, 10 000, 20 000).
+    ``fit(X, y, progress=callback)`` reports every evaluation; ``knnx run`` shows it
+    beside the cell in its progress bar.
     """
 
     _parameter_constraints = {
@@ -315,7 +326,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         step_grid=None,
         probe_epochs=5,
         init="auto",
-        max_epochs=100,
+        max_epochs=DEFAULT_MAX_EPOCHS,
         tol=1e-6,
         k=1,
         base="euclidean",
@@ -399,6 +410,14 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run, steps
             )
         steps.finish()
+        self.stopped_by_ = run["stopped_by"] if (learn_w or learn_v) else "no_learning"
+        if self.stopped_by_ == "max_epochs":
+            warnings.warn(
+                f"WeightedMetricNN: the descent reached max_epochs={self.max_epochs} before J_T changed by "
+                f"at most tol={self.tol} in an epoch; the weights with the lowest LOO error seen are returned",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.class_weights_ = run["best_W"]
         self.prototype_weights_ = run["best_v"]
         self.loo_error_ = run["best_error"]
@@ -447,6 +466,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             best = (resume["best_error"], resume["best_epoch"], resume["best_W"], resume["best_v"])
         state = resume["state"] if resume is not None else None
         W_prev, v_prev, state_prev = W, v, state  # the last weights whose state was finite
+        stopped_by = "tol"
         while True:
             if state is None:
                 state = _evaluate(protos.prepare(W, v), self.beta, l1, learn_w, learn_v)
@@ -455,13 +475,17 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 if errors and not _finite_state(state):
                     # the last update overflowed a dissimilarity: stop with the weights before it
                     W, v, state = W_prev, v_prev, state_prev
+                    stopped_by = "non_finite"
                     break
                 J.append(state["J"])
                 errors.append(state["loo_error"])
                 if state["loo_error"] < best[0]:
                     best = (state["loo_error"], len(errors) - 1, W.copy(), v.copy())
             epoch = len(errors) - 1
-            if epoch >= max_epochs or (epoch >= 1 and abs(J[-1] - J[-2]) <= tol):
+            if epoch >= 1 and abs(J[-1] - J[-2]) <= tol:  # Fig. 1: while |lambda' - lambda| > epsilon
+                break
+            if epoch >= max_epochs:
+                stopped_by = "max_epochs"
                 break
             W_prev, v_prev, state_prev = W, v, state
             if learn_w:
@@ -470,6 +494,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 v = v - rho * state["grad_v"]
             if not (np.isfinite(W).all() and np.isfinite(v).all()):
                 W, v = W_prev, v_prev  # an update overflowed: stop with the weights before it
+                stopped_by = "non_finite"
                 break
             state = None
         return {
@@ -482,6 +507,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "best_W": best[2],
             "best_v": best[3],
             "state": state,
+            "stopped_by": stopped_by,
         }
 
     def kneighbors(self, X, k=None):

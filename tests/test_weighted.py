@@ -2,8 +2,11 @@
 brute force (ties included), the updates against finite differences of J_T, a hand-worked
 epoch, the best-LOO guarantee, and scikit-learn's estimator checks."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import WeightedMetricNN
@@ -294,3 +297,41 @@ def test_k_vote_under_the_learned_weights():
 @pytest.mark.parametrize("scheme", ["cpw", "cw", "pw", "l2", "cdm"])
 def test_check_estimator(scheme):
     check_estimator(WeightedMetricNN(scheme=scheme))
+
+
+# ---------------------------------------------------------------------------
+# Fig. 1's stopping rule: tol only; max_epochs is a reported safety cap
+
+
+def test_default_descent_stops_on_tol_not_on_an_epoch_cap():
+    ds = load_dataset("glass")
+    clf = WeightedMetricNN(scheme="pw").fit(ds.X, ds.y)
+    assert clf.get_params()["max_epochs"] == 10_000
+    assert clf.stopped_by_ == "tol"
+    J = clf.curve_["J"]
+    steps = np.abs(np.diff(J))
+    # Fig. 1: while |lambda' - lambda| > epsilon: every epoch but the last moved J_T by more
+    assert steps[-1] <= clf.tol and (steps[:-1] > clf.tol).all()
+    assert clf.n_epochs_ == len(J) - 1 > 100  # the old default cap of 100 cut this descent short
+    # the same descent capped at 100 epochs is its prefix
+    capped = WeightedMetricNN(scheme="pw", max_epochs=100)
+    with pytest.warns(
+        ConvergenceWarning, match=r"reached max_epochs=100 before J_T changed by at most tol=1e-06"
+    ):
+        capped.fit(ds.X, ds.y)
+    assert capped.stopped_by_ == "max_epochs" and capped.n_epochs_ == 100
+    np.testing.assert_array_equal(capped.curve_["J"], J[:101])
+    np.testing.assert_array_equal(capped.curve_["loo_error"], clf.curve_["loo_error"][:101])
+
+
+def test_reaching_the_cap_warns_and_tol_stops_silently():
+    ds = load_dataset("wine")
+    with pytest.warns(ConvergenceWarning):
+        clf = WeightedMetricNN(scheme="cw", max_epochs=3, tol=0.0).fit(ds.X, ds.y)
+    assert (clf.stopped_by_, clf.n_epochs_) == ("max_epochs", 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = WeightedMetricNN(scheme="cw", max_epochs=10_000, tol=1.0).fit(ds.X, ds.y)  # J_T moves < 1
+        assert (clf.stopped_by_, clf.n_epochs_) == ("tol", 1)
+        for scheme in ("l2", "cdm"):
+            assert WeightedMetricNN(scheme=scheme).fit(ds.X, ds.y).stopped_by_ == "no_learning"
