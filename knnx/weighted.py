@@ -27,7 +27,35 @@ from knnx.limits import MAX_EPOCHS
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
 BASES = ("euclidean", "l1")
 PAPER_STEP_GRID = (0.0, 0.001, 0.01)  # Sec. 5.4: mu and rho probed in [0, 0.01]
+# The (mu, rho) pairs of step_grid="paper", in the order that settles exact ties between
+# probes: both weights learned first, then class weights only, then prototype weights only.
+CPW_PROBE_PAIRS = (
+    (0.001, 0.001),
+    (0.001, 0.01),
+    (0.01, 0.001),
+    (0.01, 0.01),
+    (0.001, 0.0),
+    (0.01, 0.0),
+    (0.0, 0.001),
+    (0.0, 0.01),
+)
 DEFAULT_MAX_EPOCHS = 10_000  # a safety cap: Fig. 1 stops on epsilon (tol) alone
+
+
+def best_probe(results):
+    """Index of the probe that CPW continues (step_grid="paper").
+
+    ``results`` lists, per probed pair in :data:`CPW_PROBE_PAIRS` order, (LOO error, J_T)
+    of the weights reached after the probe epochs. The lowest LOO error wins (Sec. 5.4:
+    "the combination with the best LOO error estimation after these initial
+    iterations"); equal LOO errors go to the lower J_T (eq. 7, the smoothed index the
+    descent minimises); pairs equal in both go to the first in CPW_PROBE_PAIRS order.
+    """
+    best = 0
+    for i, (err, J) in enumerate(results):
+        if (err, J) < results[best]:
+            best = i
+    return best
 
 
 def cdm_weights(X, y_codes, n_classes):
@@ -190,10 +218,16 @@ class WeightedMetricNN(NeighborsClassifierBase):
     rho : float >= 0, default 0.001
         Step factor of the prototype weights, rho_i in eq. (19) (Sec. 5.4).
     step_grid : None or "paper", default None
-        For scheme "cpw": "paper" probes every pair (mu, rho) in {0, mu_auto, 0.001,
-        0.01} x {0, 0.001, 0.01} (except (0, 0)) for ``probe_epochs`` epochs from the
-        initial weights and continues the pair with the lowest LOO error seen (ties: the
-        first pair in that order), as Sec. 5.4 does "during the first five iterations".
+        For scheme "cpw": "paper" probes the pairs (mu, rho) of the paper's grid,
+        {0, 0.001, 0.01} x {0, 0.001, 0.01} without (0, 0) (Sec. 5.4: mu, rho in
+        [0, 0.01]), each for ``probe_epochs`` epochs from the initial weights, and
+        continues the pair whose weights after those epochs have the lowest LOO error
+        (eq. 6), as Sec. 5.4 does "during the first five iterations". ``mu`` and ``rho``
+        are then not used (also not the CDM start's 1 / sigma^2). **Ties**: equal LOO
+        errors go to the lower J_T (eq. 7) after the probe; pairs equal in both to the
+        first in the order (0.001, 0.001), (0.001, 0.01), (0.01, 0.001), (0.01, 0.01),
+        (0.001, 0), (0.01, 0), (0, 0.001), (0, 0.01): both weights learned, then class
+        weights only, then prototype weights only (:func:`best_probe`).
     probe_epochs : int >= 1, default 5
         Epochs per probed pair.
     init : {"auto", "euclidean", "cdm"}, default "auto"
@@ -276,7 +310,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
     different-class nearest neighbour under the weighted dissimilarity among all n
     rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes one per
     epoch until J_T settles (``tol``), at most ``max_epochs + 3`` (``_n_evaluations()``;
-    with ``step_grid="paper"`` up to 12 probes of ``probe_epochs + 1`` more). On the small
+    with ``step_grid="paper"`` 8 probes of ``probe_epochs + 1`` more). On the small
     Table 3 sets the descent settles after a few hundred to a few thousand epochs
     (``benchmarks/weighted.py --table3`` prints the counts); a run that oscillates
     reaches the cap. The time per evaluation grows as n^2 (the README's *CW, PW, CPW*
@@ -309,7 +343,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             )
         if params.get("step_grid") is not None and params.get("scheme") != "cpw":
             problems.append("step_grid applies to scheme 'cpw' only")
-        probes = 12 * params.get("probe_epochs", 5)  # the paper's grid probes up to 12 step pairs
+        probes = len(CPW_PROBE_PAIRS) * params.get("probe_epochs", 5)  # the paper's grid: 8 step pairs
         if params.get("step_grid") == "paper" and probes > MAX_EPOCHS:
             problems.append(
                 f"step_grid='paper' with probe_epochs={params['probe_epochs']} makes up to {probes} probe epochs, "
@@ -383,20 +417,15 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self.init_ = start
 
         if self.step_grid == "paper":
-            mus = [0.0, mu_auto] + [
-                g for g in PAPER_STEP_GRID[1:] if not np.isscalar(mu_auto) or g != mu_auto
-            ]
-            pairs = [
-                (a, b) for a in mus for b in PAPER_STEP_GRID if not (np.isscalar(a) and a == 0.0 and b == 0.0)
-            ]
-            best = None
-            for mu, rho in pairs:
-                run = self._descend(
+            runs = [
+                self._descend(
                     protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.probe_epochs, 0.0, steps=steps
                 )
-                if best is None or run["best_error"] < best[0]["best_error"]:
-                    best = (run, mu, rho)
-            start_run, mu, rho = best
+                for mu, rho in CPW_PROBE_PAIRS
+            ]
+            pick = best_probe([(run["errors"][-1], run["J"][-1]) for run in runs])
+            start_run = runs[pick]
+            mu, rho = CPW_PROBE_PAIRS[pick]
         else:
             start_run = None
             mu = mu_auto if self.mu == "auto" else float(self.mu)
@@ -448,7 +477,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         learning = self.scheme in ("cw", "pw", "cpw")
         n = 2 if learning and self.init == "auto" else 0
         if self.step_grid == "paper":
-            n += (len(PAPER_STEP_GRID) + 1) * len(PAPER_STEP_GRID) * (self.probe_epochs + 1)  # pairs probed
+            n += len(CPW_PROBE_PAIRS) * (self.probe_epochs + 1)  # pairs probed
         return n + (self.max_epochs + 1 if learning else 1)
 
     def _descend(self, protos, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None, steps=None):

@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import WeightedMetricNN
 from knnx.datasets import load_dataset
-from knnx.weighted import cdm_weights, loo_state
+from knnx.weighted import CPW_PROBE_PAIRS, best_probe, cdm_weights, loo_state
 
 
 # --------------------------------------------------------------------------- oracles
@@ -335,3 +335,60 @@ def test_reaching_the_cap_warns_and_tol_stops_silently():
         assert (clf.stopped_by_, clf.n_epochs_) == ("tol", 1)
         for scheme in ("l2", "cdm"):
             assert WeightedMetricNN(scheme=scheme).fit(ds.X, ds.y).stopped_by_ == "no_learning"
+
+
+# ---------------------------------------------------------------------------
+# CPW's step probing (step_grid="paper"): the paper's grid, and its tie rule
+
+
+def test_best_probe_tie_rule_by_hand():
+    # lowest LOO error; then lowest J_T; then the first pair in CPW_PROBE_PAIRS order
+    assert best_probe([(0.2, 0.5), (0.1, 0.9), (0.1, 0.4), (0.3, 0.1)]) == 2
+    assert best_probe([(0.1, 0.4), (0.2, 0.1), (0.1, 0.4), (0.1, 0.4)]) == 0
+    assert best_probe([(0.2, 0.4)] * 5 + [(0.1, 0.4)] * 3) == 5
+
+
+def test_probe_grid_is_the_papers():
+    assert set(CPW_PROBE_PAIRS) == {(a, b) for a in (0.0, 0.001, 0.01) for b in (0.0, 0.001, 0.01)} - {
+        (0.0, 0.0)
+    }
+    assert CPW_PROBE_PAIRS[:4] == ((0.001, 0.001), (0.001, 0.01), (0.01, 0.001), (0.01, 0.01))
+    assert CPW_PROBE_PAIRS[4:] == ((0.001, 0.0), (0.01, 0.0), (0.0, 0.001), (0.0, 0.01))
+
+
+@pytest.mark.parametrize("name", ["glass", "wine", "balance"])
+def test_cpw_probing_picks_as_the_separate_probe_runs_say(name):
+    """Oracle: each pair run on its own for probe_epochs epochs (same start) gives the LOO
+    error and J_T after the probe; the pick is the lowest (error, J_T), first in order on
+    ties, and the probed fit continues exactly that run."""
+    ds = load_dataset(name)
+    grid = WeightedMetricNN(scheme="cpw", step_grid="paper", probe_epochs=5, max_epochs=12, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        grid.fit(ds.X, ds.y)
+        probes = [
+            WeightedMetricNN(scheme="cpw", init=grid.init_, mu=a, rho=b, max_epochs=5, tol=0.0).fit(
+                ds.X, ds.y
+            )
+            for a, b in CPW_PROBE_PAIRS
+        ]
+        keys = [(p.curve_["loo_error"][-1], p.curve_["J"][-1]) for p in probes]
+        expect = min(range(len(keys)), key=lambda i: (keys[i], i))
+        assert (grid.mu_, grid.rho_) == CPW_PROBE_PAIRS[expect]
+        assert 0.0 <= grid.mu_ <= 0.01 and 0.0 <= grid.rho_ <= 0.01  # never the CDM 1 / sigma^2
+        same = WeightedMetricNN(
+            scheme="cpw", init=grid.init_, mu=grid.mu_, rho=grid.rho_, max_epochs=12, tol=0.0
+        )
+        same.fit(ds.X, ds.y)
+    np.testing.assert_array_equal(grid.curve_["J"], same.curve_["J"])
+    np.testing.assert_array_equal(grid.class_weights_, same.class_weights_)
+    np.testing.assert_array_equal(grid.prototype_weights_, same.prototype_weights_)
+
+
+def test_cpw_probes_that_all_tie_take_the_first_pair():
+    # identical rows: every LOO pair at dissimilarity 0 (r = 1, an error that moves no
+    # weight), so every probe ends with the same LOO error and J_T
+    X = np.ones((8, 2))
+    y = np.array([0, 1] * 4)
+    clf = WeightedMetricNN(scheme="cpw", step_grid="paper", max_epochs=8).fit(X, y)
+    assert (clf.mu_, clf.rho_) == (0.001, 0.001)
