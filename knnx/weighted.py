@@ -231,9 +231,11 @@ class WeightedMetricNN(NeighborsClassifierBase):
     probe_epochs : int >= 1, default 5
         Epochs per probed pair.
     init : {"auto", "euclidean", "cdm"}, default "auto"
-        Initial class weights: w = 1, or w_cj = 1 / sigma_cj; "auto" takes the one with
-        the lower LOO 1-NN error (eq. 6) on the training set, Euclidean on a tie
-        (Sec. 5.3). Ignored by "l2" and "cdm". v starts at 1.
+        Initial class weights: w = 1, or w_cj = 1 / sigma_cj; "auto" takes Euclidean if
+        its LOO 1-NN error (eq. 6) on the training set is lower than CDM's, else CDM (so
+        CDM on a tie: Sec. 5.3, "if the raw Euclidean (L2) metric outperforms CDM, then
+        set all initial w = 1; otherwise" the CDM weights). Ignored by "l2" and "cdm".
+        v starts at 1.
     max_epochs : int >= 0, default 10000
         Safety cap on the number of epochs (weight updates, probe epochs included).
         Fig. 1 has no cap: the descent stops on ``tol``. Reaching the cap before ``tol``
@@ -407,7 +409,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             steps()
             err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
             steps()
-            start = "cdm" if err_cdm < err_l2 else "euclidean"
+            start = "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
         else:
             start = self.init
         W0 = W_cdm if start == "cdm" else ones_w

@@ -392,3 +392,43 @@ def test_cpw_probes_that_all_tie_take_the_first_pair():
     y = np.array([0, 1] * 4)
     clf = WeightedMetricNN(scheme="cpw", step_grid="paper", max_epochs=8).fit(X, y)
     assert (clf.mu_, clf.rho_) == (0.001, 0.001)
+
+
+# ---------------------------------------------------------------------------
+# Sec. 5.3's start: L2 if it outperforms CDM, otherwise CDM (so CDM on a tie)
+
+
+def brute_loo_error(X, codes, W):
+    """Eq. (6) by brute force: x errs if its nearest same-class row is not strictly nearer
+    than its nearest other-class row under d^2 = sum_j W[class(p), j]^2 (x_j - p_j)^2."""
+    dd = (((X[:, None, :] - X[None, :, :]) * W[codes][None]) ** 2).sum(axis=2)
+    np.fill_diagonal(dd, np.inf)
+    same = codes[:, None] == codes[None, :]
+    return np.mean(np.where(same, dd, np.inf).min(axis=1) >= np.where(~same, dd, np.inf).min(axis=1))
+
+
+def test_auto_init_takes_cdm_on_a_tie_in_loo_error():
+    # every class deviation is 1 in every feature: CDM's weights are 1, a tie by construction
+    X = np.array([[0, 0], [2, 0], [0, 2], [2, 2], [1, 1], [3, 1], [1, 3], [3, 3]], dtype=float)
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    clf = WeightedMetricNN(scheme="cw", max_epochs=0).fit(X, y)
+    assert clf.init_ == "cdm"
+    np.testing.assert_array_equal(clf.mu_, np.ones((2, 2)))  # CDM's step factors 1 / sigma^2, not 0.001
+
+
+def test_auto_init_on_random_ties_and_strict_wins():
+    """Small random sets with unequal class deviations: wherever the brute-force LOO errors
+    of L2 and CDM are equal the start is CDM; elsewhere the lower one."""
+    seen = {"tie": 0, "l2": 0, "cdm": 0}
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        X = rng.standard_normal((10, 2)) * np.array([1.0, 3.0])
+        y = np.array([0] * 5 + [1] * 5)
+        X[y == 1] *= rng.uniform(0.5, 2.0, 2)
+        W, _ = cdm_weights(X, y, 2)
+        e, c = brute_loo_error(X, y, np.ones_like(W)), brute_loo_error(X, y, W)
+        clf = WeightedMetricNN(scheme="cw", max_epochs=0).fit(X, y)
+        assert clf.initial_loo_error_ == pytest.approx(min(e, c))
+        assert clf.init_ == ("euclidean" if e < c else "cdm")
+        seen["tie" if e == c else "l2" if e < c else "cdm"] += 1
+    assert min(seen.values()) >= 5  # each case occurs
