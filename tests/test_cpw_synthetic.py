@@ -121,7 +121,14 @@ def test_report_on_a_small_run_matches_direct_computation(cpw, tmp_path):
         assert len(test) == 5000 and np.bincount(ds.y[train]).tolist() == [entry["n_per_class"]] * 3
         Xtr, ytr, Xte, yte = ds.X[train], ds.y[train], ds.X[test], ds.y[test]
         l2 = knnx.KNNClassifier(k=1).fit(Xtr, ytr).predict(Xte)
-        cw = knnx.WeightedMetricNN(scheme="cw", beta=10, mu=0.001, rho=0.01, init="euclidean").fit(Xtr, ytr)
+        cw = knnx.WeightedMetricNN(
+            scheme="cw",
+            beta=10,
+            mu=0.001,
+            rho=0.01,
+            init="euclidean",
+            max_epochs=cpw.PAPER_PARAMS["max_epochs"],
+        ).fit(Xtr, ytr)
         errors[entry["id"]] = {"L2": np.mean(l2 != yte), "CW": np.mean(cw.predict(Xte) != yte)}
 
     table = pd.read_csv(tmp_path / "out" / "table.csv")
