@@ -24,8 +24,8 @@ Choices where the paper is silent or knnx cannot follow it:
   test-sampling noise, about sqrt(e (1 - e) / 5000) = 0.005 at e = 0.15, to the training-set
   variation the paper's fixed set shows alone.
 * **Stopping.** Fig. 1 stops when J_T changes by at most epsilon; knnx uses tol = 1e-6 and
-  at most 100 epochs (WeightedMetricNN defaults) and returns the weights with the lowest
-  LOO error seen.
+  at most 100 epochs (``PAPER_PARAMS``; WeightedMetricNN's own default is a 10 000-epoch
+  safety cap) and returns the weights with the lowest LOO error seen.
 * **Bayes error.** Computed numerically by :func:`bayes_error`: 1 - integral of
   max_c pi_c f_c(x), the inner integral along x2 exact (normal CDFs between the points where
   the maximising class changes), the outer integral over x1 by adaptive quadrature.
