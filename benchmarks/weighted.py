@@ -11,14 +11,15 @@ What it measures
    ``NearestNeighbors(n_neighbors=2, algorithm="brute")`` on the same rows, which finds
    each row's nearest neighbour (unweighted, one set instead of two): the printed ratio
    is epoch / peer. The paper gives no timings.
-2. ``--scaling``: fit time of ``WeightedMetricNN()`` with its defaults (CPW, 100 epochs
-   at most) on two overlapping Gaussian classes in 2-D, n = 5 000, 10 000, 20 000
-   rows: seconds, epochs, seconds per evaluation of the weights, and the growth
+2. ``--scaling``: fit time of ``WeightedMetricNN()`` with its defaults (CPW, until J_T
+   settles, 10 000 epochs at most) on two overlapping Gaussian classes in 2-D,
+   n = 5 000, 10 000, 20 000 rows: seconds, epochs, seconds per evaluation of the
+   weights, and the growth
    exponent between sizes (2 = quadratic, as every evaluation finds each row's
    same-class and different-class nearest neighbour among all rows). Peer in the same
    run: scikit-learn's brute-force leave-one-out 1-NN graph on the same rows.
 3. ``--table3``: epochs run, epoch of the returned weights and fit seconds of CW, PW and
-   CPW (defaults: beta = 8, max_epochs = 100, tol = 1e-6) on the training part of each
+   CPW (defaults: beta = 8, tol = 1e-6, max_epochs = 10 000) on the training part of each
    Table 3 dataset: the standard training split for letter, satimage and dna, all rows
    for the others.
 

@@ -3,17 +3,36 @@
 import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels.vote import vote
-from knnx._params import Interval, Options
+from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote
+from knnx._params import AnyOf, Interval, Literal, Options
 from knnx.base import GRAPHS, NeighborsClassifierBase
-from knnx.limits import lpo_bytes, memory_problem
+from knnx.limits import MAX_SEED, lpo_bytes, memory_problem
 from knnx.lpo import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
+
+TIE_RULES = ("nearest", "lowest", "random")
+_TIE_CODES = {"nearest": TIE_NEAREST, "lowest": TIE_LOWEST, "random": TIE_RANDOM}
+
+# Constraints shared by the voting classifiers: the vote's tie rule and the seed of its draws.
+_TIE_CONSTRAINTS = {
+    "tie": Options(*TIE_RULES),
+    "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+}
+
+
+def tie_draws(tie, seed, n_queries):
+    """The uniform draws on [0, 1) of ``tie="random"``, one per query row, in row order:
+    ``np.random.default_rng(seed).random(n_queries)`` (seed None counts as 0). Empty for
+    the other rules."""
+    if tie != "random":
+        return np.empty(0)
+    return np.random.default_rng(0 if seed is None else seed).random(n_queries)
 
 
 class _VotingClassifier(NeighborsClassifierBase):
     """predict / predict_proba from the vote of the ``_vote_k()`` nearest training points.
 
-    Subclasses define ``_vote_k`` (the k in force) and the ``weights`` parameter.
+    Subclasses define ``_vote_k`` (the k in force) and the ``weights``, ``tie`` and
+    ``seed`` parameters.
     """
 
     def _scores(self, X):
@@ -21,6 +40,7 @@ class _VotingClassifier(NeighborsClassifierBase):
         neigh_dist, neigh_ind = self._kneighbors(self._fit_X, self._vote_k(), X)
         pred = np.empty(X.shape[0], dtype=np.intp)
         proba = np.empty((X.shape[0], len(self.classes_)))
+        draws = tie_draws(self.tie, self.seed, X.shape[0])
         with PARALLEL_LOCK:
             vote(
                 neigh_ind,
@@ -28,6 +48,8 @@ class _VotingClassifier(NeighborsClassifierBase):
                 self._fit_y,
                 len(self.classes_),
                 self.weights == "distance",
+                _TIE_CODES[self.tie],
+                draws,
                 pred,
                 proba,
             )
@@ -54,6 +76,14 @@ class KNNClassifier(_VotingClassifier):
         ``uniform``: plurality vote. ``distance``: each neighbour votes with weight
         1 / Euclidean distance; if some neighbours coincide with the query (distance
         0), only those vote, with weight 1 each (as scikit-learn does).
+    tie : {"nearest", "lowest", "random"}, default "nearest"
+        Rule among the classes sharing the top score (equal float64 vote scores):
+        ``nearest``: the class of the nearest neighbour (first in neighbour order)
+        belonging to one of them; ``lowest``: the first of them in ``classes_``;
+        ``random``: one of them, uniformly, drawn from ``seed`` (see Notes).
+        ``predict_proba`` does not depend on it.
+    seed : int or None, default None
+        Seed of the ``tie="random"`` draws (None counts as 0); unused by the other rules.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.graphs`); predictions are the same with or without.
@@ -66,10 +96,15 @@ class KNNClassifier(_VotingClassifier):
     Notes
     -----
     Neighbours are ordered by (squared distance, training index), see
-    :func:`knnx.kneighbors`. Tie rule for the vote: among the classes sharing the
-    top score, the class of the nearest neighbour belonging to one of them wins.
-    For a two-class problem with odd k and uniform weights no tie can occur, and
-    predictions equal scikit-learn's ``KNeighborsClassifier(algorithm="brute")``.
+    :func:`knnx.kneighbors`. For a two-class problem with odd k and uniform weights
+    no tie can occur, and predictions equal scikit-learn's
+    ``KNeighborsClassifier(algorithm="brute")`` (whatever ``tie``).
+
+    ``tie="random"``: every call of ``predict`` draws u_i = the i-th value of
+    ``np.random.default_rng(seed).random(n_queries)`` for query row i and, if s
+    classes tie at the top for that row, picks the one at position floor(u_i s) in
+    ``classes_`` order. So the same seed and the same query array give the same
+    predictions, and a row's draw depends on its position in the array.
 
     Numeric extremes: k = n_samples is allowed (every training point votes), k >
     n_samples raises ValueError. Data whose squared distances would overflow or
@@ -83,12 +118,15 @@ class KNNClassifier(_VotingClassifier):
     _parameter_constraints = {
         "k": Interval(1, integer=True),
         "weights": Options("uniform", "distance"),
+        **_TIE_CONSTRAINTS,
         "graphs": GRAPHS,
     }
 
-    def __init__(self, k=1, weights="uniform", graphs=None):
+    def __init__(self, k=1, weights="uniform", tie="nearest", seed=None, graphs=None):
         self.k = k
         self.weights = weights
+        self.tie = tie
+        self.seed = seed
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -131,6 +169,14 @@ class KNNLpoClassifier(_VotingClassifier):
         only; the exact weighted LpO risk (ties of real-valued weight sums cost 1/2)
         is counted as :func:`knnx.lpo_risk` describes, and its cost grows with p for
         points whose vote is contested.
+    tie : {"nearest", "lowest", "random"}, default "nearest"
+        Vote tie rule of the selected kNN at prediction, as :class:`KNNClassifier`.
+        The selection of k does not use it: exact LpO charges a vote tie its expected
+        cost under a uniform random choice among the tied classes (its documented
+        rule, :func:`knnx.lpo_risk`), which is the expected error of ``tie="random"``;
+        the closed forms cannot follow the nearest-neighbour or lowest-class rule.
+    seed : int or None, default None
+        Seed of the ``tie="random"`` draws at prediction, as :class:`KNNClassifier`.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse (see :mod:`knnx.graphs`); results are the same.
 
@@ -150,6 +196,7 @@ class KNNLpoClassifier(_VotingClassifier):
         "p": Interval(1, integer=True),
         "k_max": Interval(1, integer=True),
         "weights": Options("uniform", "distance"),
+        **_TIE_CONSTRAINTS,
         "graphs": GRAPHS,
     }
 
@@ -169,10 +216,12 @@ class KNNLpoClassifier(_VotingClassifier):
                 problems.append(problem)
         return problems
 
-    def __init__(self, p=1, k_max=50, weights="uniform", graphs=None):
+    def __init__(self, p=1, k_max=50, weights="uniform", tie="nearest", seed=None, graphs=None):
         self.p = p
         self.k_max = k_max
         self.weights = weights
+        self.tie = tie
+        self.seed = seed
         self.graphs = graphs
 
     def fit(self, X, y):

@@ -228,7 +228,7 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
             "exact weighted LpO cannot scale them"
         )
     mk = (0,) * n_limbs
-    LAB, VF, VAL, Z = point_values(ind, dist, y_codes, w, mk)
+    points = point_values(ind, dist, y_codes, w, mk)  # (labels, w_float, w_exact, n_zero)
     CB = saturated_binomials(w, max(1, min(q_max, w)), LIST_CAP + 1)
     n_chunks = max(1, -(-n * (w - k_min + 1) // UNITS_PER_CHUNK))
     sums = np.zeros((n_chunks, k_max))
@@ -240,7 +240,7 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
     n_threads = min(numba.get_num_threads(), n_chunks) if terms >= _POOL_MIN_TERMS else 1
 
     def run(first):
-        chunk_errors(first, n_threads, LAB, VF, VAL, Z, y_codes, k_min, PV, LC, CB, sums, mk)
+        chunk_errors(first, n_threads, points, y_codes, k_min, (PV, LC, CB), sums, mk)
 
     if n_threads > 1:
         with ThreadPoolExecutor(n_threads) as pool:

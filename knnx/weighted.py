@@ -12,7 +12,10 @@ out error J_T (eq. 7) of the training set, following Fig. 1. The kernels are in
 knnx._kernels.weighted.
 """
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import vote as V
@@ -24,6 +27,35 @@ from knnx.limits import MAX_EPOCHS
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
 BASES = ("euclidean", "l1")
 PAPER_STEP_GRID = (0.0, 0.001, 0.01)  # Sec. 5.4: mu and rho probed in [0, 0.01]
+# The (mu, rho) pairs of step_grid="paper", in the order that settles exact ties between
+# probes: both weights learned first, then class weights only, then prototype weights only.
+CPW_PROBE_PAIRS = (
+    (0.001, 0.001),
+    (0.001, 0.01),
+    (0.01, 0.001),
+    (0.01, 0.01),
+    (0.001, 0.0),
+    (0.01, 0.0),
+    (0.0, 0.001),
+    (0.0, 0.01),
+)
+DEFAULT_MAX_EPOCHS = 10_000  # a safety cap: Fig. 1 stops on epsilon (tol) alone
+
+
+def best_probe(results):
+    """Index of the probe that CPW continues (step_grid="paper").
+
+    ``results`` lists, per probed pair in :data:`CPW_PROBE_PAIRS` order, (LOO error, J_T)
+    of the weights reached after the probe epochs. The lowest LOO error wins (Sec. 5.4:
+    "the combination with the best LOO error estimation after these initial
+    iterations"); equal LOO errors go to the lower J_T (eq. 7, the smoothed index the
+    descent minimises); pairs equal in both go to the first in CPW_PROBE_PAIRS order.
+    """
+    best = 0
+    for i, (err, J) in enumerate(results):
+        if (err, J) < results[best]:
+            best = i
+    return best
 
 
 def cdm_weights(X, y_codes, n_classes):
@@ -186,21 +218,31 @@ class WeightedMetricNN(NeighborsClassifierBase):
     rho : float >= 0, default 0.001
         Step factor of the prototype weights, rho_i in eq. (19) (Sec. 5.4).
     step_grid : None or "paper", default None
-        For scheme "cpw": "paper" probes every pair (mu, rho) in {0, mu_auto, 0.001,
-        0.01} x {0, 0.001, 0.01} (except (0, 0)) for ``probe_epochs`` epochs from the
-        initial weights and continues the pair with the lowest LOO error seen (ties: the
-        first pair in that order), as Sec. 5.4 does "during the first five iterations".
+        For scheme "cpw": "paper" probes the pairs (mu, rho) of the paper's grid,
+        {0, 0.001, 0.01} x {0, 0.001, 0.01} without (0, 0) (Sec. 5.4: mu, rho in
+        [0, 0.01]), each for ``probe_epochs`` epochs from the initial weights, and
+        continues the pair whose weights after those epochs have the lowest LOO error
+        (eq. 6), as Sec. 5.4 does "during the first five iterations". ``mu`` and ``rho``
+        are then not used (also not the CDM start's 1 / sigma^2). **Ties**: equal LOO
+        errors go to the lower J_T (eq. 7) after the probe; pairs equal in both to the
+        first in the order (0.001, 0.001), (0.001, 0.01), (0.01, 0.001), (0.01, 0.01),
+        (0.001, 0), (0.01, 0), (0, 0.001), (0, 0.01): both weights learned, then class
+        weights only, then prototype weights only (:func:`best_probe`).
     probe_epochs : int >= 1, default 5
         Epochs per probed pair.
     init : {"auto", "euclidean", "cdm"}, default "auto"
-        Initial class weights: w = 1, or w_cj = 1 / sigma_cj; "auto" takes the one with
-        the lower LOO 1-NN error (eq. 6) on the training set, Euclidean on a tie
-        (Sec. 5.3). Ignored by "l2" and "cdm". v starts at 1.
-    max_epochs : int >= 0, default 100
-        Maximum number of epochs (weight updates).
+        Initial class weights: w = 1, or w_cj = 1 / sigma_cj; "auto" takes Euclidean if
+        its LOO 1-NN error (eq. 6) on the training set is lower than CDM's, else CDM (so
+        CDM on a tie: Sec. 5.3, "if the raw Euclidean (L2) metric outperforms CDM, then
+        set all initial w = 1; otherwise" the CDM weights). Ignored by "l2" and "cdm".
+        v starts at 1.
+    max_epochs : int >= 0, default 10000
+        Safety cap on the number of epochs (weight updates, probe epochs included).
+        Fig. 1 has no cap: the descent stops on ``tol``. Reaching the cap before ``tol``
+        is met sets ``stopped_by_ = "max_epochs"`` and warns (ConvergenceWarning).
     tol : float >= 0, default 1e-6
         Stop when the smoothed index J_T (eq. 7) changes by at most ``tol`` in an epoch
-        (Fig. 1's |lambda' - lambda| <= epsilon).
+        (Fig. 1's loop ``while |lambda' - lambda| > epsilon``).
     k : int >= 1, default 1
         Neighbours voting at prediction (plurality, knnx's vote tie rule). Learning
         always optimises the 1-NN LOO error, as the paper; k > 1 is its suggested
@@ -224,6 +266,10 @@ class WeightedMetricNN(NeighborsClassifierBase):
         LOO 1-NN error (eq. 6) of the returned and of the initial weights.
     best_epoch_, n_epochs_ : int
         Epoch of the returned weights (0 = the initial ones) and epochs run.
+    stopped_by_ : str
+        Why the descent stopped: "tol" (Fig. 1's rule), "max_epochs" (the safety cap,
+        with a ConvergenceWarning), "non_finite" (the next update would overflow, see
+        the notes) or "no_learning" (schemes "l2" and "cdm").
     curve_ : dict
         "iteration" (epoch 0..n_epochs_), "J" (eq. 7) and "loo_error" (eq. 6) of the
         weights at the start of each epoch; probe epochs are not included.
@@ -264,14 +310,15 @@ class WeightedMetricNN(NeighborsClassifierBase):
 
     Cost: every evaluation of the weights finds each training row's same-class and
     different-class nearest neighbour under the weighted dissimilarity among all n
-    rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes at most
-    ``max_epochs + 3`` of them (``_n_evaluations()``; with ``step_grid="paper"`` up to
-    12 probes of ``probe_epochs + 1`` more) and stops earlier when J_T settles. With
-    the defaults on two overlapping 2-D classes (``benchmarks/weighted.py
-    --scaling``, 100 epochs each): see the README's *CW, PW, CPW* section for the
-    measured seconds at n = 5 000, 10 000 and 20 000; the time grows as n^2, so n =
-    10^5 takes about 25 times the 20 000 figure. ``fit(X, y, progress=callback)``
-    reports every evaluation; ``knnx run`` shows it beside the cell in its progress bar.
+    rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes one per
+    epoch until J_T settles (``tol``), at most ``max_epochs + 3`` (``_n_evaluations()``;
+    with ``step_grid="paper"`` 8 probes of ``probe_epochs + 1`` more). On the small
+    Table 3 sets the descent settles after a few hundred to a few thousand epochs
+    (``benchmarks/weighted.py --table3`` prints the counts); a run that oscillates
+    reaches the cap. The time per evaluation grows as n^2 (the README's *CW, PW, CPW*
+    section has the measured seconds per evaluation at n = 5 000, 10 000, 20 000).
+    ``fit(X, y, progress=callback)`` reports every evaluation; ``knnx run`` shows it
+    beside the cell in its progress bar.
     """
 
     _parameter_constraints = {
@@ -298,7 +345,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             )
         if params.get("step_grid") is not None and params.get("scheme") != "cpw":
             problems.append("step_grid applies to scheme 'cpw' only")
-        probes = 12 * params.get("probe_epochs", 5)  # the paper's grid probes up to 12 step pairs
+        probes = len(CPW_PROBE_PAIRS) * params.get("probe_epochs", 5)  # the paper's grid: 8 step pairs
         if params.get("step_grid") == "paper" and probes > MAX_EPOCHS:
             problems.append(
                 f"step_grid='paper' with probe_epochs={params['probe_epochs']} makes up to {probes} probe epochs, "
@@ -315,7 +362,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         step_grid=None,
         probe_epochs=5,
         init="auto",
-        max_epochs=100,
+        max_epochs=DEFAULT_MAX_EPOCHS,
         tol=1e-6,
         k=1,
         base="euclidean",
@@ -362,7 +409,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             steps()
             err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
             steps()
-            start = "cdm" if err_cdm < err_l2 else "euclidean"
+            start = "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
         else:
             start = self.init
         W0 = W_cdm if start == "cdm" else ones_w
@@ -372,20 +419,15 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self.init_ = start
 
         if self.step_grid == "paper":
-            mus = [0.0, mu_auto] + [
-                g for g in PAPER_STEP_GRID[1:] if not np.isscalar(mu_auto) or g != mu_auto
-            ]
-            pairs = [
-                (a, b) for a in mus for b in PAPER_STEP_GRID if not (np.isscalar(a) and a == 0.0 and b == 0.0)
-            ]
-            best = None
-            for mu, rho in pairs:
-                run = self._descend(
+            runs = [
+                self._descend(
                     protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.probe_epochs, 0.0, steps=steps
                 )
-                if best is None or run["best_error"] < best[0]["best_error"]:
-                    best = (run, mu, rho)
-            start_run, mu, rho = best
+                for mu, rho in CPW_PROBE_PAIRS
+            ]
+            pick = best_probe([(run["errors"][-1], run["J"][-1]) for run in runs])
+            start_run = runs[pick]
+            mu, rho = CPW_PROBE_PAIRS[pick]
         else:
             start_run = None
             mu = mu_auto if self.mu == "auto" else float(self.mu)
@@ -399,6 +441,14 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run, steps
             )
         steps.finish()
+        self.stopped_by_ = run["stopped_by"] if (learn_w or learn_v) else "no_learning"
+        if self.stopped_by_ == "max_epochs":
+            warnings.warn(
+                f"WeightedMetricNN: the descent reached max_epochs={self.max_epochs} before J_T changed by "
+                f"at most tol={self.tol} in an epoch; the weights with the lowest LOO error seen are returned",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.class_weights_ = run["best_W"]
         self.prototype_weights_ = run["best_v"]
         self.loo_error_ = run["best_error"]
@@ -429,7 +479,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         learning = self.scheme in ("cw", "pw", "cpw")
         n = 2 if learning and self.init == "auto" else 0
         if self.step_grid == "paper":
-            n += (len(PAPER_STEP_GRID) + 1) * len(PAPER_STEP_GRID) * (self.probe_epochs + 1)  # pairs probed
+            n += len(CPW_PROBE_PAIRS) * (self.probe_epochs + 1)  # pairs probed
         return n + (self.max_epochs + 1 if learning else 1)
 
     def _descend(self, protos, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None, steps=None):
@@ -447,6 +497,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             best = (resume["best_error"], resume["best_epoch"], resume["best_W"], resume["best_v"])
         state = resume["state"] if resume is not None else None
         W_prev, v_prev, state_prev = W, v, state  # the last weights whose state was finite
+        stopped_by = "tol"
         while True:
             if state is None:
                 state = _evaluate(protos.prepare(W, v), self.beta, l1, learn_w, learn_v)
@@ -455,13 +506,17 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 if errors and not _finite_state(state):
                     # the last update overflowed a dissimilarity: stop with the weights before it
                     W, v, state = W_prev, v_prev, state_prev
+                    stopped_by = "non_finite"
                     break
                 J.append(state["J"])
                 errors.append(state["loo_error"])
                 if state["loo_error"] < best[0]:
                     best = (state["loo_error"], len(errors) - 1, W.copy(), v.copy())
             epoch = len(errors) - 1
-            if epoch >= max_epochs or (epoch >= 1 and abs(J[-1] - J[-2]) <= tol):
+            if epoch >= 1 and abs(J[-1] - J[-2]) <= tol:  # Fig. 1: while |lambda' - lambda| > epsilon
+                break
+            if epoch >= max_epochs:
+                stopped_by = "max_epochs"
                 break
             W_prev, v_prev, state_prev = W, v, state
             if learn_w:
@@ -470,6 +525,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 v = v - rho * state["grad_v"]
             if not (np.isfinite(W).all() and np.isfinite(v).all()):
                 W, v = W_prev, v_prev  # an update overflowed: stop with the weights before it
+                stopped_by = "non_finite"
                 break
             state = None
         return {
@@ -482,6 +538,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "best_W": best[2],
             "best_v": best[3],
             "state": state,
+            "stopped_by": stopped_by,
         }
 
     def kneighbors(self, X, k=None):
@@ -498,7 +555,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         pred = np.empty(len(ind), dtype=np.intp)
         proba = np.empty((len(ind), n_classes))
         with PARALLEL_LOCK:
-            V.vote(ind, dist, self._y_codes, n_classes, False, pred, proba)
+            V.vote(ind, dist, self._y_codes, n_classes, False, V.TIE_NEAREST, np.empty(0), pred, proba)
         return pred, proba
 
     def predict(self, X):

@@ -122,3 +122,172 @@ def test_check_estimator(estimator):
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
     assert sum(r["status"] == "passed" for r in results) >= 50
+
+
+# ---------------------------------------------------------------------------
+# the vote tie parameter: every rule against a naive NumPy vote
+
+
+def naive_tie_vote(X, y_codes, Q, k, weights, tie, seed):
+    """Brute-force kNN vote: neighbours by (squared distance, index), scores by plain
+    loops, the tie rule written out; returns class codes."""
+    draws = np.random.default_rng(0 if seed is None else seed).random(len(Q))
+    n_classes = int(y_codes.max()) + 1
+    out = []
+    for i, q in enumerate(Q):
+        d2 = ((X - q) ** 2).sum(axis=1)
+        order = np.lexsort((np.arange(len(X)), d2))[:k]
+        scores = np.zeros(n_classes)
+        zero = [j for j in order if d2[j] == 0.0]
+        for j in order:
+            if weights == "uniform":
+                scores[y_codes[j]] += 1.0
+            elif zero:
+                scores[y_codes[j]] += 1.0 if d2[j] == 0.0 else 0.0
+            else:
+                scores[y_codes[j]] += 1.0 / np.sqrt(d2[j])
+        tied = [c for c in range(n_classes) if scores[c] == scores.max()]
+        if tie == "nearest":
+            out.append(next(y_codes[j] for j in order if y_codes[j] in tied))
+        elif tie == "lowest":
+            out.append(tied[0])
+        else:
+            out.append(tied[int(np.floor(draws[i] * len(tied)))])
+    return np.array(out)
+
+
+def _tied_problem(seed):
+    # integer grid points, 4 classes, even k: many equal distances and tied votes
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, (60, 2)).astype(float)
+    y = rng.integers(0, 4, 60)
+    Q = rng.integers(0, 4, (150, 2)).astype(float) + rng.choice([0.0, 0.5], (150, 2))
+    return X, y, Q
+
+
+@pytest.mark.parametrize("tie", ["nearest", "lowest", "random"])
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+@pytest.mark.parametrize("k", [2, 4, 6])
+def test_each_tie_rule_matches_the_naive_vote(seed, tie, weights, k):
+    X, y, Q = _tied_problem(seed)
+    clf = KNNClassifier(k=k, weights=weights, tie=tie, seed=seed).fit(X, y)
+    expect = naive_tie_vote(X, y, Q, k, weights, tie, seed)
+    assert_array_equal(clf.predict(Q), clf.classes_[expect])
+    proba = clf.predict_proba(Q)
+    n_tied = (proba == proba.max(1, keepdims=True)).sum(1)
+    if weights == "uniform":
+        assert (n_tied > 1).sum() >= 20  # the problem does exercise the rule
+
+
+def test_tie_rules_differ_only_on_ties_and_predict_proba_is_unchanged():
+    X, y, Q = _tied_problem(3)
+    fits = {t: KNNClassifier(k=4, tie=t, seed=5).fit(X, y) for t in ("nearest", "lowest", "random")}
+    proba = fits["nearest"].predict_proba(Q)
+    tied = (proba == proba.max(1, keepdims=True)).sum(1) > 1
+    preds = {t: f.predict(Q) for t, f in fits.items()}
+    for t in ("lowest", "random"):
+        assert_array_equal(fits[t].predict_proba(Q), proba)
+        assert_array_equal(preds[t][~tied], preds["nearest"][~tied])
+        assert (preds[t][tied] != preds["nearest"][tied]).any()
+    # "lowest" is argmax(predict_proba) (first maximum in classes_ order)
+    assert_array_equal(preds["lowest"], fits["lowest"].classes_[proba.argmax(1)])
+
+
+def test_hand_worked_tie_rules():
+    # Query at 0: neighbours x=1 (b), x=-2 (a), x=3 (a), x=-4 (b); k=4 ties a and b 2-2.
+    X = np.array([[1.0], [-2.0], [3.0], [-4.0]])
+    y = np.array(["b", "a", "a", "b"])
+    assert KNNClassifier(k=4, tie="nearest").fit(X, y).predict([[0.0]])[0] == "b"
+    assert KNNClassifier(k=4, tie="lowest").fit(X, y).predict([[0.0]])[0] == "a"
+    # random: draw u = default_rng(seed).random(1)[0]; two tied classes -> a if u < 1/2
+    for s in range(6):
+        u = np.random.default_rng(s).random(1)[0]
+        got = KNNClassifier(k=4, tie="random", seed=s).fit(X, y).predict([[0.0]])[0]
+        assert got == ("a" if u < 0.5 else "b")
+
+
+def test_random_ties_are_uniform_and_reproducible():
+    # three classes at the same distance from the query: a 3-way tie on every row
+    X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    clf = KNNClassifier(k=3, tie="random", seed=7).fit(X, ["p", "q", "r"])
+    Q = np.zeros((6000, 2))
+    pred = clf.predict(Q)
+    assert_array_equal(pred, clf.predict(Q))  # same seed, same query array: same draws
+    assert_array_equal(pred, KNNClassifier(k=3, tie="random", seed=7).fit(X, ["p", "q", "r"]).predict(Q))
+    freq = np.array([(pred == c).mean() for c in "pqr"])
+    assert np.abs(freq - 1 / 3).max() < 0.025  # 4 standard errors of 6000 draws
+    other = KNNClassifier(k=3, tie="random", seed=8).fit(X, ["p", "q", "r"]).predict(Q)
+    assert (other != pred).mean() > 0.5  # a different seed draws differently
+    assert_array_equal(
+        KNNClassifier(k=3, tie="random").fit(X, ["p", "q", "r"]).predict(Q),
+        KNNClassifier(k=3, tie="random", seed=0).fit(X, ["p", "q", "r"]).predict(Q),
+    )
+
+
+@pytest.mark.parametrize("tie", ["nearest", "lowest", "random"])
+def test_odd_k_two_classes_match_sklearn_whatever_the_tie_rule(tie):
+    ds = load_bundled("ripley")
+    tr, te = ds.split
+    for k in (1, 5, 15):
+        ours = KNNClassifier(k=k, tie=tie, seed=1).fit(ds.X[tr], ds.y[tr])
+        ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(ds.X[tr], ds.y[tr])
+        assert_array_equal(ours.predict(ds.X[te]), ref.predict(ds.X[te]))
+
+
+def test_lpo_classifier_votes_with_the_tie_rule():
+    from knnx.knn import KNNLpoClassifier
+
+    X, y, Q = _tied_problem(4)
+    for tie in ("nearest", "lowest", "random"):
+        lpo = KNNLpoClassifier(p=2, k_max=8, tie=tie, seed=3).fit(X, y)
+        knn = KNNClassifier(k=lpo.k_, tie=tie, seed=3).fit(X, y)
+        assert_array_equal(lpo.predict(Q), knn.predict(Q))
+    # the selected k does not depend on the rule (LpO charges ties their expected cost)
+    ks = {KNNLpoClassifier(p=2, k_max=8, tie=t).fit(X, y).k_ for t in ("nearest", "lowest", "random")}
+    assert len(ks) == 1
+
+
+def test_tie_and_seed_constraints():
+    from knnx._params import check_params
+    from knnx.errors import SpecError
+    from knnx.knn import KNNLpoClassifier
+
+    X, y = np.zeros((3, 1)), [0, 1, 0]
+    with pytest.raises(ValueError, match="tie must be one of 'nearest', 'lowest', 'random', got 'first'"):
+        KNNClassifier(tie="first").fit(X, y)
+    with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 4294967295\] or None, got -1"):
+        KNNClassifier(seed=-1).fit(X, y)
+    for cls in (KNNClassifier, KNNLpoClassifier):
+        with pytest.raises(
+            SpecError, match="^knn: tie must be one of 'nearest', 'lowest', 'random', got 'x'$"
+        ):
+            check_params("knn", cls._parameter_constraints, {"tie": "x"})
+        check_params("knn", cls._parameter_constraints, {"tie": "random", "seed": 3})
+
+
+# tie="random" draws one value per query row by its position in the query array, so a
+# tied row may change class when the rows are reordered or subset: exactly these checks.
+RANDOM_BY_POSITION = "tie='random' draws by query row position: a tied row's class follows its position"
+RANDOM_TIE_FAILURES = {
+    "check_classifiers_train": TIE_RULE,
+    "check_methods_sample_order_invariance": RANDOM_BY_POSITION,
+    "check_methods_subset_invariance": RANDOM_BY_POSITION,
+}
+
+
+def test_check_estimator_random_ties():
+    results = check_estimator(
+        KNNClassifier(k=2, tie="random", seed=1), on_fail=None, expected_failed_checks=RANDOM_TIE_FAILURES
+    )
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []
+    assert sum(r["status"] == "passed" for r in results) >= 49  # 3 checks are the expected failures above
+
+
+def test_lowest_tie_rule_passes_check_estimator_without_exceptions():
+    from knnx.knn import KNNLpoClassifier
+
+    for est in (KNNClassifier(k=2, tie="lowest"), KNNLpoClassifier(tie="lowest")):
+        results = check_estimator(est, on_fail=None)
+        failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+        assert failed == []

@@ -284,7 +284,7 @@ def test_a_count_over_the_work_cap_is_one_data_error(monkeypatch):
     # turns them into one DataError rather than a NaN risk.
     import knnx.lpo
 
-    def over_cap(first, step, LAB, VF, VAL, Z, y, k_min, PV, LC, CB, sums, mk):
+    def over_cap(first, step, points, y, k_min, tables, sums, limb_tag):
         sums[first::step] = np.nan
 
     monkeypatch.setattr(knnx.lpo, "chunk_errors", over_cap)

@@ -35,7 +35,10 @@ def invoke(*args):
 
 def test_valid_spec_expands_the_grid(tmp_path):
     vspec = validate_spec(write_spec(tmp_path, GOOD))
-    assert [c.params for c in vspec.cells] == [{"k": 1, "weights": "uniform"}, {"k": 3, "weights": "uniform"}]
+    assert [c.params for c in vspec.cells] == [
+        {"k": 1, "seed": None, "tie": "nearest", "weights": "uniform"},
+        {"k": 3, "seed": None, "tie": "nearest", "weights": "uniform"},
+    ]
     result = invoke("validate", tmp_path / "x.yaml")
     assert result.exit_code == 0 and "ok, 2 cells over 1 dataset(s)" in result.stdout
 
@@ -52,7 +55,11 @@ def test_expand_grid_is_a_cartesian_product_in_key_order():
 BAD = [
     (
         GOOD.replace("{k: [1, 3], weights: uniform}", "{kk: 3}"),
-        "algorithms[0].params.kk: unknown parameter for knn; known: k, weights",
+        "algorithms[0].params.kk: unknown parameter for knn; known: k, seed, tie, weights",
+    ),
+    (
+        GOOD.replace("{k: [1, 3], weights: uniform}", "{k: 2, tie: middle}"),
+        "algorithms[0].params.tie: must be one of 'nearest', 'lowest', 'random', got 'middle'",
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [ripely]"),
@@ -108,7 +115,7 @@ BAD = [
             "    params: {k: [1, 3], weights: uniform}",
             "    params: {k: 3}\n  - name: knn\n    params: {k: [3]}",
         ),
-        'algorithms[1]: knn {"k":3,"weights":"uniform"} is also in algorithms[0]; each setting once',
+        'algorithms[1]: knn {"k":3,"seed":null,"tie":"nearest","weights":"uniform"} is also in algorithms[0]; each setting once',
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [iris]").replace(

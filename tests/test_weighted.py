@@ -2,13 +2,16 @@
 brute force (ties included), the updates against finite differences of J_T, a hand-worked
 epoch, the best-LOO guarantee, and scikit-learn's estimator checks."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import WeightedMetricNN
 from knnx.datasets import load_dataset
-from knnx.weighted import cdm_weights, loo_state
+from knnx.weighted import CPW_PROBE_PAIRS, best_probe, cdm_weights, loo_state
 
 
 # --------------------------------------------------------------------------- oracles
@@ -294,3 +297,138 @@ def test_k_vote_under_the_learned_weights():
 @pytest.mark.parametrize("scheme", ["cpw", "cw", "pw", "l2", "cdm"])
 def test_check_estimator(scheme):
     check_estimator(WeightedMetricNN(scheme=scheme))
+
+
+# ---------------------------------------------------------------------------
+# Fig. 1's stopping rule: tol only; max_epochs is a reported safety cap
+
+
+def test_default_descent_stops_on_tol_not_on_an_epoch_cap():
+    ds = load_dataset("glass")
+    clf = WeightedMetricNN(scheme="pw").fit(ds.X, ds.y)
+    assert clf.get_params()["max_epochs"] == 10_000
+    assert clf.stopped_by_ == "tol"
+    J = clf.curve_["J"]
+    steps = np.abs(np.diff(J))
+    # Fig. 1: while |lambda' - lambda| > epsilon: every epoch but the last moved J_T by more
+    assert steps[-1] <= clf.tol and (steps[:-1] > clf.tol).all()
+    assert clf.n_epochs_ == len(J) - 1 > 100  # the old default cap of 100 cut this descent short
+    # the same descent capped at 100 epochs is its prefix
+    capped = WeightedMetricNN(scheme="pw", max_epochs=100)
+    with pytest.warns(
+        ConvergenceWarning, match=r"reached max_epochs=100 before J_T changed by at most tol=1e-06"
+    ):
+        capped.fit(ds.X, ds.y)
+    assert capped.stopped_by_ == "max_epochs" and capped.n_epochs_ == 100
+    np.testing.assert_array_equal(capped.curve_["J"], J[:101])
+    np.testing.assert_array_equal(capped.curve_["loo_error"], clf.curve_["loo_error"][:101])
+
+
+def test_reaching_the_cap_warns_and_tol_stops_silently():
+    ds = load_dataset("wine")
+    with pytest.warns(ConvergenceWarning):
+        clf = WeightedMetricNN(scheme="cw", max_epochs=3, tol=0.0).fit(ds.X, ds.y)
+    assert (clf.stopped_by_, clf.n_epochs_) == ("max_epochs", 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = WeightedMetricNN(scheme="cw", max_epochs=10_000, tol=1.0).fit(ds.X, ds.y)  # J_T moves < 1
+        assert (clf.stopped_by_, clf.n_epochs_) == ("tol", 1)
+        for scheme in ("l2", "cdm"):
+            assert WeightedMetricNN(scheme=scheme).fit(ds.X, ds.y).stopped_by_ == "no_learning"
+
+
+# ---------------------------------------------------------------------------
+# CPW's step probing (step_grid="paper"): the paper's grid, and its tie rule
+
+
+def test_best_probe_tie_rule_by_hand():
+    # lowest LOO error; then lowest J_T; then the first pair in CPW_PROBE_PAIRS order
+    assert best_probe([(0.2, 0.5), (0.1, 0.9), (0.1, 0.4), (0.3, 0.1)]) == 2
+    assert best_probe([(0.1, 0.4), (0.2, 0.1), (0.1, 0.4), (0.1, 0.4)]) == 0
+    assert best_probe([(0.2, 0.4)] * 5 + [(0.1, 0.4)] * 3) == 5
+
+
+def test_probe_grid_is_the_papers():
+    assert set(CPW_PROBE_PAIRS) == {(a, b) for a in (0.0, 0.001, 0.01) for b in (0.0, 0.001, 0.01)} - {
+        (0.0, 0.0)
+    }
+    assert CPW_PROBE_PAIRS[:4] == ((0.001, 0.001), (0.001, 0.01), (0.01, 0.001), (0.01, 0.01))
+    assert CPW_PROBE_PAIRS[4:] == ((0.001, 0.0), (0.01, 0.0), (0.0, 0.001), (0.0, 0.01))
+
+
+@pytest.mark.parametrize("name", ["glass", "wine", "balance"])
+def test_cpw_probing_picks_as_the_separate_probe_runs_say(name):
+    """Oracle: each pair run on its own for probe_epochs epochs (same start) gives the LOO
+    error and J_T after the probe; the pick is the lowest (error, J_T), first in order on
+    ties, and the probed fit continues exactly that run."""
+    ds = load_dataset(name)
+    grid = WeightedMetricNN(scheme="cpw", step_grid="paper", probe_epochs=5, max_epochs=12, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        grid.fit(ds.X, ds.y)
+        probes = [
+            WeightedMetricNN(scheme="cpw", init=grid.init_, mu=a, rho=b, max_epochs=5, tol=0.0).fit(
+                ds.X, ds.y
+            )
+            for a, b in CPW_PROBE_PAIRS
+        ]
+        keys = [(p.curve_["loo_error"][-1], p.curve_["J"][-1]) for p in probes]
+        expect = min(range(len(keys)), key=lambda i: (keys[i], i))
+        assert (grid.mu_, grid.rho_) == CPW_PROBE_PAIRS[expect]
+        assert 0.0 <= grid.mu_ <= 0.01 and 0.0 <= grid.rho_ <= 0.01  # never the CDM 1 / sigma^2
+        same = WeightedMetricNN(
+            scheme="cpw", init=grid.init_, mu=grid.mu_, rho=grid.rho_, max_epochs=12, tol=0.0
+        )
+        same.fit(ds.X, ds.y)
+    np.testing.assert_array_equal(grid.curve_["J"], same.curve_["J"])
+    np.testing.assert_array_equal(grid.class_weights_, same.class_weights_)
+    np.testing.assert_array_equal(grid.prototype_weights_, same.prototype_weights_)
+
+
+def test_cpw_probes_that_all_tie_take_the_first_pair():
+    # identical rows: every LOO pair at dissimilarity 0 (r = 1, an error that moves no
+    # weight), so every probe ends with the same LOO error and J_T
+    X = np.ones((8, 2))
+    y = np.array([0, 1] * 4)
+    clf = WeightedMetricNN(scheme="cpw", step_grid="paper", max_epochs=8).fit(X, y)
+    assert (clf.mu_, clf.rho_) == (0.001, 0.001)
+
+
+# ---------------------------------------------------------------------------
+# Sec. 5.3's start: L2 if it outperforms CDM, otherwise CDM (so CDM on a tie)
+
+
+def brute_loo_error(X, codes, W):
+    """Eq. (6) by brute force: x errs if its nearest same-class row is not strictly nearer
+    than its nearest other-class row under d^2 = sum_j W[class(p), j]^2 (x_j - p_j)^2."""
+    dd = (((X[:, None, :] - X[None, :, :]) * W[codes][None]) ** 2).sum(axis=2)
+    np.fill_diagonal(dd, np.inf)
+    same = codes[:, None] == codes[None, :]
+    return np.mean(np.where(same, dd, np.inf).min(axis=1) >= np.where(~same, dd, np.inf).min(axis=1))
+
+
+def test_auto_init_takes_cdm_on_a_tie_in_loo_error():
+    # every class deviation is 1 in every feature: CDM's weights are 1, a tie by construction
+    X = np.array([[0, 0], [2, 0], [0, 2], [2, 2], [1, 1], [3, 1], [1, 3], [3, 3]], dtype=float)
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    clf = WeightedMetricNN(scheme="cw", max_epochs=0).fit(X, y)
+    assert clf.init_ == "cdm"
+    np.testing.assert_array_equal(clf.mu_, np.ones((2, 2)))  # CDM's step factors 1 / sigma^2, not 0.001
+
+
+def test_auto_init_on_random_ties_and_strict_wins():
+    """Small random sets with unequal class deviations: wherever the brute-force LOO errors
+    of L2 and CDM are equal the start is CDM; elsewhere the lower one."""
+    seen = {"tie": 0, "l2": 0, "cdm": 0}
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        X = rng.standard_normal((10, 2)) * np.array([1.0, 3.0])
+        y = np.array([0] * 5 + [1] * 5)
+        X[y == 1] *= rng.uniform(0.5, 2.0, 2)
+        W, _ = cdm_weights(X, y, 2)
+        e, c = brute_loo_error(X, y, np.ones_like(W)), brute_loo_error(X, y, W)
+        clf = WeightedMetricNN(scheme="cw", max_epochs=0).fit(X, y)
+        assert clf.initial_loo_error_ == pytest.approx(min(e, c))
+        assert clf.init_ == ("euclidean" if e < c else "cdm")
+        seen["tie" if e == c else "l2" if e < c else "cdm"] += 1
+    assert min(seen.values()) >= 5  # each case occurs

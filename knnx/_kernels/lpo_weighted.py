@@ -2,7 +2,7 @@
 
 Setting (as in :mod:`knnx._kernels.lpo`): a held-out point i of class t, its
 leave-one-out neighbours at positions 1 .. W ordered by (squared distance, index),
-V the position of its k-th nearest *training* neighbour, P(V = j) = PV[k - 1, j - k].
+V the position of its k-th nearest *training* neighbour, P(V = j) = rank_prob[k - 1, j - k].
 Given V = j the k voters are position j and S, a uniform random (k - 1)-subset of
 positions 1 .. j - 1 (the complement of the q = j - k held-out ones).
 
@@ -23,7 +23,7 @@ integer multiple of 2^e, e the smallest unit in the last place among them. Scale
 2^-e they become integers, held in L limbs of 62 bits (int64, lowest first, top
 limb signed). L = 2 unless a point's weights span more than about 2^59. Every sum,
 comparison and tie below is exact integer arithmetic. The limb count reaches the
-kernels as the length of a tuple ``mk`` (``(0,) * L``), so that numba compiles the
+kernels as the length of a tuple ``limb_tag`` (``(0,) * L``), so that numba compiles the
 limb loops with a constant trip count (as fast as hand-unrolled code).
 
 Counting (:func:`_subset_sign_probs`): the r-subsets of items 0 .. m - 1 (r the
@@ -68,9 +68,9 @@ _MASK = _BASE - 1
 
 
 @njit(cache=True)
-def _add(A, i, B, j, out, o, mk):
+def _add(A, i, B, j, out, o, limb_tag):
     """out[o] = A[i] + B[j] in limbs (out may alias A or B)."""
-    L = len(mk)
+    L = len(limb_tag)
     carry = 0
     for t in range(L - 1):
         s = A[i, t] + B[j, t] + carry
@@ -80,9 +80,9 @@ def _add(A, i, B, j, out, o, mk):
 
 
 @njit(cache=True)
-def _sub(A, i, B, j, out, o, mk):
+def _sub(A, i, B, j, out, o, limb_tag):
     """out[o] = A[i] - B[j] in limbs (out may alias A or B)."""
-    L = len(mk)
+    L = len(limb_tag)
     borrow = 0
     for t in range(L - 1):
         s = A[i, t] - B[j, t] - borrow
@@ -96,9 +96,9 @@ def _sub(A, i, B, j, out, o, mk):
 
 
 @njit(cache=True)
-def _cmp(A, i, B, j, mk):
+def _cmp(A, i, B, j, limb_tag):
     """Sign of A[i] - B[j] (limbs)."""
-    for t in range(len(mk) - 1, -1, -1):
+    for t in range(len(limb_tag) - 1, -1, -1):
         a = A[i, t]
         b = B[j, t]
         if a != b:
@@ -107,39 +107,39 @@ def _cmp(A, i, B, j, mk):
 
 
 @njit(cache=True)
-def _copy(A, i, out, o, mk):
-    for t in range(len(mk)):
+def _copy(A, i, out, o, limb_tag):
+    for t in range(len(limb_tag)):
         out[o, t] = A[i, t]
 
 
 @njit(cache=True, inline="always")  # on the hot path of both counters
-def _merge_shifted(AV, AM, pa, na, pb, nb, VAL, h, S, s, DV, DM, w, fa, fb, mk):
+def _merge_shifted(AV, AM, pa, na, pb, nb, w_exact, h, S, s, DV, DM, w, fa, fb, limb_tag):
     """Merge two sorted runs of sums into rows w, w + 1, ... of (DV, DM); return the next row.
 
-    Run A is AV[pa : pa + na] with masses AM * fa; run B is AV[pb : pb + nb] + VAL[h]
+    Run A is AV[pa : pa + na] with masses AM * fa; run B is AV[pb : pb + nb] + w_exact[h]
     with masses AM * fb, formed one row at a time in the scratch row S[s]. Both runs
     strictly increase, so equal values can only pair across them: they become one
     row with the masses added. The output rows must not overlap the input rows.
     """
     if nb > 0:
-        _add(AV, pb, VAL, h, S, s, mk)
+        _add(AV, pb, w_exact, h, S, s, limb_tag)
     ia = 0
     ib = 0
     while ia < na or ib < nb:
-        sg = 1 if ia >= na else (-1 if ib >= nb else _cmp(AV, pa + ia, S, s, mk))
+        sg = 1 if ia >= na else (-1 if ib >= nb else _cmp(AV, pa + ia, S, s, limb_tag))
         if sg <= 0:
-            _copy(AV, pa + ia, DV, w, mk)
+            _copy(AV, pa + ia, DV, w, limb_tag)
             DM[w] = AM[pa + ia] * fa
             if sg == 0:
                 DM[w] += AM[pb + ib] * fb
             ia += 1
         else:
-            _copy(S, s, DV, w, mk)
+            _copy(S, s, DV, w, limb_tag)
             DM[w] = AM[pb + ib] * fb
         if sg >= 0:
             ib += 1
             if ib < nb:
-                _add(AV, pb + ib, VAL, h, S, s, mk)
+                _add(AV, pb + ib, w_exact, h, S, s, limb_tag)
         w += 1
     return w
 
@@ -195,10 +195,10 @@ def limb_count(bits, n_terms):
 
 
 @njit(cache=True)
-def exact_values(v, out, mk):
+def exact_values(v, out, limb_tag):
     """out[u] = v[u] * 2^-e as exact limbs, e from :func:`_scale` (the caller has
-    checked with :func:`limb_count` that len(mk) limbs hold the sums it forms)."""
-    L = len(mk)
+    checked with :func:`limb_count` that len(limb_tag) limbs hold the sums it forms)."""
+    L = len(limb_tag)
     e_lo, _ = _scale(v)
     for u in range(v.shape[0]):
         a = math.ldexp(abs(v[u]), -e_lo)  # an integer, exactly
@@ -250,54 +250,58 @@ def limbs_needed(neigh_ind, neigh_dist, y, width):
 
 
 @njit(cache=True)
-def suffix_bounds(VAL, VF, m, R, LO, HI, mk):
-    """LO[h * (R + 1) + c], HI[...] = sum of the c smallest / largest of items h .. m - 1,
-    for 0 <= h <= m, 0 <= c <= min(R, m - h). VF: the same values as floats (to sort)."""
+def suffix_bounds(w_exact, w_float, m, R, low_sums, high_sums, limb_tag):
+    """low_sums[h * (R + 1) + c], high_sums[...] = sum of the c smallest / largest of items h .. m - 1,
+    for 0 <= h <= m, 0 <= c <= min(R, m - h). w_float: the same values as floats (to sort)."""
     srt = np.empty(max(m, 1), dtype=np.intp)
     for h in range(m, -1, -1):
         ln = m - h
         if ln > 0:
             t = ln - 1
-            while t > 0 and VF[srt[t - 1]] > VF[h]:
+            while t > 0 and w_float[srt[t - 1]] > w_float[h]:
                 srt[t] = srt[t - 1]
                 t -= 1
             srt[t] = h
         base = h * (R + 1)
-        for u in range(len(mk)):
-            LO[base, u] = 0
-            HI[base, u] = 0
+        for u in range(len(limb_tag)):
+            low_sums[base, u] = 0
+            high_sums[base, u] = 0
         for c in range(1, min(R, ln) + 1):
-            _add(LO, base + c - 1, VAL, srt[c - 1], LO, base + c, mk)
-            _add(HI, base + c - 1, VAL, srt[ln - c], HI, base + c, mk)
+            _add(low_sums, base + c - 1, w_exact, srt[c - 1], low_sums, base + c, limb_tag)
+            _add(high_sums, base + c - 1, w_exact, srt[ln - c], high_sums, base + c, limb_tag)
 
 
 @njit(cache=True)
-def _build_list(VAL, m, l0, c0, LV, LPM, LOFF, LLEN, lpos, R, mk):
+def _build_list(w_exact, m, l0, c0, store, index, R, limb_tag):
     """Make sure the completion list of (l0, c0) is built: the sorted distinct sums of
-    the c0-subsets of items l0 .. m - 1 (LV) with their probabilities under a uniform
-    c0-subset (LPM).
+    the c0-subsets of items l0 .. m - 1 with their probabilities under a uniform
+    c0-subset.
 
-    LOFF/LLEN[l * (R + 1) + c] locate the list of (l, c) (LLEN = -1: not built). It is
-    made from those of (l + 1, c) (item l left out, probability (m - l - c) / (m - l))
-    and (l + 1, c - 1) shifted by item l (taken, probability c / (m - l)). lpos[0] is
-    the first free row. Returns (LV, LPM), grown if needed. Lists that would take
-    the storage past WORK_CAP rows are not built (LLEN stays -1).
+    store = (list_sums, list_probs): the rows of every list, sums (exact limbs) and
+    probabilities. index = (list_first, list_len, list_end): list_first/list_len[l *
+    (R + 1) + c] locate the list of (l, c) (list_len = -1: not built), list_end[0] is
+    the first free row of the store. The list of (l, c) is made from those of (l + 1, c)
+    (item l left out, probability (m - l - c) / (m - l)) and (l + 1, c - 1) shifted by
+    item l (taken, probability c / (m - l)). Returns the store, grown if needed. Lists
+    that would take the store past WORK_CAP rows are not built (list_len stays -1).
     """
+    list_sums, list_probs = store
+    list_first, list_len, list_end = index
     for ll in range(m, l0 - 1, -1):
         for cc in range(max(0, c0 - (ll - l0)), min(c0, m - ll) + 1):
             key = ll * (R + 1) + cc
-            if LLEN[key] >= 0:
+            if list_len[key] >= 0:
                 continue
-            o = lpos[0]
+            o = list_end[0]
             if cc == 0:
-                LV = _grow2(LV, o + 1)
-                LPM = _grow1(LPM, o + 1)
-                for t in range(len(mk)):
-                    LV[o, t] = 0
-                LPM[o] = 1.0
-                LOFF[key] = o
-                LLEN[key] = 1
-                lpos[0] = o + 1
+                list_sums = _grow2(list_sums, o + 1)
+                list_probs = _grow1(list_probs, o + 1)
+                for t in range(len(limb_tag)):
+                    list_sums[o, t] = 0
+                list_probs[o] = 1.0
+                list_first[key] = o
+                list_len[key] = 1
+                list_end[0] = o + 1
                 continue
             D = m - ll
             fa = (D - cc) / D
@@ -305,50 +309,70 @@ def _build_list(VAL, m, l0, c0, LV, LPM, LOFF, LLEN, lpos, R, mk):
             na = 0
             pa = 0
             if cc <= m - ll - 1:
-                na = LLEN[key + R + 1]
-                pa = LOFF[key + R + 1]
-            nb = LLEN[key + R]  # (ll + 1, cc - 1)
-            pb = LOFF[key + R]
+                na = list_len[key + R + 1]
+                pa = list_first[key + R + 1]
+            nb = list_len[key + R]  # (ll + 1, cc - 1)
+            pb = list_first[key + R]
             if na < 0 or nb < 0 or o + na + nb + 1 > WORK_CAP:
-                return LV, LPM  # over the work cap: (l0, c0) stays unbuilt
-            LV = _grow2(LV, o + na + nb + 1)
-            LPM = _grow1(LPM, o + na + nb + 1)
+                return (list_sums, list_probs)  # over the work cap: (l0, c0) stays unbuilt
+            list_sums = _grow2(list_sums, o + na + nb + 1)
+            list_probs = _grow1(list_probs, o + na + nb + 1)
             cur = o + na + nb  # scratch row past the output: the shifted value
-            w = _merge_shifted(LV, LPM, pa, na, pb, nb, VAL, ll, LV, cur, LV, LPM, o, fa, fb, mk)
-            LOFF[key] = o
-            LLEN[key] = w - o
-            lpos[0] = w
-    return LV, LPM
+            w = _merge_shifted(
+                list_sums,
+                list_probs,
+                pa,
+                na,
+                pb,
+                nb,
+                w_exact,
+                ll,
+                list_sums,
+                cur,
+                list_sums,
+                list_probs,
+                o,
+                fa,
+                fb,
+                limb_tag,
+            )
+            list_first[key] = o
+            list_len[key] = w - o
+            list_end[0] = w
+    return (list_sums, list_probs)
 
 
 @njit(cache=True)
-def _subset_sign_probs(VAL, m, r, X, xi, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, CB, mk):
+def _subset_sign_probs(w_exact, m, r, thr, xi, bounds, store, index, binom_sat, limb_tag):
     """P(sum < x), P(sum = x), P(sum > x) for the sum over a uniform random r-subset
-    of items 0 .. m - 1 (values VAL, exact limbs), x = X[xi].
+    of items 0 .. m - 1 (values w_exact, exact limbs), x = thr[xi].
 
-    LO, HI: from :func:`suffix_bounds` with this m and R >= r. LV, LPM, LOFF, LLEN,
-    lpos: completion lists of this m (:func:`_build_list`), shared by the calls with
-    the same items. CB[a, b] = min(C(a, b), LIST_CAP + 1). Returns
-    (p_less, p_eq, p_greater, LV, LPM); the three probabilities sum to 1 up to
-    rounding (about m 1e-16). They are NaN if the count needs more than WORK_CAP
-    partial sums or list rows.
+    bounds = (low_sums, high_sums): from :func:`suffix_bounds` with this m and
+    R = binom_sat.shape[1] - 1 >= r. store, index: the completion lists of this m
+    (:func:`_build_list`), shared by the calls with the same items. binom_sat[a, b] =
+    min(C(a, b), LIST_CAP + 1). Returns (p_less, p_eq, p_greater, store); the three
+    probabilities sum to 1 up to rounding (about m 1e-16). They are NaN if the count
+    needs more than WORK_CAP partial sums or list rows.
     """
-    L = len(mk)
+    low_sums, high_sums = bounds
+    list_first, list_len, _ = index
+    R = binom_sat.shape[1] - 1
+    L = len(limb_tag)
     # row numbers as non-literal ints: numba would compile a helper once per literal
     TB, TA, TY = np.int64(0), np.int64(1), np.int64(2)
     p_less = 0.0
     p_eq = 0.0
     p_greater = 0.0
     T = np.empty((3, L), dtype=np.int64)
-    _sub(X, xi, HI, r, T, TB, mk)  # below this every sum is < x
-    _sub(X, xi, LO, r, T, TA, mk)  # above this every sum is > x
+    _sub(thr, xi, high_sums, r, T, TB, limb_tag)  # below this every sum is < x
+    _sub(thr, xi, low_sums, r, T, TA, limb_tag)  # above this every sum is > x
     zero = np.zeros((1, L), dtype=np.int64)
-    if _cmp(zero, TB, T, TB, mk) < 0:
-        return 1.0, 0.0, 0.0, LV, LPM
-    if _cmp(zero, TB, T, TA, mk) > 0:
-        return 0.0, 0.0, 1.0, LV, LPM
-    if _cmp(T, TB, T, TA, mk) == 0:
-        return 0.0, 1.0, 0.0, LV, LPM
+    if _cmp(zero, TB, T, TB, limb_tag) < 0:
+        return 1.0, 0.0, 0.0, store
+    if _cmp(zero, TB, T, TA, limb_tag) > 0:
+        return 0.0, 0.0, 1.0, store
+    if _cmp(T, TB, T, TA, limb_tag) == 0:
+        return 0.0, 1.0, 0.0, store
     cap = 64
     OV = np.empty((cap, L), dtype=np.int64)
     OM = np.empty(cap)
@@ -373,7 +397,7 @@ def _subset_sign_probs(VAL, m, r, X, xi, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, C
         for c in range(c_lo, c_hi + 1):
             need += on[c] + (on[c - 1] if c >= 1 else 0)
         if need > WORK_CAP:
-            return np.nan, np.nan, np.nan, LV, LPM
+            return np.nan, np.nan, np.nan, store
         NV = _grow2(NV, need)
         NM = _grow1(NM, need)
         base = 0
@@ -386,46 +410,47 @@ def _subset_sign_probs(VAL, m, r, X, xi, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, C
             pb = ooff[c - 1] if c >= 1 else 0
             fe = (D - (r - c)) / D  # P(item h left out | c of r taken so far)
             fi = (r - c + 1) / D  # P(item h taken | c - 1 taken so far)
-            w = _merge_shifted(OV, OM, pa, na, pb, nb, VAL, h, CUR, TB, NV, NM, base, fe, fi, mk)
+            w = _merge_shifted(OV, OM, pa, na, pb, nb, w_exact, h, CUR, TB, NV, NM, base, fe, fi, limb_tag)
             # decided states leave: every completion below, or above, the threshold
             rc = r - c
             bi = (h + 1) * (R + 1) + rc
-            _sub(X, xi, HI, bi, T, TB, mk)
-            _sub(X, xi, LO, bi, T, TA, mk)
+            _sub(thr, xi, high_sums, bi, T, TB, limb_tag)
+            _sub(thr, xi, low_sums, bi, T, TA, limb_tag)
             s = base
             e = w
-            while s < e and _cmp(NV, s, T, TB, mk) < 0:
+            while s < e and _cmp(NV, s, T, TB, limb_tag) < 0:
                 p_less += NM[s]
                 s += 1
-            while e > s and _cmp(NV, e - 1, T, TA, mk) > 0:
+            while e > s and _cmp(NV, e - 1, T, TA, limb_tag) > 0:
                 e -= 1
                 p_greater += NM[e]
-            if _cmp(T, TB, T, TA, mk) == 0:  # a single completion sum: the rest tie
+            if _cmp(T, TB, T, TA, limb_tag) == 0:  # a single completion sum: the rest tie
                 while s < e:
                     p_eq += NM[s]
                     s += 1
             # meet in the middle: enough states for the completion list to pay off
-            nc = CB[rem, rc]
+            nc = binom_sat[rem, rc]
             if rc > 0 and 4 * (e - s) > nc and nc <= LIST_CAP:
-                if LLEN[bi] < 0:
-                    LV, LPM = _build_list(VAL, m, h + 1, rc, LV, LPM, LOFF, LLEN, lpos, R, mk)
-                    if LLEN[bi] < 0:
-                        return np.nan, np.nan, np.nan, LV, LPM
-                off = LOFF[bi]
-                nl = LLEN[bi]
+                if list_len[bi] < 0:
+                    store = _build_list(w_exact, m, h + 1, rc, store, index, R, limb_tag)
+                    if list_len[bi] < 0:
+                        return np.nan, np.nan, np.nan, store
+                list_sums, list_probs = store
+                off = list_first[bi]
+                nl = list_len[bi]
                 CM = _grow1(CM, nl + 1)
                 CM[0] = 0.0
                 for u in range(nl):  # CM[u]: probability of the completions below entry u
-                    CM[u + 1] = CM[u] + LPM[off + u]
+                    CM[u + 1] = CM[u] + list_probs[off + u]
                 ptr = nl
                 for u in range(s, e):
                     # completions below y = x - S make S + sigma < x; one equal to y ties
-                    _sub(X, xi, NV, u, T, TY, mk)
-                    while ptr > 0 and _cmp(LV, off + ptr - 1, T, TY, mk) >= 0:
+                    _sub(thr, xi, NV, u, T, TY, limb_tag)
+                    while ptr > 0 and _cmp(list_sums, off + ptr - 1, T, TY, limb_tag) >= 0:
                         ptr -= 1
                     eqm = 0.0
-                    if ptr < nl and _cmp(LV, off + ptr, T, TY, mk) == 0:
-                        eqm = LPM[off + ptr]
+                    if ptr < nl and _cmp(list_sums, off + ptr, T, TY, limb_tag) == 0:
+                        eqm = list_probs[off + ptr]
                     p_less += NM[u] * CM[ptr]
                     p_eq += NM[u] * eqm
                     p_greater += NM[u] * (CM[nl] - CM[ptr] - eqm)
@@ -443,18 +468,18 @@ def _subset_sign_probs(VAL, m, r, X, xi, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, C
         on, nn = nn, on
         if alive == 0:
             break
-    return p_less, p_eq, p_greater, LV, LPM
+    return p_less, p_eq, p_greater, store
 
 
 @njit(cache=True)
 def saturated_binomials(n_max, r_max, sat):
-    """CB[a, b] = min(C(a, b), sat) for 0 <= a <= n_max, 0 <= b <= r_max."""
-    CB = np.zeros((n_max + 1, r_max + 1), dtype=np.int64)
+    """binom_sat[a, b] = min(C(a, b), sat) for 0 <= a <= n_max, 0 <= b <= r_max."""
+    binom_sat = np.zeros((n_max + 1, r_max + 1), dtype=np.int64)
     for a in range(n_max + 1):
-        CB[a, 0] = 1
+        binom_sat[a, 0] = 1
         for b in range(1, min(a, r_max) + 1):
-            CB[a, b] = min(CB[a - 1, b - 1] + CB[a - 1, b], sat)
-    return CB
+            binom_sat[a, b] = min(binom_sat[a - 1, b - 1] + binom_sat[a - 1, b], sat)
+    return binom_sat
 
 
 def subset_sign_probs(v, vj, s):
@@ -467,42 +492,45 @@ def subset_sign_probs(v, vj, s):
     w = np.append(np.asarray(v, dtype=np.float64), float(vj))
     m = w.shape[0] - 1
     _, bits = _scale(w)
-    mk = (0,) * limb_count(bits, m + 1)
-    L = len(mk)
-    VAL = np.empty((m + 1, L), dtype=np.int64)
-    exact_values(w, VAL, mk)
+    limb_tag = (0,) * limb_count(bits, m + 1)
+    L = len(limb_tag)
+    w_exact = np.empty((m + 1, L), dtype=np.int64)
+    exact_values(w, w_exact, limb_tag)
     r = min(s, m - s)
     R = max(r, 1)
-    LO = np.empty(((m + 1) * (R + 1), L), dtype=np.int64)
-    HI = np.empty_like(LO)
-    suffix_bounds(VAL, w, m, R, LO, HI, mk)
-    X = np.zeros((2, L), dtype=np.int64)  # the threshold, and a scratch row
+    low_sums = np.empty(((m + 1) * (R + 1), L), dtype=np.int64)
+    high_sums = np.empty_like(low_sums)
+    suffix_bounds(w_exact, w, m, R, low_sums, high_sums, limb_tag)
+    thr = np.zeros((2, L), dtype=np.int64)  # the threshold, and a scratch row
     if s <= m - s:  # chosen ones: vj + sum_S > 0  <=>  sum_S > -vj
-        _sub(X, 0, VAL, m, X, 0, mk)
+        _sub(thr, 0, w_exact, m, thr, 0, limb_tag)
     else:  # left-out ones: total - sum_R > 0  <=>  sum_R < total
         for u in range(m + 1):
-            _add(X, 0, VAL, u, X, 0, mk)
+            _add(thr, 0, w_exact, u, thr, 0, limb_tag)
     if 1 <= r <= 2:  # as in chunk_errors: a direct count
         srt = np.argsort(w[:m], kind="stable").astype(np.intp)
-        pl, pe, pg = _small_sign_probs(VAL, srt, m, r, X, 0, 1, mk)
+        pl, pe, pg = _small_sign_probs(w_exact, srt, m, r, thr, 0, 1, limb_tag)
     else:
         size = (m + 1) * (R + 1)
-        LOFF = np.zeros(size, dtype=np.intp)
-        LLEN = np.full(size, -1, dtype=np.intp)
-        lpos = np.zeros(1, dtype=np.intp)
-        LV = np.empty((64, L), dtype=np.int64)
-        LPM = np.empty(64)
-        CB = saturated_binomials(m, R, LIST_CAP + 1)
-        pl, pe, pg, _, _ = _subset_sign_probs(VAL, m, r, X, 0, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, CB, mk)
+        list_first = np.zeros(size, dtype=np.intp)
+        list_len = np.full(size, -1, dtype=np.intp)
+        list_end = np.zeros(1, dtype=np.intp)
+        list_sums = np.empty((64, L), dtype=np.int64)
+        list_probs = np.empty(64)
+        binom_sat = saturated_binomials(m, R, LIST_CAP + 1)
+        store = (list_sums, list_probs)
+        index = (list_first, list_len, list_end)
+        bounds = (low_sums, high_sums)
+        pl, pe, pg, _ = _subset_sign_probs(w_exact, m, r, thr, 0, bounds, store, index, binom_sat, limb_tag)
     return (pl, pe, pg) if s <= m - s else (pg, pe, pl)
 
 
 @njit(cache=True)
-def _hyp(LC, N, K, d, y):
+def _hyp(log_binom, N, K, d, y):
     """P(Y = y), Y hypergeometric: d draws from N items of which K marked."""
     if y < 0 or y > K or d - y < 0 or d - y > N - K:
         return 0.0
-    return np.exp(LC[K, y] + LC[N - K, d - y] - LC[N, d])
+    return np.exp(log_binom[K, y] + log_binom[N - K, d - y] - log_binom[N, d])
 
 
 @njit(cache=True)
@@ -514,15 +542,15 @@ def _plurality_cost(ones, zeros, t):
 
 
 @njit(cache=True)
-def _pairs_above(VAL, srt, m, X, xi, sr, strict, mk):
-    """Pairs of items 0 .. m - 1 whose sum is > X[xi] (>= if not strict): two pointers
-    over the items sorted by value (srt). X[sr]: scratch row."""
+def _pairs_above(w_exact, srt, m, thr, xi, sr, strict, limb_tag):
+    """Pairs of items 0 .. m - 1 whose sum is > thr[xi] (>= if not strict): two pointers
+    over the items sorted by value (srt). thr[sr]: scratch row."""
     count = 0
     lo = 0
     hi = m - 1
     while lo < hi:
-        _add(VAL, srt[lo], VAL, srt[hi], X, sr, mk)
-        c = _cmp(X, sr, X, xi, mk)
+        _add(w_exact, srt[lo], w_exact, srt[hi], thr, sr, limb_tag)
+        c = _cmp(thr, sr, thr, xi, limb_tag)
         if c > 0 or (c == 0 and not strict):
             count += hi - lo  # srt[hi] with every item from lo to hi - 1
             hi -= 1
@@ -532,49 +560,59 @@ def _pairs_above(VAL, srt, m, X, xi, sr, strict, mk):
 
 
 @njit(cache=True)
-def _small_sign_probs(VAL, srt, m, r, X, xi, sr, mk):
+def _small_sign_probs(w_exact, srt, m, r, thr, xi, sr, limb_tag):
     """(P(sum < x), P(sum = x), P(sum > x)) for a uniform r-subset, r = 1 or 2, of items
-    0 .. m - 1 (x = X[xi]): a direct count, O(m)."""
+    0 .. m - 1 (x = thr[xi]): a direct count, O(m)."""
     if r == 1:
         lt = 0
         eq = 0
         for u in range(m):
-            c = _cmp(VAL, u, X, xi, mk)
+            c = _cmp(w_exact, u, thr, xi, limb_tag)
             if c < 0:
                 lt += 1
             elif c == 0:
                 eq += 1
         return lt / m, eq / m, (m - lt - eq) / m
     total = m * (m - 1) // 2
-    gt = _pairs_above(VAL, srt, m, X, xi, sr, True, mk)
-    ge = _pairs_above(VAL, srt, m, X, xi, sr, False, mk)
+    gt = _pairs_above(w_exact, srt, m, thr, xi, sr, True, limb_tag)
+    ge = _pairs_above(w_exact, srt, m, thr, xi, sr, False, limb_tag)
     return (total - ge) / total, (ge - gt) / total, gt / total
 
 
 @njit(cache=True)
-def _unit_errors(j, lab, VF, VAL, z, t, k_min, k_max, PV, LC, CB, ws_i, ws_v, LV, LPM, acc, mk):
-    """acc[k - 1] += P(V = j) P(error | V = j) for k_min <= k <= k_max, one held-out point.
+def _unit_errors(point, j, k_min, tables, work, store, acc, limb_tag):
+    """acc[k - 1] += P(V = j) P(error | V = j) for k_min <= k <= k_max = len(acc), one
+    held-out point (Prop. 1 of Celisse & Mary-Huard with the weighted vote of Sec. 2.2).
 
-    lab : (W,) class codes of its neighbours; VF, VAL : signed weights of the
-    positive-distance ones (floats, exact limbs); z : leading zero distances; t : its
-    class. ws_i : (2 nb + W + 1,) and ws_v : (2 nb + 5, L) workspaces, nb = (W + 1)(R + 1).
-    Returns (LV, LPM), the list storage.
+    point = (lab, w_float, w_exact, z, t): lab (W,) class codes of its neighbours;
+    w_float, w_exact the signed weights of the positive-distance ones (floats, exact
+    limbs); z its leading zero distances; t its class. tables = (rank_prob, log_binom,
+    binom_sat) as in :func:`chunk_errors`. work = (work_int, work_limbs): workspaces of
+    (2 nb + W + 1,) intp and (2 nb + 5, L) limbs, nb = (W + 1)(R + 1). store =
+    (list_sums, list_probs): the completion-list storage (:func:`_build_list`).
+    Returns the store (grown if needed).
     """
+    lab, w_float, w_exact, z, t = point
+    rank_prob, log_binom, binom_sat = tables
+    work_int, work_limbs = work
+    k_max = acc.shape[0]
     W = lab.shape[0]
-    q_max = PV.shape[1] - 1
+    q_max = rank_prob.shape[1] - 1
     # row numbers as non-literal ints (see _subset_sign_probs): thresholds x0, x1, a
     # scratch row, and the sums of the r smallest / largest items
     X0, X1, SR, RLO, RHI = np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4)
     Wn = W - z
-    R = CB.shape[1] - 1
+    R = binom_sat.shape[1] - 1
     nb = (Wn + 1) * (R + 1)
-    LOFF = ws_i[0:nb]
-    LLEN = ws_i[nb : 2 * nb]
-    srt = ws_i[2 * nb : 2 * nb + W]
-    lpos = ws_i[2 * nb + W : 2 * nb + W + 1]
-    LO = ws_v[0:nb]
-    HI = ws_v[nb : 2 * nb]
-    X = ws_v[2 * nb : 2 * nb + 5]
+    list_first = work_int[0:nb]
+    list_len = work_int[nb : 2 * nb]
+    srt = work_int[2 * nb : 2 * nb + W]
+    list_end = work_int[2 * nb + W : 2 * nb + W + 1]
+    index = (list_first, list_len, list_end)
+    low_sums = work_limbs[0:nb]
+    high_sums = work_limbs[nb : 2 * nb]
+    bounds = (low_sums, high_sums)
+    thr = work_limbs[2 * nb : 2 * nb + 5]
     m = j - 1 - z  # positive-distance positions before j (when j > z)
     ones_z = 0
     for u in range(min(z, j - 1)):
@@ -582,7 +620,7 @@ def _unit_errors(j, lab, VF, VAL, z, t, k_min, k_max, PV, LC, CB, ws_i, ws_v, LV
     sorted_ready = False  # thresholds and the items sorted by value
     tables_ready = False  # suffix bounds and a fresh list memo, for the counter
     for k in range(max(k_min, j - q_max), min(k_max, j) + 1):
-        w = PV[k - 1, j - k]
+        w = rank_prob[k - 1, j - k]
         if w == 0.0:
             continue
         s = k - 1
@@ -590,63 +628,63 @@ def _unit_errors(j, lab, VF, VAL, z, t, k_min, k_max, PV, LC, CB, ws_i, ws_v, LV
         if j <= z:  # every voter at distance 0: a plurality of k
             bj = lab[j - 1]
             for o in range(0, s + 1):
-                hp = _hyp(LC, j - 1, ones_z, s, o)
+                hp = _hyp(log_binom, j - 1, ones_z, s, o)
                 if hp > 0.0:
                     err += hp * _plurality_cost(o + bj, k - o - bj, t)
             acc[k - 1] += w * err
             continue
         for a in range(1, min(z, s) + 1):  # a voters at distance 0: they alone vote
-            pa = _hyp(LC, j - 1, z, s, a)
+            pa = _hyp(log_binom, j - 1, z, s, a)
             if pa > 0.0:
                 for o in range(0, a + 1):
-                    hp = _hyp(LC, z, ones_z, a, o)
+                    hp = _hyp(log_binom, z, ones_z, a, o)
                     if hp > 0.0:
                         err += pa * hp * _plurality_cost(o, a - o, t)
-        p0 = _hyp(LC, j - 1, z, s, X0) if z > 0 else 1.0
+        p0 = _hyp(log_binom, j - 1, z, s, X0) if z > 0 else 1.0
         if p0 > 0.0 and s <= m:
             r = min(s, m - s)
             xi = X0 if s <= m - s else X1
             if not sorted_ready:
                 # x0: the chosen voters win for class 1 iff sum_S > -v_j; x1: the
                 # held-out ones iff sum_R < v_1 + .. + v_j
-                for u in range(len(mk)):
-                    X[X0, u] = 0
-                    X[X1, u] = 0
-                _sub(X, X0, VAL, m, X, X0, mk)
+                for u in range(len(limb_tag)):
+                    thr[X0, u] = 0
+                    thr[X1, u] = 0
+                _sub(thr, X0, w_exact, m, thr, X0, limb_tag)
                 for u in range(m + 1):
-                    _add(X, X1, VAL, u, X, X1, mk)
+                    _add(thr, X1, w_exact, u, thr, X1, limb_tag)
                 for u in range(m):  # insertion sort by value (m is small)
                     v = u
-                    while v > 0 and VF[srt[v - 1]] > VF[u]:
+                    while v > 0 and w_float[srt[v - 1]] > w_float[u]:
                         srt[v] = srt[v - 1]
                         v -= 1
                     srt[v] = u
                 sorted_ready = True
             # decided by the bounds of all r-subsets? (sum of the r smallest / largest)
-            for u in range(len(mk)):
-                X[RLO, u] = 0
-                X[RHI, u] = 0
+            for u in range(len(limb_tag)):
+                thr[RLO, u] = 0
+                thr[RHI, u] = 0
             for u in range(r):
-                _add(X, RLO, VAL, srt[u], X, RLO, mk)
-                _add(X, RHI, VAL, srt[m - 1 - u], X, RHI, mk)
-            below = _cmp(X, RHI, X, xi, mk) < 0  # every sum < x
-            above = _cmp(X, RLO, X, xi, mk) > 0  # every sum > x
-            if below or above or _cmp(X, RLO, X, RHI, mk) == 0:
-                c0 = -1 if below else _cmp(X, RLO, X, xi, mk)
+                _add(thr, RLO, w_exact, srt[u], thr, RLO, limb_tag)
+                _add(thr, RHI, w_exact, srt[m - 1 - u], thr, RHI, limb_tag)
+            below = _cmp(thr, RHI, thr, xi, limb_tag) < 0  # every sum < x
+            above = _cmp(thr, RLO, thr, xi, limb_tag) > 0  # every sum > x
+            if below or above or _cmp(thr, RLO, thr, RHI, limb_tag) == 0:
+                c0 = -1 if below else _cmp(thr, RLO, thr, xi, limb_tag)
                 pl = 1.0 if c0 < 0 else 0.0
                 pe = 1.0 if c0 == 0 else 0.0
                 pg = 1.0 if c0 > 0 else 0.0
             elif r <= 2:
-                pl, pe, pg = _small_sign_probs(VAL, srt, m, r, X, xi, SR, mk)
+                pl, pe, pg = _small_sign_probs(w_exact, srt, m, r, thr, xi, SR, limb_tag)
             else:
                 if not tables_ready:
-                    suffix_bounds(VAL, VF, m, R, LO, HI, mk)
+                    suffix_bounds(w_exact, w_float, m, R, low_sums, high_sums, limb_tag)
                     for u in range((m + 1) * (R + 1)):
-                        LLEN[u] = -1
-                    lpos[0] = 0
+                        list_len[u] = -1
+                    list_end[0] = 0
                     tables_ready = True
-                pl, pe, pg, LV, LPM = _subset_sign_probs(
-                    VAL, m, r, X, xi, LO, HI, R, LV, LPM, LOFF, LLEN, lpos, CB, mk
+                pl, pe, pg, store = _subset_sign_probs(
+                    w_exact, m, r, thr, xi, bounds, store, index, binom_sat, limb_tag
                 )
             if xi == X0:
                 p1 = pg
@@ -656,30 +694,30 @@ def _unit_errors(j, lab, VF, VAL, z, t, k_min, k_max, PV, LC, CB, ws_i, ws_v, LV
                 p0w = pg
             err += p0 * ((p0w if t == 1 else p1) + 0.5 * pe)
         acc[k - 1] += w * err
-    return LV, LPM
+    return store
 
 
 @njit(nogil=True, cache=True)
-def point_values(neigh_ind, neigh_dist, y, W, mk):
-    """Per held-out point: class codes of its first W neighbours (LAB), the signed
-    weights of the positive-distance ones as floats (VF) and exact limbs (VAL), and
-    the number of zero distances (Z). mk : (0,) * L, L from :func:`limbs_needed`."""
+def point_values(neigh_ind, neigh_dist, y, W, limb_tag):
+    """Per held-out point: class codes of its first W neighbours (labels), the signed
+    weights of the positive-distance ones as floats (w_float) and exact limbs (w_exact), and
+    the number of zero distances (n_zero). limb_tag : (0,) * L, L from :func:`limbs_needed`."""
     n = neigh_ind.shape[0]
-    LAB = np.empty((n, W), dtype=np.intp)
-    VF = np.zeros((n, W))
-    VAL = np.zeros((n, W, len(mk)), dtype=np.int64)
-    Z = np.zeros(n, dtype=np.intp)
+    labels = np.empty((n, W), dtype=np.intp)
+    w_float = np.zeros((n, W))
+    w_exact = np.zeros((n, W, len(limb_tag)), dtype=np.int64)
+    n_zero = np.zeros(n, dtype=np.intp)
     for i in range(n):
         for u in range(W):
-            LAB[i, u] = y[neigh_ind[i, u]]
-        z = signed_weights(LAB[i], neigh_dist[i, :W], VF[i])
-        exact_values(VF[i, : W - z], VAL[i], mk)
-        Z[i] = z
-    return LAB, VF, VAL, Z
+            labels[i, u] = y[neigh_ind[i, u]]
+        z = signed_weights(labels[i], neigh_dist[i, :W], w_float[i])
+        exact_values(w_float[i, : W - z], w_exact[i], limb_tag)
+        n_zero[i] = z
+    return labels, w_float, w_exact, n_zero
 
 
 @njit(nogil=True, cache=True)
-def chunk_errors(first, step, LAB, VF, VAL, Z, y, k_min, PV, LC, CB, sums, mk):
+def chunk_errors(first, step, points, y, k_min, tables, sums, limb_tag):
     """sums[ch, k - 1] += P(V = j) P(error | V = j, i held out) over the work units of
     chunk ch, for the chunks ch = first, first + step, ... of sums.shape[0]: distance-
     weighted vote, two classes, k_min <= k <= sums.shape[1].
@@ -689,42 +727,28 @@ def chunk_errors(first, step, LAB, VF, VAL, Z, y, k_min, PV, LC, CB, sums, mk):
     costly units (points near the class boundary, large j) spread over the chunks, and
     a chunk's sum depends on the chunk alone, so callers may run chunks on any threads.
 
-    LAB, VF, VAL, Z : from :func:`point_values`. y : (n,) class codes 0 / 1. PV :
-    (k_max, q_max + 1) rank probabilities (0 where skipped), W <= k_max + q_max. LC :
-    log-binomials LC[N, y] for N, y <= W. CB : ``saturated_binomials(W, R, LIST_CAP + 1)``
-    with R = max(1, min(q_max, W)). The risk is the sum of sums over the chunks, in
-    chunk order, divided by n.
+    points = (labels, w_float, w_exact, n_zero): from :func:`point_values`. y : (n,)
+    class codes 0 / 1. tables = (rank_prob, log_binom, binom_sat): rank_prob (k_max,
+    q_max + 1) the rank probabilities P(V = k + q) (0 where skipped), W <= k_max +
+    q_max; log_binom[N, y] = log C(N, y) for N, y <= W; binom_sat =
+    ``saturated_binomials(W, R, LIST_CAP + 1)`` with R = max(1, min(q_max, W)). The risk
+    is the sum of sums over the chunks, in chunk order, divided by n.
     """
-    n, W = LAB.shape
+    labels, w_float, w_exact, n_zero = points
+    binom_sat = tables[2]
+    n, W = labels.shape
     n_chunks, k_max = sums.shape
-    L = len(mk)
-    R = CB.shape[1] - 1
+    L = len(limb_tag)
+    R = binom_sat.shape[1] - 1
     nb = (W + 1) * (R + 1)
-    ws_i = np.empty(2 * nb + W + 1, dtype=np.intp)
-    ws_v = np.empty((2 * nb + 5, L), dtype=np.int64)
-    LV = np.empty((256, L), dtype=np.int64)
-    LPM = np.empty(256)
+    work_int = np.empty(2 * nb + W + 1, dtype=np.intp)
+    work_limbs = np.empty((2 * nb + 5, L), dtype=np.int64)
+    work = (work_int, work_limbs)
+    store = (np.empty((256, L), dtype=np.int64), np.empty(256))
     J = W - k_min + 1
     for ch in range(first, n_chunks, step):
         for unit in range(ch, n * J, n_chunks):
             i = unit // J
             j = k_min + unit - i * J
-            LV, LPM = _unit_errors(
-                j,
-                LAB[i],
-                VF[i],
-                VAL[i],
-                Z[i],
-                y[i],
-                k_min,
-                k_max,
-                PV,
-                LC,
-                CB,
-                ws_i,
-                ws_v,
-                LV,
-                LPM,
-                sums[ch],
-                mk,
-            )
+            point = (labels[i], w_float[i], w_exact[i], n_zero[i], y[i])
+            store = _unit_errors(point, j, k_min, tables, work, store, sums[ch], limb_tag)

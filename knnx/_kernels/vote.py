@@ -3,18 +3,26 @@
 import numpy as np
 from numba import njit, prange
 
+# Vote tie rules (the ``tie`` argument of :func:`vote`).
+TIE_NEAREST = 0
+TIE_LOWEST = 1
+TIE_RANDOM = 2
+
 
 @njit(parallel=True, cache=True)
-def vote(neigh_ind, neigh_dist, y, n_classes, weighted, pred, proba):
+def vote(neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba):
     """Class scores of each query from its k neighbours, and the winning class.
 
     neigh_ind, neigh_dist : (m, k) neighbours ordered by (squared distance, index).
     y : (n_ref,) intp class codes. weighted : use weights 1 / distance (Euclidean);
         if some neighbours are at distance 0, only they vote, with weight 1 each.
+    tie : rule among the classes sharing the top score (equal float64 scores):
+        TIE_NEAREST (0): the class of the nearest neighbour (first in neighbour
+        order) belonging to one of them; TIE_LOWEST (1): the lowest class code;
+        TIE_RANDOM (2): the class at position floor(draws[i] * s) among the s tied
+        classes in increasing code order (uniform if draws[i] is uniform on [0, 1)).
+    draws : (m,) float64 in [0, 1), read only with TIE_RANDOM (may be empty otherwise).
     pred : (m,) intp output; proba : (m, n_classes) float64 output (scores / total).
-
-    Tie rule: among classes sharing the top score, the class of the nearest
-    neighbour (first in neighbour order) belonging to one of them wins.
     """
     m, k = neigh_ind.shape
     for i in prange(m):
@@ -36,11 +44,26 @@ def vote(neigh_ind, neigh_dist, y, n_classes, weighted, pred, proba):
                 scores[c] += 1.0 / np.sqrt(neigh_dist[i, t])
         best = scores.max()
         winner = -1
-        for t in range(k):
-            c = y[neigh_ind[i, t]]
-            if scores[c] == best:
-                winner = c
-                break
+        if tie == TIE_NEAREST:
+            for t in range(k):
+                c = y[neigh_ind[i, t]]
+                if scores[c] == best:
+                    winner = c
+                    break
+        else:
+            n_tied = 0
+            for c in range(n_classes):
+                if scores[c] == best:
+                    n_tied += 1
+            pick = 0
+            if tie == TIE_RANDOM:
+                pick = min(int(np.floor(draws[i] * n_tied)), n_tied - 1)
+            for c in range(n_classes):
+                if scores[c] == best:
+                    if pick == 0:
+                        winner = c
+                        break
+                    pick -= 1
         pred[i] = winner
         total = scores.sum()
         for c in range(n_classes):
