@@ -1,10 +1,10 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
+.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
 
-install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask and statistics extras
-	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats]'
+install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask, statistics and documentation extras
+	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats,docs]'
 
 test:  ## the fast test suite (what CI runs)
 	$(PYTHON) -m pytest -m "not slow"
@@ -28,6 +28,9 @@ test-pandas:  ## the file round-trip tests under each pandas of PANDAS_COMPAT (w
 lint:
 	$(PYTHON) -m ruff check knnx tests benchmarks experiments
 	$(PYTHON) -m ruff format --check knnx tests benchmarks experiments
+
+docs:  ## the documentation site in site/ (mkdocs build --strict: any warning fails)
+	$(PYTHON) -m mkdocs build --strict
 
 format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments
