@@ -10,7 +10,7 @@ The rules (also written in docs/development.md, "Examples are tested"):
 * in ``bash`` blocks a line starting with ``knnx`` runs through typer's CliRunner and
   must exit 0, or 2 when the expected output starts with ``error:``; a ``text`` block
   right after a ``bash`` block of one ``knnx`` line is its output, compared line by line
-  (trailing spaces ignored). Every other line is in NOT_RUN, the commands shown but not
+  (trailing spaces ignored; a first line ``...`` shows the output's last lines only). Every other line is in NOT_RUN, the commands shown but not
   run, and the set of such lines in the pages must equal NOT_RUN exactly;
 * other blocks (yaml, toml, text) are data and are not run.
 
@@ -42,9 +42,9 @@ NOT_RUN = {
     "make test",
     "make lint",
     "make docs",
+    "make regress",
     "make reproduce",
     "make report",
-    "make regress",
     "make lpo-select",
     "make unn-ripley",
     "make cpw-synthetic",
@@ -75,7 +75,9 @@ def read_blocks(page):
             while not lines[j].startswith("```"):
                 j += 1
             marker = re.match(r"^<!-- file: (\S+) -->$", previous.strip())
-            blocks.append(Block(m.group(1), "\n".join(lines[i + 1 : j]) + "\n", i + 1, marker and marker.group(1)))
+            blocks.append(
+                Block(m.group(1), "\n".join(lines[i + 1 : j]) + "\n", i + 1, marker and marker.group(1))
+            )
             previous, i = "", j + 1
             continue
         if lines[i].strip():
@@ -136,7 +138,9 @@ def run_page(page, folder):
         elif block.lang == "bash":
             commands = [c for c in command_lines(block) if c.startswith("knnx ")]
             following = blocks[index + 1] if index + 1 < len(blocks) else None
-            expected = following.text if following and following.lang == "text" and not following.file else None
+            expected = (
+                following.text if following and following.lang == "text" and not following.file else None
+            )
             if not commands:
                 expected = None
             assert expected is None or len(commands) == 1, f"{where}: output shown after several commands"
@@ -144,7 +148,10 @@ def run_page(page, folder):
                 result = cli.invoke(app, shlex.split(command)[1:])
                 wanted = 2 if expected and expected.startswith("error:") else 0
                 assert result.exit_code == wanted, f"{where}: {command}\n{result.output}"
-                if expected is not None:
+                if expected is not None and expected.startswith("...\n"):  # the output's last lines
+                    tail = _normalise(expected[4:]).splitlines()
+                    assert _normalise(result.output).splitlines()[-len(tail) :] == tail, f"{where}: {command}"
+                elif expected is not None:
                     assert _normalise(result.output) == _normalise(expected), f"{where}: {command}"
                 outputs[command] = result.output
     return outputs
@@ -174,3 +181,35 @@ def test_every_block_has_a_known_kind():
 )
 def test_page_examples_run(page, page_dir):
     run_page(page, page_dir)
+    if page == "README.md":  # the main job's figures are those of the run just made
+        assert readme_ripley_errors() == ripley_errors(page_dir / "results" / "ripley" / "results.csv")
+
+
+def readme_ripley_errors():
+    """The main job's test errors as the README states them: {(weights, k): error}."""
+    text = (ROOT / "README.md").read_text()
+    ks = re.search(r"^\| k \| (.*) \|$", text, re.M).group(1).split(" | ")
+    row = re.search(r"^\| test error \(uniform\) \| (.*) \|$", text, re.M).group(1).split(" | ")
+    errors = {("uniform", int(k)): e.strip("*") for k, e in zip(ks, row, strict=True)}
+    weighted = re.search(r"Distance-weighted: (k=\d+ [\d.]+(?:, k=\d+ [\d.]+)*)\.", text).group(1)
+    for part in weighted.split(", "):
+        k, e = re.match(r"k=(\d+) ([\d.]+)", part).groups()
+        errors[("distance", int(k))] = e
+    return errors
+
+
+def ripley_errors(path):
+    """Test errors of the main job's kNN rows in ``path``, rounded as the README rounds them."""
+    from knnx.results import read_results
+
+    frame = read_results(path)
+    rows = frame[(frame.algorithm == "knn") & (frame.metric == "error")]
+    return {
+        (w, int(k)): f"{v:.3f}" for w, k, v in zip(rows.param_weights, rows.param_k, rows.value, strict=True)
+    }
+
+
+def test_readme_figures_equal_the_reference_results():
+    """The README's main-job table equals the committed reference results, which CI checks
+    a fresh run against with atol 0."""
+    assert readme_ripley_errors() == ripley_errors(ROOT / "results" / "reference" / "ripley.csv")
