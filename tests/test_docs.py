@@ -51,8 +51,8 @@ NOT_RUN = {
     "make gnnb-large",
 }
 
-# Pages whose examples take more than a few seconds (a full run of a paper spec).
-SLOW_PAGES = {"README.md"}
+# Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.
+SLOW_PAGES = {"README.md", "docs/index.md"}
 
 
 @dataclass
@@ -107,6 +107,12 @@ def page_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setenv("COLUMNS", "100")
+    # names a page registers (knnx.register_algorithm, register_dataset) end with the test
+    from knnx import algorithms, datasets
+
+    monkeypatch.setattr(algorithms, "ALGORITHMS", dict(algorithms.ALGORITHMS))
+    monkeypatch.setattr(datasets, "REGISTERED", dict(datasets.REGISTERED))
+    monkeypatch.setattr("knnx.runner.REGISTERED", datasets.REGISTERED)
     for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
         monkeypatch.delitem(sys.modules, name)
     yield tmp_path
