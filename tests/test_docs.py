@@ -219,3 +219,11 @@ def test_readme_figures_equal_the_reference_results():
     """The README's main-job table equals the committed reference results, which CI checks
     a fresh run against with atol 0."""
     assert readme_ripley_errors() == ripley_errors(ROOT / "results" / "reference" / "ripley.csv")
+
+
+def test_make_commands_shown_are_makefile_targets():
+    """Every `make TARGET` a page shows (run or not) names a target of the Makefile."""
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*):", (ROOT / "Makefile").read_text(), re.M))
+    shown = {line.split()[1] for line in NOT_RUN if line.startswith("make ")}
+    assert shown <= targets, shown - targets
+    assert {"install", "test", "docs"} <= shown
