@@ -1,10 +1,10 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
+.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active unn-ripley unn-uci unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci regress regress-update reproduce report clean
 
-install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask and statistics extras
-	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats]'
+install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask, statistics and documentation extras
+	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats,docs]'
 
 test:  ## the fast test suite (what CI runs)
 	$(PYTHON) -m pytest -m "not slow"
@@ -26,12 +26,15 @@ test-pandas:  ## the file round-trip tests under each pandas of PANDAS_COMPAT (w
 	done
 
 lint:
-	$(PYTHON) -m ruff check knnx tests benchmarks experiments
-	$(PYTHON) -m ruff format --check knnx tests benchmarks experiments
+	$(PYTHON) -m ruff check knnx tests benchmarks experiments docs/hooks
+	$(PYTHON) -m ruff format --check knnx tests benchmarks experiments docs/hooks
+
+docs:  ## the documentation site in site/ (mkdocs build --strict: any warning fails)
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
 
 format:
-	$(PYTHON) -m ruff format knnx tests benchmarks experiments
-	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments
+	$(PYTHON) -m ruff format knnx tests benchmarks experiments docs/hooks
+	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments docs/hooks
 
 bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --scaling: WeightedMetricNN's fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; scale.py: kNN graph and GNNB at n up to 1e5, d = 512
 	$(PYTHON) benchmarks/neighbors.py

@@ -129,7 +129,7 @@ def test_unn_pure_every_step_and_smoothing(loss, step, smoothing):
         assert est.n_infinite_ > 0 and not est.alpha_.any()
         np.testing.assert_array_equal(pred, 0)  # equal counts: the smallest class
         np.testing.assert_allclose(est.predict_proba(X), 0.5)
-    elif not (loss == "squared" and step == "fast"):  # eq. (26) on squared: no descent (README)
+    elif not (loss == "squared" and step == "fast"):  # eq. (26) on squared: no descent (docs, Piro)
         np.testing.assert_array_equal(pred, y)
         assert est.n_infinite_ == 0
 

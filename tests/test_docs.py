@@ -1,0 +1,229 @@
+"""Every code example of README.md and docs/**/*.md runs, and the output a page shows is
+the output it gives.
+
+The rules (also written in docs/development.md, "Examples are tested"):
+
+* a fenced block preceded by ``<!-- file: PATH -->`` is written to PATH (a spec, a
+  module, data) in the page's temporary folder, and not run;
+* ``python`` blocks run in order in one namespace per page; ``pycon`` blocks run as
+  doctests in that namespace, so the output they show is checked;
+* in ``bash`` blocks a line starting with ``knnx`` runs through typer's CliRunner and
+  must exit 0, or 2 when the expected output starts with ``error:``; a ``text`` block
+  right after a ``bash`` block of one ``knnx`` line is its output, compared line by line
+  (trailing spaces ignored; a first line ``...`` shows the output's last lines only). Every other line is in NOT_RUN, the commands shown but not
+  run, and the set of such lines in the pages must equal NOT_RUN exactly;
+* other blocks (yaml, toml, text) are data and are not run.
+
+Pages run in a temporary folder holding links to the repository's experiments/ and
+datasets/, so ``knnx run experiments/ripley.yaml`` works as in a checkout.
+"""
+
+import doctest
+import io
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from knnx.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
+
+# Commands shown in the pages that the test does not run: installs, the test suite and
+# the build themselves, and the multi-minute paper targets. Exactly these, no more.
+NOT_RUN = {
+    "python3 -m venv .venv && . .venv/bin/activate",
+    "make install",
+    "make test",
+    "make lint",
+    "make docs",
+    "make regress",
+    "make reproduce",
+    "make report",
+    "make lpo-select",
+    "make unn-ripley",
+    "make cpw-synthetic",
+    "make gnnb-large",
+}
+
+# Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.
+SLOW_PAGES = {"README.md", "docs/index.md"}
+
+
+@dataclass
+class Block:
+    lang: str
+    text: str
+    line: int
+    file: str | None
+
+
+def read_blocks(page):
+    """The fenced blocks of ``page`` in order, with the ``<!-- file: ... -->`` marker that
+    precedes one, if any."""
+    lines = (ROOT / page).read_text().split("\n")
+    blocks, i, previous = [], 0, ""
+    while i < len(lines):
+        m = re.match(r"^```(\w*)\s*$", lines[i])
+        if m:
+            j = i + 1
+            while not lines[j].startswith("```"):
+                j += 1
+            marker = re.match(r"^<!-- file: (\S+) -->$", previous.strip())
+            blocks.append(
+                Block(m.group(1), "\n".join(lines[i + 1 : j]) + "\n", i + 1, marker and marker.group(1))
+            )
+            previous, i = "", j + 1
+            continue
+        if lines[i].strip():
+            previous = lines[i]
+        i += 1
+    return blocks
+
+
+def command_lines(block):
+    """The command lines of a bash block (comments and blank lines dropped)."""
+    out = []
+    for line in block.text.splitlines():
+        line = line.split(" #")[0].strip() if not line.lstrip().startswith("#") else ""
+        if line:
+            out.append(line)
+    return out
+
+
+def _normalise(text):
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+@pytest.fixture
+def page_dir(tmp_path, monkeypatch):
+    for name in ("experiments", "datasets"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("COLUMNS", "100")
+    # names a page registers (knnx.register_algorithm, register_dataset) end with the test
+    from knnx import algorithms, datasets
+
+    monkeypatch.setattr(algorithms, "ALGORITHMS", dict(algorithms.ALGORITHMS))
+    monkeypatch.setattr(datasets, "REGISTERED", dict(datasets.REGISTERED))
+    monkeypatch.setattr("knnx.runner.REGISTERED", datasets.REGISTERED)
+    for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield tmp_path
+    for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+        del sys.modules[name]
+
+
+def run_page(page, folder):
+    """Run every example of ``page`` in ``folder``; return the CLI outputs by command."""
+    blocks = read_blocks(page)
+    namespace = {"__name__": "__docs__"}
+    outputs = {}
+    cli = CliRunner()
+    for index, block in enumerate(blocks):
+        where = f"{page}:{block.line}"
+        if block.file:
+            path = folder / block.file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(block.text)
+        elif block.lang == "python":
+            exec(compile(block.text, where, "exec"), namespace)
+        elif block.lang == "pycon":
+            test = doctest.DocTestParser().get_doctest(block.text, namespace, where, page, block.line)
+            report = io.StringIO()
+            runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+            runner.run(test, out=report.write, clear_globs=False)
+            namespace.update(test.globs)  # DocTest works on a copy of the namespace
+            assert runner.failures == 0, f"{where}:\n{report.getvalue()}"
+        elif block.lang == "bash":
+            commands = [c for c in command_lines(block) if c.startswith("knnx ")]
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            expected = (
+                following.text if following and following.lang == "text" and not following.file else None
+            )
+            if not commands:
+                expected = None
+            assert expected is None or len(commands) == 1, f"{where}: output shown after several commands"
+            for command in commands:
+                result = cli.invoke(app, shlex.split(command)[1:])
+                wanted = 2 if expected and expected.startswith("error:") else 0
+                assert result.exit_code == wanted, f"{where}: {command}\n{result.output}"
+                if expected is not None and expected.startswith("...\n"):  # the output's last lines
+                    tail = _normalise(expected[4:]).splitlines()
+                    assert _normalise(result.output).splitlines()[-len(tail) :] == tail, f"{where}: {command}"
+                elif expected is not None:
+                    assert _normalise(result.output) == _normalise(expected), f"{where}: {command}"
+                outputs[command] = result.output
+    return outputs
+
+
+def test_not_run_commands_are_exactly_the_listed_ones():
+    shown = {
+        line
+        for page in PAGES
+        for block in read_blocks(page)
+        if block.lang == "bash" and not block.file
+        for line in command_lines(block)
+        if not line.startswith("knnx ")
+    }
+    assert shown == NOT_RUN
+
+
+def test_every_block_has_a_known_kind():
+    """A block of another language would silently escape the rules above."""
+    for page in PAGES:
+        for block in read_blocks(page):
+            assert block.lang in {"python", "pycon", "bash", "text", "yaml", "toml"}, (page, block.line)
+
+
+@pytest.mark.parametrize(
+    "page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p for p in PAGES]
+)
+def test_page_examples_run(page, page_dir):
+    run_page(page, page_dir)
+    if page == "README.md":  # the main job's figures are those of the run just made
+        assert readme_ripley_errors() == ripley_errors(page_dir / "results" / "ripley" / "results.csv")
+
+
+def readme_ripley_errors():
+    """The main job's test errors as the README states them: {(weights, k): error}."""
+    text = (ROOT / "README.md").read_text()
+    ks = re.search(r"^\| k \| (.*) \|$", text, re.M).group(1).split(" | ")
+    row = re.search(r"^\| test error \(uniform\) \| (.*) \|$", text, re.M).group(1).split(" | ")
+    errors = {("uniform", int(k)): e.strip("*") for k, e in zip(ks, row, strict=True)}
+    weighted = re.search(r"Distance-weighted: (k=\d+ [\d.]+(?:, k=\d+ [\d.]+)*)\.", text).group(1)
+    for part in weighted.split(", "):
+        k, e = re.match(r"k=(\d+) ([\d.]+)", part).groups()
+        errors[("distance", int(k))] = e
+    return errors
+
+
+def ripley_errors(path):
+    """Test errors of the main job's kNN rows in ``path``, rounded as the README rounds them."""
+    from knnx.results import read_results
+
+    frame = read_results(path)
+    rows = frame[(frame.algorithm == "knn") & (frame.metric == "error")]
+    return {
+        (w, int(k)): f"{v:.3f}" for w, k, v in zip(rows.param_weights, rows.param_k, rows.value, strict=True)
+    }
+
+
+def test_readme_figures_equal_the_reference_results():
+    """The README's main-job table equals the committed reference results, which CI checks
+    a fresh run against with atol 0."""
+    assert readme_ripley_errors() == ripley_errors(ROOT / "results" / "reference" / "ripley.csv")
+
+
+def test_make_commands_shown_are_makefile_targets():
+    """Every `make TARGET` a page shows (run or not) names a target of the Makefile."""
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*):", (ROOT / "Makefile").read_text(), re.M))
+    shown = {line.split()[1] for line in NOT_RUN if line.startswith("make ")}
+    assert shown <= targets, shown - targets
+    assert {"install", "test", "docs"} <= shown
