@@ -227,3 +227,75 @@ def test_make_commands_shown_are_makefile_targets():
     shown = {line.split()[1] for line in NOT_RUN if line.startswith("make ")}
     assert shown <= targets, shown - targets
     assert {"install", "test", "docs"} <= shown
+
+
+def _hook():
+    """The docs build hook (docs/hooks/generate.py), imported as mkdocs imports it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "docs_hook_generate", ROOT / "docs" / "hooks" / "generate.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_paper_tables_are_the_snapshot_rows():
+    """Every paper-table block the hook writes into a page is the snapshot's rows of that
+    (target, table), rendered afresh here from docs/data/comparison.csv: same rows in the
+    same order, each with our statistic and the paper's number at the declared digits;
+    every declared table has exactly one block, and every table of the snapshot is shown."""
+    from knnx.papers import load_target, target_names
+    from knnx.papers.render import headline, headline_text, markdown_table, read_comparison
+
+    hook = _hook()
+    snapshot = read_comparison(ROOT / "docs" / "data" / "comparison.csv")
+    declared = {f"{name}/{table.id}": table for name in target_names() for table in load_target(name).tables}
+    shown = []
+    for page in PAGES:
+        source = (ROOT / page).read_text()
+        built = hook.on_page_markdown(source, page=None, config=None, files=None)
+        names = [name for name, _ in hook.paper_blocks(source)]
+        assert [name for name, _ in hook.paper_blocks(built)] == names, page
+        for name, body in hook.paper_blocks(built):
+            table = declared[name]
+            target, table_id = name.split("/")
+            rows = snapshot[(snapshot.target == target) & (snapshot.table == table_id)]
+            assert len(rows), f"{page}: {name} has no rows in docs/data/comparison.csv"
+            expected = (
+                f"**{table.title}** (`{name}`)\n\n{markdown_table(rows, table.digits)}\n\n"
+                f"{headline_text(headline(rows))}.\n\n"
+            )
+            assert body == expected, f"{page}: {name}"
+            # row by row: the table's body lines are the snapshot's rows, in order
+            lines = [line for line in body.splitlines() if line.startswith("| ")][1:]
+            assert len(lines) == len(rows), f"{page}: {name}"
+            for line, (_, row) in zip(lines, rows.iterrows(), strict=True):
+                cells = line[2:-2].split(" | ")
+                assert cells[:2] == [str(row["row"]), str(row["column"])], f"{page}: {name}"
+                ours = "-" if row["ours_mean"] != row["ours_mean"] else f"{row['ours_mean']:.{table.digits}f}"
+                assert cells[2] == ours, f"{page}: {name}: {row['row']} {row['column']}"
+                low, high, d = row["paper"], row["paper_high"], table.digits
+                paper = "-" if low != low else f"{low:.{d}f}" + (f"-{high:.{d}f}" if high != low else "")
+                assert cells[6] == paper, f"{page}: {name}: {row['row']} {row['column']}"
+            shown.append(name)
+    assert len(shown) == len(set(shown)), "a table shown twice"
+    assert set(shown) == set(declared), set(declared) ^ set(shown)
+    assert set(snapshot.target + "/" + snapshot.table) <= set(shown)
+
+
+def test_paper_table_marker_naming_no_declared_table_fails_the_build():
+    hook = _hook()
+    page = "<!-- paper-table: unn-uci/table9 -->\n<!-- /paper-table: unn-uci/table9 -->\n"
+    with pytest.raises(ValueError, match="declares no table 'table9'"):
+        hook.on_page_markdown(page, page=None, config=None, files=None)
+
+
+def test_declaration_shown_is_the_file():
+    """The declaration docs/reproducing.md shows whole is knnx/papers/targets/unn-uci.yaml
+    as it is."""
+    shown = [
+        b.text for b in read_blocks("docs/reproducing.md") if b.lang == "yaml" and "target: unn-uci" in b.text
+    ]
+    assert shown == [(ROOT / "knnx" / "papers" / "targets" / "unn-uci.yaml").read_text()]

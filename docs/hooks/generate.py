@@ -4,8 +4,20 @@ A page holds a marker line and the hook replaces it:
 
 * ``<!-- generated: spec-schema -->``: every key of a spec, from the pydantic models of
   :mod:`knnx.spec` (type, default, allowed values, description);
+* ``<!-- generated: paper-targets -->``: the declared paper targets of
+  ``knnx/papers/targets`` (paper, what each runs, its tables);
 * ``<!-- generated: cli -->``: every command of the ``knnx`` command line, from the typer
   app of :mod:`knnx.cli` (usage, arguments and options with their help and defaults).
+
+A paper page's side-by-side table sits between two marker lines,
+``<!-- paper-table: TARGET/TABLE -->`` and ``<!-- /paper-table: TARGET/TABLE -->``, and the
+hook fills the block (whatever the source holds there is replaced) from the committed
+snapshot of comparison rows, ``docs/data/comparison.csv``: the table's title (from the
+target's declaration, :func:`knnx.papers.load_target`), its rows rendered by
+:func:`knnx.papers.render.markdown_table` with the declared digits, and the headline counts
+(:func:`knnx.papers.render.headline_text`). Nothing is parsed back from rendered text. A
+block naming no declared table fails the build; a declared table without rows in the
+snapshot shows one line saying so.
 """
 
 import enum
@@ -39,7 +51,102 @@ def on_page_markdown(markdown, page, config, files):
     for marker, func in MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, func())
-    return markdown
+    return fill_paper_tables(markdown)
+
+
+@generator("paper-targets")
+def paper_targets():
+    import yaml
+
+    from knnx.papers import target_names
+    from knnx.papers.declaration import TARGETS_DIR, Target
+
+    lines = [
+        "Generated from `knnx/papers/targets/*.yaml` when the site is built "
+        "(`knnx reproduce --list` prints the titles). `{VAR}` is a variable of the target, "
+        "set by `--var VAR=VALUE` (default in parentheses, when short).",
+        "",
+        "| target | paper | variables | runs | tables |",
+        "|---|---|---|---|---|",
+    ]
+    for name in target_names():
+        target = Target.model_validate(yaml.safe_load((TARGETS_DIR / f"{name}.yaml").read_text()))
+        runs = []
+        for run in target.runs:
+            if run.command is not None:
+                runs.append(f"command `{run.command}`")
+            else:
+                sets = "".join(f" `--set {k}={v}`" for k, v in run.set.items())
+                runs.append(f"`{run.spec}` → `{run.out}`{sets}")
+        variables = ", ".join(
+            f"`{k}` ({v})" if len(str(v)) <= 20 else f"`{k}`" for k, v in target.variables.items()
+        )
+        tables = ", ".join(f"`{t.id}`" for t in target.tables) or "none declared"
+        lines.append(
+            f"| `{name}` | {target.paper} | {variables or '-'} | {_cell('; '.join(runs))} | {tables} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# --- paper tables ------------------------------------------------------------------------------
+
+SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "comparison.csv"
+PAPER_BLOCK = re.compile(
+    r"^<!-- paper-table: (?P<name>[\w.-]+/[\w.-]+) -->\n(?P<body>.*?)^<!-- /paper-table: (?P=name) -->$",
+    re.M | re.S,
+)
+
+
+def paper_blocks(markdown):
+    """``[(name, body)]``: the paper-table blocks of a page in order (body: the text
+    between the marker lines)."""
+    return [(m.group("name"), m.group("body")) for m in PAPER_BLOCK.finditer(markdown)]
+
+
+def snapshot_rows(path=SNAPSHOT):
+    """The snapshot's comparison rows, read back as written (:func:`read_comparison`)."""
+    from knnx.papers.render import read_comparison
+
+    return read_comparison(path)
+
+
+def paper_table(name, rows):
+    """The markdown of block ``name`` (``TARGET/TABLE``) from the comparison ``rows``."""
+    from knnx.errors import SpecError
+    from knnx.papers import load_target
+    from knnx.papers.render import headline, headline_text, markdown_table
+
+    target_name, table_id = name.split("/", 1)
+    try:
+        target = load_target(target_name)
+    except SpecError as exc:
+        raise ValueError(f"paper-table {name}: {exc}") from None
+    tables = {t.id: t for t in target.tables}
+    if table_id not in tables:
+        raise ValueError(
+            f"paper-table {name}: {target_name} declares no table {table_id!r}; it has {', '.join(tables)}"
+        )
+    table = tables[table_id]
+    mine = rows[(rows["target"] == target_name) & (rows["table"] == table_id)]
+    lines = [f"**{table.title}** (`{name}`)", ""]
+    if len(mine) == 0:
+        return "\n".join(lines + ["No rows of this table in `docs/data/comparison.csv`.", ""])
+    lines += [markdown_table(mine, table.digits), "", headline_text(headline(mine)) + ".", ""]
+    return "\n".join(lines)
+
+
+def fill_paper_tables(markdown, rows=None):
+    """``markdown`` with every paper-table block filled from ``rows`` (default: the
+    snapshot)."""
+    if not PAPER_BLOCK.search(markdown):
+        return markdown
+    rows = snapshot_rows() if rows is None else rows
+
+    def block(m):
+        name = m.group("name")
+        return f"<!-- paper-table: {name} -->\n{paper_table(name, rows)}\n<!-- /paper-table: {name} -->"
+
+    return PAPER_BLOCK.sub(block, markdown)
 
 
 # --- spec schema ------------------------------------------------------------------------------
