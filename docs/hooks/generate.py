@@ -250,6 +250,19 @@ def spec_schema():
     lines += ["### protocol", "", "`protocol` is one of the following, chosen by `kind`.", ""]
     for model in protocols:
         lines += _model_table(model)
+    lines += [
+        "### Active-learning specs",
+        "",
+        "A spec with `kind: active` has these keys instead (no `protocol`, `algorithms` or `metrics`).",
+        "",
+    ]
+    lines += ["| key | type | default | constraints | description |", "|---|---|---|---|---|"]
+    for name, field in spec.ActiveSpec.model_fields.items():
+        lines.append(
+            f"| `{name}` | {_cell(_type_name(field.annotation))} | {_cell(_default(field))} "
+            f"| {_cell(_constraints(field))} | {_cell(field.description or '').replace('<', '&lt;')} |"
+        )
+    lines.append("")
     names = sorted(set(BUILTIN) | set(ALIASES))
     lines += [
         "### Registered names",
@@ -270,11 +283,7 @@ def spec_schema():
         "|---|---|",
     ]
     for name in ("MAX_SPEC_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_STRING", "MAX_YAML_VALUES", "MAX_CELLS"):
-        lines.append(
-            f"| `knnx.spec.{name}` | {getattr(spec, name):_} |".replace("_", " ").replace(
-                "`knnx.spec.MAX ", "`knnx.spec.MAX_"
-            )
-        )
+        lines.append(f"| `knnx.spec.{name}` | {format(getattr(spec, name), '_').replace('_', ' ')} |")
     return "\n".join(lines) + "\n"
 
 
