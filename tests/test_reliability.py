@@ -1535,11 +1535,11 @@ def test_check_treats_nan_on_both_sides_as_unchanged_and_on_one_side_as_moved(tm
 def test_paper_step_probes_are_bounded_in_total(tmp_path):
     algorithm = {
         "name": "weighted_metric",
-        "params": {"scheme": "cpw", "step_grid": "paper", "probe_epochs": 10000},
+        "params": {"scheme": "cpw", "step_grid": "paper", "probe_epochs": 20000},
     }
     problems = _validate_problems({**BASE, "datasets": ["iris"], "algorithms": [algorithm]}, tmp_path)
-    assert problems == [
-        "algorithms[0]: step_grid='paper' with probe_epochs=10000 makes up to 120000 probe epochs, "
+    assert problems == [  # eight (mu, rho) pairs of the paper's grid, 20000 epochs each
+        "algorithms[0]: step_grid='paper' with probe_epochs=20000 makes up to 160000 probe epochs, "
         "more than the limit of 100000"
     ]
 
