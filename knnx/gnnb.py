@@ -14,9 +14,8 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import NeighborsClassifierBase
+from knnx.leveraged import LeveragedNNClassifier
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
-from knnx.neighbors import kneighbors, reciprocal_neighbors
 
 PHIS = {
     "squared": K.SQUARED,
@@ -47,7 +46,7 @@ def normalize_rows(X, norm):
     return np.ascontiguousarray(X / scale[:, None])
 
 
-class GNNBClassifier(NeighborsClassifierBase):
+class GNNBClassifier(LeveragedNNClassifier):
     """Gentle Nearest Neighbours Boosting (GNNB and GNNB*), with the divide-and-conquer
     scheme of Sec. 6.4.
 
@@ -216,18 +215,12 @@ class GNNBClassifier(NeighborsClassifierBase):
         if self.n_splits > d:
             raise ValueError(f"GNNBClassifier: n_splits={self.n_splits} exceeds the number of features ({d})")
         n_classes = len(self.classes_)
-        counts = np.bincount(y_codes, minlength=n_classes)
-        self._tie_order = np.lexsort((np.arange(n_classes), -counts)).astype(np.intp)
         T = self.n_iter if self.n_iter is not None else m
         self.n_iter_ = T
         self.blocks_ = np.array_split(np.arange(d), self.n_splits)
         phi = PHIS[self.phi]
-        if self.seed is None:
-            order = np.arange(m, dtype=np.intp)
-        else:
-            order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
-        train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
-        snap_at = np.asarray(snap_at, dtype=np.intp)
+        train_classes, schedule = self._prepare_fit(y_codes, T, snap_at)
+        snap_at = schedule.snap_at
         s = self.n_splits
         self.alpha_ = np.zeros((s, m, n_classes))
         self.weights_ = np.full((s, m, n_classes), 0.5 / G.z_norm(phi))
@@ -240,30 +233,22 @@ class GNNBClassifier(NeighborsClassifierBase):
         }
         snaps = [[np.zeros((m, n_classes)) for _ in range(s)] for _ in snap_at]
 
-        def full(a):  # two classes: class 0 mirrors class 1
-            return np.column_stack([a[:, 0], a[:, 0]]) if n_classes == 2 else a
-
+        full = self._mirror
         for b in range(s):
             if n_classes == 1:  # nothing to learn: every edge stays 0
                 curve["surrogate_risk"] += G.bcl_value(phi, 0.0) / s
                 continue
-            _, nbr = kneighbors(self._block(X, b), self.k)  # the block is freed before the kernel
-            rptr, rind = reciprocal_neighbors(nbr, m)
+            graph = self._graph(self._block(X, b))  # the block is freed before the kernel
             with PARALLEL_LOCK:  # classes train in parallel
                 alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
-                    nbr,
-                    rptr,
-                    rind,
+                    graph,
                     y_codes,
                     n_classes,
                     train_classes,
-                    T,
-                    self.chooser == "lazy",
-                    order,
+                    schedule,
                     phi,
                     float(self.epsilon),
                     self._tie_order,
-                    snap_at,
                 )
             self.alpha_[b] = full(alpha)
             self.weights_[b] = full(w)
@@ -278,32 +263,11 @@ class GNNBClassifier(NeighborsClassifierBase):
         return snaps
 
     def _set_prototypes(self, X, y_codes):
-        """Per block: the kept rows (alpha != 0), their block features, codes and alpha."""
-        self._proto = []
-        kept = np.zeros(X.shape[0], dtype=bool)
-        for b in range(self.n_splits):
-            keep = np.flatnonzero(np.any(self.alpha_[b] != 0.0, axis=1))
-            kept[keep] = True
-            Xb = self._block(X, b)
-            self._proto.append(
-                (
-                    np.ascontiguousarray(Xb[keep]),
-                    np.ascontiguousarray(y_codes[keep]),
-                    np.ascontiguousarray(self.alpha_[b][keep]),
-                )
-            )
-        self.prototypes_ = np.flatnonzero(kept)
-        self.prototype_fraction_ = len(self.prototypes_) / X.shape[0]
-        self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
+        """Per block: the rows searched at prediction, their block features, codes and alpha."""
+        self._set_search_sets(((self._block(X, b), self.alpha_[b]) for b in range(self.n_splits)), y_codes)
 
     def _block_h(self, X, b):
-        n_classes = len(self.classes_)
-        proto_X, proto_y, proto_alpha = self._proto[b]
-        if len(proto_y) == 0:
-            return np.zeros((X.shape[0], n_classes))
-        _, ind = kneighbors(proto_X, min(self.k, len(proto_y)), self._block(X, b))
-        alpha = proto_alpha[:, 1:] if n_classes == 2 else proto_alpha
-        return K.unn_scores(ind, np.ascontiguousarray(alpha), proto_y, n_classes, n_classes == 2)
+        return self._search_scores(self._block(X, b), b)
 
     def _scores(self, X):
         """h for one block; the averaged posteriors for several."""
@@ -323,8 +287,7 @@ class GNNBClassifier(NeighborsClassifierBase):
 
     def predict(self, X):
         """argmax_c of h_c(x), or of the averaged posteriors (ties: see Notes)."""
-        scores = self._scores(X)
-        return self.classes_[K.unn_predict(scores, self._tie_order)]
+        return self._vote(self._scores(X))
 
     def predict_proba(self, X):
         """Matching posterior estimates (eq. 5), rows summing to 1 (see Notes)."""

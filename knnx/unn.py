@@ -12,9 +12,8 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import NeighborsClassifierBase
+from knnx.leveraged import LeveragedNNClassifier
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
-from knnx.neighbors import kneighbors, reciprocal_neighbors
 
 LOSSES = {
     "exp": K.EXP,
@@ -34,7 +33,7 @@ def surrogate_loss(loss, x, amari_alpha=0.5):
     return np.array([K.loss_value(LOSSES[loss], c, float(v)) for v in np.ravel(x)]).reshape(np.shape(x))
 
 
-class UNNClassifier(NeighborsClassifierBase):
+class UNNClassifier(LeveragedNNClassifier):
     """Universal Nearest Neighbours: a k-NN rule whose votes are learned by boosting.
 
     Parameters
@@ -204,10 +203,9 @@ class UNNClassifier(NeighborsClassifierBase):
                 f"UNNClassifier: k={self.k} must be below the training set size (n_samples = {m})"
             )
         n_classes = len(self.classes_)
-        counts = np.bincount(y_codes, minlength=n_classes)
-        self._tie_order = np.lexsort((np.arange(n_classes), -counts)).astype(np.intp)
         T = self.n_iter if self.n_iter is not None else max(1, int(round(self.theta * m)))
         self.n_iter_ = T
+        train_classes, schedule = self._prepare_fit(y_codes, T, snap_at)
         loss, c, step, smoothing = self._codes()
         if n_classes == 1:
             self.alpha_ = np.zeros((m, 1))
@@ -219,40 +217,22 @@ class UNNClassifier(NeighborsClassifierBase):
             self.n_infinite_ = 0
             self._set_prototypes(X, y_codes)
             return [self.alpha_.copy() for _ in snap_at]
-        _, nbr = kneighbors(X, self.k)
-        rptr, rind = reciprocal_neighbors(nbr, m)
-        train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
-        if self.seed is None:
-            order = np.arange(m, dtype=np.intp)
-        else:
-            order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
+        graph = self._graph(X)
         with PARALLEL_LOCK:  # classes train in parallel
             alpha, risk, errors, _, n_inf, snaps = K.unn_fit(
-                nbr,
-                rptr,
-                rind,
+                graph,
                 y_codes,
                 n_classes,
                 train_classes,
-                T,
-                self.chooser == "lazy",
-                order,
-                loss,
-                c,
-                step,
-                smoothing,
+                schedule,
+                K.UNNRule(loss, c, step, smoothing),
                 self._tie_order,
-                np.asarray(snap_at, dtype=np.intp),
             )
-
-        def full(a):  # two classes: alpha_0 = alpha_1
-            return np.column_stack([a[:, 0], a[:, 0]]) if n_classes == 2 else a
-
-        self.alpha_ = full(alpha)
+        self.alpha_ = self._mirror(alpha)
         self.curve_ = {"iteration": np.arange(T + 1), "surrogate_risk": risk, "train_error": errors}
         self.n_infinite_ = int(n_inf)
         self._set_prototypes(X, y_codes)
-        return [full(a) for a in snaps]
+        return [self._mirror(a) for a in snaps]
 
     def _predict_path(self, X, y, snap_at, X_query):
         """Predictions on ``X_query`` of the rules after each count in ``snap_at``."""
@@ -270,23 +250,10 @@ class UNNClassifier(NeighborsClassifierBase):
         return out
 
     def _set_prototypes(self, X, y_codes):
-        keep = np.flatnonzero(np.any(self.alpha_ != 0.0, axis=1))
-        self.prototypes_ = keep
-        self.prototype_fraction_ = len(keep) / X.shape[0]
-        self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
-        self._proto_X = np.ascontiguousarray(X[keep])
-        self._proto_y = np.ascontiguousarray(y_codes[keep])
-        self._proto_alpha = np.ascontiguousarray(self.alpha_[keep])
+        self._set_search_sets([(X, self.alpha_)], y_codes)
 
     def _h(self, X):
-        X = self._validate_query(X)
-        n_classes = len(self.classes_)
-        n_proto = len(self.prototypes_)
-        if n_proto == 0:
-            return np.zeros((X.shape[0], n_classes))
-        _, ind = kneighbors(self._proto_X, min(self.k, n_proto), X)
-        alpha = self._proto_alpha[:, 1:] if n_classes == 2 else self._proto_alpha
-        return K.unn_scores(ind, np.ascontiguousarray(alpha), self._proto_y, n_classes, n_classes == 2)
+        return self._search_scores(self._validate_query(X), 0)
 
     def decision_function(self, X):
         """h(x): shape (n,) for two classes (the score of classes_[1]), else (n, n_classes)."""
@@ -295,8 +262,7 @@ class UNNClassifier(NeighborsClassifierBase):
 
     def predict(self, X):
         """argmax_c h_c(x) (ties: see Notes)."""
-        h = self._h(X)
-        return self.classes_[K.unn_predict(h, self._tie_order)]
+        return self._vote(self._h(X))
 
     def predict_proba(self, X):
         """Posterior estimates (eq. 11 / 25 of D'Ambrosio et al.), rows summing to 1."""
@@ -401,8 +367,7 @@ class UNNCVClassifier(UNNClassifier):
         final = UNNClassifier(**self._unn_params(theta=self.theta_)).fit(X, y_codes)
         for name in ("alpha_", "prototypes_", "prototype_fraction_", "n_iter_", "curve_", "n_infinite_"):
             setattr(self, name, getattr(final, name))
-        self._tie_order = final._tie_order
-        self._proto_X, self._proto_y, self._proto_alpha = final._proto_X, final._proto_y, final._proto_alpha
+        self._tie_order, self._search = final._tie_order, final._search
         self.reported_ = {"chosen_theta": self.theta_, "prototype_fraction": float(self.prototype_fraction_)}
         return self
 

@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import GNNBClassifier, kneighbors
 from knnx._kernels import gnnb as G
+from knnx._kernels import leveraged as L
 from knnx.gnnb import PHIS, balanced_loss, gnnb_path, normalize_rows
 
 LN2 = np.log(2.0)
@@ -264,21 +265,8 @@ def _fit_raw(X, y, k, phi, eps, T, lazy, order=None):
     tc = np.array([1] if C == 2 else range(C), dtype=np.intp)
     order = np.arange(m, dtype=np.intp) if order is None else order.astype(np.intp)
     tie = np.arange(C, dtype=np.intp)
-    return G.gnnb_fit(
-        nbr,
-        rptr,
-        rind,
-        y.astype(np.intp),
-        C,
-        tc,
-        T,
-        lazy,
-        order,
-        PHIS[phi],
-        eps,
-        tie,
-        np.array([], dtype=np.intp),
-    )
+    schedule = L.Schedule(T, lazy, order, np.array([], dtype=np.intp))
+    return G.gnnb_fit(L.Graph(nbr, rptr, rind), y.astype(np.intp), C, tc, schedule, PHIS[phi], eps, tie)
 
 
 @pytest.mark.parametrize("phi", list(PHIS))
@@ -348,15 +336,12 @@ def test_binary_mirror_equals_training_both_classes():
 
     _, nbr = kneighbors(X, 4)
     rptr, rind = reciprocal_neighbors(nbr, m)
-    args = (nbr, rptr, rind, y.astype(np.intp), 2)
+    args = (L.Graph(nbr, rptr, rind), y.astype(np.intp), 2)
     tail = (
-        m,
-        True,
-        np.arange(m, dtype=np.intp),
+        L.Schedule(m, True, np.arange(m, dtype=np.intp), np.array([], dtype=np.intp)),
         PHIS["logistic"],
         0.5,
         np.arange(2, dtype=np.intp),
-        np.array([], dtype=np.intp),
     )
     both = G.gnnb_fit(*args, np.array([0, 1], dtype=np.intp), *tail)
     one = G.gnnb_fit(*args, np.array([1], dtype=np.intp), *tail)

@@ -9,6 +9,7 @@ from scipy.optimize import brentq
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import UNNClassifier, kneighbors, reciprocal_neighbors
+from knnx._kernels import leveraged as L
 from knnx._kernels import unn as K
 from knnx.datasets.synthetic import dambrosio2012
 from knnx.unn import LOSSES, STEPS
@@ -102,21 +103,13 @@ def kernel_fit(X, y, k, loss, T, chooser, smoothing, step):
     trained = np.array([1] if C == 2 else range(C), dtype=np.intp)
     smooth = {"raw": K.SMOOTH_RAW, "normalized": K.SMOOTH_NORMALIZED, False: K.SMOOTH_NONE}[smoothing]
     return K.unn_fit(
-        nbr,
-        rptr,
-        rind,
+        L.Graph(nbr, rptr, rind),
         y.astype(np.intp),
         C,
         trained,
-        T,
-        chooser == "lazy",
-        np.arange(m, dtype=np.intp),
-        LOSSES[loss],
-        C_AMARI,
-        STEPS[step],
-        smooth,
+        L.Schedule(T, chooser == "lazy", np.arange(m, dtype=np.intp), np.array([T], dtype=np.intp)),
+        K.UNNRule(LOSSES[loss], C_AMARI, STEPS[step], smooth),
         np.arange(C, dtype=np.intp),
-        np.array([T], dtype=np.intp),
     )
 
 
@@ -151,19 +144,14 @@ def test_binary_mirror_equals_training_both_classes():
     X, y = _data(2, C=2)
     _, nbr = kneighbors(X, 3)
     rptr, rind = reciprocal_neighbors(nbr, len(y))
+    graph = L.Graph(nbr, rptr, rind)
     args = (
-        40,
-        False,
-        np.arange(len(y), dtype=np.intp),
-        K.EXP,
-        0.25,
-        0,
-        K.SMOOTH_RAW,
+        L.Schedule(40, False, np.arange(len(y), dtype=np.intp), np.zeros(0, dtype=np.intp)),
+        K.UNNRule(K.EXP, 0.25, 0, K.SMOOTH_RAW),
         np.arange(2, dtype=np.intp),
-        np.zeros(0, dtype=np.intp),
     )
-    one = K.unn_fit(nbr, rptr, rind, y.astype(np.intp), 2, np.array([1], dtype=np.intp), *args)
-    both = K.unn_fit(nbr, rptr, rind, y.astype(np.intp), 2, np.array([0, 1], dtype=np.intp), *args)
+    one = K.unn_fit(graph, y.astype(np.intp), 2, np.array([1], dtype=np.intp), *args)
+    both = K.unn_fit(graph, y.astype(np.intp), 2, np.array([0, 1], dtype=np.intp), *args)
     np.testing.assert_array_equal(both[0][:, 0], both[0][:, 1])
     np.testing.assert_array_equal(one[0][:, 0], both[0][:, 1])
     np.testing.assert_allclose(one[1], both[1], rtol=1e-12)

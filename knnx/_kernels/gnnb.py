@@ -2,7 +2,7 @@
 (Nock et al. 2014, Algorithm 1).
 
 One class c at a time is a binary problem on the codes y_ic in {-1, +1}, as in UNN
-(knnx._kernels.unn, whose loss functions and training-error replay this module reuses). The
+(knnx._kernels.unn, whose loss functions this module reuses, and knnx._kernels.leveraged). The
 state of class c is the weight vector w (updated by eq. 11) and, for the surrogate
 risk and the training curve, the edges y_ic h_c(x_i).
 
@@ -20,21 +20,29 @@ every row), so its values, weights and curvature are UNN's times 1/ln 2.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
+from knnx._kernels.leveraged import (
+    ClassRun,
+    class_signs,
+    collect_touched,
+    lazy_index,
+    merge_classes,
+    new_runs,
+    record_snapshots,
+    replay_errors,
+)
 from knnx._kernels.unn import (
     BINARY_LOGISTIC,
     LN2,
     LOGISTIC,
     MATSUSHITA,
     SQUARED,
-    class_signs,
     curvature,
     loss_value,
-    merge_classes,
-    replay_errors,
     weight,
 )
 
@@ -233,40 +241,31 @@ def _block_argmax(key, width, bmax, barg, dirty):
     return barg[best]
 
 
-@njit(cache=True)
-def _train_class(
-    nbr,
-    rptr,
-    rind,
-    sign,
-    n_iter,
-    lazy,
-    order,
-    phi,
-    epsilon,
-    snap_at,
-    alpha,
-    w,
-    risk,
-    chosen,
-    steps,
-    updates,
-    snaps,
-):
-    """T iterations of Algorithm 1 for one class (codes ``sign`` in {-1, +1}).
+GNNBRun = namedtuple("GNNBRun", ["run", "weights", "updates"])
+"""One class's outputs: the ClassRun, the final weights w (m,) and the cumulative
+weight updates l(t, c) after each iteration (T + 1,) int64."""
 
-    Writes alpha (m,), the final weights w (m,), risk (T + 1,), chosen (T,),
-    steps (T,), updates (T + 1,: cumulative weight updates l(t, c)) and snaps
-    (len(snap_at), m) in place.
+
+@njit(cache=True)
+def _train_class(graph, sign, schedule, phi, epsilon, out):
+    """T iterations of Algorithm 1 of Nock et al. for one class (codes ``sign`` = y_ic).
+
+    State: the weights w_i (eq. 11), the edges y_ic h_c(x_i) (for the surrogate risk,
+    eq. 1) and, for GNNB*, eta_j = sum over i in R(j) of w_i y_ic y_jc (eq. 9) and the
+    chooser keys |delta_j| (eq. 10). Writes ``out`` (a GNNBRun) in place.
     """
-    m, k = nbr.shape
+    run, w, updates = out
+    rptr = graph.reverse_ptr
+    rind = graph.reverse_ind
+    m, k = graph.neighbors.shape
+    lazy = schedule.lazy
     factor = 2.0 * (1.0 - epsilon) / h_star(phi)
     w0 = 0.5 / z_norm(phi)
     for i in range(m):
         w[i] = w0
     edge = np.zeros(m)
     risk_sum = m * bcl_value(phi, 0.0)
-    risk[0] = risk_sum / m
+    run.risk[0] = risk_sum / m
     updates[0] = 0
     # GNNB* (largest |delta_j| first): eta_j is kept for every j and updated only for
     # the examples j' whose inverse neighbourhood holds a point whose weight moved
@@ -290,12 +289,12 @@ def _train_class(
             eta[j] = s
             key[j] = chooser_key(factor, s, rptr[j + 1] - rptr[j])
     next_snap = 0
-    for t in range(n_iter):
+    for t in range(schedule.n_iter):
         if lazy:
-            j = order[t % m]
+            j = lazy_index(schedule, t)
         else:
             j = _block_argmax(key, width, bmax, barg, dirty)
-        chosen[t] = j
+        run.chosen[t] = j
         p0, p1 = rptr[j], rptr[j + 1]
         nj = p1 - p0
         # eq. (9), fresh: the step taken never carries the rounding drift of the kept eta
@@ -304,11 +303,10 @@ def _train_class(
             i = rind[p]
             s += w[i] * sign[i] * sign[j]
         delta = factor * s / nj if nj > 0 else 0.0  # eq. (10); n_j = 0: delta = 0
-        steps[t] = delta
+        run.steps[t] = delta
         updates[t + 1] = updates[t] + nj
         if delta != 0.0:
-            alpha[j] += delta
-            n_touched = 0
+            run.alpha[j] += delta
             for p in range(p0, p1):
                 i = rind[p]
                 a = delta * sign[i] * sign[j]
@@ -319,41 +317,28 @@ def _train_class(
                 if not lazy:
                     dw = new_w - w[i]
                     for q in range(k):
-                        jj = nbr[i, q]
+                        jj = graph.neighbors[i, q]
                         eta[jj] += dw * sign[i] * sign[jj]
-                        if stamp[jj] != t:
-                            stamp[jj] = t
-                            touched[n_touched] = jj
-                            n_touched += 1
                 w[i] = new_w
             if not lazy:
+                n_touched = collect_touched(graph, p0, p1, t, stamp, touched)
                 for q in range(n_touched):
                     jj = touched[q]
-                    _block_update(
-                        key,
-                        width,
-                        bmax,
-                        barg,
-                        dirty,
-                        jj,
-                        chooser_key(factor, eta[jj], rptr[jj + 1] - rptr[jj]),
-                    )
+                    new_key = chooser_key(factor, eta[jj], rptr[jj + 1] - rptr[jj])
+                    _block_update(key, width, bmax, barg, dirty, jj, new_key)
         elif not lazy:
             _block_update(key, width, bmax, barg, dirty, j, 0.0)
-        risk[t + 1] = risk_sum / m
-        while next_snap < snap_at.shape[0] and snap_at[next_snap] == t + 1:
-            snaps[next_snap] = alpha
-            next_snap += 1
+        run.risk[t + 1] = risk_sum / m
+        next_snap = record_snapshots(schedule, t, next_snap, run.alpha, run.snaps)
 
 
 @njit(cache=True, parallel=True)
-def gnnb_fit(
-    nbr, rptr, rind, ycode, n_classes, train_classes, n_iter, lazy, order, phi, epsilon, tie_order, snap_at
-):
+def gnnb_fit(graph, ycode, n_classes, train_classes, schedule, phi, epsilon, tie_order):
     """Algorithm 1 of Nock et al. (2014), one class against the rest, classes in parallel.
 
-    Parameters as :func:`knnx._kernels.unn.unn_fit`; ``lazy`` visits ``order``
-    cyclically, else GNNB* (largest |delta_j|, ties to the smallest j).
+    Parameters as :func:`knnx._kernels.unn.unn_fit`; ``schedule.lazy`` visits
+    ``schedule.order`` cyclically, else GNNB* (largest |delta_j|, ties to the
+    smallest j). phi : code of the permissible function; epsilon : eq. (10).
 
     Returns
     -------
@@ -365,37 +350,17 @@ def gnnb_fit(
     updates : (T + 1, n_trained) cumulative weight updates l(t, c) = sum of n_e(t).
     snaps : (len(snap_at), m, n_trained) alpha after snap_at[s] iterations.
     """
-    m = nbr.shape[0]
+    m = graph.neighbors.shape[0]
     n_tc = train_classes.shape[0]
+    n_iter = schedule.n_iter
     sign = class_signs(ycode, train_classes)
-    alpha_t = np.zeros((n_tc, m))
+    alpha_t, risks, chosen_t, steps, snaps_t = new_runs(n_tc, m, n_iter, schedule.snap_at.shape[0])
     w_t = np.zeros((n_tc, m))
-    risks = np.zeros((n_tc, n_iter + 1))
-    chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
-    steps = np.zeros((n_tc, n_iter))
     updates = np.zeros((n_tc, n_iter + 1), dtype=np.int64)
-    snaps_t = np.zeros((n_tc, snap_at.shape[0], m))
     for ci in prange(n_tc):
-        _train_class(
-            nbr,
-            rptr,
-            rind,
-            sign[ci],
-            n_iter,
-            lazy,
-            order,
-            phi,
-            epsilon,
-            snap_at,
-            alpha_t[ci],
-            w_t[ci],
-            risks[ci],
-            chosen_t[ci],
-            steps[ci],
-            updates[ci],
-            snaps_t[ci],
-        )
-    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, rptr, rind, tie_order)
+        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
+        _train_class(graph, sign[ci], schedule, phi, epsilon, GNNBRun(run, w_t[ci], updates[ci]))
+    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, graph, tie_order)
     risk, snaps = merge_classes(risks, snaps_t)
     return (
         alpha_t.T.copy(),

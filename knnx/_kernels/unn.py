@@ -18,8 +18,21 @@ Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2)
     AMARI            psi(x) = (1 + c x)^(-(1 - c) / c) / (1 - c),  x > -1/c
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
+
+from knnx._kernels.leveraged import (
+    ClassRun,
+    class_signs,
+    collect_touched,
+    lazy_index,
+    merge_classes,
+    new_runs,
+    record_snapshots,
+    replay_errors,
+)
 
 EXP, SQUARED, LOGISTIC, BINARY_LOGISTIC, MATSUSHITA, AMARI = 0, 1, 2, 3, 4, 5
 STEP_CLOSED_FORM, STEP_FAST, STEP_EXACT = 0, 1, 2
@@ -269,6 +282,14 @@ def _smoothing_eps(smoothing, total_weight, m):
     return 0.0
 
 
+MaxHeap = namedtuple("MaxHeap", ["key", "items", "pos"])
+"""The boosting chooser's keys: key (m,) |delta_j|; items (m,) a binary max-heap of
+indices ordered by (larger key, smaller index); pos (m,) each index's heap slot."""
+
+UNNRule = namedtuple("UNNRule", ["loss", "amari_c", "step", "smoothing"])
+"""Loss code, Amari c = (1 - alpha) / 2, STEP_* code, SMOOTH_* code."""
+
+
 @njit(cache=True)
 def _before(key, a, b):
     """Heap order: larger key first, then smaller index."""
@@ -276,194 +297,142 @@ def _before(key, a, b):
 
 
 @njit(cache=True)
-def _sift_up(heap, pos, key, p):
-    j = heap[p]
+def _sift_up(heap, p):
+    key, items, pos = heap
+    j = items[p]
     while p > 0:
         parent = (p - 1) >> 1
-        q = heap[parent]
+        q = items[parent]
         if not _before(key, j, q):
             break
-        heap[p] = q
+        items[p] = q
         pos[q] = p
         p = parent
-    heap[p] = j
+    items[p] = j
     pos[j] = p
 
 
 @njit(cache=True)
-def _sift_down(heap, pos, key, p):
-    n = heap.shape[0]
-    j = heap[p]
+def _sift_down(heap, p):
+    key, items, pos = heap
+    n = items.shape[0]
+    j = items[p]
     while True:
         child = 2 * p + 1
         if child >= n:
             break
-        if child + 1 < n and _before(key, heap[child + 1], heap[child]):
+        if child + 1 < n and _before(key, items[child + 1], items[child]):
             child += 1
-        q = heap[child]
+        q = items[child]
         if not _before(key, q, j):
             break
-        heap[p] = q
+        items[p] = q
         pos[q] = p
         p = child
-    heap[p] = j
+    items[p] = j
     pos[j] = p
 
 
 @njit(cache=True)
-def _set_key(heap, pos, key, j, value):
-    old = key[j]
-    key[j] = value
+def _set_key(heap, j, value):
+    old = heap.key[j]
+    heap.key[j] = value
     if value > old:
-        _sift_up(heap, pos, key, pos[j])
+        _sift_up(heap, heap.pos[j])
     elif value < old:
-        _sift_down(heap, pos, key, pos[j])
+        _sift_down(heap, heap.pos[j])
 
 
 @njit(cache=True)
-def _argmax_class(h_row, tie_order):
-    """Largest score; ties go to the class listed first in ``tie_order``."""
-    best = tie_order[0]
-    for q in range(1, tie_order.shape[0]):
-        cls = tie_order[q]
-        if h_row[cls] > h_row[best]:
-            best = cls
-    return best
+def _build_heap(key):
+    """A MaxHeap over ``key`` (stable sort: equal keys in increasing index)."""
+    m = key.shape[0]
+    items = np.zeros(m, dtype=np.intp)
+    pos = np.zeros(m, dtype=np.intp)
+    ordr = np.argsort(-key, kind="mergesort")
+    for p in range(m):
+        items[p] = ordr[p]
+        pos[ordr[p]] = p
+    return MaxHeap(key, items, pos)
 
 
 @njit(cache=True)
-def class_signs(ycode, train_classes):
-    """(n_trained, m) one-against-the-rest codes: +1 for the class, -1 for the rest."""
-    n_tc = train_classes.shape[0]
-    m = ycode.shape[0]
-    sign = np.empty((n_tc, m))
-    for ci in range(n_tc):
-        for i in range(m):
-            sign[ci, i] = 1.0 if ycode[i] == train_classes[ci] else -1.0
-    return sign
+def _chooser_key(rule, w_agree, w_disagree, n_j, eps):
+    """|delta_j| ranked by the boosting chooser: the closed form (exact for exp and
+    squared) even when the steps are exact; an infinite step ranks as 0."""
+    key_step = STEP_CLOSED_FORM if rule.step == STEP_EXACT else rule.step
+    d = closed_form_delta(rule.loss, rule.amari_c, key_step, w_agree, w_disagree, n_j, eps)
+    return abs(d) if d == d else 0.0
 
 
 @njit(cache=True)
-def merge_classes(risks, snaps_t):
-    """Per-class runs to the fit's outputs: the risk averaged over the trained
-    classes, (T + 1,), and the snapshots as (len(snap_at), m, n_trained)."""
-    n_tc, n_snap, m = snaps_t.shape
-    risk = np.zeros(risks.shape[1])
-    for ci in range(n_tc):
-        risk += risks[ci]
-    risk /= n_tc
-    snaps = np.zeros((n_snap, m, n_tc))
-    for ci in range(n_tc):
-        for s in range(n_snap):
-            snaps[s, :, ci] = snaps_t[ci, s]
-    return risk, snaps
+def _step(graph, sign, rule, j, edge, eps, r_buf):
+    """delta_j for leveraging example j: the sums w+ and w- of eq. (12) afresh from the
+    edges (no drift in the step taken), then the closed form, or the root of eq. (10)
+    (``STEP_EXACT``, or an Amari step that would leave the loss's domain). Fills
+    r_buf[:n_j] with r_ij = y_ic y_jc. Returns (delta, w+, w-); delta is NaN if infinite."""
+    loss, c = rule.loss, rule.amari_c
+    p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
+    rind = graph.reverse_ind
+    sp = 0.0
+    sm = 0.0
+    for p in range(p0, p1):
+        i = rind[p]
+        r = sign[i] * sign[j]
+        r_buf[p - p0] = r
+        if r > 0.0:
+            sp += weight(loss, c, edge[i])
+        else:
+            sm += weight(loss, c, edge[i])
+    key_step = STEP_CLOSED_FORM if rule.step == STEP_EXACT else rule.step
+    delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
+    if rule.step == STEP_EXACT or (loss == AMARI and delta == delta):
+        outside = False
+        if loss == AMARI and rule.step != STEP_EXACT:
+            for p in range(p0, p1):
+                if 1.0 + c * (edge[rind[p]] + delta * r_buf[p - p0]) <= 0.0:
+                    outside = True
+        if rule.step == STEP_EXACT or outside:
+            delta = exact_delta(loss, c, p0, p1, rind, r_buf, edge, eps, delta)
+    return delta, sp, sm
 
 
 @njit(cache=True)
-def replay_errors(steps, chosen, sign, train_classes, n_classes, ycode, rptr, rind, tie_order):
-    """Training error of the argmax rule after each iteration, replayed from the steps.
+def _train_class(graph, sign, schedule, rule, run):
+    """T iterations of Algorithm 1 of Piro et al. for one class (codes ``sign`` = y_ic).
 
-    The classes' steps are replayed in the interleaved order t = 1..T, c = 1..C:
-    leveraging j by delta for class c adds delta y_jc to h_c(x_i) of every i in its
-    reciprocal neighbourhood. ``steps`` and ``chosen`` are (n_trained, T); with two
-    classes and one trained class (class 1), h_0 = -h_1. Returns (T + 1,) errors.
+    State: the edges rho_i = y_ic h_c(x_i) (eq. 4's arguments; the weights are
+    w_i = -psi'(rho_i), eq. 11), and for the boosting chooser the sums over R(j)
+    w+_j (agreeing labels) and w-_j (disagreeing) of eq. (12), kept incrementally.
+    Writes ``run`` (a ClassRun) in place; returns the number of infinite steps skipped.
     """
-    n_tc, n_iter = steps.shape
-    m = ycode.shape[0]
-    binary_mirror = n_tc == 1 and n_classes == 2
-    scores = np.zeros((m, n_classes))
-    pred = np.empty(m, dtype=np.intp)
-    n_err = 0
-    for i in range(m):
-        pred[i] = _argmax_class(scores[i], tie_order)
-        if pred[i] != ycode[i]:
-            n_err += 1
-    errors = np.empty(n_iter + 1)
-    errors[0] = n_err / m
-    for t in range(n_iter):
-        for ci in range(n_tc):
-            delta = steps[ci, t]
-            if delta == 0.0:
-                continue
-            j = chosen[ci, t]
-            cls = train_classes[ci]
-            vote = delta * sign[ci, j]
-            for p in range(rptr[j], rptr[j + 1]):
-                i = rind[p]
-                scores[i, cls] += vote
-                was = pred[i]
-                if binary_mirror:
-                    scores[i, 0] = -scores[i, 1]
-                    pred[i] = _argmax_class(scores[i], tie_order)
-                elif cls == was:
-                    if vote < 0.0:  # the leader fell: rescan
-                        pred[i] = _argmax_class(scores[i], tie_order)
-                elif scores[i, cls] > scores[i, was]:
-                    pred[i] = cls
-                elif scores[i, cls] == scores[i, was]:  # a tie: the tie order decides
-                    pred[i] = _argmax_class(scores[i], tie_order)
-                n_err += (pred[i] != ycode[i]) - (was != ycode[i])
-        errors[t + 1] = n_err / m
-    return errors
-
-
-@njit(cache=True)
-def _train_class(
-    nbr,
-    rptr,
-    rind,
-    sign,
-    n_iter,
-    lazy,
-    order,
-    loss,
-    c,
-    step,
-    smoothing,
-    snap_at,
-    alpha,
-    risk,
-    chosen,
-    steps,
-    snaps,
-):
-    """T iterations of Algorithm 1 for one class (codes ``sign`` in {-1, +1}).
-
-    Writes alpha (m,), risk (T + 1,), chosen (T,), steps (T,) and snaps
-    (len(snap_at), m) in place; returns the number of infinite steps skipped.
-    """
-    m, k = nbr.shape
-    rho = np.zeros(m)
-    wp = np.zeros(m)
-    wm = np.zeros(m)
+    loss, c, smoothing = rule.loss, rule.amari_c, rule.smoothing
+    rptr = graph.reverse_ptr
+    rind = graph.reverse_ind
+    m, k = graph.neighbors.shape
+    edge = np.zeros(m)
+    w_agree = np.zeros(m)
+    w_disagree = np.zeros(m)
     w0 = weight(loss, c, 0.0)
     for j in range(m):
         for p in range(rptr[j], rptr[j + 1]):
             if sign[rind[p]] == sign[j]:
-                wp[j] += w0
+                w_agree[j] += w0
             else:
-                wm[j] += w0
-    wsum = m * w0
+                w_disagree[j] += w0
+    total_weight = m * w0
     risk_sum = m * loss_value(loss, c, 0.0)
     # Boosting chooser: a max-heap of |delta_j| (keys change only for the examples
     # whose reciprocal neighbourhood holds a point whose weight moved), unless the
     # smoothing changes with the total weight: every key moves, and a scan is exact.
-    use_heap = (not lazy) and smoothing != SMOOTH_NORMALIZED
-    # With exact steps the chooser ranks by the closed forms (exact for exp and squared).
-    key_step = STEP_CLOSED_FORM if step == STEP_EXACT else step
+    use_heap = (not schedule.lazy) and smoothing != SMOOTH_NORMALIZED
     key = np.zeros(m)
-    heap = np.zeros(m, dtype=np.intp)
-    hpos = np.zeros(m, dtype=np.intp)
     if use_heap:
-        eps = _smoothing_eps(smoothing, wsum, m)
+        eps = _smoothing_eps(smoothing, total_weight, m)
         for j in range(m):
-            d = closed_form_delta(loss, c, key_step, wp[j], wm[j], rptr[j + 1] - rptr[j], eps)
-            key[j] = abs(d) if d == d else 0.0
-        ordr = np.argsort(-key, kind="mergesort")
-        for p in range(m):
-            heap[p] = ordr[p]
-            hpos[ordr[p]] = p
-    risk[0] = risk_sum / m
+            key[j] = _chooser_key(rule, w_agree[j], w_disagree[j], rptr[j + 1] - rptr[j], eps)
+    heap = _build_heap(key)
+    run.risk[0] = risk_sum / m
     stamp = np.full(m, -1, dtype=np.intp)
     touched = np.empty(m, dtype=np.intp)
     max_nj = 1
@@ -472,118 +441,77 @@ def _train_class(
     r_buf = np.empty(max_nj)
     n_infinite = 0
     next_snap = 0
-    for t in range(n_iter):
-        eps = _smoothing_eps(smoothing, wsum, m)
-        if lazy:
-            j = order[t % m]
+    for t in range(schedule.n_iter):
+        eps = _smoothing_eps(smoothing, total_weight, m)
+        if schedule.lazy:
+            j = lazy_index(schedule, t)
         elif use_heap:
-            j = heap[0]
+            j = heap.items[0]
         else:
             j = 0
             best = -1.0
             for jj in range(m):
-                d = closed_form_delta(loss, c, key_step, wp[jj], wm[jj], rptr[jj + 1] - rptr[jj], eps)
-                a = abs(d) if d == d else 0.0
+                a = _chooser_key(rule, w_agree[jj], w_disagree[jj], rptr[jj + 1] - rptr[jj], eps)
                 if a > best:
                     best = a
                     j = jj
-        chosen[t] = j
-        steps[t] = 0.0
+        run.chosen[t] = j
+        run.steps[t] = 0.0
         p0, p1 = rptr[j], rptr[j + 1]
-        # Fresh sums for the chosen example (no drift in the step actually taken).
-        sp = 0.0
-        sm = 0.0
-        for p in range(p0, p1):
-            i = rind[p]
-            r = sign[i] * sign[j]
-            r_buf[p - p0] = r
-            if r > 0.0:
-                sp += weight(loss, c, rho[i])
-            else:
-                sm += weight(loss, c, rho[i])
-        wp[j] = sp
-        wm[j] = sm
-        delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
-        if step == STEP_EXACT or (loss == AMARI and delta == delta):
-            outside = False
-            if loss == AMARI and step != STEP_EXACT:
-                for p in range(p0, p1):
-                    if 1.0 + c * (rho[rind[p]] + delta * r_buf[p - p0]) <= 0.0:
-                        outside = True
-            if step == STEP_EXACT or outside:
-                delta = exact_delta(loss, c, p0, p1, rind, r_buf, rho, eps, delta)
+        delta, fresh_agree, fresh_disagree = _step(graph, sign, rule, j, edge, eps, r_buf)
+        w_agree[j] = fresh_agree
+        w_disagree[j] = fresh_disagree
         if delta != delta:
             n_infinite += 1
             delta = 0.0
         if delta == 0.0:
             if use_heap:
-                _set_key(heap, hpos, key, j, 0.0)
+                _set_key(heap, j, 0.0)
         else:
-            alpha[j] += delta
-            steps[t] = delta
-            n_touched = 0
+            run.alpha[j] += delta
+            run.steps[t] = delta
             for p in range(p0, p1):
                 i = rind[p]
-                old = rho[i]
+                old = edge[i]
                 new = old + delta * r_buf[p - p0]
-                rho[i] = new
+                edge[i] = new
                 dw = weight(loss, c, new) - weight(loss, c, old)
                 risk_sum += loss_value(loss, c, new) - loss_value(loss, c, old)
-                wsum += dw
+                total_weight += dw
                 for q in range(k):
-                    jj = nbr[i, q]
+                    jj = graph.neighbors[i, q]
                     if sign[i] == sign[jj]:
-                        wp[jj] += dw
+                        w_agree[jj] += dw
                     else:
-                        wm[jj] += dw
-                    if stamp[jj] != t:
-                        stamp[jj] = t
-                        touched[n_touched] = jj
-                        n_touched += 1
+                        w_disagree[jj] += dw
             if use_heap:
+                n_touched = collect_touched(graph, p0, p1, t, stamp, touched)
                 for q in range(n_touched):
                     jj = touched[q]
-                    d = closed_form_delta(loss, c, key_step, wp[jj], wm[jj], rptr[jj + 1] - rptr[jj], eps)
-                    _set_key(heap, hpos, key, jj, abs(d) if d == d else 0.0)
-        risk[t + 1] = risk_sum / m
-        while next_snap < snap_at.shape[0] and snap_at[next_snap] == t + 1:
-            snaps[next_snap] = alpha
-            next_snap += 1
+                    _set_key(
+                        heap,
+                        jj,
+                        _chooser_key(rule, w_agree[jj], w_disagree[jj], rptr[jj + 1] - rptr[jj], eps),
+                    )
+        run.risk[t + 1] = risk_sum / m
+        next_snap = record_snapshots(schedule, t, next_snap, run.alpha, run.snaps)
     return n_infinite
 
 
 @njit(cache=True, parallel=True)
-def unn_fit(
-    nbr,
-    rptr,
-    rind,
-    ycode,
-    n_classes,
-    train_classes,
-    n_iter,
-    lazy,
-    order,
-    loss,
-    c,
-    step,
-    smoothing,
-    tie_order,
-    snap_at,
-):
+def unn_fit(graph, ycode, n_classes, train_classes, schedule, rule, tie_order):
     """Algorithm 1 of Piro et al., one class against the rest, classes in parallel.
 
     Parameters
     ----------
-    nbr : (m, k) leave-one-out neighbour graph; rptr, rind : its reciprocal CSR.
+    graph : Graph (leave-one-out k-NN graph and its reciprocal CSR).
     ycode : (m,) class codes in [0, n_classes).
     train_classes : classes trained (all of them, or only class 1 for two classes:
         class 0 then has the same edges, alpha_0 = alpha_1 and h_0 = -h_1).
-    n_iter : T, iterations per class. lazy : visit ``order`` cyclically, else the
-        boosting chooser (largest |delta_j|, ties to the smallest j).
+    schedule : Schedule; not lazy: the boosting chooser (largest |delta_j|, ties to
+        the smallest j).
+    rule : UNNRule (loss, Amari c, step and smoothing codes).
     tie_order : class priority used when training scores tie (curve only).
-    snap_at : increasing iteration counts in [1, T] at which alpha is copied out
-        (the rule after T' iterations is a prefix of the run, so one run serves
-        every T' <= T).
 
     Returns
     -------
@@ -598,68 +526,17 @@ def unn_fit(
         smoothing).
     snaps : (len(snap_at), m, len(train_classes)) alpha after snap_at[s] iterations.
     """
-    m = nbr.shape[0]
+    m = graph.neighbors.shape[0]
     n_tc = train_classes.shape[0]
     sign = class_signs(ycode, train_classes)
-    alpha_t = np.zeros((n_tc, m))
-    risks = np.zeros((n_tc, n_iter + 1))
-    chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
-    steps = np.zeros((n_tc, n_iter))
-    snaps_t = np.zeros((n_tc, snap_at.shape[0], m))
+    alpha_t, risks, chosen_t, steps, snaps_t = new_runs(n_tc, m, schedule.n_iter, schedule.snap_at.shape[0])
     n_inf = np.zeros(n_tc, dtype=np.intp)
     for ci in prange(n_tc):
-        n_inf[ci] = _train_class(
-            nbr,
-            rptr,
-            rind,
-            sign[ci],
-            n_iter,
-            lazy,
-            order,
-            loss,
-            c,
-            step,
-            smoothing,
-            snap_at,
-            alpha_t[ci],
-            risks[ci],
-            chosen_t[ci],
-            steps[ci],
-            snaps_t[ci],
-        )
-    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, rptr, rind, tie_order)
+        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
+        n_inf[ci] = _train_class(graph, sign[ci], schedule, rule, run)
+    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, graph, tie_order)
     risk, snaps = merge_classes(risks, snaps_t)
     return alpha_t.T.copy(), risk, errors, chosen_t.T.copy(), n_inf.sum(), snaps
-
-
-@njit(cache=True)
-def unn_scores(neigh_ind, alpha, ycode, n_classes, binary_mirror):
-    """h_c(x) = sum over the neighbours j of alpha_jc y_jc (eq. 6), shape (n, n_classes)."""
-    n, kk = neigh_ind.shape
-    h = np.zeros((n, n_classes))
-    for q in range(n):
-        for a in range(kk):
-            j = neigh_ind[q, a]
-            if binary_mirror:
-                v = alpha[j, 0] if ycode[j] == 1 else -alpha[j, 0]
-                h[q, 1] += v
-                h[q, 0] -= v
-            else:
-                for cls in range(n_classes):
-                    if ycode[j] == cls:
-                        h[q, cls] += alpha[j, cls]
-                    else:
-                        h[q, cls] -= alpha[j, cls]
-    return h
-
-
-@njit(cache=True)
-def unn_predict(h, tie_order):
-    n = h.shape[0]
-    out = np.empty(n, dtype=np.intp)
-    for q in range(n):
-        out[q] = _argmax_class(h[q], tie_order)
-    return out
 
 
 @njit(cache=True)
