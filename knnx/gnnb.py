@@ -67,14 +67,17 @@ class GNNBClassifier(LeveragedNNClassifier):
         permutation drawn from ``seed``, cycling if T > m (with T = m each example is
         leveraged exactly once, as in Sec. 6.3; the paper does not give the order).
         ``largest_delta`` (GNNB*, Sec. 4.4 and 6.6): at every iteration the example of
-        largest current |delta_j| (an example may come back). eta is kept for every
-        example and updated only for the examples whose inverse neighbourhood holds
-        a point whose weight moved (O(n_j k) per step); the keys |delta_j| sit in
-        blocks of about sqrt(m) indices that keep their maximum, so a choice costs a
-        scan of the block maxima plus a rescan of the blocks whose leader fell.
-        |delta_j| is compared at 36 significant bits, so that rounding in the
-        incrementally kept eta cannot break a tie, and ties go to the smallest
-        training index; the step taken is always recomputed afresh from eq. (9).
+        largest current |delta_j| (an example may come back); exact ties (equal
+        float64 keys) go to the smallest training index. The key of j is
+        |delta_j| = 2 (1 - epsilon) |eta_j| / (H* n_j) with eta_j the correctly
+        rounded sum of its terms w_i y_ic y_jc (a function of their multiset, whatever
+        the order), recomputed from scratch after every step for the examples whose
+        inverse neighbourhood holds a point whose weight moved, never updated by
+        differences: the keys equal a from-scratch computation bit for bit. The keys
+        sit in blocks of about sqrt(m) indices that keep their maximum, so a choice
+        costs a scan of the block maxima plus a rescan of the blocks whose leader fell.
+        The step taken sums eta afresh in increasing i (it can differ from the key in
+        the last bit).
     n_splits : int, default 1
         s: the features are split into s regular blocks (``numpy.array_split`` of the
         column indices: sizes differ by at most one), one GNNB is trained per block,

@@ -56,14 +56,23 @@ class UNNClassifier(LeveragedNNClassifier):
     chooser : {"boosting", "lazy"}, default "boosting"
         Weak index chooser. ``boosting`` [I.0.b]: at every iteration the example with
         the largest |delta_j| under the current weights (an example may come back);
-        exact ties go to the smallest training index. ``lazy`` [I.0.a]: each example
-        in turn (index order, or a permutation drawn from ``seed``), cycling if T > m.
+        exact ties (equal float64 keys) go to the smallest training index. The key
+        of j is the closed form of ``step`` (for ``exact``: ``closed_form``) from
+        w+_j and w-_j, each the correctly rounded sum of the current weights in R(j)
+        (a function of their multiset, whatever the order), recomputed from scratch
+        after every step for the examples whose reciprocal neighbourhood holds a
+        moved point, never updated by differences: the keys equal a from-scratch
+        computation bit for bit. The step taken sums w+ and w- afresh in increasing
+        i (it can differ from the key in the last bit). ``lazy`` [I.0.a]: each
+        example in turn (index order, or a permutation drawn from ``seed``), cycling
+        if T > m.
     smoothing : True, False, "raw" or "normalized", default True (= "raw")
         Offset eps added to w+ and w- before computing delta (eq. 13), so that a pure
         reciprocal neighbourhood gets a finite step. ``raw``: eps = 1/m on the
         unnormalised weights, as eq. (13) is printed (weights start at -psi'(0), e.g.
         1 for exp). ``normalized``: eps = 1/m on weights normalised to sum 1, i.e.
-        eps = (sum of the current weights) / m, Schapire and Singer's choice; it
+        eps = (sum of the current weights, correctly rounded) / m, Schapire and
+        Singer's choice; it
         changes every iteration, so the boosting chooser then scans all m examples
         per step (O(T m) instead of O(T k n_j log m)). ``False``: no smoothing; an
         example whose step is infinite is skipped (delta = 0, counted in

@@ -2,6 +2,7 @@
 example, a naive dense NumPy Algorithm 1, brute-force GNNB* choices, Theorems 3-4 and
 scikit-learn's estimator checks."""
 
+import math
 import warnings
 
 import numpy as np
@@ -167,10 +168,10 @@ def test_hand_worked_squared_half():
 def naive_gnnb(X, y, k, phi, eps, T, chooser, order=None, replay=None):
     """Algorithm 1 with a dense neighbourhood matrix and the test's own eq. (11).
 
-    GNNB* recomputes every |delta_j| from scratch and takes the first maximal one
-    (ties within 1e-10 relative go to the smallest index: the kernel compares at 36
-    bits), unless ``replay`` (T, n_trained) gives the indices to leverage: then each
-    must reach the maximum |delta_j| to 1e-10. Returns alpha
+    GNNB* recomputes every |delta_j| from scratch, eta_j as the correctly rounded sum
+    of its terms (math.fsum), and takes the first maximal one (exact float64 ties go
+    to the smallest index), unless ``replay`` (T, n_trained) gives the indices to
+    leverage: then each must reach the maximum |delta_j| to 1e-10. Returns alpha
     (m, n_trained), the weights, the risk after every iteration (from alpha, via the
     edges) and the chosen indices.
     """
@@ -200,8 +201,14 @@ def naive_gnnb(X, y, k, phi, eps, T, chooser, order=None, replay=None):
             if chooser == "lazy":
                 j = order[t % m]
             else:
+                keys = [
+                    abs(factor * math.fsum(w[i] * s[i] * s[jj] for i in np.flatnonzero(N[:, jj])) / n[jj])
+                    if n[jj] > 0
+                    else 0.0
+                    for jj in range(m)
+                ]
+                j = int(np.argmax(keys))  # the first maximal key
                 top = np.abs(delta).max()
-                j = int(np.flatnonzero(np.abs(delta) >= top * (1 - 1e-10))[0])
                 if replay is not None:
                     j = int(replay[t, ci])
                     assert abs(delta[j]) >= top * (1 - 1e-10)
@@ -244,9 +251,9 @@ def test_kernel_matches_naive_dense_gnnb(phi, chooser, C):
 
 @pytest.mark.parametrize("phi", list(PHIS))
 def test_largest_delta_picks_the_brute_force_maximum(phi):
-    """GNNB* (heap) chooses, at every step, the example of largest |delta_j| in a full
-    recomputation, ties (many at the start, where all weights are equal) to the
-    smallest index."""
+    """GNNB* (blocked maximum) chooses, at every step, the example of largest |delta_j|
+    in a full recomputation, ties (many at the start, where all weights are equal) to
+    the smallest index."""
     X, y = _data(7, m=60, C=3)
     T = 3 * len(y)
     chosen = _fit_raw(X, y, 5, phi, 0.5, T, lazy=False)[4]
@@ -464,3 +471,51 @@ def test_check_estimator(params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimator(GNNBClassifier(**params))
+
+
+def naive_star_chosen(X, y, k, phi, eps, T):
+    """GNNB* from scratch in plain Python: every |delta_j| = factor |eta_j| / n_j with
+    eta_j the correctly rounded sum (math.fsum) of w_i y_ic y_jc over R(j); the largest,
+    exact ties to the smallest j; the step sums eta in increasing i; weights by the
+    kernel's eq. (11). Returns the chosen indices (T, n_trained)."""
+    m = len(y)
+    _, nbr = kneighbors(X, k)
+    R = [[i for i in range(m) if j in nbr[i]] for j in range(m)]
+    code = PHIS[phi]
+    factor = 2 * (1 - eps) / G.h_star(code)
+    classes = np.unique(y)
+    out = []
+    for cls in [1] if len(classes) == 2 else list(classes):
+        s = [1.0 if v == cls else -1.0 for v in y]
+        w = [0.5 / G.z_norm(code)] * m
+        picks = []
+        for _ in range(T):
+            keys = [
+                abs(factor * math.fsum(w[i] * s[i] * s[j] for i in R[j]) / len(R[j])) if R[j] else 0.0
+                for j in range(m)
+            ]
+            j = int(np.argmax(keys))
+            picks.append(j)
+            e = 0.0
+            for i in R[j]:
+                e += w[i] * s[i] * s[j]
+            d = factor * e / len(R[j]) if R[j] else 0.0
+            if d != 0.0:
+                for i in R[j]:
+                    w[i] = G.weight_update(code, w[i], d * s[i] * s[j])
+        out.append(picks)
+    return np.array(out).T
+
+
+@pytest.mark.parametrize("phi", list(PHIS))
+@pytest.mark.parametrize("grid", [False, True])
+def test_largest_delta_equals_a_from_scratch_chooser(phi, grid):
+    """Exactly the chosen sequence of :func:`naive_star_chosen`, also on integer-grid data
+    (duplicates, many exact ties of |delta_j|)."""
+    rng = np.random.default_rng(7 + grid)
+    m = 45
+    X = rng.integers(0, 4, size=(m, 2)).astype(float) if grid else rng.normal(size=(m, 2))
+    y = rng.integers(0, 3, m)
+    T = 3 * m
+    out = _fit_raw(X, y, 4, phi, 0.5, T, lazy=False)
+    np.testing.assert_array_equal(out[4], naive_star_chosen(X, y, 4, phi, 0.5, T))

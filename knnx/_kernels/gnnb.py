@@ -19,7 +19,6 @@ psi_B is UNN's logistic loss ln(1 + e^-x) divided by ln 2 (psi_phi(0) = 1 for
 every row), so its values, weights and curvature are UNN's times 1/ln 2.
 """
 
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -29,6 +28,8 @@ from knnx._kernels.leveraged import (
     ClassRun,
     class_signs,
     collect_touched,
+    fsum_add,
+    fsum_value,
     lazy_index,
     merge_classes,
     new_runs,
@@ -183,24 +184,32 @@ def weight_update(phi, w, a):
     return 1.0 - u / s
 
 
-KEY_BITS = 36
+@njit(cache=True)
+def eta_of(graph, sign, w, j):
+    """eta(c, j) = sum over i in R(j) of w_i y_ic y_jc (eq. 9), from scratch, in increasing i."""
+    s = 0.0
+    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+        i = graph.reverse_ind[p]
+        s += w[i] * sign[i] * sign[j]
+    return s
 
 
 @njit(cache=True)
-def chooser_key(factor, eta, nj):
-    """|delta_j| rounded to KEY_BITS significant bits: the GNNB* chooser key.
+def exact_eta(graph, sign, w, j, buf):
+    """eta(c, j) of eq. (9) correctly rounded (:func:`fsum_value`): a function of the
+    multiset of terms w_i y_ic y_jc only, whatever the order of R(j)."""
+    n = 0
+    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+        i = graph.reverse_ind[p]
+        n = fsum_add(buf, n, w[i] * sign[i] * sign[j])
+    return fsum_value(buf, n)
 
-    eta is summed in different orders (incrementally in the kernel, afresh by a
-    brute-force check), so values equal in exact arithmetic can differ in the last
-    bits; compared at 36 bits they tie, and the tie goes to the smallest index.
-    """
-    if nj == 0:
-        return 0.0
-    v = factor * abs(eta) / nj
-    if v == 0.0:
-        return 0.0
-    mant, expo = math.frexp(v)
-    return math.ldexp(math.floor(mant * 2.0**KEY_BITS + 0.5), expo - KEY_BITS)
+
+@njit(cache=True)
+def delta_of(factor, eta, nj):
+    """delta_j = 2 (1 - epsilon) eta / (H* n_j) (eq. 10), factor = 2 (1 - epsilon) / H*;
+    n_j = 0 (nobody's neighbour): 0/0, taken as 0."""
+    return factor * eta / nj if nj > 0 else 0.0
 
 
 @njit(cache=True)
@@ -251,8 +260,8 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
     """T iterations of Algorithm 1 of Nock et al. for one class (codes ``sign`` = y_ic).
 
     State: the weights w_i (eq. 11), the edges y_ic h_c(x_i) (for the surrogate risk,
-    eq. 1) and, for GNNB*, eta_j = sum over i in R(j) of w_i y_ic y_jc (eq. 9) and the
-    chooser keys |delta_j| (eq. 10). Writes ``out`` (a GNNBRun) in place.
+    eq. 1) and, for GNNB*, the chooser keys |delta_j| (eq. 10). Writes ``out`` (a
+    GNNBRun) in place.
     """
     run, w, updates = out
     rptr = graph.reverse_ptr
@@ -267,11 +276,14 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
     risk_sum = m * bcl_value(phi, 0.0)
     run.risk[0] = risk_sum / m
     updates[0] = 0
-    # GNNB* (largest |delta_j| first): eta_j is kept for every j and updated only for
-    # the examples j' whose inverse neighbourhood holds a point whose weight moved
-    # (j' in NN_k(i) for i in the leveraged example's inverse neighbourhood); the keys
-    # |delta_j| sit in a blocked maximum (see _block_update / _block_argmax).
-    eta = np.zeros(m)
+    # GNNB* (largest |delta_j| first): the key |delta_j| of every j is kept and, after
+    # each step, recomputed from scratch for the examples j' whose inverse
+    # neighbourhood holds a point whose weight moved (j' in NN_k(i) for i in the
+    # leveraged example's inverse neighbourhood), never updated by differences, from
+    # eta correctly rounded (exact_eta): the keys equal a from-scratch computation bit
+    # for bit, examples whose eta are equal in exact arithmetic tie, and ties go to
+    # the smallest index. The keys sit in a blocked maximum (_block_update /
+    # _block_argmax). The step taken sums eta afresh in increasing i (eta_of).
     key = np.zeros(m)
     width = max(16, int(np.sqrt(m)))
     n_blocks = (m + width - 1) // width
@@ -280,14 +292,13 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
     dirty = np.ones(n_blocks, dtype=np.bool_)
     stamp = np.full(m, -1, dtype=np.intp)
     touched = np.empty(m, dtype=np.intp)
+    max_nj = 1
+    for j in range(m):
+        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
+    buf = np.empty(max_nj + 1)
     if not lazy:
         for j in range(m):
-            s = 0.0
-            for p in range(rptr[j], rptr[j + 1]):
-                i = rind[p]
-                s += w[i] * sign[i] * sign[j]
-            eta[j] = s
-            key[j] = chooser_key(factor, s, rptr[j + 1] - rptr[j])
+            key[j] = abs(delta_of(factor, exact_eta(graph, sign, w, j, buf), rptr[j + 1] - rptr[j]))
     next_snap = 0
     for t in range(schedule.n_iter):
         if lazy:
@@ -297,12 +308,7 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
         run.chosen[t] = j
         p0, p1 = rptr[j], rptr[j + 1]
         nj = p1 - p0
-        # eq. (9), fresh: the step taken never carries the rounding drift of the kept eta
-        s = 0.0
-        for p in range(p0, p1):
-            i = rind[p]
-            s += w[i] * sign[i] * sign[j]
-        delta = factor * s / nj if nj > 0 else 0.0  # eq. (10); n_j = 0: delta = 0
+        delta = delta_of(factor, eta_of(graph, sign, w, j), nj)  # eq. (9)-(10), from scratch
         run.steps[t] = delta
         updates[t + 1] = updates[t] + nj
         if delta != 0.0:
@@ -310,21 +316,17 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
             for p in range(p0, p1):
                 i = rind[p]
                 a = delta * sign[i] * sign[j]
-                new_w = weight_update(phi, w[i], a)  # eq. (11)
+                w[i] = weight_update(phi, w[i], a)  # eq. (11)
                 old = edge[i]
                 edge[i] = old + a
                 risk_sum += bcl_value(phi, edge[i]) - bcl_value(phi, old)
-                if not lazy:
-                    dw = new_w - w[i]
-                    for q in range(k):
-                        jj = graph.neighbors[i, q]
-                        eta[jj] += dw * sign[i] * sign[jj]
-                w[i] = new_w
             if not lazy:
                 n_touched = collect_touched(graph, p0, p1, t, stamp, touched)
                 for q in range(n_touched):
                     jj = touched[q]
-                    new_key = chooser_key(factor, eta[jj], rptr[jj + 1] - rptr[jj])
+                    new_key = abs(
+                        delta_of(factor, exact_eta(graph, sign, w, jj, buf), rptr[jj + 1] - rptr[jj])
+                    )
                     _block_update(key, width, bmax, barg, dirty, jj, new_key)
         elif not lazy:
             _block_update(key, width, bmax, barg, dirty, j, 0.0)

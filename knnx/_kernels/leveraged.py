@@ -251,3 +251,50 @@ def predict_with_ties(scores, tie, tie_order, neigh_class, draws):
                         break
                     pick -= 1
     return out
+
+
+@njit(cache=True)
+def fsum_add(partials, n, x):
+    """Add x to the exact sum held as ``n`` non-overlapping ``partials`` (Shewchuk's
+    algorithm, as Python's math.fsum); returns the new count. ``partials`` needs one
+    slot per term added."""
+    i = 0
+    for q in range(n):
+        y = partials[q]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i] = x
+    return i + 1
+
+
+@njit(cache=True)
+def fsum_value(partials, n):
+    """The exact sum of the partials rounded once to float64 (half to even), as
+    math.fsum: it depends on the multiset of terms only, not on their order."""
+    if n == 0:
+        return 0.0
+    n -= 1
+    hi = partials[n]
+    lo = 0.0
+    while n > 0:
+        x = hi
+        n -= 1
+        y = partials[n]
+        hi = x + y
+        yr = hi - x
+        lo = y - yr
+        if lo != 0.0:
+            break
+    if n > 0 and ((lo < 0.0 and partials[n - 1] < 0.0) or (lo > 0.0 and partials[n - 1] > 0.0)):
+        y = lo * 2.0
+        x = hi + y
+        yr = x - hi
+        if y == yr:
+            hi = x
+    return hi

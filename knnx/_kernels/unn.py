@@ -27,6 +27,8 @@ from knnx._kernels.leveraged import (
     ClassRun,
     class_signs,
     collect_touched,
+    fsum_add,
+    fsum_value,
     lazy_index,
     merge_classes,
     new_runs,
@@ -366,24 +368,48 @@ def _chooser_key(rule, w_agree, w_disagree, n_j, eps):
 
 
 @njit(cache=True)
-def _step(graph, sign, rule, j, edge, eps, r_buf):
-    """delta_j for leveraging example j: the sums w+ and w- of eq. (12) afresh from the
-    edges (no drift in the step taken), then the closed form, or the root of eq. (10)
-    (``STEP_EXACT``, or an Amari step that would leave the loss's domain). Fills
-    r_buf[:n_j] with r_ij = y_ic y_jc. Returns (delta, w+, w-); delta is NaN if infinite."""
+def _reciprocal_sums(graph, sign, w, j):
+    """w+_j and w-_j of eq. (12): the weights of the points i of R(j) whose label
+    agrees (y_ic = y_jc) and disagrees with j's, each summed in increasing i."""
+    sp = 0.0
+    sm = 0.0
+    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+        i = graph.reverse_ind[p]
+        if sign[i] == sign[j]:
+            sp += w[i]
+        else:
+            sm += w[i]
+    return sp, sm
+
+
+@njit(cache=True)
+def _exact_reciprocal_sums(graph, sign, w, j, agree_buf, disagree_buf):
+    """w+_j and w-_j of eq. (12) correctly rounded (:func:`fsum_value`): functions of
+    the multisets of the current weights only, whatever the order of R(j), so that
+    examples whose sums are equal in exact arithmetic get equal chooser keys."""
+    n_agree = 0
+    n_disagree = 0
+    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+        i = graph.reverse_ind[p]
+        if sign[i] == sign[j]:
+            n_agree = fsum_add(agree_buf, n_agree, w[i])
+        else:
+            n_disagree = fsum_add(disagree_buf, n_disagree, w[i])
+    return fsum_value(agree_buf, n_agree), fsum_value(disagree_buf, n_disagree)
+
+
+@njit(cache=True)
+def _step(graph, sign, rule, j, edge, w, eps, r_buf):
+    """delta_j for leveraging example j: the closed form from the sums w+ and w- of
+    eq. (12) taken afresh (:func:`_reciprocal_sums`), or the root of eq. (10) (``STEP_EXACT``, or an Amari
+    step that would leave the loss's domain). Fills r_buf[:n_j] with r_ij = y_ic y_jc.
+    Returns delta, NaN if infinite."""
     loss, c = rule.loss, rule.amari_c
     p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
     rind = graph.reverse_ind
-    sp = 0.0
-    sm = 0.0
     for p in range(p0, p1):
-        i = rind[p]
-        r = sign[i] * sign[j]
-        r_buf[p - p0] = r
-        if r > 0.0:
-            sp += weight(loss, c, edge[i])
-        else:
-            sm += weight(loss, c, edge[i])
+        r_buf[p - p0] = sign[rind[p]] * sign[j]
+    sp, sm = _reciprocal_sums(graph, sign, w, j)
     key_step = STEP_CLOSED_FORM if rule.step == STEP_EXACT else rule.step
     delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
     if rule.step == STEP_EXACT or (loss == AMARI and delta == delta):
@@ -394,38 +420,47 @@ def _step(graph, sign, rule, j, edge, eps, r_buf):
                     outside = True
         if rule.step == STEP_EXACT or outside:
             delta = exact_delta(loss, c, p0, p1, rind, r_buf, edge, eps, delta)
-    return delta, sp, sm
+    return delta
 
 
 @njit(cache=True)
 def _train_class(graph, sign, schedule, rule, run):
     """T iterations of Algorithm 1 of Piro et al. for one class (codes ``sign`` = y_ic).
 
-    State: the edges rho_i = y_ic h_c(x_i) (eq. 4's arguments; the weights are
-    w_i = -psi'(rho_i), eq. 11), and for the boosting chooser the sums over R(j)
-    w+_j (agreeing labels) and w-_j (disagreeing) of eq. (12), kept incrementally.
+    State: the edges rho_i = y_ic h_c(x_i) (eq. 4's arguments), moved by delta r_ij
+    when j is leveraged, and their weights w_i = -psi'(rho_i) (eq. 11). The step taken
+    uses w+_j, w-_j (eq. 12) summed afresh in increasing i. The boosting chooser ranks
+    by |delta_j| from the same sums correctly rounded (:func:`_exact_reciprocal_sums`):
+    after each step the sums of every example whose reciprocal neighbourhood holds a
+    moved point are recomputed, never updated by differences, so the keys equal a
+    from-scratch computation bit for bit, examples whose sums are equal in exact
+    arithmetic tie, and ties go to the smallest index. ``SMOOTH_NORMALIZED``'s total
+    weight is likewise summed afresh (correctly rounded) at each iteration.
     Writes ``run`` (a ClassRun) in place; returns the number of infinite steps skipped.
     """
     loss, c, smoothing = rule.loss, rule.amari_c, rule.smoothing
     rptr = graph.reverse_ptr
-    rind = graph.reverse_ind
-    m, k = graph.neighbors.shape
+    lazy = schedule.lazy
+    m = graph.neighbors.shape[0]
     edge = np.zeros(m)
+    w = np.full(m, weight(loss, c, 0.0))
+    max_nj = 1
+    for j in range(m):
+        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
+    r_buf = np.empty(max_nj)
+    agree_buf = np.empty(max_nj + 1)
+    disagree_buf = np.empty(max_nj + 1)
     w_agree = np.zeros(m)
     w_disagree = np.zeros(m)
-    w0 = weight(loss, c, 0.0)
-    for j in range(m):
-        for p in range(rptr[j], rptr[j + 1]):
-            if sign[rind[p]] == sign[j]:
-                w_agree[j] += w0
-            else:
-                w_disagree[j] += w0
-    total_weight = m * w0
+    if not lazy:
+        for j in range(m):
+            w_agree[j], w_disagree[j] = _exact_reciprocal_sums(graph, sign, w, j, agree_buf, disagree_buf)
+    total_weight = m * w[0] if m > 0 else 0.0
     risk_sum = m * loss_value(loss, c, 0.0)
     # Boosting chooser: a max-heap of |delta_j| (keys change only for the examples
     # whose reciprocal neighbourhood holds a point whose weight moved), unless the
     # smoothing changes with the total weight: every key moves, and a scan is exact.
-    use_heap = (not schedule.lazy) and smoothing != SMOOTH_NORMALIZED
+    use_heap = (not lazy) and smoothing != SMOOTH_NORMALIZED
     key = np.zeros(m)
     if use_heap:
         eps = _smoothing_eps(smoothing, total_weight, m)
@@ -435,15 +470,17 @@ def _train_class(graph, sign, schedule, rule, run):
     run.risk[0] = risk_sum / m
     stamp = np.full(m, -1, dtype=np.intp)
     touched = np.empty(m, dtype=np.intp)
-    max_nj = 1
-    for j in range(m):
-        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
-    r_buf = np.empty(max_nj)
+    total_buf = np.empty(m + 1 if smoothing == SMOOTH_NORMALIZED else 0)
     n_infinite = 0
     next_snap = 0
     for t in range(schedule.n_iter):
+        if smoothing == SMOOTH_NORMALIZED:  # the total weight, correctly rounded
+            n_part = 0
+            for i in range(m):
+                n_part = fsum_add(total_buf, n_part, w[i])
+            total_weight = fsum_value(total_buf, n_part)
         eps = _smoothing_eps(smoothing, total_weight, m)
-        if schedule.lazy:
+        if lazy:
             j = lazy_index(schedule, t)
         elif use_heap:
             j = heap.items[0]
@@ -458,9 +495,7 @@ def _train_class(graph, sign, schedule, rule, run):
         run.chosen[t] = j
         run.steps[t] = 0.0
         p0, p1 = rptr[j], rptr[j + 1]
-        delta, fresh_agree, fresh_disagree = _step(graph, sign, rule, j, edge, eps, r_buf)
-        w_agree[j] = fresh_agree
-        w_disagree[j] = fresh_disagree
+        delta = _step(graph, sign, rule, j, edge, w, eps, r_buf)
         if delta != delta:
             n_infinite += 1
             delta = 0.0
@@ -471,28 +506,25 @@ def _train_class(graph, sign, schedule, rule, run):
             run.alpha[j] += delta
             run.steps[t] = delta
             for p in range(p0, p1):
-                i = rind[p]
+                i = graph.reverse_ind[p]
                 old = edge[i]
                 new = old + delta * r_buf[p - p0]
                 edge[i] = new
-                dw = weight(loss, c, new) - weight(loss, c, old)
+                w[i] = weight(loss, c, new)
                 risk_sum += loss_value(loss, c, new) - loss_value(loss, c, old)
-                total_weight += dw
-                for q in range(k):
-                    jj = graph.neighbors[i, q]
-                    if sign[i] == sign[jj]:
-                        w_agree[jj] += dw
-                    else:
-                        w_disagree[jj] += dw
-            if use_heap:
+            if not lazy:
                 n_touched = collect_touched(graph, p0, p1, t, stamp, touched)
                 for q in range(n_touched):
                     jj = touched[q]
-                    _set_key(
-                        heap,
-                        jj,
-                        _chooser_key(rule, w_agree[jj], w_disagree[jj], rptr[jj + 1] - rptr[jj], eps),
+                    w_agree[jj], w_disagree[jj] = _exact_reciprocal_sums(
+                        graph, sign, w, jj, agree_buf, disagree_buf
                     )
+                    if use_heap:
+                        _set_key(
+                            heap,
+                            jj,
+                            _chooser_key(rule, w_agree[jj], w_disagree[jj], rptr[jj + 1] - rptr[jj], eps),
+                        )
         run.risk[t + 1] = risk_sum / m
         next_snap = record_snapshots(schedule, t, next_snap, run.alpha, run.snaps)
     return n_infinite
