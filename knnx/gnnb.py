@@ -14,7 +14,7 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.leveraged import LeveragedNNClassifier
+from knnx.leveraged import PROTOTYPES, LeveragedNNClassifier
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
 
 PHIS = {
@@ -87,6 +87,11 @@ class GNNBClassifier(LeveragedNNClassifier):
         and predict alike). None: "l2" when n_splits > 1, "none" otherwise.
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order).
+    prototypes : {"all", "leveraged"}, default "all"
+        Training rows searched at prediction. ``all``: the k nearest of all training
+        rows, eq. (16) exactly; rows with alpha_j = 0 take a neighbour slot and vote 0.
+        ``leveraged``: only the rows with a non-zero leveraging vector in the block
+        (UNN's filtering; fewer than k if fewer are kept, every score 0 if none).
 
     Attributes
     ----------
@@ -99,8 +104,8 @@ class GNNBClassifier(LeveragedNNClassifier):
         l(T, c), the number of weight updates per class (the sum of n_j over the
         leveraged examples, Theorem 4).
     prototypes_ : ndarray of int
-        Training indices with a non-zero leveraging vector in some block;
-        ``prototype_fraction_`` = len(prototypes_) / n_samples.
+        Training indices with a non-zero leveraging vector in some block (whatever
+        ``prototypes`` searches); ``prototype_fraction_`` = len(prototypes_) / n_samples.
     blocks_ : list of ndarray
         Column indices of each block.
     n_iter_ : int
@@ -126,9 +131,11 @@ class GNNBClassifier(LeveragedNNClassifier):
     * Training neighbourhoods exclude the point itself; alpha_j in R^C starts at 0.
       Two classes: class 1 is trained and class 0 mirrors it (alpha_j0 = alpha_j1,
       h_0 = -h_1), as in UNN.
-    * Prediction votes among the k nearest prototypes (alpha_j != 0), as UNN does;
-      with T = m and the lazy chooser nearly every example is one. Ties go to the
-      class most frequent in the training set, then to the smallest class code.
+    * Prediction (``prototypes="all"``, eq. 16) takes the k nearest training rows,
+      alpha = 0 or not; ``"leveraged"`` searches only the rows with alpha_j != 0, as
+      UNN does (with T = m and the lazy chooser nearly every example is one). Ties
+      go to the class most frequent in the training set, then to the smallest class
+      code.
     * ``predict_proba``: p_c = (nabla phi)^-1 (h_c) (eq. 5), clipped to [0, 1] (the
       squared phi's link is linear), normalised over classes; with n_splits > 1 the
       average of the blocks' normalised posteriors, and ``predict`` is its argmax.
@@ -153,6 +160,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         "n_splits": Interval(1, integer=True),
         "block_norm": AnyOf(Options(*BLOCK_NORMS), Literal(None)),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "prototypes": Options(*PROTOTYPES),
     }
 
     @classmethod
@@ -177,6 +185,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         n_splits=1,
         block_norm=None,
         seed=None,
+        prototypes="all",
     ):
         self.k = k
         self.phi = phi
@@ -186,6 +195,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         self.n_splits = n_splits
         self.block_norm = block_norm
         self.seed = seed
+        self.prototypes = prototypes
 
     def fit(self, X, y):
         """Train the leveraging coefficients by Algorithm 1 (one run per block). Returns self."""
@@ -266,7 +276,8 @@ class GNNBClassifier(LeveragedNNClassifier):
         return snaps
 
     def _set_prototypes(self, X, y_codes):
-        """Per block: the rows searched at prediction, their block features, codes and alpha."""
+        """Per block: the rows searched at prediction (see ``prototypes``), their block
+        features, codes and alpha."""
         self._set_search_sets(((self._block(X, b), self.alpha_[b]) for b in range(self.n_splits)), y_codes)
 
     def _block_h(self, X, b):

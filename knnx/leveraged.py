@@ -8,19 +8,20 @@ they share lives here: the class order used for ties, the lazy chooser's order,
 the neighbour graph handed to the kernels, the search sets used at prediction and
 the vote.
 """
-
 import numpy as np
 
 from knnx._kernels import leveraged as L
 from knnx.base import NeighborsClassifierBase
 from knnx.neighbors import kneighbors, reciprocal_neighbors
 
+PROTOTYPES = ("all", "leveraged")
+
 
 class LeveragedNNClassifier(NeighborsClassifierBase):
     """Shared fit preparation and prediction of :class:`knnx.UNNClassifier` and
     :class:`knnx.GNNBClassifier` (not registered itself).
 
-    Subclasses store ``k`` and ``seed``, fit ``alpha_`` and call
+    Subclasses store ``k``, ``chooser``, ``prototypes`` and ``seed``, fit ``alpha_`` and call
     :meth:`_set_search_sets` with one (features, alpha) pair per feature block.
     """
 
@@ -52,19 +53,23 @@ class LeveragedNNClassifier(NeighborsClassifierBase):
 
     def _set_search_sets(self, blocks, y_codes):
         """Per block (features of the training rows, alpha (m, n_classes)): the rows
-        searched at prediction, their codes and alpha; the prototypes (rows with a
-        non-zero leveraging vector in some block) and their fraction."""
+        searched at prediction (``prototypes="all"``: every training row, those with
+        alpha = 0 taking a neighbour slot and voting 0; ``"leveraged"``: the rows with
+        a non-zero leveraging vector in that block), their codes and alpha; and the
+        prototypes (rows with a non-zero leveraging vector in some block) and their
+        fraction, whichever rows are searched."""
         m = len(y_codes)
         kept = np.zeros(m, dtype=bool)
         self._search = []
         for Xb, alpha in blocks:
-            keep = np.flatnonzero(np.any(alpha != 0.0, axis=1))
-            kept[keep] = True
+            leveraged = np.flatnonzero(np.any(alpha != 0.0, axis=1))
+            kept[leveraged] = True
+            rows = np.arange(m) if self.prototypes == "all" else leveraged
             self._search.append(
                 (
-                    np.ascontiguousarray(Xb[keep]),
-                    np.ascontiguousarray(y_codes[keep]),
-                    np.ascontiguousarray(alpha[keep]),
+                    np.ascontiguousarray(Xb[rows]),
+                    np.ascontiguousarray(y_codes[rows]),
+                    np.ascontiguousarray(alpha[rows]),
                 )
             )
         self.prototypes_ = np.flatnonzero(kept)

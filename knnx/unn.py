@@ -12,7 +12,7 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.leveraged import LeveragedNNClassifier
+from knnx.leveraged import PROTOTYPES, LeveragedNNClassifier
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
 
 LOSSES = {
@@ -89,14 +89,21 @@ class UNNClassifier(LeveragedNNClassifier):
         with c = (1 - alpha)/2, defined for x > -1/c; alpha -> 1 gives exp(-x).
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order, the paper's WIC(t) = t).
+    prototypes : {"leveraged", "all"}, default "leveraged"
+        Training rows searched at prediction. ``leveraged``: the prototypes only
+        (alpha_j != 0), Piro et al.'s filtering and knnx's documented reading of it
+        (voting among all rows with alpha = 0 for the others leaves many test points
+        without a vote at small theta); fewer than k neighbours if fewer are kept,
+        every score 0 if none. ``all``: the k nearest of all training rows, rows with
+        alpha_j = 0 taking a neighbour slot and voting 0 (eq. 6 taken literally).
 
     Attributes
     ----------
     alpha_ : ndarray of shape (n_samples, n_classes)
         Leveraging coefficients alpha_jc of the training examples.
     prototypes_ : ndarray of int
-        Training indices with a non-zero leveraging vector, the only points searched
-        at prediction.
+        Training indices with a non-zero leveraging vector (the only points searched
+        at prediction with ``prototypes="leveraged"``).
     prototype_fraction_ : float
         len(prototypes_) / n_samples: the fraction actually kept. With the boosting
         chooser an example can be chosen again, so it can be below theta; with
@@ -124,9 +131,9 @@ class UNNClassifier(LeveragedNNClassifier):
       w exp(-delta r) / (1 - w (1 + exp(-delta r))); eq. (11) gives
       w exp(-delta r) / (1 - w (1 - exp(-delta r))). knnx stores edges and evaluates
       w = -psi'(edge) (eq. 11 itself), so no table update is needed.
-    * Prediction votes among the k nearest prototypes (fewer if fewer are kept; with
-      no prototype every score is 0). Ties of h go to the class most frequent in the
-      training set, then to the smallest class code.
+    * Prediction (``prototypes="leveraged"``) votes among the k nearest prototypes
+      (fewer if fewer are kept; with no prototype every score is 0). Ties of h go to
+      the class most frequent in the training set, then to the smallest class code.
     * ``predict_proba``: p_c = psi'(-h_c) / (psi'(h_c) + psi'(-h_c)) (eq. 11 of
       D'Ambrosio et al.; for exp 1 / (1 + exp(-2 h)), for the balanced losses their
       link (25)), normalised over the classes.
@@ -155,6 +162,7 @@ class UNNClassifier(LeveragedNNClassifier):
         "step": Options(*STEPS),
         "amari_alpha": Interval(-1, 1, low_open=True, high_open=True),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "prototypes": Options(*PROTOTYPES),
     }
 
     @classmethod
@@ -180,6 +188,7 @@ class UNNClassifier(LeveragedNNClassifier):
         step="closed_form",
         amari_alpha=0.5,
         seed=None,
+        prototypes="leveraged",
     ):
         self.k = k
         self.loss = loss
@@ -190,6 +199,7 @@ class UNNClassifier(LeveragedNNClassifier):
         self.step = step
         self.amari_alpha = amari_alpha
         self.seed = seed
+        self.prototypes = prototypes
 
     def _codes(self):
         smoothing = "raw" if self.smoothing is True else self.smoothing
@@ -310,7 +320,8 @@ class UNNCVClassifier(UNNClassifier):
     n_thetas : int, default 10
     cv : int, default 2
         Inner folds, stratified, drawn from ``seed`` (0 if None).
-    k, loss, chooser, smoothing, step, amari_alpha, seed : as :class:`UNNClassifier`.
+    k, loss, chooser, smoothing, step, amari_alpha, seed, prototypes : as
+        :class:`UNNClassifier` (inner folds and the final fit alike).
 
     Attributes
     ----------
@@ -339,6 +350,7 @@ class UNNCVClassifier(UNNClassifier):
         step="closed_form",
         amari_alpha=0.5,
         seed=None,
+        prototypes="leveraged",
     ):
         self.k = k
         self.loss = loss
@@ -349,6 +361,7 @@ class UNNCVClassifier(UNNClassifier):
         self.step = step
         self.amari_alpha = amari_alpha
         self.seed = seed
+        self.prototypes = prototypes
 
     def fit(self, X, y):
         """Choose theta by inner CV, then fit UNN on all of (X, y). Returns self."""
@@ -381,5 +394,5 @@ class UNNCVClassifier(UNNClassifier):
         return self
 
     def _unn_params(self, **extra):
-        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed")
+        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed", "prototypes")
         return {**{name: getattr(self, name) for name in keep}, **extra}

@@ -340,6 +340,24 @@ def test_prediction_votes_among_prototypes_only():
     assert model.prototype_fraction_ == len(keep) / 80
 
 
+def test_prototypes_all_votes_among_every_training_row():
+    """``prototypes="all"``: eq. (6) over the k nearest of all training rows (alpha = 0
+    rows vote 0); the default searches the prototypes only."""
+    X, y = _data(5, m=80)
+    Q = np.random.default_rng(0).normal(size=(50, 2))
+    model = UNNClassifier(k=4, theta=0.3, prototypes="all").fit(X, y)
+    default = UNNClassifier(k=4, theta=0.3).fit(X, y)
+    np.testing.assert_array_equal(model.alpha_, default.alpha_)
+    np.testing.assert_array_equal(model.prototypes_, default.prototypes_)
+    assert len(model.prototypes_) < 80
+    d2 = ((Q[:, None, :] - X[None]) ** 2).sum(-1)
+    nn = np.argsort(d2, axis=1, kind="stable")[:, :4]
+    codes = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    h = np.stack([(model.alpha_[n] * codes[n]).sum(0) for n in nn])
+    np.testing.assert_allclose(model.decision_function(Q), h, rtol=1e-12, atol=1e-14)
+    assert not np.allclose(default.decision_function(Q), h)
+
+
 def test_no_smoothing_skips_infinite_steps():
     X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
     y = np.array([0, 0, 0, 1, 1, 1])
