@@ -35,6 +35,7 @@ from knnx._kernels.leveraged import (
     new_runs,
     record_snapshots,
     replay_errors,
+    two_sum,
 )
 from knnx._kernels.unn import (
     BINARY_LOGISTIC,
@@ -198,8 +199,21 @@ def eta_of(graph, sign, w, j):
 def exact_eta(graph, sign, w, j, buf):
     """eta(c, j) of eq. (9) correctly rounded (:func:`fsum_value`): a function of the
     multiset of terms w_i y_ic y_jc only, whatever the order of R(j)."""
+    p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
+    # Fast path: the sum kept as hi + lo (TwoSum); if adding the rounding errors into
+    # lo never rounds, hi + lo is the exact sum and fl(hi + lo) its correct rounding.
+    hi = lo = 0.0
+    exact = True
+    for p in range(p0, p1):
+        i = graph.reverse_ind[p]
+        hi, e = two_sum(hi, w[i] * sign[i] * sign[j])
+        lo, e = two_sum(lo, e)
+        if e != 0.0:
+            exact = False
+    if exact:
+        return hi + lo
     n = 0
-    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+    for p in range(p0, p1):
         i = graph.reverse_ind[p]
         n = fsum_add(buf, n, w[i] * sign[i] * sign[j])
     return fsum_value(buf, n)

@@ -254,6 +254,14 @@ def predict_with_ties(scores, tie, tie_order, neigh_class, draws):
 
 
 @njit(cache=True)
+def two_sum(a, b):
+    """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth's TwoSum)."""
+    s = a + b
+    bp = s - a
+    return s, (a - (s - bp)) + (b - bp)
+
+
+@njit(cache=True)
 def fsum_add(partials, n, x):
     """Add x to the exact sum held as ``n`` non-overlapping ``partials`` (Shewchuk's
     algorithm, as Python's math.fsum); returns the new count. ``partials`` needs one

@@ -34,6 +34,7 @@ from knnx._kernels.leveraged import (
     new_runs,
     record_snapshots,
     replay_errors,
+    two_sum,
 )
 
 EXP, SQUARED, LOGISTIC, BINARY_LOGISTIC, MATSUSHITA, AMARI = 0, 1, 2, 3, 4, 5
@@ -387,9 +388,26 @@ def _exact_reciprocal_sums(graph, sign, w, j, agree_buf, disagree_buf):
     """w+_j and w-_j of eq. (12) correctly rounded (:func:`fsum_value`): functions of
     the multisets of the current weights only, whatever the order of R(j), so that
     examples whose sums are equal in exact arithmetic get equal chooser keys."""
+    p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
+    # Fast path: each sum kept as hi + lo (TwoSum); if adding the rounding errors into
+    # lo never rounds, hi + lo is the exact sum and fl(hi + lo) its correct rounding.
+    agree_hi = agree_lo = disagree_hi = disagree_lo = 0.0
+    exact = True
+    for p in range(p0, p1):
+        i = graph.reverse_ind[p]
+        if sign[i] == sign[j]:
+            agree_hi, e = two_sum(agree_hi, w[i])
+            agree_lo, e = two_sum(agree_lo, e)
+        else:
+            disagree_hi, e = two_sum(disagree_hi, w[i])
+            disagree_lo, e = two_sum(disagree_lo, e)
+        if e != 0.0:
+            exact = False
+    if exact:
+        return agree_hi + agree_lo, disagree_hi + disagree_lo
     n_agree = 0
     n_disagree = 0
-    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+    for p in range(p0, p1):
         i = graph.reverse_ind[p]
         if sign[i] == sign[j]:
             n_agree = fsum_add(agree_buf, n_agree, w[i])
