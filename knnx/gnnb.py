@@ -14,7 +14,7 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.leveraged import PROTOTYPES, LeveragedNNClassifier
+from knnx.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
 
 PHIS = {
@@ -92,6 +92,18 @@ class GNNBClassifier(LeveragedNNClassifier):
         rows, eq. (16) exactly; rows with alpha_j = 0 take a neighbour slot and vote 0.
         ``leveraged``: only the rows with a non-zero leveraging vector in the block
         (UNN's filtering; fewer than k if fewer are kept, every score 0 if none).
+    tie : {"frequent", "nearest", "lowest", "random"}, default "frequent"
+        Which class ``predict`` returns when several share the top score (exact
+        float64 equality). ``frequent``: the tied class most frequent in the training
+        set, then the smallest class code. ``nearest``: the class of the nearest searched
+        training row (neighbour order: distance, then index; with n_splits > 1 block 0's
+        neighbours first, then block 1's, ...) that belongs to a tied class; if none
+        does (or nothing is searched), ``frequent``. ``lowest``: the smallest class code
+        (the first in ``classes_``). ``random``: uniform among the tied classes: with
+        u_q the q-th of ``numpy.random.default_rng(seed).random(n_queries)`` (seed None
+        counts as 0), the tied class at position min(floor(u_q s), s - 1) of the s tied
+        classes in ``classes_`` order, so the same seed and query array give the same
+        predictions. The training curve's ``train_error`` always uses ``frequent``.
 
     Attributes
     ----------
@@ -133,9 +145,9 @@ class GNNBClassifier(LeveragedNNClassifier):
       h_0 = -h_1), as in UNN.
     * Prediction (``prototypes="all"``, eq. 16) takes the k nearest training rows,
       alpha = 0 or not; ``"leveraged"`` searches only the rows with alpha_j != 0, as
-      UNN does (with T = m and the lazy chooser nearly every example is one). Ties
-      go to the class most frequent in the training set, then to the smallest class
-      code.
+      UNN does (with T = m and the lazy chooser nearly every example is one). Ties:
+      see ``tie`` (default: the class most frequent in the training set, then the
+      smallest class code).
     * ``predict_proba``: p_c = (nabla phi)^-1 (h_c) (eq. 5), clipped to [0, 1] (the
       squared phi's link is linear), normalised over classes; with n_splits > 1 the
       average of the blocks' normalised posteriors, and ``predict`` is its argmax.
@@ -161,6 +173,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         "block_norm": AnyOf(Options(*BLOCK_NORMS), Literal(None)),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         "prototypes": Options(*PROTOTYPES),
+        "tie": Options(*TIES),
     }
 
     @classmethod
@@ -186,6 +199,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         block_norm=None,
         seed=None,
         prototypes="all",
+        tie="frequent",
     ):
         self.k = k
         self.phi = phi
@@ -196,6 +210,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         self.block_norm = block_norm
         self.seed = seed
         self.prototypes = prototypes
+        self.tie = tie
 
     def fit(self, X, y):
         """Train the leveraging coefficients by Algorithm 1 (one run per block). Returns self."""
@@ -280,16 +295,23 @@ class GNNBClassifier(LeveragedNNClassifier):
         features, codes and alpha."""
         self._set_search_sets(((self._block(X, b), self.alpha_[b]) for b in range(self.n_splits)), y_codes)
 
-    def _block_h(self, X, b):
-        return self._search_scores(self._block(X, b), b)
+    def _block_h(self, X, b, with_classes=False):
+        return self._search_scores(self._block(X, b), b, with_classes)
 
-    def _scores(self, X):
-        """h for one block; the averaged posteriors for several."""
+    def _scores(self, X, with_classes=False):
+        """h for one block; the averaged posteriors for several. With ``with_classes``
+        also the neighbours' class codes, block 0's first."""
         X = self._validate_query(X)
         if self.n_splits == 1:
-            return self._block_h(X, 0)
+            return self._block_h(X, 0, with_classes)
         phi = PHIS[self.phi]
-        return sum(G.gnnb_proba(self._block_h(X, b), phi) for b in range(self.n_splits)) / self.n_splits
+        total, near = 0.0, []
+        for b in range(self.n_splits):
+            h, classes = self._block_h(X, b, True)
+            total = total + G.gnnb_proba(h, phi)
+            near.append(classes)
+        scores = total / self.n_splits
+        return (scores, np.hstack(near)) if with_classes else scores
 
     def decision_function(self, X):
         """h(x) (n_splits = 1) or the averaged posteriors (n_splits > 1); for two
@@ -301,7 +323,7 @@ class GNNBClassifier(LeveragedNNClassifier):
 
     def predict(self, X):
         """argmax_c of h_c(x), or of the averaged posteriors (ties: see Notes)."""
-        return self._vote(self._scores(X))
+        return self._vote(*self._scores(X, with_classes=True))
 
     def predict_proba(self, X):
         """Matching posterior estimates (eq. 5), rows summing to 1 (see Notes)."""

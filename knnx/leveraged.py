@@ -8,6 +8,7 @@ they share lives here: the class order used for ties, the lazy chooser's order,
 the neighbour graph handed to the kernels, the search sets used at prediction and
 the vote.
 """
+
 import numpy as np
 
 from knnx._kernels import leveraged as L
@@ -15,13 +16,14 @@ from knnx.base import NeighborsClassifierBase
 from knnx.neighbors import kneighbors, reciprocal_neighbors
 
 PROTOTYPES = ("all", "leveraged")
+TIES = {"frequent": L.TIE_FREQUENT, "nearest": L.TIE_NEAREST, "lowest": L.TIE_LOWEST, "random": L.TIE_RANDOM}
 
 
 class LeveragedNNClassifier(NeighborsClassifierBase):
     """Shared fit preparation and prediction of :class:`knnx.UNNClassifier` and
     :class:`knnx.GNNBClassifier` (not registered itself).
 
-    Subclasses store ``k``, ``chooser``, ``prototypes`` and ``seed``, fit ``alpha_`` and call
+    Subclasses store ``k``, ``chooser``, ``prototypes``, ``tie`` and ``seed``, fit ``alpha_`` and call
     :meth:`_set_search_sets` with one (features, alpha) pair per feature block.
     """
 
@@ -76,19 +78,29 @@ class LeveragedNNClassifier(NeighborsClassifierBase):
         self.prototype_fraction_ = len(self.prototypes_) / m
         self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
 
-    def _search_scores(self, Xq, b):
+    def _search_scores(self, Xq, b, with_classes=False):
         """h on the queries Xq (block b's features) from block b's search set: shape
-        (n, n_classes); all 0 when the search set is empty."""
+        (n, n_classes), all 0 when the search set is empty; with ``with_classes`` also
+        the class codes of the neighbours searched, (n, n_neighbours), nearest first."""
         n_classes = len(self.classes_)
         ref_X, ref_y, ref_alpha = self._search[b]
         if len(ref_y) == 0:
-            return np.zeros((Xq.shape[0], n_classes))
+            h = np.zeros((Xq.shape[0], n_classes))
+            return (h, np.zeros((Xq.shape[0], 0), dtype=np.intp)) if with_classes else h
         _, ind = kneighbors(ref_X, min(self.k, len(ref_y)), Xq)
         alpha = ref_alpha[:, 1:] if n_classes == 2 else ref_alpha
-        return L.leveraged_scores(ind, np.ascontiguousarray(alpha), ref_y, n_classes, n_classes == 2)
+        h = L.leveraged_scores(ind, np.ascontiguousarray(alpha), ref_y, n_classes, n_classes == 2)
+        return (h, ref_y[ind]) if with_classes else h
 
-    def _vote(self, scores):
-        """argmax_c of the scores (ties: see the class docstring)."""
-        empty = np.zeros((scores.shape[0], 0), dtype=np.intp)
-        codes = L.predict_with_ties(scores, L.TIE_FREQUENT, self._tie_order, empty, np.empty(0))
+    def _vote(self, scores, neigh_class):
+        """argmax_c of the scores, ties by the rule ``tie`` (see the class docstring)."""
+        n = scores.shape[0]
+        draws = np.random.default_rng(0 if self.seed is None else self.seed).random(n)
+        codes = L.predict_with_ties(
+            np.ascontiguousarray(scores),
+            TIES[self.tie],
+            self._tie_order,
+            np.ascontiguousarray(neigh_class, dtype=np.intp),
+            draws if self.tie == "random" else np.empty(0),
+        )
         return self.classes_[codes]

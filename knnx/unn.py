@@ -12,7 +12,7 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.leveraged import PROTOTYPES, LeveragedNNClassifier
+from knnx.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
 
 LOSSES = {
@@ -96,6 +96,17 @@ class UNNClassifier(LeveragedNNClassifier):
         without a vote at small theta); fewer than k neighbours if fewer are kept,
         every score 0 if none. ``all``: the k nearest of all training rows, rows with
         alpha_j = 0 taking a neighbour slot and voting 0 (eq. 6 taken literally).
+    tie : {"frequent", "nearest", "lowest", "random"}, default "frequent"
+        Which class ``predict`` returns when several share the top score (exact
+        float64 equality). ``frequent``: the tied class most frequent in the training
+        set, then the smallest class code. ``nearest``: the class of the nearest searched
+        training row (neighbour order: distance, then index) that belongs to a tied class; if none
+        does (or nothing is searched), ``frequent``. ``lowest``: the smallest class code
+        (the first in ``classes_``). ``random``: uniform among the tied classes: with
+        u_q the q-th of ``numpy.random.default_rng(seed).random(n_queries)`` (seed None
+        counts as 0), the tied class at position min(floor(u_q s), s - 1) of the s tied
+        classes in ``classes_`` order, so the same seed and query array give the same
+        predictions. The training curve's ``train_error`` always uses ``frequent``.
 
     Attributes
     ----------
@@ -132,8 +143,9 @@ class UNNClassifier(LeveragedNNClassifier):
       w exp(-delta r) / (1 - w (1 - exp(-delta r))). knnx stores edges and evaluates
       w = -psi'(edge) (eq. 11 itself), so no table update is needed.
     * Prediction (``prototypes="leveraged"``) votes among the k nearest prototypes
-      (fewer if fewer are kept; with no prototype every score is 0). Ties of h go to
-      the class most frequent in the training set, then to the smallest class code.
+      (fewer if fewer are kept; with no prototype every score is 0). Ties of h: see
+      ``tie`` (default: the class most frequent in the training set, then the
+      smallest class code).
     * ``predict_proba``: p_c = psi'(-h_c) / (psi'(h_c) + psi'(-h_c)) (eq. 11 of
       D'Ambrosio et al.; for exp 1 / (1 + exp(-2 h)), for the balanced losses their
       link (25)), normalised over the classes.
@@ -163,6 +175,7 @@ class UNNClassifier(LeveragedNNClassifier):
         "amari_alpha": Interval(-1, 1, low_open=True, high_open=True),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         "prototypes": Options(*PROTOTYPES),
+        "tie": Options(*TIES),
     }
 
     @classmethod
@@ -189,6 +202,7 @@ class UNNClassifier(LeveragedNNClassifier):
         amari_alpha=0.5,
         seed=None,
         prototypes="leveraged",
+        tie="frequent",
     ):
         self.k = k
         self.loss = loss
@@ -200,6 +214,7 @@ class UNNClassifier(LeveragedNNClassifier):
         self.amari_alpha = amari_alpha
         self.seed = seed
         self.prototypes = prototypes
+        self.tie = tie
 
     def _codes(self):
         smoothing = "raw" if self.smoothing is True else self.smoothing
@@ -281,7 +296,7 @@ class UNNClassifier(LeveragedNNClassifier):
 
     def predict(self, X):
         """argmax_c h_c(x) (ties: see Notes)."""
-        return self._vote(self._h(X))
+        return self._vote(*self._search_scores(self._validate_query(X), 0, with_classes=True))
 
     def predict_proba(self, X):
         """Posterior estimates (eq. 11 / 25 of D'Ambrosio et al.), rows summing to 1."""
@@ -320,7 +335,7 @@ class UNNCVClassifier(UNNClassifier):
     n_thetas : int, default 10
     cv : int, default 2
         Inner folds, stratified, drawn from ``seed`` (0 if None).
-    k, loss, chooser, smoothing, step, amari_alpha, seed, prototypes : as
+    k, loss, chooser, smoothing, step, amari_alpha, seed, prototypes, tie : as
         :class:`UNNClassifier` (inner folds and the final fit alike).
 
     Attributes
@@ -351,6 +366,7 @@ class UNNCVClassifier(UNNClassifier):
         amari_alpha=0.5,
         seed=None,
         prototypes="leveraged",
+        tie="frequent",
     ):
         self.k = k
         self.loss = loss
@@ -362,6 +378,7 @@ class UNNCVClassifier(UNNClassifier):
         self.amari_alpha = amari_alpha
         self.seed = seed
         self.prototypes = prototypes
+        self.tie = tie
 
     def fit(self, X, y):
         """Choose theta by inner CV, then fit UNN on all of (X, y). Returns self."""
@@ -394,5 +411,5 @@ class UNNCVClassifier(UNNClassifier):
         return self
 
     def _unn_params(self, **extra):
-        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed", "prototypes")
+        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed", "prototypes", "tie")
         return {**{name: getattr(self, name) for name in keep}, **extra}
