@@ -23,8 +23,9 @@ class LeveragedNNClassifier(NeighborsClassifierBase):
     """Shared fit preparation and prediction of :class:`knnx.UNNClassifier` and
     :class:`knnx.GNNBClassifier` (not registered itself).
 
-    Subclasses store ``k``, ``chooser``, ``prototypes``, ``tie`` and ``seed``, fit ``alpha_`` and call
-    :meth:`_set_search_sets` with one (features, alpha) pair per feature block.
+    Subclasses store ``k``, ``chooser``, ``prototypes``, ``tie`` and ``seed``, fit
+    ``alpha_`` and call :meth:`_set_search_sets` with one (features, alpha) pair per
+    feature block.
     """
 
     def _prepare_fit(self, y_codes, n_iter, snap_at=()):

@@ -1,14 +1,16 @@
-"""UNN training and voting kernels (Piro et al. 2012; D'Ambrosio et al. 2012).
+"""UNN training kernels (Piro et al. 2012; D'Ambrosio et al. 2012); the shared
+pieces (graph, schedule, scores, vote) are in knnx._kernels.leveraged.
 
 One class c at a time is a binary problem on the codes y_ic in {-1, +1}. The state
 of class c is the vector of edges rho_i = y_ic h_c(x_i) over the training points,
 each computed on the leave-one-out neighbour graph; the weights are
-w_i = -psi'(rho_i) (so they are never stored apart from the edges, and never drift
-from them). Leveraging example j by delta moves rho_i by delta * r_ij for the
+w_i = -psi'(rho_i), recomputed from its edge whenever the edge moves (so they never
+drift from the edges). Leveraging example j by delta moves rho_i by delta * r_ij for the
 points i of its reciprocal neighbourhood, r_ij = y_ic y_jc (eq. 8-11 of Piro et al.).
 
-Every function here takes plain arrays and integer codes; knnx.unn holds the
-Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2):
+Every function here takes plain arrays, integer codes and the named tuples of
+knnx._kernels.leveraged (Graph, Schedule, ClassRun) and UNNRule / MaxHeap below;
+knnx.unn holds the Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2):
 
     EXP              psi(x) = exp(-x)
     SQUARED          psi(x) = (1 - x)^2
