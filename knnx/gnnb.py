@@ -14,9 +14,9 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import GRAPHS, NeighborsClassifierBase
+from knnx.base import GRAPHS
+from knnx.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
-from knnx.neighbors import reciprocal_neighbors
 
 PHIS = {
     "squared": K.SQUARED,
@@ -47,7 +47,7 @@ def normalize_rows(X, norm):
     return np.ascontiguousarray(X / scale[:, None])
 
 
-class GNNBClassifier(NeighborsClassifierBase):
+class GNNBClassifier(LeveragedNNClassifier):
     """Gentle Nearest Neighbours Boosting (GNNB and GNNB*), with the divide-and-conquer
     scheme of Sec. 6.4.
 
@@ -68,14 +68,17 @@ class GNNBClassifier(NeighborsClassifierBase):
         permutation drawn from ``seed``, cycling if T > m (with T = m each example is
         leveraged exactly once, as in Sec. 6.3; the paper does not give the order).
         ``largest_delta`` (GNNB*, Sec. 4.4 and 6.6): at every iteration the example of
-        largest current |delta_j| (an example may come back). eta is kept for every
-        example and updated only for the examples whose inverse neighbourhood holds
-        a point whose weight moved (O(n_j k) per step); the keys |delta_j| sit in
-        blocks of about sqrt(m) indices that keep their maximum, so a choice costs a
-        scan of the block maxima plus a rescan of the blocks whose leader fell.
-        |delta_j| is compared at 36 significant bits, so that rounding in the
-        incrementally kept eta cannot break a tie, and ties go to the smallest
-        training index; the step taken is always recomputed afresh from eq. (9).
+        largest current |delta_j| (an example may come back); exact ties (equal
+        float64 keys) go to the smallest training index. The key of j is
+        |delta_j| = 2 (1 - epsilon) |eta_j| / (H* n_j) with eta_j the correctly
+        rounded sum of its terms w_i y_ic y_jc (a function of their multiset, whatever
+        the order), recomputed from scratch after every step for the examples whose
+        inverse neighbourhood holds a point whose weight moved, never updated by
+        differences: the keys equal a from-scratch computation bit for bit. The keys
+        sit in blocks of about sqrt(m) indices that keep their maximum, so a choice
+        costs a scan of the block maxima plus a rescan of the blocks whose leader fell.
+        The step taken sums eta afresh in increasing i (it can differ from the key in
+        the last bit).
     n_splits : int, default 1
         s: the features are split into s regular blocks (``numpy.array_split`` of the
         column indices: sizes differ by at most one), one GNNB is trained per block,
@@ -85,10 +88,27 @@ class GNNBClassifier(NeighborsClassifierBase):
         and predict alike). None: "l2" when n_splits > 1, "none" otherwise.
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order).
+    prototypes : {"all", "leveraged"}, default "all"
+        Training rows searched at prediction. ``all``: the k nearest of all training
+        rows, eq. (16) exactly; rows with alpha_j = 0 take a neighbour slot and vote 0.
+        ``leveraged``: only the rows with a non-zero leveraging vector in the block
+        (UNN's filtering; fewer than k if fewer are kept, every score 0 if none).
+    tie : {"frequent", "nearest", "lowest", "random"}, default "frequent"
+        Which class ``predict`` returns when several share the top score (exact
+        float64 equality). ``frequent``: the tied class most frequent in the training
+        set, then the smallest class code. ``nearest``: the class of the nearest searched
+        training row (neighbour order: distance, then index; with n_splits > 1 block 0's
+        neighbours first, then block 1's, ...) that belongs to a tied class; if none
+        does (or nothing is searched), ``frequent``. ``lowest``: the smallest class code
+        (the first in ``classes_``). ``random``: uniform among the tied classes: with
+        u_q the q-th of ``numpy.random.default_rng(seed).random(n_queries)`` (seed None
+        counts as 0), the tied class at position min(floor(u_q s), s - 1) of the s tied
+        classes in ``classes_`` order, so the same seed and query array give the same
+        predictions. The training curve's ``train_error`` always uses ``frequent``.
+
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.graphs`); results are the same with or without.
-
     Attributes
     ----------
     alpha_ : ndarray of shape (n_splits, n_samples, n_classes)
@@ -100,8 +120,8 @@ class GNNBClassifier(NeighborsClassifierBase):
         l(T, c), the number of weight updates per class (the sum of n_j over the
         leveraged examples, Theorem 4).
     prototypes_ : ndarray of int
-        Training indices with a non-zero leveraging vector in some block;
-        ``prototype_fraction_`` = len(prototypes_) / n_samples.
+        Training indices with a non-zero leveraging vector in some block (whatever
+        ``prototypes`` searches); ``prototype_fraction_`` = len(prototypes_) / n_samples.
     blocks_ : list of ndarray
         Column indices of each block.
     n_iter_ : int
@@ -127,9 +147,11 @@ class GNNBClassifier(NeighborsClassifierBase):
     * Training neighbourhoods exclude the point itself; alpha_j in R^C starts at 0.
       Two classes: class 1 is trained and class 0 mirrors it (alpha_j0 = alpha_j1,
       h_0 = -h_1), as in UNN.
-    * Prediction votes among the k nearest prototypes (alpha_j != 0), as UNN does;
-      with T = m and the lazy chooser nearly every example is one. Ties go to the
-      class most frequent in the training set, then to the smallest class code.
+    * Prediction (``prototypes="all"``, eq. 16) takes the k nearest training rows,
+      alpha = 0 or not; ``"leveraged"`` searches only the rows with alpha_j != 0, as
+      UNN does (with T = m and the lazy chooser nearly every example is one). Ties:
+      see ``tie`` (default: the class most frequent in the training set, then the
+      smallest class code).
     * ``predict_proba``: p_c = (nabla phi)^-1 (h_c) (eq. 5), clipped to [0, 1] (the
       squared phi's link is linear), normalised over classes; with n_splits > 1 the
       average of the blocks' normalised posteriors, and ``predict`` is its argmax.
@@ -154,6 +176,8 @@ class GNNBClassifier(NeighborsClassifierBase):
         "n_splits": Interval(1, integer=True),
         "block_norm": AnyOf(Options(*BLOCK_NORMS), Literal(None)),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "prototypes": Options(*PROTOTYPES),
+        "tie": Options(*TIES),
         "graphs": GRAPHS,
     }
 
@@ -179,6 +203,8 @@ class GNNBClassifier(NeighborsClassifierBase):
         n_splits=1,
         block_norm=None,
         seed=None,
+        prototypes="all",
+        tie="frequent",
         graphs=None,
     ):
         self.k = k
@@ -189,6 +215,8 @@ class GNNBClassifier(NeighborsClassifierBase):
         self.n_splits = n_splits
         self.block_norm = block_norm
         self.seed = seed
+        self.prototypes = prototypes
+        self.tie = tie
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -222,18 +250,12 @@ class GNNBClassifier(NeighborsClassifierBase):
         if self.n_splits > d:
             raise ValueError(f"GNNBClassifier: n_splits={self.n_splits} exceeds the number of features ({d})")
         n_classes = len(self.classes_)
-        counts = np.bincount(y_codes, minlength=n_classes)
-        self._tie_order = np.lexsort((np.arange(n_classes), -counts)).astype(np.intp)
         T = self.n_iter if self.n_iter is not None else m
         self.n_iter_ = T
         self.blocks_ = np.array_split(np.arange(d), self.n_splits)
         phi = PHIS[self.phi]
-        if self.seed is None:
-            order = np.arange(m, dtype=np.intp)
-        else:
-            order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
-        train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
-        snap_at = np.asarray(snap_at, dtype=np.intp)
+        train_classes, schedule = self._prepare_fit(y_codes, T, snap_at)
+        snap_at = schedule.snap_at
         s = self.n_splits
         self.alpha_ = np.zeros((s, m, n_classes))
         self.weights_ = np.full((s, m, n_classes), 0.5 / G.z_norm(phi))
@@ -246,30 +268,22 @@ class GNNBClassifier(NeighborsClassifierBase):
         }
         snaps = [[np.zeros((m, n_classes)) for _ in range(s)] for _ in snap_at]
 
-        def full(a):  # two classes: class 0 mirrors class 1
-            return np.column_stack([a[:, 0], a[:, 0]]) if n_classes == 2 else a
-
+        full = self._mirror
         for b in range(s):
             if n_classes == 1:  # nothing to learn: every edge stays 0
                 curve["surrogate_risk"] += G.bcl_value(phi, 0.0) / s
                 continue
-            _, nbr = self._kneighbors(self._block(X, b), self.k)  # the block is freed before the kernel
-            rptr, rind = reciprocal_neighbors(nbr, m)
+            graph = self._graph(self._block(X, b))  # the block is freed before the kernel
             with PARALLEL_LOCK:  # classes train in parallel
                 alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
-                    nbr,
-                    rptr,
-                    rind,
+                    graph,
                     y_codes,
                     n_classes,
                     train_classes,
-                    T,
-                    self.chooser == "lazy",
-                    order,
+                    schedule,
                     phi,
                     float(self.epsilon),
                     self._tie_order,
-                    snap_at,
                 )
             self.alpha_[b] = full(alpha)
             self.weights_[b] = full(w)
@@ -284,40 +298,27 @@ class GNNBClassifier(NeighborsClassifierBase):
         return snaps
 
     def _set_prototypes(self, X, y_codes):
-        """Per block: the kept rows (alpha != 0), their block features, codes and alpha."""
-        self._proto = []
-        kept = np.zeros(X.shape[0], dtype=bool)
-        for b in range(self.n_splits):
-            keep = np.flatnonzero(np.any(self.alpha_[b] != 0.0, axis=1))
-            kept[keep] = True
-            Xb = self._block(X, b)
-            self._proto.append(
-                (
-                    np.ascontiguousarray(Xb[keep]),
-                    np.ascontiguousarray(y_codes[keep]),
-                    np.ascontiguousarray(self.alpha_[b][keep]),
-                )
-            )
-        self.prototypes_ = np.flatnonzero(kept)
-        self.prototype_fraction_ = len(self.prototypes_) / X.shape[0]
-        self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
+        """Per block: the rows searched at prediction (see ``prototypes``), their block
+        features, codes and alpha."""
+        self._set_search_sets(((self._block(X, b), self.alpha_[b]) for b in range(self.n_splits)), y_codes)
 
-    def _block_h(self, X, b):
-        n_classes = len(self.classes_)
-        proto_X, proto_y, proto_alpha = self._proto[b]
-        if len(proto_y) == 0:
-            return np.zeros((X.shape[0], n_classes))
-        _, ind = self._kneighbors(proto_X, min(self.k, len(proto_y)), self._block(X, b))
-        alpha = proto_alpha[:, 1:] if n_classes == 2 else proto_alpha
-        return K.unn_scores(ind, np.ascontiguousarray(alpha), proto_y, n_classes, n_classes == 2)
+    def _block_h(self, X, b, with_classes=False):
+        return self._search_scores(self._block(X, b), b, with_classes)
 
-    def _scores(self, X):
-        """h for one block; the averaged posteriors for several."""
+    def _scores(self, X, with_classes=False):
+        """h for one block; the averaged posteriors for several. With ``with_classes``
+        also the neighbours' class codes, block 0's first."""
         X = self._validate_query(X)
         if self.n_splits == 1:
-            return self._block_h(X, 0)
+            return self._block_h(X, 0, with_classes)
         phi = PHIS[self.phi]
-        return sum(G.gnnb_proba(self._block_h(X, b), phi) for b in range(self.n_splits)) / self.n_splits
+        total, near = 0.0, []
+        for b in range(self.n_splits):
+            h, classes = self._block_h(X, b, True)
+            total = total + G.gnnb_proba(h, phi)
+            near.append(classes)
+        scores = total / self.n_splits
+        return (scores, np.hstack(near)) if with_classes else scores
 
     def decision_function(self, X):
         """h(x) (n_splits = 1) or the averaged posteriors (n_splits > 1); for two
@@ -329,8 +330,7 @@ class GNNBClassifier(NeighborsClassifierBase):
 
     def predict(self, X):
         """argmax_c of h_c(x), or of the averaged posteriors (ties: see Notes)."""
-        scores = self._scores(X)
-        return self.classes_[K.unn_predict(scores, self._tie_order)]
+        return self._vote(*self._scores(X, with_classes=True))
 
     def predict_proba(self, X):
         """Matching posterior estimates (eq. 5), rows summing to 1 (see Notes)."""

@@ -12,9 +12,9 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
 from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import GRAPHS, NeighborsClassifierBase
+from knnx.base import GRAPHS
+from knnx.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
-from knnx.neighbors import reciprocal_neighbors
 
 LOSSES = {
     "exp": K.EXP,
@@ -34,7 +34,7 @@ def surrogate_loss(loss, x, amari_alpha=0.5):
     return np.array([K.loss_value(LOSSES[loss], c, float(v)) for v in np.ravel(x)]).reshape(np.shape(x))
 
 
-class UNNClassifier(NeighborsClassifierBase):
+class UNNClassifier(LeveragedNNClassifier):
     """Universal Nearest Neighbours: a k-NN rule whose votes are learned by boosting.
 
     Parameters
@@ -57,14 +57,23 @@ class UNNClassifier(NeighborsClassifierBase):
     chooser : {"boosting", "lazy"}, default "boosting"
         Weak index chooser. ``boosting`` [I.0.b]: at every iteration the example with
         the largest |delta_j| under the current weights (an example may come back);
-        exact ties go to the smallest training index. ``lazy`` [I.0.a]: each example
-        in turn (index order, or a permutation drawn from ``seed``), cycling if T > m.
+        exact ties (equal float64 keys) go to the smallest training index. The key
+        of j is the closed form of ``step`` (for ``exact``: ``closed_form``) from
+        w+_j and w-_j, each the correctly rounded sum of the current weights in R(j)
+        (a function of their multiset, whatever the order), recomputed from scratch
+        after every step for the examples whose reciprocal neighbourhood holds a
+        moved point, never updated by differences: the keys equal a from-scratch
+        computation bit for bit. The step taken sums w+ and w- afresh in increasing
+        i (it can differ from the key in the last bit). ``lazy`` [I.0.a]: each
+        example in turn (index order, or a permutation drawn from ``seed``), cycling
+        if T > m.
     smoothing : True, False, "raw" or "normalized", default True (= "raw")
         Offset eps added to w+ and w- before computing delta (eq. 13), so that a pure
         reciprocal neighbourhood gets a finite step. ``raw``: eps = 1/m on the
         unnormalised weights, as eq. (13) is printed (weights start at -psi'(0), e.g.
         1 for exp). ``normalized``: eps = 1/m on weights normalised to sum 1, i.e.
-        eps = (sum of the current weights) / m, Schapire and Singer's choice; it
+        eps = (sum of the current weights, correctly rounded) / m, Schapire and
+        Singer's choice; it
         changes every iteration, so the boosting chooser then scans all m examples
         per step (O(T m) instead of O(T k n_j log m)). ``False``: no smoothing; an
         example whose step is infinite is skipped (delta = 0, counted in
@@ -81,17 +90,35 @@ class UNNClassifier(NeighborsClassifierBase):
         with c = (1 - alpha)/2, defined for x > -1/c; alpha -> 1 gives exp(-x).
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order, the paper's WIC(t) = t).
+    prototypes : {"leveraged", "all"}, default "leveraged"
+        Training rows searched at prediction. ``leveraged``: the prototypes only
+        (alpha_j != 0), Piro et al.'s filtering and knnx's documented reading of it
+        (voting among all rows with alpha = 0 for the others leaves many test points
+        without a vote at small theta); fewer than k neighbours if fewer are kept,
+        every score 0 if none. ``all``: the k nearest of all training rows, rows with
+        alpha_j = 0 taking a neighbour slot and voting 0 (eq. 6 taken literally).
+    tie : {"frequent", "nearest", "lowest", "random"}, default "frequent"
+        Which class ``predict`` returns when several share the top score (exact
+        float64 equality). ``frequent``: the tied class most frequent in the training
+        set, then the smallest class code. ``nearest``: the class of the nearest searched
+        training row (neighbour order: distance, then index) that belongs to a tied class; if none
+        does (or nothing is searched), ``frequent``. ``lowest``: the smallest class code
+        (the first in ``classes_``). ``random``: uniform among the tied classes: with
+        u_q the q-th of ``numpy.random.default_rng(seed).random(n_queries)`` (seed None
+        counts as 0), the tied class at position min(floor(u_q s), s - 1) of the s tied
+        classes in ``classes_`` order, so the same seed and query array give the same
+        predictions. The training curve's ``train_error`` always uses ``frequent``.
+
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.graphs`); results are the same with or without.
-
     Attributes
     ----------
     alpha_ : ndarray of shape (n_samples, n_classes)
         Leveraging coefficients alpha_jc of the training examples.
     prototypes_ : ndarray of int
-        Training indices with a non-zero leveraging vector, the only points searched
-        at prediction.
+        Training indices with a non-zero leveraging vector (the only points searched
+        at prediction with ``prototypes="leveraged"``).
     prototype_fraction_ : float
         len(prototypes_) / n_samples: the fraction actually kept. With the boosting
         chooser an example can be chosen again, so it can be below theta; with
@@ -119,9 +146,10 @@ class UNNClassifier(NeighborsClassifierBase):
       w exp(-delta r) / (1 - w (1 + exp(-delta r))); eq. (11) gives
       w exp(-delta r) / (1 - w (1 - exp(-delta r))). knnx stores edges and evaluates
       w = -psi'(edge) (eq. 11 itself), so no table update is needed.
-    * Prediction votes among the k nearest prototypes (fewer if fewer are kept; with
-      no prototype every score is 0). Ties of h go to the class most frequent in the
-      training set, then to the smallest class code.
+    * Prediction (``prototypes="leveraged"``) votes among the k nearest prototypes
+      (fewer if fewer are kept; with no prototype every score is 0). Ties of h: see
+      ``tie`` (default: the class most frequent in the training set, then the
+      smallest class code).
     * ``predict_proba``: p_c = psi'(-h_c) / (psi'(h_c) + psi'(-h_c)) (eq. 11 of
       D'Ambrosio et al.; for exp 1 / (1 + exp(-2 h)), for the balanced losses their
       link (25)), normalised over the classes.
@@ -150,6 +178,8 @@ class UNNClassifier(NeighborsClassifierBase):
         "step": Options(*STEPS),
         "amari_alpha": Interval(-1, 1, low_open=True, high_open=True),
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "prototypes": Options(*PROTOTYPES),
+        "tie": Options(*TIES),
         "graphs": GRAPHS,
     }
 
@@ -176,6 +206,8 @@ class UNNClassifier(NeighborsClassifierBase):
         step="closed_form",
         amari_alpha=0.5,
         seed=None,
+        prototypes="leveraged",
+        tie="frequent",
         graphs=None,
     ):
         self.k = k
@@ -187,6 +219,8 @@ class UNNClassifier(NeighborsClassifierBase):
         self.step = step
         self.amari_alpha = amari_alpha
         self.seed = seed
+        self.prototypes = prototypes
+        self.tie = tie
         self.graphs = graphs
 
     def _codes(self):
@@ -210,10 +244,9 @@ class UNNClassifier(NeighborsClassifierBase):
                 f"UNNClassifier: k={self.k} must be below the training set size (n_samples = {m})"
             )
         n_classes = len(self.classes_)
-        counts = np.bincount(y_codes, minlength=n_classes)
-        self._tie_order = np.lexsort((np.arange(n_classes), -counts)).astype(np.intp)
         T = self.n_iter if self.n_iter is not None else max(1, int(round(self.theta * m)))
         self.n_iter_ = T
+        train_classes, schedule = self._prepare_fit(y_codes, T, snap_at)
         loss, c, step, smoothing = self._codes()
         if n_classes == 1:
             self.alpha_ = np.zeros((m, 1))
@@ -225,40 +258,22 @@ class UNNClassifier(NeighborsClassifierBase):
             self.n_infinite_ = 0
             self._set_prototypes(X, y_codes)
             return [self.alpha_.copy() for _ in snap_at]
-        _, nbr = self._kneighbors(X, self.k)
-        rptr, rind = reciprocal_neighbors(nbr, m)
-        train_classes = np.array([1] if n_classes == 2 else range(n_classes), dtype=np.intp)
-        if self.seed is None:
-            order = np.arange(m, dtype=np.intp)
-        else:
-            order = np.random.default_rng(self.seed).permutation(m).astype(np.intp)
+        graph = self._graph(X)
         with PARALLEL_LOCK:  # classes train in parallel
             alpha, risk, errors, _, n_inf, snaps = K.unn_fit(
-                nbr,
-                rptr,
-                rind,
+                graph,
                 y_codes,
                 n_classes,
                 train_classes,
-                T,
-                self.chooser == "lazy",
-                order,
-                loss,
-                c,
-                step,
-                smoothing,
+                schedule,
+                K.UNNRule(loss, c, step, smoothing),
                 self._tie_order,
-                np.asarray(snap_at, dtype=np.intp),
             )
-
-        def full(a):  # two classes: alpha_0 = alpha_1
-            return np.column_stack([a[:, 0], a[:, 0]]) if n_classes == 2 else a
-
-        self.alpha_ = full(alpha)
+        self.alpha_ = self._mirror(alpha)
         self.curve_ = {"iteration": np.arange(T + 1), "surrogate_risk": risk, "train_error": errors}
         self.n_infinite_ = int(n_inf)
         self._set_prototypes(X, y_codes)
-        return [full(a) for a in snaps]
+        return [self._mirror(a) for a in snaps]
 
     def _predict_path(self, X, y, snap_at, X_query):
         """Predictions on ``X_query`` of the rules after each count in ``snap_at``."""
@@ -276,23 +291,10 @@ class UNNClassifier(NeighborsClassifierBase):
         return out
 
     def _set_prototypes(self, X, y_codes):
-        keep = np.flatnonzero(np.any(self.alpha_ != 0.0, axis=1))
-        self.prototypes_ = keep
-        self.prototype_fraction_ = len(keep) / X.shape[0]
-        self.reported_ = {"prototype_fraction": float(self.prototype_fraction_)}
-        self._proto_X = np.ascontiguousarray(X[keep])
-        self._proto_y = np.ascontiguousarray(y_codes[keep])
-        self._proto_alpha = np.ascontiguousarray(self.alpha_[keep])
+        self._set_search_sets([(X, self.alpha_)], y_codes)
 
     def _h(self, X):
-        X = self._validate_query(X)
-        n_classes = len(self.classes_)
-        n_proto = len(self.prototypes_)
-        if n_proto == 0:
-            return np.zeros((X.shape[0], n_classes))
-        _, ind = self._kneighbors(self._proto_X, min(self.k, n_proto), X)
-        alpha = self._proto_alpha[:, 1:] if n_classes == 2 else self._proto_alpha
-        return K.unn_scores(ind, np.ascontiguousarray(alpha), self._proto_y, n_classes, n_classes == 2)
+        return self._search_scores(self._validate_query(X), 0)
 
     def decision_function(self, X):
         """h(x): shape (n,) for two classes (the score of classes_[1]), else (n, n_classes)."""
@@ -301,8 +303,7 @@ class UNNClassifier(NeighborsClassifierBase):
 
     def predict(self, X):
         """argmax_c h_c(x) (ties: see Notes)."""
-        h = self._h(X)
-        return self.classes_[K.unn_predict(h, self._tie_order)]
+        return self._vote(*self._search_scores(self._validate_query(X), 0, with_classes=True))
 
     def predict_proba(self, X):
         """Posterior estimates (eq. 11 / 25 of D'Ambrosio et al.), rows summing to 1."""
@@ -341,7 +342,8 @@ class UNNCVClassifier(UNNClassifier):
     n_thetas : int, default 10
     cv : int, default 2
         Inner folds, stratified, drawn from ``seed`` (0 if None).
-    k, loss, chooser, smoothing, step, amari_alpha, seed, graphs : as :class:`UNNClassifier`.
+    k, loss, chooser, smoothing, step, amari_alpha, seed, prototypes, tie, graphs : as
+        :class:`UNNClassifier` (inner folds and the final fit alike).
 
     Attributes
     ----------
@@ -370,6 +372,8 @@ class UNNCVClassifier(UNNClassifier):
         step="closed_form",
         amari_alpha=0.5,
         seed=None,
+        prototypes="leveraged",
+        tie="frequent",
         graphs=None,
     ):
         self.k = k
@@ -381,6 +385,8 @@ class UNNCVClassifier(UNNClassifier):
         self.step = step
         self.amari_alpha = amari_alpha
         self.seed = seed
+        self.prototypes = prototypes
+        self.tie = tie
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -409,11 +415,21 @@ class UNNCVClassifier(UNNClassifier):
         final = UNNClassifier(**self._unn_params(theta=self.theta_)).fit(X, y_codes)
         for name in ("alpha_", "prototypes_", "prototype_fraction_", "n_iter_", "curve_", "n_infinite_"):
             setattr(self, name, getattr(final, name))
-        self._tie_order = final._tie_order
-        self._proto_X, self._proto_y, self._proto_alpha = final._proto_X, final._proto_y, final._proto_alpha
+        self._tie_order, self._search = final._tie_order, final._search
         self.reported_ = {"chosen_theta": self.theta_, "prototype_fraction": float(self.prototype_fraction_)}
         return self
 
     def _unn_params(self, **extra):
-        keep = ("k", "loss", "chooser", "smoothing", "step", "amari_alpha", "seed", "graphs")
+        keep = (
+            "k",
+            "loss",
+            "chooser",
+            "smoothing",
+            "step",
+            "amari_alpha",
+            "seed",
+            "prototypes",
+            "tie",
+            "graphs",
+        )
         return {**{name: getattr(self, name) for name in keep}, **extra}

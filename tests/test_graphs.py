@@ -111,13 +111,14 @@ def test_estimators_give_the_same_results_with_a_store_and_share_its_graphs(exac
         shared = make(store).fit(X, y)
         np.testing.assert_array_equal(shared.predict(Xt), plain.predict(Xt))
         np.testing.assert_array_equal(shared.predict_proba(Xt), plain.predict_proba(Xt))
-    # one leave-one-out graph and one test graph (k_max = 11) for all; UNN and GNNB search
-    # their prototypes at prediction (another reference array): each graph computed once
-    assert store.misses == len(store) == 4
+    # one leave-one-out graph and one test graph (k_max = 11) for all (GNNB votes over the
+    # whole training set, eq. 16); UNN searches its prototypes at prediction (another
+    # reference array): each graph computed once
+    assert store.misses == len(store) == 3
     assert exact_calls.count((True, 11)) == 2  # the store once, the plain KNNLpoClassifier once
     assert store.get(store.key(X, None), 11) is not None and store.get(store.key(X, Xt), 11) is not None
     assert lpo_risk(X, y == 0, 2, 9, graphs=store).tolist() == lpo_risk(X, y == 0, 2, 9).tolist()
-    assert store.misses == 4  # the LpO risk's leave-one-out graph (width 10) was a hit
+    assert store.misses == 3  # the LpO risk's leave-one-out graph (width 10) was a hit
 
 
 def test_a_precomputed_graph_is_used_without_any_search(exact_calls):

@@ -1,6 +1,7 @@
 """UNNClassifier against hand-worked values, a naive dense NumPy UNN, numerical roots
 of eq. (10), finite differences of the losses and scikit-learn's estimator checks."""
 
+import math
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ from scipy.optimize import brentq
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import UNNClassifier, kneighbors, reciprocal_neighbors
+from knnx._kernels import leveraged as L
 from knnx._kernels import unn as K
 from knnx.datasets.synthetic import dambrosio2012
 from knnx.unn import LOSSES, STEPS
@@ -102,21 +104,13 @@ def kernel_fit(X, y, k, loss, T, chooser, smoothing, step):
     trained = np.array([1] if C == 2 else range(C), dtype=np.intp)
     smooth = {"raw": K.SMOOTH_RAW, "normalized": K.SMOOTH_NORMALIZED, False: K.SMOOTH_NONE}[smoothing]
     return K.unn_fit(
-        nbr,
-        rptr,
-        rind,
+        L.Graph(nbr, rptr, rind),
         y.astype(np.intp),
         C,
         trained,
-        T,
-        chooser == "lazy",
-        np.arange(m, dtype=np.intp),
-        LOSSES[loss],
-        C_AMARI,
-        STEPS[step],
-        smooth,
+        L.Schedule(T, chooser == "lazy", np.arange(m, dtype=np.intp), np.array([T], dtype=np.intp)),
+        K.UNNRule(LOSSES[loss], C_AMARI, STEPS[step], smooth),
         np.arange(C, dtype=np.intp),
-        np.array([T], dtype=np.intp),
     )
 
 
@@ -151,19 +145,14 @@ def test_binary_mirror_equals_training_both_classes():
     X, y = _data(2, C=2)
     _, nbr = kneighbors(X, 3)
     rptr, rind = reciprocal_neighbors(nbr, len(y))
+    graph = L.Graph(nbr, rptr, rind)
     args = (
-        40,
-        False,
-        np.arange(len(y), dtype=np.intp),
-        K.EXP,
-        0.25,
-        0,
-        K.SMOOTH_RAW,
+        L.Schedule(40, False, np.arange(len(y), dtype=np.intp), np.zeros(0, dtype=np.intp)),
+        K.UNNRule(K.EXP, 0.25, 0, K.SMOOTH_RAW),
         np.arange(2, dtype=np.intp),
-        np.zeros(0, dtype=np.intp),
     )
-    one = K.unn_fit(nbr, rptr, rind, y.astype(np.intp), 2, np.array([1], dtype=np.intp), *args)
-    both = K.unn_fit(nbr, rptr, rind, y.astype(np.intp), 2, np.array([0, 1], dtype=np.intp), *args)
+    one = K.unn_fit(graph, y.astype(np.intp), 2, np.array([1], dtype=np.intp), *args)
+    both = K.unn_fit(graph, y.astype(np.intp), 2, np.array([0, 1], dtype=np.intp), *args)
     np.testing.assert_array_equal(both[0][:, 0], both[0][:, 1])
     np.testing.assert_array_equal(one[0][:, 0], both[0][:, 1])
     np.testing.assert_allclose(one[1], both[1], rtol=1e-12)
@@ -351,6 +340,24 @@ def test_prediction_votes_among_prototypes_only():
     assert model.prototype_fraction_ == len(keep) / 80
 
 
+def test_prototypes_all_votes_among_every_training_row():
+    """``prototypes="all"``: eq. (6) over the k nearest of all training rows (alpha = 0
+    rows vote 0); the default searches the prototypes only."""
+    X, y = _data(5, m=80)
+    Q = np.random.default_rng(0).normal(size=(50, 2))
+    model = UNNClassifier(k=4, theta=0.3, prototypes="all").fit(X, y)
+    default = UNNClassifier(k=4, theta=0.3).fit(X, y)
+    np.testing.assert_array_equal(model.alpha_, default.alpha_)
+    np.testing.assert_array_equal(model.prototypes_, default.prototypes_)
+    assert len(model.prototypes_) < 80
+    d2 = ((Q[:, None, :] - X[None]) ** 2).sum(-1)
+    nn = np.argsort(d2, axis=1, kind="stable")[:, :4]
+    codes = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    h = np.stack([(model.alpha_[n] * codes[n]).sum(0) for n in nn])
+    np.testing.assert_allclose(model.decision_function(Q), h, rtol=1e-12, atol=1e-14)
+    assert not np.allclose(default.decision_function(Q), h)
+
+
 def test_no_smoothing_skips_infinite_steps():
     X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2]])
     y = np.array([0, 0, 0, 1, 1, 1])
@@ -393,3 +400,112 @@ def test_check_estimator(params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimator(UNNClassifier(**params))
+
+
+def naive_boosting_chosen(X, y, k, loss, T, smoothing):
+    """The boosting chooser [I.0.b] from scratch, in plain Python: at every iteration
+    each |delta_j| from w+_j and w-_j summed afresh (math.fsum: correctly rounded, so
+    equal multisets of weights give equal sums) over R(j) from the current weights
+    -psi'(rho_i); the largest, exact ties to the smallest j. The step taken sums w+ and
+    w- in increasing i. Returns the chosen indices (T, n_trained)."""
+    m = len(y)
+    _, nbr = kneighbors(X, k)
+    R = [[i for i in range(m) if j in nbr[i]] for j in range(m)]
+    code = LOSSES[loss]
+    classes = np.unique(y)
+    out = []
+    for cls in [1] if len(classes) == 2 else list(classes):
+        s = [1.0 if v == cls else -1.0 for v in y]
+        rho = [0.0] * m
+        picks = []
+        for _ in range(T):
+            w = [K.weight(code, C_AMARI, r) for r in rho]
+            eps = {"raw": 1 / m, "normalized": math.fsum(w) / m, False: 0.0}[smoothing]
+            keys = []
+            for j in range(m):
+                sp = math.fsum(w[i] for i in R[j] if s[i] == s[j])
+                sm = math.fsum(w[i] for i in R[j] if s[i] != s[j])
+                d = K.closed_form_delta(code, C_AMARI, K.STEP_CLOSED_FORM, sp, sm, len(R[j]), eps)
+                keys.append(abs(d) if d == d else 0.0)
+            j = int(np.argmax(keys))  # the first maximal key
+            picks.append(j)
+            sp = sm = 0.0
+            for i in R[j]:
+                if s[i] == s[j]:
+                    sp += w[i]
+                else:
+                    sm += w[i]
+            d = K.closed_form_delta(code, C_AMARI, K.STEP_CLOSED_FORM, sp, sm, len(R[j]), eps)
+            if d == d:
+                for i in R[j]:
+                    rho[i] = rho[i] + d * (s[i] * s[j])
+        out.append(picks)
+    return np.array(out).T
+
+
+@pytest.mark.parametrize("loss", ["exp", "logistic", "matsushita", "amari"])
+@pytest.mark.parametrize("smoothing", ["raw", "normalized", False])
+@pytest.mark.parametrize("grid", [False, True])
+def test_boosting_chooser_equals_a_from_scratch_chooser(loss, smoothing, grid):
+    """Same chosen sequence as :func:`naive_boosting_chosen`, on continuous data and on
+    integer-grid data (duplicates, many exact ties)."""
+    rng = np.random.default_rng(3 + grid)
+    m = 40
+    X = rng.integers(0, 4, size=(m, 2)).astype(float) if grid else rng.normal(size=(m, 2))
+    y = rng.integers(0, 3, m)
+    T = 2 * m
+    chosen = kernel_fit(X, y, 4, loss, T, "boosting", smoothing, "closed_form")[3]
+    np.testing.assert_array_equal(chosen, naive_boosting_chosen(X, y, 4, loss, T, smoothing))
+
+
+# Found by search: at iteration 4 (t = 3) examples 5, 6 and 10 have the same |delta_j|
+# from scratch, 0.8602496136398551, but the sums w+ and w- kept incrementally (by
+# differences, as knnx did before) give 6 a key one ulp above the others, so 6 was chosen.
+TIE_X = np.array(
+    [[11, 0], [11, 0], [10, 1], [1, 1], [10, 1], [11, 0], [2, 0], [2, 1], [12, 0], [11, 0], [11, 1]],
+    dtype=float,
+)
+TIE_Y = np.array([1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0])
+
+
+def test_boosting_chooser_exact_ties_go_to_the_smallest_index():
+    X, y = TIE_X, TIE_Y
+    m = len(y)
+    chosen = kernel_fit(X, y, 2, "exp", 8, "boosting", "raw", "closed_form")[3][:, 0]
+    np.testing.assert_array_equal(chosen, [5, 6, 10, 5, 6, 3, 10, 6])
+    np.testing.assert_array_equal(chosen, naive_boosting_chosen(X, y, 2, "exp", 8, "raw")[:, 0])
+    # The tie at t = 3, and the drift that broke it: replay the first three steps.
+    _, nbr = kneighbors(X, 2)
+    R = [[i for i in range(m) if j in nbr[i]] for j in range(m)]
+    s = np.where(y == 1, 1.0, -1.0)
+    rho = np.zeros(m)
+    inc_p = np.array([float(sum(s[i] == s[j] for i in R[j])) for j in range(m)])  # weights start at 1
+    inc_m = np.array([float(sum(s[i] != s[j] for i in R[j])) for j in range(m)])
+    for j in chosen[:3]:
+        w = np.exp(-rho)
+        sp = sm = 0.0
+        for i in R[j]:
+            sp, sm = (sp + w[i], sm) if s[i] == s[j] else (sp, sm + w[i])
+        inc_p[j], inc_m[j] = sp, sm
+        d = 0.5 * np.log((sp + 1 / m) / (sm + 1 / m))
+        for i in R[j]:
+            old = rho[i]
+            rho[i] = old + d * s[i] * s[j]
+            for jj in nbr[i]:
+                dw = np.exp(-rho[i]) - np.exp(-old)
+                if s[i] == s[jj]:
+                    inc_p[jj] += dw
+                else:
+                    inc_m[jj] += dw
+    w = np.exp(-rho)
+
+    def key(sp, sm):
+        return abs(0.5 * np.log((sp + 1 / m) / (sm + 1 / m)))
+
+    fresh = [
+        key(math.fsum(w[i] for i in R[j] if s[i] == s[j]), math.fsum(w[i] for i in R[j] if s[i] != s[j]))
+        for j in (5, 6, 10)
+    ]
+    drifted = [key(inc_p[j], inc_m[j]) for j in (5, 6, 10)]
+    assert fresh == [0.8602496136398551] * 3
+    assert drifted[1] > drifted[0] == drifted[2]  # by differences, 6 would have won

@@ -2,7 +2,7 @@
 (Nock et al. 2014, Algorithm 1).
 
 One class c at a time is a binary problem on the codes y_ic in {-1, +1}, as in UNN
-(knnx._kernels.unn, whose loss functions and training-error replay this module reuses). The
+(knnx._kernels.unn, whose loss functions this module reuses, and knnx._kernels.leveraged). The
 state of class c is the weight vector w (updated by eq. 11) and, for the surrogate
 risk and the training curve, the edges y_ic h_c(x_i).
 
@@ -19,22 +19,32 @@ psi_B is UNN's logistic loss ln(1 + e^-x) divided by ln 2 (psi_phi(0) = 1 for
 every row), so its values, weights and curvature are UNN's times 1/ln 2.
 """
 
-import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
+from knnx._kernels.leveraged import (
+    ClassRun,
+    class_signs,
+    collect_touched,
+    fsum_add,
+    fsum_value,
+    lazy_index,
+    merge_classes,
+    new_runs,
+    record_snapshots,
+    replay_errors,
+    two_sum,
+)
 from knnx._kernels.unn import (
     BINARY_LOGISTIC,
     LN2,
     LOGISTIC,
     MATSUSHITA,
     SQUARED,
-    class_signs,
     curvature,
     loss_value,
-    merge_classes,
-    replay_errors,
     weight,
 )
 
@@ -175,24 +185,45 @@ def weight_update(phi, w, a):
     return 1.0 - u / s
 
 
-KEY_BITS = 36
+@njit(cache=True)
+def eta_of(graph, sign, w, j):
+    """eta(c, j) = sum over i in R(j) of w_i y_ic y_jc (eq. 9), from scratch, in increasing i."""
+    s = 0.0
+    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+        i = graph.reverse_ind[p]
+        s += w[i] * sign[i] * sign[j]
+    return s
 
 
 @njit(cache=True)
-def chooser_key(factor, eta, nj):
-    """|delta_j| rounded to KEY_BITS significant bits: the GNNB* chooser key.
+def exact_eta(graph, sign, w, j, buf):
+    """eta(c, j) of eq. (9) correctly rounded (:func:`fsum_value`): a function of the
+    multiset of terms w_i y_ic y_jc only, whatever the order of R(j)."""
+    p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
+    # Fast path: the sum kept as hi + lo (TwoSum); if adding the rounding errors into
+    # lo never rounds, hi + lo is the exact sum and fl(hi + lo) its correct rounding.
+    hi = lo = 0.0
+    exact = True
+    for p in range(p0, p1):
+        i = graph.reverse_ind[p]
+        hi, e = two_sum(hi, w[i] * sign[i] * sign[j])
+        lo, e = two_sum(lo, e)
+        if e != 0.0:
+            exact = False
+    if exact:
+        return hi + lo
+    n = 0
+    for p in range(p0, p1):
+        i = graph.reverse_ind[p]
+        n = fsum_add(buf, n, w[i] * sign[i] * sign[j])
+    return fsum_value(buf, n)
 
-    eta is summed in different orders (incrementally in the kernel, afresh by a
-    brute-force check), so values equal in exact arithmetic can differ in the last
-    bits; compared at 36 bits they tie, and the tie goes to the smallest index.
-    """
-    if nj == 0:
-        return 0.0
-    v = factor * abs(eta) / nj
-    if v == 0.0:
-        return 0.0
-    mant, expo = math.frexp(v)
-    return math.ldexp(math.floor(mant * 2.0**KEY_BITS + 0.5), expo - KEY_BITS)
+
+@njit(cache=True)
+def delta_of(factor, eta, nj):
+    """delta_j = 2 (1 - epsilon) eta / (H* n_j) (eq. 10), factor = 2 (1 - epsilon) / H*;
+    n_j = 0 (nobody's neighbour): 0/0, taken as 0."""
+    return factor * eta / nj if nj > 0 else 0.0
 
 
 @njit(cache=True)
@@ -233,46 +264,40 @@ def _block_argmax(key, width, bmax, barg, dirty):
     return barg[best]
 
 
-@njit(cache=True)
-def _train_class(
-    nbr,
-    rptr,
-    rind,
-    sign,
-    n_iter,
-    lazy,
-    order,
-    phi,
-    epsilon,
-    snap_at,
-    alpha,
-    w,
-    risk,
-    chosen,
-    steps,
-    updates,
-    snaps,
-):
-    """T iterations of Algorithm 1 for one class (codes ``sign`` in {-1, +1}).
+GNNBRun = namedtuple("GNNBRun", ["run", "weights", "updates"])
+"""One class's outputs: the ClassRun, the final weights w (m,) and the cumulative
+weight updates l(t, c) after each iteration (T + 1,) int64."""
 
-    Writes alpha (m,), the final weights w (m,), risk (T + 1,), chosen (T,),
-    steps (T,), updates (T + 1,: cumulative weight updates l(t, c)) and snaps
-    (len(snap_at), m) in place.
+
+@njit(cache=True)
+def _train_class(graph, sign, schedule, phi, epsilon, out):
+    """T iterations of Algorithm 1 of Nock et al. for one class (codes ``sign`` = y_ic).
+
+    State: the weights w_i (eq. 11), the edges y_ic h_c(x_i) (for the surrogate risk,
+    eq. 1) and, for GNNB*, the chooser keys |delta_j| (eq. 10). Writes ``out`` (a
+    GNNBRun) in place.
     """
-    m, k = nbr.shape
+    run, w, updates = out
+    rptr = graph.reverse_ptr
+    rind = graph.reverse_ind
+    m, k = graph.neighbors.shape
+    lazy = schedule.lazy
     factor = 2.0 * (1.0 - epsilon) / h_star(phi)
     w0 = 0.5 / z_norm(phi)
     for i in range(m):
         w[i] = w0
     edge = np.zeros(m)
     risk_sum = m * bcl_value(phi, 0.0)
-    risk[0] = risk_sum / m
+    run.risk[0] = risk_sum / m
     updates[0] = 0
-    # GNNB* (largest |delta_j| first): eta_j is kept for every j and updated only for
-    # the examples j' whose inverse neighbourhood holds a point whose weight moved
-    # (j' in NN_k(i) for i in the leveraged example's inverse neighbourhood); the keys
-    # |delta_j| sit in a blocked maximum (see _block_update / _block_argmax).
-    eta = np.zeros(m)
+    # GNNB* (largest |delta_j| first): the key |delta_j| of every j is kept and, after
+    # each step, recomputed from scratch for the examples j' whose inverse
+    # neighbourhood holds a point whose weight moved (j' in NN_k(i) for i in the
+    # leveraged example's inverse neighbourhood), never updated by differences, from
+    # eta correctly rounded (exact_eta): the keys equal a from-scratch computation bit
+    # for bit, examples whose eta are equal in exact arithmetic tie, and ties go to
+    # the smallest index. The keys sit in a blocked maximum (_block_update /
+    # _block_argmax). The step taken sums eta afresh in increasing i (eta_of).
     key = np.zeros(m)
     width = max(16, int(np.sqrt(m)))
     n_blocks = (m + width - 1) // width
@@ -281,79 +306,55 @@ def _train_class(
     dirty = np.ones(n_blocks, dtype=np.bool_)
     stamp = np.full(m, -1, dtype=np.intp)
     touched = np.empty(m, dtype=np.intp)
+    max_nj = 1
+    for j in range(m):
+        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
+    buf = np.empty(max_nj + 1)
     if not lazy:
         for j in range(m):
-            s = 0.0
-            for p in range(rptr[j], rptr[j + 1]):
-                i = rind[p]
-                s += w[i] * sign[i] * sign[j]
-            eta[j] = s
-            key[j] = chooser_key(factor, s, rptr[j + 1] - rptr[j])
+            key[j] = abs(delta_of(factor, exact_eta(graph, sign, w, j, buf), rptr[j + 1] - rptr[j]))
     next_snap = 0
-    for t in range(n_iter):
+    for t in range(schedule.n_iter):
         if lazy:
-            j = order[t % m]
+            j = lazy_index(schedule, t)
         else:
             j = _block_argmax(key, width, bmax, barg, dirty)
-        chosen[t] = j
+        run.chosen[t] = j
         p0, p1 = rptr[j], rptr[j + 1]
         nj = p1 - p0
-        # eq. (9), fresh: the step taken never carries the rounding drift of the kept eta
-        s = 0.0
-        for p in range(p0, p1):
-            i = rind[p]
-            s += w[i] * sign[i] * sign[j]
-        delta = factor * s / nj if nj > 0 else 0.0  # eq. (10); n_j = 0: delta = 0
-        steps[t] = delta
+        delta = delta_of(factor, eta_of(graph, sign, w, j), nj)  # eq. (9)-(10), from scratch
+        run.steps[t] = delta
         updates[t + 1] = updates[t] + nj
         if delta != 0.0:
-            alpha[j] += delta
-            n_touched = 0
+            run.alpha[j] += delta
             for p in range(p0, p1):
                 i = rind[p]
                 a = delta * sign[i] * sign[j]
-                new_w = weight_update(phi, w[i], a)  # eq. (11)
+                w[i] = weight_update(phi, w[i], a)  # eq. (11)
                 old = edge[i]
                 edge[i] = old + a
                 risk_sum += bcl_value(phi, edge[i]) - bcl_value(phi, old)
-                if not lazy:
-                    dw = new_w - w[i]
-                    for q in range(k):
-                        jj = nbr[i, q]
-                        eta[jj] += dw * sign[i] * sign[jj]
-                        if stamp[jj] != t:
-                            stamp[jj] = t
-                            touched[n_touched] = jj
-                            n_touched += 1
-                w[i] = new_w
             if not lazy:
+                n_touched = collect_touched(graph, p0, p1, t, stamp, touched)
                 for q in range(n_touched):
                     jj = touched[q]
-                    _block_update(
-                        key,
-                        width,
-                        bmax,
-                        barg,
-                        dirty,
-                        jj,
-                        chooser_key(factor, eta[jj], rptr[jj + 1] - rptr[jj]),
+                    new_key = abs(
+                        delta_of(factor, exact_eta(graph, sign, w, jj, buf), rptr[jj + 1] - rptr[jj])
                     )
+                    _block_update(key, width, bmax, barg, dirty, jj, new_key)
         elif not lazy:
             _block_update(key, width, bmax, barg, dirty, j, 0.0)
-        risk[t + 1] = risk_sum / m
-        while next_snap < snap_at.shape[0] and snap_at[next_snap] == t + 1:
-            snaps[next_snap] = alpha
-            next_snap += 1
+        run.risk[t + 1] = risk_sum / m
+        next_snap = record_snapshots(schedule, t, next_snap, run.alpha, run.snaps)
 
 
 @njit(cache=True, parallel=True)
-def gnnb_fit(
-    nbr, rptr, rind, ycode, n_classes, train_classes, n_iter, lazy, order, phi, epsilon, tie_order, snap_at
-):
+def gnnb_fit(graph, ycode, n_classes, train_classes, schedule, phi, epsilon, tie_order):
     """Algorithm 1 of Nock et al. (2014), one class against the rest, classes in parallel.
 
-    Parameters as :func:`knnx._kernels.unn.unn_fit`; ``lazy`` visits ``order``
-    cyclically, else GNNB* (largest |delta_j|, ties to the smallest j).
+    Parameters as :func:`knnx._kernels.unn.unn_fit`; ``schedule.lazy`` visits
+    ``schedule.order`` cyclically, else GNNB* (largest |delta_j|, ties to the
+    smallest j). phi : code of the permissible function; epsilon : eq. (10).
 
     Returns
     -------
@@ -365,37 +366,17 @@ def gnnb_fit(
     updates : (T + 1, n_trained) cumulative weight updates l(t, c) = sum of n_e(t).
     snaps : (len(snap_at), m, n_trained) alpha after snap_at[s] iterations.
     """
-    m = nbr.shape[0]
+    m = graph.neighbors.shape[0]
     n_tc = train_classes.shape[0]
+    n_iter = schedule.n_iter
     sign = class_signs(ycode, train_classes)
-    alpha_t = np.zeros((n_tc, m))
+    alpha_t, risks, chosen_t, steps, snaps_t = new_runs(n_tc, m, n_iter, schedule.snap_at.shape[0])
     w_t = np.zeros((n_tc, m))
-    risks = np.zeros((n_tc, n_iter + 1))
-    chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
-    steps = np.zeros((n_tc, n_iter))
     updates = np.zeros((n_tc, n_iter + 1), dtype=np.int64)
-    snaps_t = np.zeros((n_tc, snap_at.shape[0], m))
     for ci in prange(n_tc):
-        _train_class(
-            nbr,
-            rptr,
-            rind,
-            sign[ci],
-            n_iter,
-            lazy,
-            order,
-            phi,
-            epsilon,
-            snap_at,
-            alpha_t[ci],
-            w_t[ci],
-            risks[ci],
-            chosen_t[ci],
-            steps[ci],
-            updates[ci],
-            snaps_t[ci],
-        )
-    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, rptr, rind, tie_order)
+        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
+        _train_class(graph, sign[ci], schedule, phi, epsilon, GNNBRun(run, w_t[ci], updates[ci]))
+    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, graph, tie_order)
     risk, snaps = merge_classes(risks, snaps_t)
     return (
         alpha_t.T.copy(),

@@ -1,14 +1,16 @@
-"""UNN training and voting kernels (Piro et al. 2012; D'Ambrosio et al. 2012).
+"""UNN training kernels (Piro et al. 2012; D'Ambrosio et al. 2012); the shared
+pieces (graph, schedule, scores, vote) are in knnx._kernels.leveraged.
 
 One class c at a time is a binary problem on the codes y_ic in {-1, +1}. The state
 of class c is the vector of edges rho_i = y_ic h_c(x_i) over the training points,
 each computed on the leave-one-out neighbour graph; the weights are
-w_i = -psi'(rho_i) (so they are never stored apart from the edges, and never drift
-from them). Leveraging example j by delta moves rho_i by delta * r_ij for the
+w_i = -psi'(rho_i), recomputed from its edge whenever the edge moves (so they never
+drift from the edges). Leveraging example j by delta moves rho_i by delta * r_ij for the
 points i of its reciprocal neighbourhood, r_ij = y_ic y_jc (eq. 8-11 of Piro et al.).
 
-Every function here takes plain arrays and integer codes; knnx.unn holds the
-Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2):
+Every function here takes plain arrays, integer codes and the named tuples of
+knnx._kernels.leveraged (Graph, Schedule, ClassRun) and UNNRule / MaxHeap below;
+knnx.unn holds the Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2):
 
     EXP              psi(x) = exp(-x)
     SQUARED          psi(x) = (1 - x)^2
@@ -18,8 +20,24 @@ Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2)
     AMARI            psi(x) = (1 + c x)^(-(1 - c) / c) / (1 - c),  x > -1/c
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange
+
+from knnx._kernels.leveraged import (
+    ClassRun,
+    class_signs,
+    collect_touched,
+    fsum_add,
+    fsum_value,
+    lazy_index,
+    merge_classes,
+    new_runs,
+    record_snapshots,
+    replay_errors,
+    two_sum,
+)
 
 EXP, SQUARED, LOGISTIC, BINARY_LOGISTIC, MATSUSHITA, AMARI = 0, 1, 2, 3, 4, 5
 STEP_CLOSED_FORM, STEP_FAST, STEP_EXACT = 0, 1, 2
@@ -269,6 +287,14 @@ def _smoothing_eps(smoothing, total_weight, m):
     return 0.0
 
 
+MaxHeap = namedtuple("MaxHeap", ["key", "items", "pos"])
+"""The boosting chooser's keys: key (m,) |delta_j|; items (m,) a binary max-heap of
+indices ordered by (larger key, smaller index); pos (m,) each index's heap slot."""
+
+UNNRule = namedtuple("UNNRule", ["loss", "amari_c", "step", "smoothing"])
+"""Loss code, Amari c = (1 - alpha) / 2, STEP_* code, SMOOTH_* code."""
+
+
 @njit(cache=True)
 def _before(key, a, b):
     """Heap order: larger key first, then smaller index."""
@@ -276,314 +302,268 @@ def _before(key, a, b):
 
 
 @njit(cache=True)
-def _sift_up(heap, pos, key, p):
-    j = heap[p]
+def _sift_up(heap, p):
+    key, items, pos = heap
+    j = items[p]
     while p > 0:
         parent = (p - 1) >> 1
-        q = heap[parent]
+        q = items[parent]
         if not _before(key, j, q):
             break
-        heap[p] = q
+        items[p] = q
         pos[q] = p
         p = parent
-    heap[p] = j
+    items[p] = j
     pos[j] = p
 
 
 @njit(cache=True)
-def _sift_down(heap, pos, key, p):
-    n = heap.shape[0]
-    j = heap[p]
+def _sift_down(heap, p):
+    key, items, pos = heap
+    n = items.shape[0]
+    j = items[p]
     while True:
         child = 2 * p + 1
         if child >= n:
             break
-        if child + 1 < n and _before(key, heap[child + 1], heap[child]):
+        if child + 1 < n and _before(key, items[child + 1], items[child]):
             child += 1
-        q = heap[child]
+        q = items[child]
         if not _before(key, q, j):
             break
-        heap[p] = q
+        items[p] = q
         pos[q] = p
         p = child
-    heap[p] = j
+    items[p] = j
     pos[j] = p
 
 
 @njit(cache=True)
-def _set_key(heap, pos, key, j, value):
-    old = key[j]
-    key[j] = value
+def _set_key(heap, j, value):
+    old = heap.key[j]
+    heap.key[j] = value
     if value > old:
-        _sift_up(heap, pos, key, pos[j])
+        _sift_up(heap, heap.pos[j])
     elif value < old:
-        _sift_down(heap, pos, key, pos[j])
+        _sift_down(heap, heap.pos[j])
 
 
 @njit(cache=True)
-def _argmax_class(h_row, tie_order):
-    """Largest score; ties go to the class listed first in ``tie_order``."""
-    best = tie_order[0]
-    for q in range(1, tie_order.shape[0]):
-        cls = tie_order[q]
-        if h_row[cls] > h_row[best]:
-            best = cls
-    return best
+def _build_heap(key):
+    """A MaxHeap over ``key`` (stable sort: equal keys in increasing index)."""
+    m = key.shape[0]
+    items = np.zeros(m, dtype=np.intp)
+    pos = np.zeros(m, dtype=np.intp)
+    ordr = np.argsort(-key, kind="mergesort")
+    for p in range(m):
+        items[p] = ordr[p]
+        pos[ordr[p]] = p
+    return MaxHeap(key, items, pos)
 
 
 @njit(cache=True)
-def class_signs(ycode, train_classes):
-    """(n_trained, m) one-against-the-rest codes: +1 for the class, -1 for the rest."""
-    n_tc = train_classes.shape[0]
-    m = ycode.shape[0]
-    sign = np.empty((n_tc, m))
-    for ci in range(n_tc):
-        for i in range(m):
-            sign[ci, i] = 1.0 if ycode[i] == train_classes[ci] else -1.0
-    return sign
+def _chooser_key(rule, w_agree, w_disagree, n_j, eps):
+    """|delta_j| ranked by the boosting chooser: the closed form (exact for exp and
+    squared) even when the steps are exact; an infinite step ranks as 0."""
+    key_step = STEP_CLOSED_FORM if rule.step == STEP_EXACT else rule.step
+    d = closed_form_delta(rule.loss, rule.amari_c, key_step, w_agree, w_disagree, n_j, eps)
+    return abs(d) if d == d else 0.0
 
 
 @njit(cache=True)
-def merge_classes(risks, snaps_t):
-    """Per-class runs to the fit's outputs: the risk averaged over the trained
-    classes, (T + 1,), and the snapshots as (len(snap_at), m, n_trained)."""
-    n_tc, n_snap, m = snaps_t.shape
-    risk = np.zeros(risks.shape[1])
-    for ci in range(n_tc):
-        risk += risks[ci]
-    risk /= n_tc
-    snaps = np.zeros((n_snap, m, n_tc))
-    for ci in range(n_tc):
-        for s in range(n_snap):
-            snaps[s, :, ci] = snaps_t[ci, s]
-    return risk, snaps
+def _reciprocal_sums(graph, sign, w, j):
+    """w+_j and w-_j of eq. (12): the weights of the points i of R(j) whose label
+    agrees (y_ic = y_jc) and disagrees with j's, each summed in increasing i."""
+    sp = 0.0
+    sm = 0.0
+    for p in range(graph.reverse_ptr[j], graph.reverse_ptr[j + 1]):
+        i = graph.reverse_ind[p]
+        if sign[i] == sign[j]:
+            sp += w[i]
+        else:
+            sm += w[i]
+    return sp, sm
 
 
 @njit(cache=True)
-def replay_errors(steps, chosen, sign, train_classes, n_classes, ycode, rptr, rind, tie_order):
-    """Training error of the argmax rule after each iteration, replayed from the steps.
+def _exact_reciprocal_sums(graph, sign, w, j, agree_buf, disagree_buf):
+    """w+_j and w-_j of eq. (12) correctly rounded (:func:`fsum_value`): functions of
+    the multisets of the current weights only, whatever the order of R(j), so that
+    examples whose sums are equal in exact arithmetic get equal chooser keys."""
+    p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
+    # Fast path: each sum kept as hi + lo (TwoSum); if adding the rounding errors into
+    # lo never rounds, hi + lo is the exact sum and fl(hi + lo) its correct rounding.
+    agree_hi = agree_lo = disagree_hi = disagree_lo = 0.0
+    exact = True
+    for p in range(p0, p1):
+        i = graph.reverse_ind[p]
+        if sign[i] == sign[j]:
+            agree_hi, e = two_sum(agree_hi, w[i])
+            agree_lo, e = two_sum(agree_lo, e)
+        else:
+            disagree_hi, e = two_sum(disagree_hi, w[i])
+            disagree_lo, e = two_sum(disagree_lo, e)
+        if e != 0.0:
+            exact = False
+    if exact:
+        return agree_hi + agree_lo, disagree_hi + disagree_lo
+    n_agree = 0
+    n_disagree = 0
+    for p in range(p0, p1):
+        i = graph.reverse_ind[p]
+        if sign[i] == sign[j]:
+            n_agree = fsum_add(agree_buf, n_agree, w[i])
+        else:
+            n_disagree = fsum_add(disagree_buf, n_disagree, w[i])
+    return fsum_value(agree_buf, n_agree), fsum_value(disagree_buf, n_disagree)
 
-    The classes' steps are replayed in the interleaved order t = 1..T, c = 1..C:
-    leveraging j by delta for class c adds delta y_jc to h_c(x_i) of every i in its
-    reciprocal neighbourhood. ``steps`` and ``chosen`` are (n_trained, T); with two
-    classes and one trained class (class 1), h_0 = -h_1. Returns (T + 1,) errors.
+
+@njit(cache=True)
+def _step(graph, sign, rule, j, edge, w, eps, r_buf):
+    """delta_j for leveraging example j: the closed form from the sums w+ and w- of
+    eq. (12) taken afresh (:func:`_reciprocal_sums`), or the root of eq. (10) (``STEP_EXACT``, or an Amari
+    step that would leave the loss's domain). Fills r_buf[:n_j] with r_ij = y_ic y_jc.
+    Returns delta, NaN if infinite."""
+    loss, c = rule.loss, rule.amari_c
+    p0, p1 = graph.reverse_ptr[j], graph.reverse_ptr[j + 1]
+    rind = graph.reverse_ind
+    for p in range(p0, p1):
+        r_buf[p - p0] = sign[rind[p]] * sign[j]
+    sp, sm = _reciprocal_sums(graph, sign, w, j)
+    key_step = STEP_CLOSED_FORM if rule.step == STEP_EXACT else rule.step
+    delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
+    if rule.step == STEP_EXACT or (loss == AMARI and delta == delta):
+        outside = False
+        if loss == AMARI and rule.step != STEP_EXACT:
+            for p in range(p0, p1):
+                if 1.0 + c * (edge[rind[p]] + delta * r_buf[p - p0]) <= 0.0:
+                    outside = True
+        if rule.step == STEP_EXACT or outside:
+            delta = exact_delta(loss, c, p0, p1, rind, r_buf, edge, eps, delta)
+    return delta
+
+
+@njit(cache=True)
+def _train_class(graph, sign, schedule, rule, run):
+    """T iterations of Algorithm 1 of Piro et al. for one class (codes ``sign`` = y_ic).
+
+    State: the edges rho_i = y_ic h_c(x_i) (eq. 4's arguments), moved by delta r_ij
+    when j is leveraged, and their weights w_i = -psi'(rho_i) (eq. 11). The step taken
+    uses w+_j, w-_j (eq. 12) summed afresh in increasing i. The boosting chooser ranks
+    by |delta_j| from the same sums correctly rounded (:func:`_exact_reciprocal_sums`):
+    after each step the sums of every example whose reciprocal neighbourhood holds a
+    moved point are recomputed, never updated by differences, so the keys equal a
+    from-scratch computation bit for bit, examples whose sums are equal in exact
+    arithmetic tie, and ties go to the smallest index. ``SMOOTH_NORMALIZED``'s total
+    weight is likewise summed afresh (correctly rounded) at each iteration.
+    Writes ``run`` (a ClassRun) in place; returns the number of infinite steps skipped.
     """
-    n_tc, n_iter = steps.shape
-    m = ycode.shape[0]
-    binary_mirror = n_tc == 1 and n_classes == 2
-    scores = np.zeros((m, n_classes))
-    pred = np.empty(m, dtype=np.intp)
-    n_err = 0
-    for i in range(m):
-        pred[i] = _argmax_class(scores[i], tie_order)
-        if pred[i] != ycode[i]:
-            n_err += 1
-    errors = np.empty(n_iter + 1)
-    errors[0] = n_err / m
-    for t in range(n_iter):
-        for ci in range(n_tc):
-            delta = steps[ci, t]
-            if delta == 0.0:
-                continue
-            j = chosen[ci, t]
-            cls = train_classes[ci]
-            vote = delta * sign[ci, j]
-            for p in range(rptr[j], rptr[j + 1]):
-                i = rind[p]
-                scores[i, cls] += vote
-                was = pred[i]
-                if binary_mirror:
-                    scores[i, 0] = -scores[i, 1]
-                    pred[i] = _argmax_class(scores[i], tie_order)
-                elif cls == was:
-                    if vote < 0.0:  # the leader fell: rescan
-                        pred[i] = _argmax_class(scores[i], tie_order)
-                elif scores[i, cls] > scores[i, was]:
-                    pred[i] = cls
-                elif scores[i, cls] == scores[i, was]:  # a tie: the tie order decides
-                    pred[i] = _argmax_class(scores[i], tie_order)
-                n_err += (pred[i] != ycode[i]) - (was != ycode[i])
-        errors[t + 1] = n_err / m
-    return errors
-
-
-@njit(cache=True)
-def _train_class(
-    nbr,
-    rptr,
-    rind,
-    sign,
-    n_iter,
-    lazy,
-    order,
-    loss,
-    c,
-    step,
-    smoothing,
-    snap_at,
-    alpha,
-    risk,
-    chosen,
-    steps,
-    snaps,
-):
-    """T iterations of Algorithm 1 for one class (codes ``sign`` in {-1, +1}).
-
-    Writes alpha (m,), risk (T + 1,), chosen (T,), steps (T,) and snaps
-    (len(snap_at), m) in place; returns the number of infinite steps skipped.
-    """
-    m, k = nbr.shape
-    rho = np.zeros(m)
-    wp = np.zeros(m)
-    wm = np.zeros(m)
-    w0 = weight(loss, c, 0.0)
+    loss, c, smoothing = rule.loss, rule.amari_c, rule.smoothing
+    rptr = graph.reverse_ptr
+    lazy = schedule.lazy
+    m = graph.neighbors.shape[0]
+    edge = np.zeros(m)
+    w = np.full(m, weight(loss, c, 0.0))
+    max_nj = 1
     for j in range(m):
-        for p in range(rptr[j], rptr[j + 1]):
-            if sign[rind[p]] == sign[j]:
-                wp[j] += w0
-            else:
-                wm[j] += w0
-    wsum = m * w0
+        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
+    r_buf = np.empty(max_nj)
+    agree_buf = np.empty(max_nj + 1)
+    disagree_buf = np.empty(max_nj + 1)
+    w_agree = np.zeros(m)
+    w_disagree = np.zeros(m)
+    if not lazy:
+        for j in range(m):
+            w_agree[j], w_disagree[j] = _exact_reciprocal_sums(graph, sign, w, j, agree_buf, disagree_buf)
+    total_weight = m * w[0] if m > 0 else 0.0
     risk_sum = m * loss_value(loss, c, 0.0)
     # Boosting chooser: a max-heap of |delta_j| (keys change only for the examples
     # whose reciprocal neighbourhood holds a point whose weight moved), unless the
     # smoothing changes with the total weight: every key moves, and a scan is exact.
     use_heap = (not lazy) and smoothing != SMOOTH_NORMALIZED
-    # With exact steps the chooser ranks by the closed forms (exact for exp and squared).
-    key_step = STEP_CLOSED_FORM if step == STEP_EXACT else step
     key = np.zeros(m)
-    heap = np.zeros(m, dtype=np.intp)
-    hpos = np.zeros(m, dtype=np.intp)
     if use_heap:
-        eps = _smoothing_eps(smoothing, wsum, m)
+        eps = _smoothing_eps(smoothing, total_weight, m)
         for j in range(m):
-            d = closed_form_delta(loss, c, key_step, wp[j], wm[j], rptr[j + 1] - rptr[j], eps)
-            key[j] = abs(d) if d == d else 0.0
-        ordr = np.argsort(-key, kind="mergesort")
-        for p in range(m):
-            heap[p] = ordr[p]
-            hpos[ordr[p]] = p
-    risk[0] = risk_sum / m
+            key[j] = _chooser_key(rule, w_agree[j], w_disagree[j], rptr[j + 1] - rptr[j], eps)
+    heap = _build_heap(key)
+    run.risk[0] = risk_sum / m
     stamp = np.full(m, -1, dtype=np.intp)
     touched = np.empty(m, dtype=np.intp)
-    max_nj = 1
-    for j in range(m):
-        max_nj = max(max_nj, rptr[j + 1] - rptr[j])
-    r_buf = np.empty(max_nj)
+    total_buf = np.empty(m + 1 if smoothing == SMOOTH_NORMALIZED else 0)
     n_infinite = 0
     next_snap = 0
-    for t in range(n_iter):
-        eps = _smoothing_eps(smoothing, wsum, m)
+    for t in range(schedule.n_iter):
+        if smoothing == SMOOTH_NORMALIZED:  # the total weight, correctly rounded
+            n_part = 0
+            for i in range(m):
+                n_part = fsum_add(total_buf, n_part, w[i])
+            total_weight = fsum_value(total_buf, n_part)
+        eps = _smoothing_eps(smoothing, total_weight, m)
         if lazy:
-            j = order[t % m]
+            j = lazy_index(schedule, t)
         elif use_heap:
-            j = heap[0]
+            j = heap.items[0]
         else:
             j = 0
             best = -1.0
             for jj in range(m):
-                d = closed_form_delta(loss, c, key_step, wp[jj], wm[jj], rptr[jj + 1] - rptr[jj], eps)
-                a = abs(d) if d == d else 0.0
+                a = _chooser_key(rule, w_agree[jj], w_disagree[jj], rptr[jj + 1] - rptr[jj], eps)
                 if a > best:
                     best = a
                     j = jj
-        chosen[t] = j
-        steps[t] = 0.0
+        run.chosen[t] = j
+        run.steps[t] = 0.0
         p0, p1 = rptr[j], rptr[j + 1]
-        # Fresh sums for the chosen example (no drift in the step actually taken).
-        sp = 0.0
-        sm = 0.0
-        for p in range(p0, p1):
-            i = rind[p]
-            r = sign[i] * sign[j]
-            r_buf[p - p0] = r
-            if r > 0.0:
-                sp += weight(loss, c, rho[i])
-            else:
-                sm += weight(loss, c, rho[i])
-        wp[j] = sp
-        wm[j] = sm
-        delta = closed_form_delta(loss, c, key_step, sp, sm, p1 - p0, eps)
-        if step == STEP_EXACT or (loss == AMARI and delta == delta):
-            outside = False
-            if loss == AMARI and step != STEP_EXACT:
-                for p in range(p0, p1):
-                    if 1.0 + c * (rho[rind[p]] + delta * r_buf[p - p0]) <= 0.0:
-                        outside = True
-            if step == STEP_EXACT or outside:
-                delta = exact_delta(loss, c, p0, p1, rind, r_buf, rho, eps, delta)
+        delta = _step(graph, sign, rule, j, edge, w, eps, r_buf)
         if delta != delta:
             n_infinite += 1
             delta = 0.0
         if delta == 0.0:
             if use_heap:
-                _set_key(heap, hpos, key, j, 0.0)
+                _set_key(heap, j, 0.0)
         else:
-            alpha[j] += delta
-            steps[t] = delta
-            n_touched = 0
+            run.alpha[j] += delta
+            run.steps[t] = delta
             for p in range(p0, p1):
-                i = rind[p]
-                old = rho[i]
+                i = graph.reverse_ind[p]
+                old = edge[i]
                 new = old + delta * r_buf[p - p0]
-                rho[i] = new
-                dw = weight(loss, c, new) - weight(loss, c, old)
+                edge[i] = new
+                w[i] = weight(loss, c, new)
                 risk_sum += loss_value(loss, c, new) - loss_value(loss, c, old)
-                wsum += dw
-                for q in range(k):
-                    jj = nbr[i, q]
-                    if sign[i] == sign[jj]:
-                        wp[jj] += dw
-                    else:
-                        wm[jj] += dw
-                    if stamp[jj] != t:
-                        stamp[jj] = t
-                        touched[n_touched] = jj
-                        n_touched += 1
-            if use_heap:
+            if not lazy:
+                n_touched = collect_touched(graph, p0, p1, t, stamp, touched)
                 for q in range(n_touched):
                     jj = touched[q]
-                    d = closed_form_delta(loss, c, key_step, wp[jj], wm[jj], rptr[jj + 1] - rptr[jj], eps)
-                    _set_key(heap, hpos, key, jj, abs(d) if d == d else 0.0)
-        risk[t + 1] = risk_sum / m
-        while next_snap < snap_at.shape[0] and snap_at[next_snap] == t + 1:
-            snaps[next_snap] = alpha
-            next_snap += 1
+                    w_agree[jj], w_disagree[jj] = _exact_reciprocal_sums(
+                        graph, sign, w, jj, agree_buf, disagree_buf
+                    )
+                    if use_heap:
+                        _set_key(
+                            heap,
+                            jj,
+                            _chooser_key(rule, w_agree[jj], w_disagree[jj], rptr[jj + 1] - rptr[jj], eps),
+                        )
+        run.risk[t + 1] = risk_sum / m
+        next_snap = record_snapshots(schedule, t, next_snap, run.alpha, run.snaps)
     return n_infinite
 
 
 @njit(cache=True, parallel=True)
-def unn_fit(
-    nbr,
-    rptr,
-    rind,
-    ycode,
-    n_classes,
-    train_classes,
-    n_iter,
-    lazy,
-    order,
-    loss,
-    c,
-    step,
-    smoothing,
-    tie_order,
-    snap_at,
-):
+def unn_fit(graph, ycode, n_classes, train_classes, schedule, rule, tie_order):
     """Algorithm 1 of Piro et al., one class against the rest, classes in parallel.
 
     Parameters
     ----------
-    nbr : (m, k) leave-one-out neighbour graph; rptr, rind : its reciprocal CSR.
+    graph : Graph (leave-one-out k-NN graph and its reciprocal CSR).
     ycode : (m,) class codes in [0, n_classes).
     train_classes : classes trained (all of them, or only class 1 for two classes:
         class 0 then has the same edges, alpha_0 = alpha_1 and h_0 = -h_1).
-    n_iter : T, iterations per class. lazy : visit ``order`` cyclically, else the
-        boosting chooser (largest |delta_j|, ties to the smallest j).
+    schedule : Schedule; not lazy: the boosting chooser (largest |delta_j|, ties to
+        the smallest j).
+    rule : UNNRule (loss, Amari c, step and smoothing codes).
     tie_order : class priority used when training scores tie (curve only).
-    snap_at : increasing iteration counts in [1, T] at which alpha is copied out
-        (the rule after T' iterations is a prefix of the run, so one run serves
-        every T' <= T).
 
     Returns
     -------
@@ -598,68 +578,17 @@ def unn_fit(
         smoothing).
     snaps : (len(snap_at), m, len(train_classes)) alpha after snap_at[s] iterations.
     """
-    m = nbr.shape[0]
+    m = graph.neighbors.shape[0]
     n_tc = train_classes.shape[0]
     sign = class_signs(ycode, train_classes)
-    alpha_t = np.zeros((n_tc, m))
-    risks = np.zeros((n_tc, n_iter + 1))
-    chosen_t = np.zeros((n_tc, n_iter), dtype=np.intp)
-    steps = np.zeros((n_tc, n_iter))
-    snaps_t = np.zeros((n_tc, snap_at.shape[0], m))
+    alpha_t, risks, chosen_t, steps, snaps_t = new_runs(n_tc, m, schedule.n_iter, schedule.snap_at.shape[0])
     n_inf = np.zeros(n_tc, dtype=np.intp)
     for ci in prange(n_tc):
-        n_inf[ci] = _train_class(
-            nbr,
-            rptr,
-            rind,
-            sign[ci],
-            n_iter,
-            lazy,
-            order,
-            loss,
-            c,
-            step,
-            smoothing,
-            snap_at,
-            alpha_t[ci],
-            risks[ci],
-            chosen_t[ci],
-            steps[ci],
-            snaps_t[ci],
-        )
-    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, rptr, rind, tie_order)
+        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
+        n_inf[ci] = _train_class(graph, sign[ci], schedule, rule, run)
+    errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, graph, tie_order)
     risk, snaps = merge_classes(risks, snaps_t)
     return alpha_t.T.copy(), risk, errors, chosen_t.T.copy(), n_inf.sum(), snaps
-
-
-@njit(cache=True)
-def unn_scores(neigh_ind, alpha, ycode, n_classes, binary_mirror):
-    """h_c(x) = sum over the neighbours j of alpha_jc y_jc (eq. 6), shape (n, n_classes)."""
-    n, kk = neigh_ind.shape
-    h = np.zeros((n, n_classes))
-    for q in range(n):
-        for a in range(kk):
-            j = neigh_ind[q, a]
-            if binary_mirror:
-                v = alpha[j, 0] if ycode[j] == 1 else -alpha[j, 0]
-                h[q, 1] += v
-                h[q, 0] -= v
-            else:
-                for cls in range(n_classes):
-                    if ycode[j] == cls:
-                        h[q, cls] += alpha[j, cls]
-                    else:
-                        h[q, cls] -= alpha[j, cls]
-    return h
-
-
-@njit(cache=True)
-def unn_predict(h, tie_order):
-    n = h.shape[0]
-    out = np.empty(n, dtype=np.intp)
-    for q in range(n):
-        out[q] = _argmax_class(h[q], tie_order)
-    return out
 
 
 @njit(cache=True)
