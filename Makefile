@@ -103,10 +103,10 @@ cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dn
 	knnx reproduce cpw-uci --jobs 2 --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
 regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1 minute)
-	$(PYTHON) experiments/regress.py
+	knnx gate
 
 regress-update:  ## regenerate the gate's references (only after an intended change; say why in the commit)
-	$(PYTHON) experiments/regress.py --update
+	knnx gate --update
 
 # All paper targets with the variables above.
 REPRODUCE_VARS = --var ACTIVE_REPEATS=$(ACTIVE_REPEATS) --var UNN_SEEDS=$(UNN_SEEDS) --var "CPW_SEEDS=$(CPW_SEEDS)" \

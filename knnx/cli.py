@@ -357,6 +357,57 @@ def report(
 
 
 @app.command()
+def gate(
+    words: list[str] = typer.Argument(None, help="Only the specs whose name contains one of these words."),
+    update: bool = typer.Option(
+        False, "--update", help="Rewrite the references from fresh runs (an intended change)."
+    ),
+    jobs: int = typer.Option(2, "--jobs", min=1, help="Worker processes of each run."),
+    specs: Path = typer.Option(
+        Path("experiments/regress"), "--specs", help="Folder of regress_*.yaml specs."
+    ),
+    reference_dir: Path = typer.Option(
+        Path("results/reference"), "--reference-dir", help="Committed references."
+    ),
+    out: Path = typer.Option(Path("results/regress"), "--out", help="Results root (one folder per spec)."),
+    atol: float = typer.Option(0.0, "--atol", min=0.0, help="Tolerance of knnx's own algorithms."),
+):
+    """The regression gate: run every regress_*.yaml of --specs from scratch and check it against its reference."""
+    import time
+
+    from knnx.papers.gate import find_specs
+    from knnx.papers.gate import gate as run_gate
+
+    with _reported():
+        found = find_specs(specs, words or ())
+        if not found:
+            raise KnnxError(
+                f"--specs: no regress_*.yaml spec in {specs}"
+                + (f" matching {', '.join(words)}" if words else "")
+            )
+        start = time.perf_counter()
+        rows = run_gate(
+            found,
+            out_dir=out,
+            reference_dir=reference_dir,
+            jobs=jobs,
+            update=update,
+            atol=atol,
+            echo=lambda line: console.print(line, markup=False),
+        )
+    failed = [name for name, status, _, _ in rows if status == "FAIL"]
+    total = time.perf_counter() - start
+    if failed:
+        console.print(
+            f"regression gate: {len(failed)} of {len(rows)} spec(s) failed ({', '.join(failed)}) in {total:.1f} s"
+        )
+        raise typer.Exit(1)
+    console.print(
+        f"regression gate: {len(rows)} spec(s) {'updated' if update else 'passed'} in {total:.1f} s"
+    )
+
+
+@app.command()
 def reproduce(
     targets: list[str] = typer.Argument(None, help="Paper targets (default: all); see --list."),
     var: list[str] = typer.Option(

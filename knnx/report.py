@@ -175,7 +175,7 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None):
 
     ``atol_for`` maps an algorithm name to its own tolerance, overriding ``atol`` for
     its groups (the regression gate keeps knnx's algorithms exact and gives wrapped
-    third-party baselines a small one, see ``experiments/regress.py``). A change below
+    third-party baselines a small one, see :mod:`knnx.papers.gate`). A change below
     1e-6 is printed with all 17 significant digits, so that it is visible.
     """
     atol_for = dict(atol_for or {})

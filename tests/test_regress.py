@@ -1,38 +1,41 @@
-"""The regression gate (experiments/regress.py): its specs validate, every spec has a committed
-reference, and the driver passes an unchanged run and fails a perturbed reference."""
+"""The regression gate (knnx.papers.gate, knnx gate): its specs validate, every spec has a
+committed reference, and the gate passes an unchanged run and fails a perturbed reference."""
 
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import load_experiment
+from typer.testing import CliRunner
 
+from knnx import cli
+from knnx.papers import gate as G
 from knnx.results import read_results, rows_to_csv
 from knnx.spec import validate_spec
 
 ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "experiments" / "regress"
+REFERENCE_DIR = ROOT / "results" / "reference"
 
 
 @pytest.fixture(scope="module")
 def regress():
-    return load_experiment("regress")
+    return G
 
 
 def test_regress_specs_validate(regress):
-    specs = regress.find_specs()
+    specs = regress.find_specs(SPECS)
     assert len(specs) >= 7
     for path in specs:
         assert len(validate_spec(path).cells) > 0
 
 
 def test_every_spec_has_its_reference(regress):
-    for path in regress.find_specs():
-        reference = regress.REFERENCE_DIR / f"{path.stem}.csv"
-        assert reference.exists(), f"{reference} missing: run experiments/regress.py --update"
+    for path in regress.find_specs(SPECS):
+        reference = REFERENCE_DIR / f"{path.stem}.csv"
+        assert reference.exists(), f"{reference} missing: run knnx gate --update"
         frame = read_results(reference)
         assert len(frame) > 0
         assert frame["value"].notna().all()
-        assert regress.ATOL.get(path.stem, regress.DEFAULT_ATOL) == 0  # every spec is exact or seeded
 
 
 def _perturb(src, dst, row=0, delta=1e-9):
@@ -42,7 +45,7 @@ def _perturb(src, dst, row=0, delta=1e-9):
 
 
 def test_check_detects_a_perturbed_reference(regress, tmp_path):
-    reference = regress.REFERENCE_DIR / "regress_lpo_protocol.csv"
+    reference = REFERENCE_DIR / "regress_lpo_protocol.csv"
     ok, problems = regress.check(reference, reference, 0.0)
     assert ok and problems == []
     perturbed = tmp_path / "perturbed.csv"
@@ -62,7 +65,7 @@ def test_third_party_baselines_have_a_small_tolerance_and_knnx_algorithms_none(r
     assert set(regress.ALGORITHM_ATOL) <= set(ALGORITHMS)
     assert not {"knn", "knn_lpo", "unn", "unn_cv", "gnnb", "weighted_metric"} & set(regress.ALGORITHM_ATOL)
     assert all(tol == 1e-6 for tol in regress.ALGORITHM_ATOL.values())
-    reference = regress.REFERENCE_DIR / "regress_synthetic.csv"
+    reference = REFERENCE_DIR / "regress_synthetic.csv"
     frame = read_results(reference)
     svm = int(frame.index[(frame.algorithm == "svm_platt") & (frame.metric == "sym_kl")][0])
     unn = int(frame.index[(frame.algorithm == "unn") & (frame.metric == "sym_kl")][0])
@@ -81,7 +84,7 @@ def test_third_party_baselines_have_a_small_tolerance_and_knnx_algorithms_none(r
 
 
 def test_check_fails_on_groups_missing_from_the_reference(regress, tmp_path):
-    reference = regress.REFERENCE_DIR / "regress_lpo_protocol.csv"
+    reference = REFERENCE_DIR / "regress_lpo_protocol.csv"
     frame = read_results(reference)
     short = tmp_path / "short.csv"
     short.write_text(rows_to_csv(frame.iloc[1:].to_dict("records"), header=True))
@@ -102,28 +105,34 @@ metrics: [error]
 """
 
 
-def test_gate_end_to_end(regress, tmp_path, capsys):
+def test_gate_end_to_end(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "regress_tiny.yaml").write_text(TINY)
     refs, out = tmp_path / "reference", tmp_path / "out"
-    args = ["--specs", str(specs), "--reference-dir", str(refs), "--out", str(out), "--jobs", "1"]
+    args = ["gate", "--specs", str(specs), "--reference-dir", str(refs), "--out", str(out), "--jobs", "1"]
+    runner = CliRunner()
 
-    assert regress.main(args) == 1  # no reference yet
-    assert "no reference" in capsys.readouterr().out
+    result = runner.invoke(cli.app, args)
+    assert result.exit_code == 1 and "no reference" in result.output  # no reference yet
 
-    assert regress.main(args + ["--update"]) == 0
+    result = runner.invoke(cli.app, [*args, "--update"])
+    assert result.exit_code == 0, result.output
     reference = refs / "regress_tiny.csv"
     assert reference.exists()
-    assert (out / "regress_tiny" / "results.csv").exists()
+    assert (out / "regress_tiny" / "results.csv").read_bytes() == reference.read_bytes()
 
-    assert regress.main(args) == 0
-    text = capsys.readouterr().out
-    assert "PASS    regress_tiny" in text and "1 spec(s) passed" in text
+    result = runner.invoke(cli.app, args)
+    assert result.exit_code == 0
+    assert "PASS    regress_tiny" in result.output and "1 spec(s) passed" in result.output
 
     saved = tmp_path / "saved.csv"
     shutil.copyfile(reference, saved)
     _perturb(saved, reference, row=0, delta=0.01)
-    assert regress.main(args) == 1
-    text = capsys.readouterr().out
-    assert "FAIL    regress_tiny" in text and "moved:" in text and "1 of 1 spec(s) failed" in text
+    result = runner.invoke(cli.app, args)
+    assert result.exit_code == 1
+    assert "FAIL    regress_tiny" in result.output and "moved:" in result.output
+    assert "1 of 1 spec(s) failed" in result.output
+
+    result = runner.invoke(cli.app, ["gate", "--specs", str(tmp_path / "none")])
+    assert result.exit_code == 2 and result.output.startswith("error: --specs: no regress_*.yaml spec in ")

@@ -1,0 +1,99 @@
+"""The regression gate: run a folder of specs and check each against its committed reference.
+
+``knnx gate`` (``make regress``) runs every ``regress_*.yaml`` of ``experiments/regress`` from
+scratch into ``results/regress/<name>/`` (:func:`knnx.run_spec`, any kind of spec) and
+compares its per-group means with ``results/reference/<name>.csv``
+(:func:`knnx.report.check_against_reference`): tolerance 0 for knnx's own algorithms, which
+are exact or seeded and deterministic, and :data:`ALGORITHM_ATOL` for the wrapped
+third-party baselines. Groups in the results but not in the reference also fail (the spec
+changed without its reference). ``update=True`` (``knnx gate --update``) runs the same
+way and copies each ``results.csv`` to its reference: only after an intended change, said
+in the commit. Any researcher can gate their own experiments the same way (``--specs``,
+``--reference-dir``).
+"""
+
+import shutil
+import time
+from pathlib import Path
+
+from knnx.errors import KnnxError
+from knnx.report import check_against_reference, new_groups
+
+# Wrapped third-party baselines (scikit-learn, scipy's optimisers, metric-learn) get their own
+# tolerance: their last digits follow the installed library builds, which a fresh install
+# takes from the registry. Seen: svm_platt's (CalibratedClassifierCV, sigmoid) sym_kl moved
+# by 3e-17 between two installs of the same knnx commit. knnx's own algorithms stay exact.
+# 1e-6 is far below any real change of a metric (an error moves by 1/n >= 1e-4).
+ALGORITHM_ATOL = {
+    name: 1e-6 for name in ("svm_platt", "svm_rbf", "svm_linear", "sgd", "adaboost", "itml_knn")
+}
+
+
+def find_specs(spec_dir, words=()):
+    """The ``regress_*.yaml`` specs of ``spec_dir`` (sorted), keeping those whose stem
+    contains one of ``words`` if given."""
+    specs = sorted(Path(spec_dir).glob("regress_*.yaml"))
+    if words:
+        specs = [s for s in specs if any(w in s.stem for w in words)]
+    return specs
+
+
+def check(results, reference, atol=0.0, atol_for=None):
+    """``(ok, problems)``: groups that moved beyond their tolerance (``atol``; per algorithm
+    ``atol_for``, default :data:`ALGORITHM_ATOL`, never below ``atol``), reference groups
+    missing, and groups the reference lacks."""
+    atol_for = {
+        name: max(tol, atol) for name, tol in (ALGORITHM_ATOL if atol_for is None else atol_for).items()
+    }
+    problems = [
+        f"moved: {p}" for p in check_against_reference(results, reference, atol=atol, atol_for=atol_for)
+    ]
+    fresh = new_groups(results, reference)
+    problems += [
+        f"new (not in the reference): {g} (reference incomplete: rerun with --update)" for g in fresh
+    ]
+    return not problems, problems
+
+
+def gate(specs, *, out_dir, reference_dir, jobs=2, update=False, atol=0.0, echo=print):
+    """Run and check (or update) each spec; ``[(name, status, seconds, details)]`` with
+    status PASS, FAIL or UPDATED. ``echo`` is told one line per spec (and a FAIL's
+    details)."""
+    from knnx.runner import run_spec
+
+    rows = []
+    width = max((len(s.stem) for s in specs), default=0)
+    for spec in specs:
+        name = spec.stem
+        out = Path(out_dir) / name
+        reference = Path(reference_dir) / f"{name}.csv"
+        if not update and not reference.exists():
+            echo(
+                f"{'FAIL':7s} {name:{width}s} {0.0:7.1f} s  no reference {reference} (create it with --update)"
+            )
+            rows.append((name, "FAIL", 0.0, [f"no reference {reference}"]))
+            continue
+        start = time.perf_counter()
+        try:
+            run_spec(spec, out=out, jobs=jobs, resume=False, report=False)
+            error = None
+        except KnnxError as exc:
+            error = str(exc).splitlines() or [type(exc).__name__]
+        seconds = time.perf_counter() - start
+        if error is not None:
+            status, details = "FAIL", ["run failed:", *error[:5]]
+        elif update:
+            reference.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(out / "results.csv", reference)
+            status, details = "UPDATED", [f"-> {reference}"]
+        else:
+            good, details = check(out / "results.csv", reference, atol)
+            status = "PASS" if good else "FAIL"
+        echo(f"{status:7s} {name:{width}s} {seconds:7.1f} s  atol {atol:g}")
+        if status == "FAIL":
+            for line in details[:12]:
+                echo(f"        {line}")
+            if len(details) > 12:
+                echo(f"        ... {len(details) - 12} more")
+        rows.append((name, status, seconds, details))
+    return rows
