@@ -15,6 +15,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from knnx import cli
+from knnx.datasets import load_dataset
 from knnx.errors import SpecError
 from knnx.papers import assemble, load_target, target_names
 from knnx.papers import intervals as I
@@ -373,3 +374,64 @@ def test_claims_hold_when_the_interval_lies_on_the_stated_side(project):
     column = Column(label="u - s", select={"algorithm": "u"}, minus={"algorithm": "s"})
     out = compute_cell(frame, table, column, {})
     assert out["n"] == 1 and out["ours_mean"] == pytest.approx(0.10 - 0.2, rel=1e-12)
+
+
+def test_reproduce_runs_a_spec_with_its_overrides_records_times_and_a_failing_command(tmp_path, monkeypatch):
+    """A declared target runs its spec with the declared --set overrides (a variable
+    substituted: 3 folds instead of the spec's 5), its cell is the mean of that run's
+    fold errors, the wall time and status go to reproduce-times.json, and a failing command
+    step marks only its own target as failed."""
+    import knnx.papers as P
+    from knnx.papers import declaration, reproduce
+
+    (tmp_path / "iris.yaml").write_text(
+        "name: tiny\nseed: 0\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 5, repeats: 1, stratified: true}\n"
+        "algorithms:\n  - {name: knn, params: {k: 1}}\nmetrics: [error]\n"
+    )
+    (tmp_path / "paper.csv").write_text("dataset,knn\niris,4.0\n")
+    targets = tmp_path / "targets"
+    targets.mkdir()
+    (targets / "tiny.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "target": "tiny",
+                "paper": "piro2012",
+                "title": "t",
+                "variables": {"FOLDS": 5},
+                "runs": [{"spec": "iris.yaml", "out": "results/tiny", "set": {"protocol.folds": "{FOLDS}"}}],
+                "tables": [
+                    {
+                        "id": "t",
+                        "title": "t",
+                        "results": ["results/tiny"],
+                        "paper_values": "paper.csv",
+                        "row": "{dataset}",
+                        "select": {"dataset": "{dataset}", "metric": "error"},
+                        "columns": [{"label": "kNN", "paper": "knn", "select": {"algorithm": "knn"}}],
+                        "scale": 100,
+                    }
+                ],
+            }
+        )
+    )
+    (targets / "broken.yaml").write_text(
+        yaml.safe_dump(
+            {"target": "broken", "paper": "piro2012", "title": "b", "runs": [{"command": "exit 3"}]}
+        )
+    )
+    monkeypatch.setattr(declaration, "TARGETS_DIR", targets)
+    monkeypatch.setattr(P, "target_names", lambda: ["broken", "tiny"])
+    monkeypatch.setattr(declaration, "target_names", lambda: ["broken", "tiny"])
+    rows, times = reproduce(["tiny", "broken"], root=tmp_path, variables={"FOLDS": "3"})
+    assert times["tiny"]["status"] == "ok" and times["broken"]["status"].startswith("failed: ")
+    assert json.loads((tmp_path / "results" / "reproduce-times.json").read_text()) == times
+    results = pd.read_csv(tmp_path / "results" / "tiny" / "results.csv")
+    assert sorted(results["fold"].unique()) == [0, 1, 2]  # the override: 3 folds, not 5
+    spec = yaml.safe_load((tmp_path / "results" / "tiny" / "spec.yaml").read_text())
+    assert spec["protocol"]["folds"] == 3
+    errors = results["value"].to_numpy()
+    cell = rows.set_index(["target", "column"]).loc[("tiny", "kNN")]
+    assert cell["n"] == 3 and cell["ours_mean"] == pytest.approx(100 * errors.mean(), rel=1e-14)
+    fold_sizes = results["n_test"].to_numpy()
+    assert fold_sizes.sum() == len(load_dataset("iris").y)  # the three folds cover iris once
+    assert cell["paper"] == 4.0 and (tmp_path / "results" / "REPORT.md").is_file()
