@@ -1275,7 +1275,7 @@ def _validate_active(data, label, base_dir):
                 problems.append(f"datasets[{d}]: {problem}")
     if problems:
         raise SpecError.from_lines([f"{label}: {p}" for p in problems])
-    cells = []  # in the order of the old knnx active: dataset, repeat, strategy
+    cells = []  # in the order of the former active runner: dataset, repeat, strategy
     for d, entry in enumerate(spec.datasets):
         for r in range(spec.repeats):
             for a, strategy in enumerate(spec.strategies):

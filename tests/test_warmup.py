@@ -273,5 +273,5 @@ def test_the_bar_shows_the_runners_eta_and_waits_for_a_first_cell(monkeypatch):
         monkeypatch, [((0, 3, ""), {"eta_seconds": None}), ((0, 3, "x"), {"eta_seconds": None})]
     )
     assert "ETA -:--:--" in shown
-    shown = _bar_output(monkeypatch, [((0, 4, ""), {}), ((0, 4, "x"), {})])  # knnx active: no ETA given
+    shown = _bar_output(monkeypatch, [((0, 4, ""), {}), ((0, 4, "x"), {})])  # a caller that gives no ETA
     assert "ETA -:--:--" in shown
