@@ -30,6 +30,7 @@ Rules, all tested:
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -491,5 +492,9 @@ def cd_diagram(result, metric="error", alpha=0.05):
             fontsize=9,
             pad=28,  # above the critical-difference bar that scikit-posthocs draws over the axis
         )
-        fig.tight_layout()
+        with warnings.catch_warnings():
+            # long configuration labels can leave tight_layout no room: the figure keeps
+            # matplotlib's default margins then, which is all the warning says
+            warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
+            fig.tight_layout()
     return fig
