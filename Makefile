@@ -77,9 +77,8 @@ unn-posteriors:  ## Sec. 5.3 of D'Ambrosio et al.: UNN(exp/log/Mat) posteriors v
 	knnx reproduce unn-posteriors --jobs 2 --var UNN_SEEDS=$(UNN_SEEDS)
 
 # Nock et al. (2014): GNNB. Side-by-side tables land in results/gnnb-*.
-gnnb-small:  ## Sec. 6.3-6.5: GNNB vs NN, UNN, SVM, SGD, AdaBoost on 8 small domains (Fig. 3-5, time ratios; about 20 minutes)
-	knnx run experiments/gnnb_small.yaml --jobs 2 --quiet --no-resume
-	$(PYTHON) experiments/gnnb_small.py results/gnnb-small results/gnnb-small-report
+gnnb-small:  ## Sec. 6.3-6.5: GNNB vs NN, UNN, SVM, SGD, AdaBoost on 8 small domains (Fig. 3-5, time ratios; knnx/papers/targets/gnnb-small.yaml)
+	knnx reproduce gnnb-small --jobs 2
 
 gnnb-large:  ## Table 3 / Sec. 6.4, 6.6 on a synthetic blobs stand-in for Caltech/SUN (about 1 minute)
 	$(PYTHON) experiments/gnnb_large.py results/gnnb-large

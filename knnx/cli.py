@@ -316,7 +316,11 @@ def compare(
         help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
         "on the test folds (optimistic). Needed when an algorithm has several configurations.",
     ),
-    alpha: float = typer.Option(0.05, "--alpha", help="Level of the critical difference."),
+    alpha: float = typer.Option(
+        0.05,
+        "--alpha",
+        help="Level of the critical difference and of the significance counts (significance.csv).",
+    ),
     out: Path = typer.Option(None, "--out", help="Folder for ranks.csv, pairwise.csv, friedman.csv, ..."),
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):

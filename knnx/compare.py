@@ -228,11 +228,39 @@ def rank_counts(means, metric="error", method="min"):
     return pd.DataFrame(counts, index=means.columns, columns=range(1, k + 1))
 
 
+def significance_counts(paired, configurations, metric="error", alpha=0.05):
+    """Per configuration, how many (dataset, rival) pairs its paired test over the folds
+    (``paired``: :func:`compare`'s per-dataset tests) finds significant at ``alpha``,
+    counted as ``better`` for the configuration with the better mean and ``worse`` for the
+    other (Nock et al. 2014, Fig. 5), under the paired t-test (``better``, ``worse``) and
+    under Nadeau and Bengio's corrected test (``better_corrected``, ``worse_corrected``).
+    A zero mean difference is never counted."""
+    lower = LOWER_IS_BETTER.get(metric, False)
+    counts = {
+        c: dict.fromkeys(("better", "worse", "better_corrected", "worse_corrected"), 0)
+        for c in configurations
+    }
+    for row in paired.itertuples(index=False):
+        if not row.mean_difference or math.isnan(row.mean_difference):
+            continue
+        a_better = (row.mean_difference < 0) if lower else (row.mean_difference > 0)
+        winner, loser = (row.a, row.b) if a_better else (row.b, row.a)
+        for column, suffix in (("p", ""), ("p_corrected", "_corrected")):
+            if getattr(row, column) < alpha:
+                counts[winner]["better" + suffix] += 1
+                counts[loser]["worse" + suffix] += 1
+    frame = pd.DataFrame.from_dict(counts, orient="index")
+    return frame.rename_axis("configuration").reset_index()
+
+
 def compare(frame, metric="error", select="all", alpha=0.05):
     """The comparison of the module docstring. Returns a dict of DataFrames: ``means``
     (datasets x configurations), ``ranks`` (same shape), ``mean_ranks`` (configuration,
     mean_rank, n_datasets; best first), ``pairwise`` (a, b, wins, ties, losses,
-    statistic, p, p_holm), ``friedman`` (one row)."""
+    statistic, p, p_holm), ``friedman`` (one row), ``per_dataset``, ``paired`` (the paired
+    tests per dataset and pair, :func:`paired_tests`), ``rank_counts`` (configuration and
+    the datasets ranking it 1st, 2nd, ...: :func:`rank_counts`, ties sharing the best
+    rank) and ``significance`` (:func:`significance_counts` at ``alpha``)."""
     from scipy.stats import friedmanchisquare, rankdata, wilcoxon
 
     if metric not in METRICS:
@@ -333,6 +361,9 @@ def compare(frame, metric="error", select="all", alpha=0.05):
                     "test_train_ratio": ratio,
                 }
             )
+    paired = pd.DataFrame(paired)
+    counts = rank_counts(means, metric, method="min")
+    counts = counts.rename(columns=lambda r: f"rank_{r}").rename_axis("configuration").reset_index()
     return {
         "metric": metric,
         "select": select,
@@ -342,8 +373,10 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         "pairwise": pairwise,
         "friedman": friedman,
         "per_dataset": per_dataset,
-        "paired": pd.DataFrame(paired),
+        "paired": paired,
         "folds": folds,
+        "rank_counts": counts,
+        "significance": significance_counts(paired, list(means.columns), metric, alpha),
     }
 
 
@@ -404,7 +437,8 @@ def selection_note(result):
 
 
 def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
-    """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, table.md (or .tex/.csv),
+    """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, paired.csv,
+    rank_counts.csv, significance.csv, table.md (or .tex/.csv),
     and, with scikit-posthocs installed, nemenyi.csv, cd.png and cd.svg, in the folder
     ``out`` (each written atomically). Returns the names of the files written."""
     from pathlib import Path
@@ -422,6 +456,8 @@ def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
     atomic_write_text(out / "friedman.csv", csv(result["friedman"]))
     atomic_write_text(out / "per_dataset.csv", csv(result["per_dataset"]))
     atomic_write_text(out / "paired.csv", csv(result["paired"]))
+    atomic_write_text(out / "rank_counts.csv", csv(result["rank_counts"]))
+    atomic_write_text(out / "significance.csv", csv(result["significance"]))
     suffix = {"md": "md", "latex": "tex", "csv": "csv"}[fmt]
     atomic_write_text(out / f"table.{suffix}", comparison_table(result, fmt))
     written = [
@@ -430,6 +466,8 @@ def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
         "friedman.csv",
         "per_dataset.csv",
         "paired.csv",
+        "rank_counts.csv",
+        "significance.csv",
         f"table.{suffix}",
     ]
     try:

@@ -109,6 +109,7 @@ class GNNBClassifier(LeveragedNNClassifier):
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.graphs`); results are the same with or without.
+
     Attributes
     ----------
     alpha_ : ndarray of shape (n_splits, n_samples, n_classes)

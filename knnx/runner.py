@@ -80,6 +80,7 @@ part of any cell's times.
 import hashlib
 import inspect
 import json
+import logging
 import os
 import platform
 import signal
@@ -1382,6 +1383,11 @@ def _dask_client(jobs, scheduler):
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,
+                    # knnx reports every failure itself (failed cells as values, a lost worker
+                    # as the error of fut.result()); distributed's own warnings and errors on
+                    # a loaded machine (unresponsive event loop, a heartbeat missed while the
+                    # cluster closes, with its traceback) are not the user's to read
+                    silence_logs=logging.CRITICAL,
                 )
             client = Client(cluster)
         else:

@@ -112,6 +112,7 @@ class UNNClassifier(LeveragedNNClassifier):
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.graphs`); results are the same with or without.
+
     Attributes
     ----------
     alpha_ : ndarray of shape (n_samples, n_classes)

@@ -124,6 +124,7 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[2] == "| d1 | 0.1000 (1) | 0.2000 (2) | 0.3000 (3) |"
     files = {"friedman.csv", "pairwise.csv", "per_dataset.csv", "paired.csv", "ranks.csv", "table.md"}
+    files |= {"rank_counts.csv", "significance.csv"}
     try:
         import scikit_posthocs  # noqa: F401
 
@@ -215,6 +216,8 @@ def test_the_cd_diagram_shows_every_configuration(tmp_path, monkeypatch):
         "friedman.csv",
         "per_dataset.csv",
         "paired.csv",
+        "rank_counts.csv",
+        "significance.csv",
         "table.md",
     ]
 
@@ -336,6 +339,49 @@ def test_rank_counts_give_ties_the_best_rank():
     assert counts.loc["A"].tolist() == [2, 1, 1]
     assert counts.loc["B"].tolist() == [2, 2, 0]
     assert counts.loc["C"].tolist() == [1, 0, 3]
+
+
+def test_compare_carries_rank_counts_and_significance_counts_by_hand(tmp_path):
+    # error (lower is better), 5 folds on two datasets:
+    # d1: A = B - 0.1 on every fold (constant difference: p = 0, significant), C noisy
+    # d2: A and B equal (p = 1); C worse than both by a varying margin
+    values = {
+        ("d1", "A"): [0.1, 0.2, 0.1, 0.2, 0.1],
+        ("d1", "B"): [0.2, 0.3, 0.2, 0.3, 0.2],
+        ("d1", "C"): [0.1, 0.5, 0.0, 0.4, 0.3],
+        ("d2", "A"): [0.1, 0.1, 0.2, 0.1, 0.1],
+        ("d2", "B"): [0.1, 0.1, 0.2, 0.1, 0.1],
+        ("d2", "C"): [0.5, 0.6, 0.6, 0.7, 0.5],
+    }
+    from scipy.stats import ttest_rel
+
+    result = compare(_fold_results(values), alpha=0.1)
+    # d1 means A 0.14, B 0.24, C 0.26 -> ranks A 1, B 2, C 3; d2: A = B = 0.12, C 0.58 -> (min) 1, 1, 3
+    counts = result["rank_counts"].set_index("configuration")
+    assert counts.loc["A"].tolist() == [2, 0, 0]
+    assert counts.loc["B"].tolist() == [1, 1, 0]
+    assert counts.loc["C"].tolist() == [0, 0, 2]
+    # the paired t-tests by scipy, counted at p < 0.1 for the better mean
+    p = {
+        (d, a, b): ttest_rel(values[(d, a)], values[(d, b)]).pvalue
+        for d in ("d1", "d2")
+        for a, b in (("A", "C"), ("B", "C"))
+    }
+    assert p[("d1", "A", "C")] > 0.1 and p[("d1", "B", "C")] > 0.1  # C's folds too noisy on d1
+    assert p[("d2", "A", "C")] < 0.1 and p[("d2", "B", "C")] < 0.1
+    sig = result["significance"].set_index("configuration")
+    # A: beats B on d1 (constant), beats C on d2; B: loses to A on d1, beats C on d2; C: loses twice
+    assert sig.loc["A", ["better", "worse"]].tolist() == [2, 0]
+    assert sig.loc["B", ["better", "worse"]].tolist() == [1, 1]
+    assert sig.loc["C", ["better", "worse"]].tolist() == [0, 2]
+    # the corrected test is more conservative: never more significant pairs
+    assert (sig["better_corrected"] <= sig["better"]).all() and (sig["worse_corrected"] <= sig["worse"]).all()
+    assert sig.loc["A", "better_corrected"] >= 1  # a constant difference stays significant
+    from knnx.compare import write_comparison
+
+    write_comparison(result, tmp_path / "x", metric="error", alpha=0.1)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "significance.csv"), result["significance"])
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "rank_counts.csv"), result["rank_counts"])
 
 
 def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():

@@ -435,3 +435,90 @@ def test_reproduce_runs_a_spec_with_its_overrides_records_times_and_a_failing_co
     fold_sizes = results["n_test"].to_numpy()
     assert fold_sizes.sum() == len(load_dataset("iris").y)  # the three folds cover iris once
     assert cell["paper"] == 4.0 and (tmp_path / "results" / "REPORT.md").is_file()
+
+
+def test_group_within_median_mean_ratio_and_templated_claims_by_hand(tmp_path):
+    """``group: [dataset]`` averages each dataset's folds first (n = datasets); ``mean_ratio``
+    with ``within: median`` divides the per-dataset median times; a claim's op and bound
+    come from the paper CSV's row; a bad op there is one line naming the CSV and row."""
+    from knnx.papers.comparison import compute_cell
+    from knnx.papers.declaration import Column, Table
+
+    # d1: three folds, d2: two folds (an unbalanced design: the grouped mean differs from the pooled one)
+    frame = pd.DataFrame(
+        {
+            "dataset": ["d1"] * 6 + ["d2"] * 4,
+            "algorithm": ["s", "s", "s", "g", "g", "g", "s", "s", "g", "g"],
+            "fold": [0, 1, 2, 0, 1, 2, 0, 1, 0, 1],
+            "value": [0.9, 0.8, 0.7, 0.6, 0.6, 0.9, 0.5, 0.7, 0.4, 0.4],
+            "fit_seconds": [10.0, 30.0, 20.0, 1.0, 2.0, 9.0, 8.0, 4.0, 2.0, 2.0],
+        }
+    )
+    base = dict(id="t", title="t", results=[], paper_values="x", row="r", columns=[])
+    grouped = Table(**base, group=["dataset"])
+    out = compute_cell(frame, grouped, Column(label="s", select={"algorithm": "s"}), {})
+    # per dataset: d1 (0.9 + 0.8 + 0.7) / 3 = 0.8, d2 (0.5 + 0.7) / 2 = 0.6 -> mean 0.7 over n = 2
+    assert out["n"] == 2 and out["ours_mean"] == pytest.approx(0.7, rel=1e-12)
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx(I.student_t([0.8, 0.6]), rel=1e-12)
+    pooled = compute_cell(frame, Table(**base), Column(label="s", select={"algorithm": "s"}), {})
+    assert pooled["n"] == 5 and pooled["ours_mean"] == pytest.approx(3.6 / 5, rel=1e-12)
+    # a column's group replaces the table's: per fold, (0.9 + 0.5) / 2, (0.8 + 0.7) / 2, 0.7
+    by_fold = compute_cell(frame, grouped, Column(label="s", select={"algorithm": "s"}, group=["fold"]), {})
+    assert by_fold["n"] == 3 and by_fold["ours_mean"] == pytest.approx((0.7 + 0.75 + 0.7) / 3, rel=1e-12)
+    absent = compute_cell(
+        frame, grouped, Column(label="s", select={"algorithm": "s"}, group=["param_beta"]), {}
+    )
+    assert absent["n"] == 0 and math.isnan(absent["ours_mean"])  # a group column not in the results
+    ratio = Table(**base, statistic="mean_ratio", within="median", pair=["dataset"], interval="none")
+    column = Column(label="s/g", value="fit_seconds", select={"algorithm": "s"}, minus={"algorithm": "g"})
+    out = compute_cell(frame, ratio, column, {})
+    # medians: d1 s 20, g 2 -> 10; d2 s (8 + 4) / 2 = 6, g 2 -> 3; mean ratio 6.5
+    assert out["n"] == 2 and out["ours_mean"] == pytest.approx(6.5, rel=1e-12)
+    assert math.isnan(out["ci_low"])
+    # the same through a declaration whose claims are templates on the paper CSV
+    _results(
+        tmp_path / "res",
+        [
+            {"dataset": r.dataset, "algorithm": r.algorithm, "repeat": 0, "fold": r.fold, "metric": "error"}
+            | {"params": {}, "value": r.value, "fit_seconds": r.fit_seconds}
+            for r in frame.itertuples()
+        ],
+    )
+    (tmp_path / "paper.csv").write_text("a,b,op,bound,ratio\ns,g,>,5,7.0\ns,g,<,5,\n")
+    declaration = {
+        "target": "demo",
+        "paper": "nock2014",
+        "title": "t",
+        "tables": [
+            {
+                "id": "times",
+                "title": "t",
+                "results": ["res"],
+                "paper_values": "paper.csv",
+                "row": "{a}/{b} {op} {bound}",
+                "statistic": "mean_ratio",
+                "within": "median",
+                "interval": "none",
+                "pair": ["dataset"],
+                "columns": [
+                    {
+                        "label": "fit",
+                        "paper": "ratio",
+                        "value": "fit_seconds",
+                        "select": {"algorithm": "{a}"},
+                        "minus": {"algorithm": "{b}"},
+                        "claim": {"op": "{op}", "value": "{bound}"},
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "demo.yaml"
+    path.write_text(yaml.safe_dump(declaration))
+    rows = comparison_rows(load_target(path, root=tmp_path), tmp_path).set_index("row")
+    assert rows.loc["s/g > 5", "ours_mean"] == pytest.approx(6.5, rel=1e-12)
+    assert rows.loc["s/g > 5", "diff"] == pytest.approx(6.5 - 7.0, rel=1e-12)
+    assert rows["claim"].tolist() == ["> 5", "< 5"] and rows["claim_holds"].tolist() == [True, False]
+    (tmp_path / "paper.csv").write_text("a,b,op,bound,ratio\ns,g,>=,5,7.0\n")
+    with pytest.raises(SpecError, match=r"^paper.csv: row s/g >= 5: claim op: expected < or >, got '>='$"):
+        comparison_rows(load_target(path, root=tmp_path), tmp_path)

@@ -6,7 +6,7 @@ result files it names into one row per table cell:
 ==============  ==================================================================
 target, table   the target and the table's id
 row, column     the cell's row label and column label
-statistic       mean, median or mean_difference of the selected ``value``s
+statistic       mean, median, mean_difference or mean_ratio of the selected ``value``s
 interval        the interval policy (:mod:`knnx.papers.intervals`)
 ours_mean       the statistic (times the table's ``scale``); NaN if no row matched
 ours_sd         the values' standard deviation (ddof 1; NaN for fewer than two)
@@ -22,7 +22,12 @@ claim_holds     our interval on that side (our statistic, for a cell without one
 
 ``mean_difference``: each side's rows are averaged within each pair (the table's ``pair``
 columns, e.g. dataset, repeat, fold; five seeds of one sample size pool into one mean),
-and the statistic is the mean over the pairs both sides have.
+and the statistic is the mean over the pairs both sides have. ``mean_ratio`` is the same
+with the ratio of the two sides per pair (e.g. one method's median fit time over
+another's, per dataset: the table's ``within: median``). A table's ``group`` reduces the
+rows of a mean or median cell within each group first (``group: [dataset]``: one value
+per dataset; the statistic, its sd and interval are then over datasets); a column's
+``group`` replaces the table's (``[param_beta]``: one value per beta).
 
 Rules written down: filters compare a results column with ``==`` (a list: membership; a
 mapping ``{between: [lo, hi]}``: lo <= value <= hi, an empty bound open; ``{regex: ...}``: a full match of
@@ -40,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from knnx.errors import SpecError
 from knnx.papers.intervals import interval
 from knnx.results import read_results
 
@@ -83,7 +89,8 @@ def comparison_rows(target, root="."):
                 paper = parse_paper(paper_row.get(column.paper) if column.paper else None)
                 names = {"target": target.target, "table": table.id, "row": str(label)}
                 names["column"] = str(fill(column.label, variables))
-                rows.append(names | cell | verdict(cell, paper) | judge(cell, column.claim))
+                claim = _filled_claim(column.claim, variables, f"{table.paper_values}: row {label}")
+                rows.append(names | cell | verdict(cell, paper) | judge(cell, claim))
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
@@ -145,26 +152,29 @@ def compute_cell(frame, table, column, variables):
     """ours_mean, ours_sd, n, ci_low, ci_high of one cell (scaled)."""
     kind = column.statistic or table.statistic
     policy = column.interval or table.interval
+    group = table.group if column.group is None else column.group
     chosen = select(select(frame, table.select, variables), column.select, variables)
     n_test = None
-    if kind == "mean_difference":
+    if kind in ("mean_difference", "mean_ratio"):
         base = select(select(frame, table.select, variables), column.minus, variables)
         if len(chosen) and len(base):
-            a = chosen.groupby(table.pair)["value"].mean()
-            b = base.groupby(table.pair)["value"].mean()
-            values = (a - b.reindex(a.index)).dropna().to_numpy(dtype=np.float64)
+            a = _reduce(chosen, table.pair, column.value, table.within)
+            b = _reduce(base, table.pair, column.value, table.within).reindex(a.index)
+            values = (a - b if kind == "mean_difference" else a / b).dropna().to_numpy(dtype=np.float64)
         else:
             values = np.empty(0)
         statistic = float(np.mean(values)) if values.size else math.nan
     else:
-        values = chosen["value"].to_numpy(dtype=np.float64)
+        values = chosen[column.value].to_numpy(dtype=np.float64) if len(chosen) else np.empty(0)
         if column.argmin is not None and len(chosen):
             values = _argmins(chosen, column.argmin)
+        elif group and len(chosen):
+            values = _reduce(chosen, group, column.value, table.within).to_numpy(dtype=np.float64)
         if kind == "median":
             statistic = float(np.median(values)) if values.size else math.nan
         else:
             statistic = float(np.mean(values)) if values.size else math.nan
-        if values.size == 1 and "n_test" in chosen:
+        if values.size == 1 and "n_test" in chosen and not group:
             n_test = int(chosen["n_test"].iloc[0])
     low, high = interval(policy, values, n_test=n_test) if values.size else (math.nan, math.nan)
     sd = float(np.std(values, ddof=1)) if values.size > 1 else math.nan
@@ -178,6 +188,15 @@ def compute_cell(frame, table, column, variables):
         "ci_low": low * s,
         "ci_high": high * s,
     }
+
+
+def _reduce(rows, by, column, within):
+    """One value per group of ``by``: the mean (or median) of ``column`` within it (none
+    when a column of ``by`` is not in the results)."""
+    if any(c not in rows for c in by):
+        return pd.Series(dtype=np.float64)
+    grouped = rows.assign(_v=rows[column].astype(np.float64)).groupby(by, sort=True)["_v"]
+    return grouped.median() if within == "median" else grouped.mean()
 
 
 def parse_paper(value):
@@ -221,6 +240,21 @@ def _argmins(rows, argmin):
         best = values <= values.min() + 1e-12
         out.append(min(float(_json(v)) for v in group[column].to_numpy()[best]))
     return np.asarray(out, dtype=np.float64)
+
+
+def _filled_claim(claim, variables, where):
+    """The claim with its templates (op, value) filled from the row's variables; SpecError
+    naming the paper CSV's row if they do not give "<"/">" and a number."""
+    if claim is None:
+        return None
+    op, value = fill(claim.op, variables), fill(claim.value, variables)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"{where}: claim value: expected a number, got {value!r}") from None
+    if op not in ("<", ">"):
+        raise SpecError(f"{where}: claim op: expected < or >, got {op!r}")
+    return claim.model_copy(update={"op": op, "value": value})
 
 
 def judge(cell, claim):

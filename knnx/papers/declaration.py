@@ -55,7 +55,8 @@ PAPERS = {
     "paredes2006": "Paredes & Vidal (2006): CW, PW, CPW learned weighted metrics",
 }
 
-STATISTICS = ("mean", "median", "mean_difference")
+STATISTICS = ("mean", "median", "mean_difference", "mean_ratio")
+Statistic = Literal["mean", "median", "mean_difference", "mean_ratio"]
 
 
 class _Model(BaseModel):
@@ -75,10 +76,12 @@ class Run(_Model):
 class Claim(_Model):
     """The paper states that the cell's statistic lies on one side of ``value`` (e.g. a
     difference below 0). It holds when our whole interval lies on that side, or, for a
-    cell without an interval (one value, or policy none), when our statistic does."""
+    cell without an interval (one value, or policy none), when our statistic does. Both
+    fields may be templates on the paper CSV's columns (``"{op}"``, ``"{bound}"``): one
+    column then carries claims that differ by row."""
 
-    op: Literal["<", ">"]
-    value: float = 0.0
+    op: str = Field(description='"<" or ">", or a template giving one')
+    value: float | str = Field(0.0, description="the bound, or a template giving it")
 
 
 class ArgMin(_Model):
@@ -102,13 +105,18 @@ class Column(_Model):
     )
     select: dict[str, Any] = Field(default_factory=dict)
     minus: dict[str, Any] | None = Field(
-        None, description="statistic mean_difference: filters of the rows subtracted, paired on `pair`"
+        None,
+        description="statistic mean_difference (mean_ratio): filters of the rows subtracted (divided by), paired on `pair`",
     )
-    statistic: Literal["mean", "median", "mean_difference"] | None = Field(
-        None, description="this column's statistic, if not the table's"
+    value: str = Field(
+        "value", description="the results column reduced: value, or fit_seconds / predict_seconds for times"
     )
+    statistic: Statistic | None = Field(None, description="this column's statistic, if not the table's")
     interval: Literal["student_t", "clopper", "paired_t", "none"] | None = Field(
         None, description="this column's interval policy, if not the table's"
+    )
+    group: list[str] | None = Field(
+        None, description="this column's `group`, if not the table's (e.g. [param_beta]: one value per beta)"
     )
     claim: Claim | None = Field(None, description="a direction the paper states for the statistic")
     argmin: ArgMin | None = Field(None, description="reduce each group to the parameter value of least value")
@@ -131,11 +139,19 @@ class Table(_Model):
     row: str = Field(description="the row label, a template on the paper CSV's columns")
     select: dict[str, Any] = Field(default_factory=dict, description="filters every cell shares")
     columns: list[Column]
-    statistic: Literal["mean", "median", "mean_difference"] = "mean"
+    statistic: Statistic = "mean"
     interval: Literal["student_t", "clopper", "paired_t", "none"] = "student_t"
     pair: list[str] = Field(
         default_factory=lambda: ["dataset", "repeat", "fold"],
-        description="mean_difference: the columns that pair rows; each side is averaged within a pair first",
+        description="mean_difference, mean_ratio: the columns that pair rows; each side is reduced within a pair first",
+    )
+    group: list[str] = Field(
+        default_factory=list,
+        description="mean, median: reduce the rows within each group of these columns first (e.g. [dataset]: "
+        "one value per dataset, the statistic and interval over datasets)",
+    )
+    within: Literal["mean", "median"] = Field(
+        "mean", description="how rows are reduced within a pair or group (median: robust for times)"
     )
     scale: float = Field(1.0, description="ours is multiplied by it (100: fractions to %)")
     digits: int = Field(2, description="decimals shown")
@@ -177,10 +193,11 @@ def load_target(name, variables=None, root=None):
         if table.interval not in POLICIES:  # pragma: no cover - Literal already checks
             raise SpecError(f"{path}: {table.id}: unknown interval {table.interval!r}")
         for column in table.columns:
-            if (column.statistic or table.statistic) == "mean_difference" and column.minus is None:
-                raise SpecError(
-                    f"{path}: {table.id}: {column.label}: statistic mean_difference needs `minus`"
-                )
+            kind = column.statistic or table.statistic
+            if kind in ("mean_difference", "mean_ratio") and column.minus is None:
+                raise SpecError(f"{path}: {table.id}: {column.label}: statistic {kind} needs `minus`")
+            if column.claim is not None and "{" not in column.claim.op and column.claim.op not in ("<", ">"):
+                raise SpecError(f"{path}: {table.id}: {column.label}: claim op: expected < or >")
     values = {**target.variables, **(variables or {})}
     unknown = set(variables or {}) - set(target.variables)
     if unknown:
