@@ -475,6 +475,14 @@ def test_group_within_median_mean_ratio_and_templated_claims_by_hand(tmp_path):
     # medians: d1 s 20, g 2 -> 10; d2 s (8 + 4) / 2 = 6, g 2 -> 3; mean ratio 6.5
     assert out["n"] == 2 and out["ours_mean"] == pytest.approx(6.5, rel=1e-12)
     assert math.isnan(out["ci_low"])
+    # a contrast: weighted per-dataset means (d1: s 0.8, g 0.7; d2: s 0.6, g 0.4)
+    contrast = Table(**base, statistic="contrast", pair=["dataset"], interval="paired_t")
+    terms = [{"weight": 2.0, "select": {"algorithm": "s"}}, {"weight": -1.0, "select": {"algorithm": "g"}}]
+    out = compute_cell(frame, contrast, Column(label="2s - g", terms=terms), {})
+    assert out["n"] == 2 and out["ours_mean"] == pytest.approx((0.9 + 0.8) / 2, rel=1e-12)
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx(I.student_t([0.9, 0.8]), rel=1e-12)
+    terms[1]["select"] = {"algorithm": "nobody"}
+    assert compute_cell(frame, contrast, Column(label="x", terms=terms), {})["n"] == 0
     # the same through a declaration whose claims are templates on the paper CSV
     _results(
         tmp_path / "res",

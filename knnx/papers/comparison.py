@@ -6,7 +6,7 @@ result files it names into one row per table cell:
 ==============  ==================================================================
 target, table   the target and the table's id
 row, column     the cell's row label and column label
-statistic       mean, median, mean_difference or mean_ratio of the selected ``value``s
+statistic       mean, median, mean_difference, mean_ratio or contrast of the selected ``value``s
 interval        the interval policy (:mod:`knnx.papers.intervals`)
 ours_mean       the statistic (times the table's ``scale``); NaN if no row matched
 ours_sd         the values' standard deviation (ddof 1; NaN for fewer than two)
@@ -24,7 +24,9 @@ claim_holds     our interval on that side (our statistic, for a cell without one
 columns, e.g. dataset, repeat, fold; five seeds of one sample size pool into one mean),
 and the statistic is the mean over the pairs both sides have. ``mean_ratio`` is the same
 with the ratio of the two sides per pair (e.g. one method's median fit time over
-another's, per dataset: the table's ``within: median``). A table's ``group`` reduces the
+another's, per dataset: the table's ``within: median``). ``contrast`` sums weighted
+terms per pair (each term a filter on the column's rows, e.g. a difference of two
+differences), over the pairs every term has. A table's ``group`` reduces the
 rows of a mean or median cell within each group first (``group: [dataset]``: one value
 per dataset; the statistic, its sd and interval are then over datasets); a column's
 ``group`` replaces the table's (``[param_beta]``: one value per beta).
@@ -161,6 +163,21 @@ def compute_cell(frame, table, column, variables):
             a = _reduce(chosen, table.pair, column.value, table.within)
             b = _reduce(base, table.pair, column.value, table.within).reindex(a.index)
             values = (a - b if kind == "mean_difference" else a / b).dropna().to_numpy(dtype=np.float64)
+        else:
+            values = np.empty(0)
+        statistic = float(np.mean(values)) if values.size else math.nan
+    elif kind == "contrast":
+        sides = []
+        for term in column.terms:
+            rows = select(chosen, term.select, variables)
+            sides.append(
+                term.weight * _reduce(rows, table.pair, column.value, table.within) if len(rows) else None
+            )
+        if all(side is not None for side in sides):
+            total = sides[0]
+            for side in sides[1:]:
+                total = total + side.reindex(total.index)
+            values = total.dropna().to_numpy(dtype=np.float64)
         else:
             values = np.empty(0)
         statistic = float(np.mean(values)) if values.size else math.nan

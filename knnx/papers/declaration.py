@@ -55,8 +55,8 @@ PAPERS = {
     "paredes2006": "Paredes & Vidal (2006): CW, PW, CPW learned weighted metrics",
 }
 
-STATISTICS = ("mean", "median", "mean_difference", "mean_ratio")
-Statistic = Literal["mean", "median", "mean_difference", "mean_ratio"]
+STATISTICS = ("mean", "median", "mean_difference", "mean_ratio", "contrast")
+Statistic = Literal["mean", "median", "mean_difference", "mean_ratio", "contrast"]
 
 
 class _Model(BaseModel):
@@ -94,6 +94,14 @@ class ArgMin(_Model):
     by: list[str] = Field(default_factory=lambda: ["dataset"])
 
 
+class Term(_Model):
+    """One term of a contrast: ``weight`` times the (paired) value of the rows ``select``
+    picks, e.g. (NN_5 - NN_50) - (UNN_5 - UNN_50) as four terms of weights 1, -1, -1, 1."""
+
+    weight: float
+    select: dict[str, Any]
+
+
 class Column(_Model):
     """A column of a table: its label, the paper CSV's column set beside it, and the filters
     that (with the table's) select its result rows."""
@@ -107,6 +115,10 @@ class Column(_Model):
     minus: dict[str, Any] | None = Field(
         None,
         description="statistic mean_difference (mean_ratio): filters of the rows subtracted (divided by), paired on `pair`",
+    )
+    terms: list[Term] = Field(
+        default_factory=list,
+        description="statistic contrast: the weighted terms, paired on `pair` (the column's select applies to each)",
     )
     value: str = Field(
         "value", description="the results column reduced: value, or fit_seconds / predict_seconds for times"
@@ -196,6 +208,10 @@ def load_target(name, variables=None, root=None):
             kind = column.statistic or table.statistic
             if kind in ("mean_difference", "mean_ratio") and column.minus is None:
                 raise SpecError(f"{path}: {table.id}: {column.label}: statistic {kind} needs `minus`")
+            if kind == "contrast" and len(column.terms) < 2:
+                raise SpecError(
+                    f"{path}: {table.id}: {column.label}: statistic contrast needs two or more `terms`"
+                )
             if column.claim is not None and "{" not in column.claim.op and column.claim.op not in ("<", ">"):
                 raise SpecError(f"{path}: {table.id}: {column.label}: claim op: expected < or >")
     values = {**target.variables, **(variables or {})}
