@@ -283,6 +283,12 @@ def datasets(fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="
     console.print(table)
 
 
+def _note_last_round(last):
+    """One line on stderr when the results are an active run's: only its last round is used."""
+    if last is not None:
+        sys.stderr.write(f"note: active-learning results: round {last} (the last) only\n")
+
+
 @app.command("table")
 def table_cmd(
     results: Path = typer.Argument(..., help="A results.csv file."),
@@ -297,9 +303,11 @@ def table_cmd(
 ):
     """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
     from knnx.report import results_table
+    from knnx.results import last_round, read_results
 
     with _reported():
         _require_file(results, "RESULTS")
+        _note_last_round(last_round(read_results(results))[1])
         text = results_table(
             results, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
         )
@@ -327,11 +335,13 @@ def compare(
     """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
     from knnx.compare import compare as run_compare
     from knnx.compare import comparison_table, friedman_sentence, write_comparison
-    from knnx.results import prepare_output_folder, read_results
+    from knnx.results import last_round, prepare_output_folder, read_results
 
     with _reported():
         _require_file(results, "RESULTS")
-        result = run_compare(read_results(results), metric=metric, select=select, alpha=alpha)
+        frame, last = last_round(read_results(results))
+        _note_last_round(last)
+        result = run_compare(frame, metric=metric, select=select, alpha=alpha)
         if out is not None:
             write_comparison(result, prepare_output_folder(out), fmt.value, metric=metric, alpha=alpha)
     sys.stdout.write(comparison_table(result, fmt.value))
@@ -525,13 +535,14 @@ def plot(
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
     from knnx.plots import default_x, figure_name
     from knnx.plots import plot as plot_results
-    from knnx.results import read_results
+    from knnx.results import last_round, read_results
 
     # The default file is named as the run names its own figures (knnx.plots.figure_name:
     # anything but letters, digits and "_." replaced, so that a metric "a/b" names no folder).
     with _reported():
         _require_file(results, "RESULTS")
-        frame = read_results(results)
+        frame, last = last_round(read_results(results))
+        _note_last_round(last)
         if x is None:
             x = default_x(frame, metric) or "configuration"
         name = figure_name(metric, None if x == "configuration" else x)

@@ -283,7 +283,7 @@ def _experiment_name(spec_text, out):
 def build_report(out, alpha=0.05):
     """The HTML text of the report of the run folder ``out`` (see the module docstring)."""
     from knnx.report import configuration_labels
-    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_results
+    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, last_round, read_results
 
     out = Path(out)
     results = out / "results.csv"
@@ -297,7 +297,7 @@ def build_report(out, alpha=0.05):
     frame = frame.assign(configuration=configuration_labels(frame))
     # An active-learning run (a round column): tables and comparison of the last round's
     # values; the figures follow every round.
-    last = frame[frame["round"] == frame["round"].max()] if "round" in frame.columns else frame
+    last = last_round(frame)[0]
     spec_text = (out / "spec.yaml").read_text(encoding="utf-8") if (out / "spec.yaml").is_file() else ""
     try:
         environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))

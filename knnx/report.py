@@ -161,8 +161,11 @@ def format_table(summary, fmt="md", digits=4):
 
 
 def results_table(path, by=("dataset", "configuration"), metric="error", fmt="md"):
-    """``knnx table``: mean ± std of ``metric`` per group of a results file."""
-    return format_table(summarize(read_results(path), by, metric), fmt)
+    """``knnx table``: mean ± std of ``metric`` per group of a results file (of an
+    active run, its last round: :func:`knnx.results.last_round`)."""
+    from knnx.results import last_round
+
+    return format_table(summarize(last_round(read_results(path))[0], by, metric), fmt)
 
 
 def check_against_reference(path, reference, atol=0.01, atol_for=None):

@@ -116,6 +116,16 @@ def param_names(params_texts):
 ROUND = "round"
 
 
+def last_round(frame):
+    """``(rows, round)``: an active run's rows of its last round (the largest ``round``),
+    which knnx run's summary, report, ``knnx table``, ``knnx compare`` and ``knnx plot``
+    use to compare strategies; any other results frame as it is, round None."""
+    if ROUND not in frame.columns or not len(frame):
+        return frame, None
+    last = int(frame[ROUND].max())
+    return frame[frame[ROUND] == last], last
+
+
 def results_columns(names, rounds=False):
     """The columns of a results file whose cells have parameters ``names`` (and, with
     ``rounds``, one row per round: the column ``round``)."""

@@ -124,6 +124,7 @@ from knnx.results import (
     ResultsWriter,
     atomic_write_text,
     curve_rows,
+    last_round,
     output_lock,
     param_names,
     prepare_output_folder,
@@ -1661,7 +1662,7 @@ def write_active_summaries(results_path, out):
         return []
     summary = active_summary(frame)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    last = frame[frame[ROUND] == frame[ROUND].max()]
+    last = last_round(frame)[0]
     last = last.assign(configuration=configuration_labels(last))
     low, high = int(last["n_train"].min()), int(last["n_train"].max())
     parts = [

@@ -1,5 +1,6 @@
 """LpO committee agreement against enumeration of the committee, and the active-learning loop."""
 
+import io
 import json
 from dataclasses import replace
 from itertools import combinations
@@ -229,6 +230,39 @@ def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_p
     rounds = frame.drop_duplicates(["dataset", "algorithm", "repeat", "round"])
     total = rounds[rounds.algorithm == "lpo_qbc"].fit_seconds.sum()
     assert '<td>lpo_qbc</td><td class="num">4</td>' in page and f"{total:.4f}</td></tr>" in page
+
+
+def test_table_compare_and_plot_of_an_active_run_use_its_last_round(tmp_path):
+    """knnx table / compare / plot on an active run's results.csv: the last round's rows
+    (averaging over every round would mix 10 and 26 labelled points), said on stderr."""
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+    from knnx.compare import compare
+    from knnx.results import last_round, read_results
+    from knnx.runner import run_spec
+
+    run_spec(SMALL, out=tmp_path)
+    path = tmp_path / "results.csv"
+    frame = read_results(path)
+    last, r = last_round(frame)
+    assert r == 3 and (last["round"] == 3).all() and len(last) == len(frame) // 4
+    runner = CliRunner()
+    done = runner.invoke(app, ["table", str(path), "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    assert done.stderr == "note: active-learning results: round 3 (the last) only\n"
+    table = pd.read_csv(io.StringIO(done.stdout))
+    want = last[last.metric == "error"].groupby(["dataset", "algorithm"], sort=False).value.mean()
+    assert_allclose(table["mean"], want.to_numpy(), rtol=1e-12)
+    done = runner.invoke(app, ["compare", str(path), "--out", str(tmp_path / "cmp")])
+    assert done.exit_code == 0, done.output
+    per = pd.read_csv(tmp_path / "cmp" / "per_dataset.csv").set_index(["dataset", "configuration"])
+    expected = compare(last)["per_dataset"].set_index(["dataset", "configuration"])
+    assert_allclose(per["mean"], expected["mean"], rtol=1e-15)
+    assert_allclose(per["mean"], want.reindex(per.index).to_numpy(), rtol=1e-12)
+    done = runner.invoke(app, ["plot", str(path), "--x", "configuration", "--out", str(tmp_path / "p.png")])
+    assert done.exit_code == 0 and "round 3 (the last)" in done.stderr
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monkeypatch):
