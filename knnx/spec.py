@@ -1060,11 +1060,7 @@ def validate_spec(source, overrides=()):
         if entry is not spec.datasets[d0]:  # one of the datasets a list-valued option makes
             where += f" ({entry['id']})"
         try:
-            ds_label = dataset_label(entry)
-            if ds_label in labels_seen:
-                raise SpecError(f"same name as {labels_seen[ds_label]} ('{ds_label}'); give one an 'id'")
-            labels_seen[ds_label] = where
-            ds = load_dataset(entry, seed=dataset_seedseq(spec.seed, ds_label, SEED_DATA), base_dir=base_dir)
+            ds_label, ds = _load_entry(entry, where, labels_seen, spec.seed, base_dir)
             n_splits = _splits_per_dataset(spec.protocol)  # each holds every row's index once
             check_memory(
                 16 * n_splits * ds.n_samples, f"protocol {kind}: {n_splits} splits of {ds.n_samples} rows"
@@ -1213,6 +1209,17 @@ def _active_runs_problem(spec):
     return None
 
 
+def _load_entry(entry, where, labels_seen, seed, base_dir):
+    """``(label, dataset)`` of one dataset entry of a spec (plain or active), its data drawn
+    from the spec's seed and the label; SpecError if another entry (``labels_seen``:
+    label -> where it was given, updated here) has the same label."""
+    label = dataset_label(entry)
+    if label in labels_seen:
+        raise SpecError(f"same name as {labels_seen[label]} ('{label}'); give one an 'id'")
+    labels_seen[label] = where
+    return label, load_dataset(entry, seed=dataset_seedseq(seed, label, SEED_DATA), base_dir=base_dir)
+
+
 def _validate_active(data, label, base_dir):
     """validate_spec for ``kind: active`` (see :class:`ActiveSpec`): the schema, the cell
     count, that each dataset loads and has rows for the start set and every query, and
@@ -1242,11 +1249,7 @@ def _validate_active(data, label, base_dir):
     labels, datasets = {}, []
     for d, entry in enumerate(spec.datasets):
         try:
-            lab = dataset_label(entry)
-            if lab in labels:
-                raise SpecError(f"same name as datasets[{labels[lab]}] ('{lab}'); give one an 'id'")
-            labels[lab] = d
-            ds = load_dataset(entry, seed=dataset_seedseq(spec.seed, lab, SEED_DATA), base_dir=base_dir)
+            lab, ds = _load_entry(entry, f"datasets[{d}]", labels, spec.seed, base_dir)
         except KnnxError as exc:
             problems.append(f"datasets[{d}]: {exc}")
             continue

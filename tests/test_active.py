@@ -421,3 +421,21 @@ def test_active_progress_names_each_loop(tmp_path):
         (3, 4, "wdbc lpo_qbc repeat 1"),
         (4, 4, "wdbc passive_lpo repeat 1"),
     ]
+
+
+def test_two_datasets_of_one_name_are_one_line_in_both_spec_kinds():
+    """Plain and active specs load their datasets by one helper: the same label twice is
+    refused naming both entries."""
+    import knnx
+    from knnx.errors import SpecError
+
+    plain = {"name": "x", "datasets": ["iris", "iris"], "protocol": {"kind": "kfold", "folds": 2}}
+    with pytest.raises(
+        SpecError, match=r"^<spec>: datasets\[1\]: same name as datasets\[0\] \('iris'\); give"
+    ):
+        knnx.validate_spec({**plain, "algorithms": [{"name": "knn"}]})
+    active = {**SMALL, "datasets": ["wdbc", {"name": "wdbc"}]}
+    with pytest.raises(
+        SpecError, match=r"datasets\[1\]: same name as datasets\[0\] \('wdbc'\); give one an 'id'"
+    ):
+        knnx.validate_spec(active)
