@@ -924,6 +924,7 @@ def cell_keys(vspec):
         "protocol": vspec.protocol_json,
         "metrics": list(vspec.spec.metrics),
         "record_curves": vspec.spec.record_curves,
+        "share_graphs": vspec.spec.share_graphs,  # the timings differ
         "curve_points": vspec.spec.curve_points,
     }
     keys = {}
@@ -1112,7 +1113,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
             (cell.index, dict(zip(FAILURE_COLUMNS, (*cell.key(), keys[cell.key()], str(exc)), strict=True)))
         )
 
-    graph_k = _graph_k(vspec) if REUSE_GRAPHS else {}
+    graph_k = _graph_k(vspec) if REUSE_GRAPHS and getattr(vspec.spec, "share_graphs", True) else {}
     payloads = [(cell, _cell_payload(vspec, cell, splits, graph_k)) for cell in todo]
 
     def fit_progress(index, step, steps, text=None):

@@ -14,6 +14,7 @@ protocol, algorithms with parameter grids, and metrics::
     metrics: [error, f1_macro]
     record_curves: false    # true: write estimators' training curves (curve_) to curves.csv
     curve_points: 200       # at most this many evenly spaced iterations per curve
+    share_graphs: true      # false: every cell searches its own neighbours (timings)
 
 An ``algorithms`` entry names a registered algorithm (``name``; see
 :mod:`knnx.algorithms` for aliases, registration and plugins) or any
@@ -182,6 +183,10 @@ class Spec(_Strict):
     metrics: Annotated[list[str], Field(min_length=1)] = Field(default_factory=lambda: ["error"])
     record_curves: bool = False
     curve_points: Annotated[int, Field(ge=2)] = 200
+    # Cells of one dataset and split share their exact neighbour graphs (knnx.graphs):
+    # results are the same either way; false makes each estimator's fit and predict
+    # times include its own neighbour search, as when it runs alone (timing studies).
+    share_graphs: bool = True
     # Folders (absolute, or relative to the spec's folder) searched for the import paths
     # of estimator and loader entries, after the installed packages.
     python_path: list[str] = Field(default_factory=list)

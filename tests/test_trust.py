@@ -263,7 +263,16 @@ def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monke
     assert len(calls) == 3
     n_shared = len(calls)
     calls.clear()
-    monkeypatch.setattr(R, "REUSE_GRAPHS", False)
-    alone = read_results(run_spec(spec, out=tmp_path / "alone").out / "results.csv")
-    assert len(calls) > n_shared + 5  # six kNN test graphs, two LOO graphs, ...
+    # share_graphs: false (a timing study): every cell searches its own neighbours: the six
+    # kNN cells a test graph each at their own k, UNN and GNNB a LOO graph and a test graph
+    alone = read_results(
+        run_spec({**spec, "share_graphs": False}, out=tmp_path / "alone").out / "results.csv"
+    )
+    assert sorted(c[2] for c in calls if c[0] == train and c[1] != "loo") == [1, 3, 5, 5, 7, 9, 15]
+    assert sorted(c[2] for c in calls if c[1] == "loo") == [5, 5]
+    assert len(calls) == n_shared + 7
     pd.testing.assert_frame_equal(values(shared), values(alone))
+    calls.clear()
+    monkeypatch.setattr(R, "REUSE_GRAPHS", False)  # the module switch does the same
+    run_spec(spec, out=tmp_path / "switch")
+    assert len(calls) == n_shared + 7
