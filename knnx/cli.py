@@ -302,14 +302,15 @@ def table_cmd(
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):
     """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
-    from knnx.report import results_table
-    from knnx.results import last_round, read_results
+    from knnx.report import read_results, results_table
+    from knnx.results import last_round
 
     with _reported():
         _require_file(results, "RESULTS")
-        _note_last_round(last_round(read_results(results))[1])
+        frame = read_results(results)
+        _note_last_round(last_round(frame)[1])
         text = results_table(
-            results, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
+            frame, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
         )
     sys.stdout.write(text)
 

@@ -160,12 +160,13 @@ def format_table(summary, fmt="md", digits=4):
     raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
 
 
-def results_table(path, by=("dataset", "configuration"), metric="error", fmt="md"):
-    """``knnx table``: mean ± std of ``metric`` per group of a results file (of an
-    active run, its last round: :func:`knnx.results.last_round`)."""
+def results_table(results, by=("dataset", "configuration"), metric="error", fmt="md"):
+    """``knnx table``: mean ± std of ``metric`` per group of a results file or frame (of
+    an active run, its last round: :func:`knnx.results.last_round`)."""
     from knnx.results import last_round
 
-    return format_table(summarize(last_round(read_results(path))[0], by, metric), fmt)
+    frame = results if isinstance(results, pd.DataFrame) else read_results(results)
+    return format_table(summarize(last_round(frame)[0], by, metric), fmt)
 
 
 def check_against_reference(path, reference, atol=0.01, atol_for=None):

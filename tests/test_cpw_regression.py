@@ -78,15 +78,22 @@ def test_uci_specs():
 
 def test_paper_values():
     t2 = pd.read_csv(PAPER / "cpw_table2.csv")
-    assert t2.shape == (13, 11) and list(t2["dataset"]) == [*SMALL, "average"]
+    assert t2.shape == (13, 12) and list(t2["dataset"]) == [*SMALL, "average"]
     assert t2.set_index("dataset").loc["vehicle", "b128"] == 32.10
     assert t2.set_index("dataset").loc["average", "b8"] == 18.93
     cols = ["b0.125", "b0.5", "b2", "b8", "b32", "b128"]
     # the printed Avge column is the mean of the six beta (to its printed rounding)
     body = t2[t2.dataset != "average"]
     assert np.allclose(body[cols].mean(axis=1), body["avge"], atol=0.051)
+    # best_beta: the beta of the row's lowest printed error (no row has a tie)
+    lowest = t2[cols].idxmin(axis=1).str.removeprefix("b").astype(float)
+    assert (t2[cols].eq(t2[cols].min(axis=1), axis=0).sum(axis=1) == 1).all()
+    assert t2["best_beta"].tolist() == lowest.tolist()
     t3 = pd.read_csv(PAPER / "cpw_table3.csv", keep_default_na=False).set_index("dataset")
-    assert t3.shape == (15, 10) and sorted(t3.index) == sorted([*SMALL, "dna", "letter", "satimage"])
+    assert t3.shape == (15, 11) and sorted(t3.index) == sorted([*SMALL, "dna", "letter", "satimage"])
+    # baseline: the lower of the paper's L2 and CDM errors, which its bold marks refer to
+    lower = ["l2" if float(a) <= float(b) else "cdm" for a, b in zip(t3["l2"], t3["cdm"], strict=True)]
+    assert t3["baseline"].tolist() == lower and t3.loc["wine", "baseline"] == "cdm"
     assert (
         t3.loc["wine", "l2"] == 24.14
         and t3.loc["letter", "cw"] == 3.15
