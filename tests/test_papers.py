@@ -530,3 +530,22 @@ def test_group_within_median_mean_ratio_and_templated_claims_by_hand(tmp_path):
     (tmp_path / "paper.csv").write_text("a,b,op,bound,ratio\ns,g,>=,5,7.0\n")
     with pytest.raises(SpecError, match=r"^paper.csv: row s/g >= 5: claim op: expected < or >, got '>='$"):
         comparison_rows(load_target(path, root=tmp_path), tmp_path)
+
+
+def test_argmin_takes_the_parameter_of_least_mean_value_per_group():
+    """Per dataset, the k whose folds have the least mean error (not the single lowest
+    fold); equal means go to the smallest k."""
+    from knnx.papers.comparison import compute_cell
+    from knnx.papers.declaration import ArgMin, Column, Table
+
+    frame = pd.DataFrame(
+        {
+            "dataset": ["d1"] * 4 + ["d2"] * 2,
+            "param_k": ["1", "1", "3", "3", "3", "1"],
+            "value": [0.1, 0.5, 0.2, 0.3, 0.2, 0.2],
+        }
+    )
+    table = Table(id="t", title="t", results=[], paper_values="x", row="r", columns=[], interval="none")
+    out = compute_cell(frame, table, Column(label="k", argmin=ArgMin(param="k")), {})
+    # d1: k = 1 mean 0.3 (though its fold 0.1 is the lowest row), k = 3 mean 0.25 -> 3; d2: a tie -> 1
+    assert out["n"] == 2 and out["ours_mean"] == pytest.approx((3 + 1) / 2)

@@ -248,14 +248,15 @@ def verdict(cell, paper):
 
 
 def _argmins(rows, argmin):
-    """One value per group: the parameter value of the group's least ``value`` (ties
-    within 1e-12: the smallest parameter value)."""
+    """One value per group: the parameter value whose rows have the least mean ``value``
+    within the group (folds and repeats averaged first; ties within 1e-12: the smallest
+    parameter value)."""
     column = f"param_{argmin.param}"
     out = []
     for _, group in rows.groupby(argmin.by, sort=True):
-        values = group["value"].to_numpy(dtype=np.float64)
-        best = values <= values.min() + 1e-12
-        out.append(min(float(_json(v)) for v in group[column].to_numpy()[best]))
+        means = group.assign(_v=group["value"].astype(np.float64)).groupby(column, sort=True)["_v"].mean()
+        best = means.to_numpy() <= means.min() + 1e-12
+        out.append(min(float(_json(v)) for v in means.index[best]))
     return np.asarray(out, dtype=np.float64)
 
 

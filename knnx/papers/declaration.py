@@ -86,9 +86,9 @@ class Claim(_Model):
 
 class ArgMin(_Model):
     """Before the statistic, each group of selected rows (``by``) becomes one value: the
-    value of parameter ``param`` on its row of least ``value`` (values within 1e-12 of the
-    least count as equal; the smallest parameter value wins), e.g. the k of lowest test
-    error per dataset."""
+    value of parameter ``param`` whose rows have the least mean ``value`` in the group
+    (folds and repeats averaged first; means within 1e-12 of the least count as equal,
+    the smallest parameter value wins), e.g. the k of lowest test error per dataset."""
 
     param: str
     by: list[str] = Field(default_factory=lambda: ["dataset"])
