@@ -84,18 +84,18 @@ gnnb-large:  ## Table 3 / Sec. 6.4, 6.6 on a synthetic blobs stand-in for Caltec
 	$(PYTHON) experiments/gnnb_large.py results/gnnb-large
 
 # Paredes & Vidal (2006): learned weighted metrics. CPW_RUNS runs per training size
-# (100 = the paper's count, about 1 minute).
+# (100 = the paper's count, about 1.5 minutes).
 CPW_RUNS ?= 100
 CPW_SEEDS = [$(shell seq -s, 0 $$(($(CPW_RUNS) - 1)))]
 
 cpw-synthetic:  ## Sec. 5.1, Fig. 2: 1-NN error of L2, CW, PW, CPW against training size (8..256 per class), the text's statements as cells
 	knnx reproduce cpw-synthetic --jobs 2 --var "CPW_SEEDS=$(CPW_SEEDS)"
 
-# Random 5-CV partitions for Tables 2 and 3 (the paper: 100, about 1.5 hours).
+# Random 5-CV partitions for Tables 2 and 3 (the paper: 100; without an epoch cap Table 2 takes about 3.5 minutes per partition here).
 CPW_BETA_REPEATS ?= 10
 CPW_UCI_REPEATS ?= 5
 
-cpw-beta:  ## Table 2: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (about 4 minutes)
+cpw-beta:  ## Table 2: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (35 minutes with 10)
 	knnx reproduce cpw-beta --jobs 2 --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS)
 
 cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 5 minutes)
