@@ -43,7 +43,7 @@ LARGEST_CELL_GOAL_S = 2.0
 
 def time_cell(neigh_ind, neigh_dist, y, p, k, repeats):
     """Median seconds and the risk of R_LpO(k) for one k (the paper times one k per run)."""
-    from knnx.lpo import _weighted_risk
+    from knnx.lpo.risk import _weighted_risk
 
     return timed(lambda: _weighted_risk(neigh_ind, neigh_dist, y, p, k, k), repeats)
 

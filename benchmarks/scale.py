@@ -9,7 +9,7 @@ dimensions, means uniform in [-0.40, 0.40]^d, seed 0), for n in {10^4, 3 10^4, 1
 * ``knnx``: the exact leave-one-out kNN graph, ``knnx.kneighbors(X, k)``, k = 10, float64;
 * ``gnnb``: ``knnx.GNNBClassifier(k=10).fit(X, y)`` (lazy chooser, T = m), neighbour
   graph included; ``gnnb-graph`` is the same fit without the graph it builds (the
-  seconds spent inside ``knnx.gnnb.kneighbors`` during that very fit are subtracted);
+  seconds spent inside ``knnx.estimators.gnnb.kneighbors`` during that very fit are subtracted);
 * peers on the same data: ``sklearn``, ``NearestNeighbors(n_neighbors=k,
   algorithm="brute", n_jobs=-1).fit(X).kneighbors()`` (float64; scikit-learn's
   chunked ``ArgKmin`` reduction, OpenMP-parallel, whose working memory is a few row
@@ -143,7 +143,7 @@ def _prepare(method, d, k):
 
     elif method == "gnnb":
         import knnx
-        import knnx.gnnb as gnnb_module
+        import knnx.estimators.gnnb as gnnb_module
 
         knnx.GNNBClassifier(k=k).fit(Xw, yw)
         inner = gnnb_module.kneighbors

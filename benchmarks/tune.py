@@ -3,7 +3,7 @@
 What it measures
 ----------------
 Choosing k in {1, 3, ..., 29} (15 values) by 5-fold stratified inner CV on one training
-part, then refitting the chosen k: knnx's tuned cell (``knnx.runner._tune`` inside the
+part, then refitting the chosen k: knnx's tuned cell (``knnx.experiment.runner._tune`` inside the
 graph store a run opens, so each inner fold computes one neighbour graph, at k = 29,
 that every k of the grid reads) against ``GridSearchCV(KNeighborsClassifier(
 algorithm="brute"), cv=StratifiedKFold(5, shuffle=True, random_state=0))``, the best
@@ -26,9 +26,9 @@ import argparse
 from _timing import timed
 
 from knnx.datasets import load_dataset
-from knnx.graphs import GraphStore
-from knnx.knn import KNNClassifier
-from knnx.runner import _tune, with_graphs
+from knnx.estimators.knn import KNNClassifier
+from knnx.experiment.runner import _tune, with_graphs
+from knnx.neighbors.graphs import GraphStore
 from knnx.spec import tuned_settings
 
 KS = list(range(1, 30, 2))

@@ -40,7 +40,7 @@ from _timing import timed
 
 from knnx import WeightedMetricNN
 from knnx.datasets import load_dataset
-from knnx.weighted import _evaluate, _Prototypes
+from knnx.estimators.weighted import _evaluate, _Prototypes
 
 EPOCH_GOAL_S = 1.0
 TABLE3 = {  # name -> loader options (see experiments/cpw_uci*.yaml for the paper's versions)

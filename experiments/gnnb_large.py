@@ -22,7 +22,7 @@ Methods (k = 10 for every neighbour method, and also k = 50 for NN, UNN, GNNB s 
 and GNNB* in iterations.md; t = iterations per class):
 
 * GNNB(log), lazy chooser, order drawn from seed 0, T = t, one run through
-  :func:`knnx.gnnb.gnnb_path` (the rule after t iterations is a prefix of the run);
+  :func:`knnx.estimators.gnnb.gnnb_path` (the rule after t iterations is a prefix of the run);
   n_splits s in {1, 8, 16, 32} (s > 1: blocks L2-normalised, posteriors averaged,
   Sec. 6.4).
 * GNNB*(log): chooser "largest_delta", s = 1, same counts; the fraction of the
@@ -65,8 +65,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from knnx import GNNBClassifier, UNNClassifier  # noqa: E402
 from knnx._kernels import gnnb as G  # noqa: E402
 from knnx.datasets.synthetic import blobs  # noqa: E402
-from knnx.gnnb import PHIS, gnnb_path  # noqa: E402
-from knnx.neighbors import kneighbors  # noqa: E402
+from knnx.estimators.gnnb import PHIS, gnnb_path  # noqa: E402
+from knnx.neighbors.search import kneighbors  # noqa: E402
 
 FULL = {
     "n_classes": 100,
@@ -166,7 +166,7 @@ def unn_path(Xtr, ytr, Xte, k, iterations, order_seed):
 def gnnb_star_path(Xtr, ytr, Xte, k, iterations):
     """GNNB* posteriors after each count, with the per-class leveraged fractions.
 
-    Mirrors :func:`knnx.gnnb.gnnb_path` (one run, snapshots of alpha) and also keeps
+    Mirrors :func:`knnx.estimators.gnnb.gnnb_path` (one run, snapshots of alpha) and also keeps
     the snapshots to count, per one-vs-rest class c, the examples with alpha_jc != 0.
     """
     est = GNNBClassifier(k=k, phi="logistic", chooser="largest_delta", n_iter=max(iterations))

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from knnx.lpo import lpo_risk
+from knnx.lpo.risk import lpo_risk
 
 PAPER = Path(__file__).resolve().parent / "paper_values" / "lpo_fig1.csv"
 

@@ -9,20 +9,20 @@ runner (``run_spec``, ``validate_spec``), the registries ``DATASETS``,
 """
 
 from knnx._version import __version__
-from knnx.algorithms import ALGORITHMS, register_algorithm
 from knnx.datasets import DATASETS, GENERATORS, load_dataset, register_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
-from knnx.gnnb import GNNBClassifier
-from knnx.graphs import GraphStore
-from knnx.knn import KNNClassifier
-from knnx.lpo import lpo_risk, select_k
-from knnx.metrics import METRICS
-from knnx.neighbors import kneighbors, reciprocal_neighbors
-from knnx.protocols import PROTOCOLS
-from knnx.runner import run_spec
+from knnx.estimators.gnnb import GNNBClassifier
+from knnx.estimators.knn import KNNClassifier
+from knnx.estimators.registry import ALGORITHMS, register_algorithm
+from knnx.estimators.unn import UNNClassifier
+from knnx.estimators.weighted import WeightedMetricNN
+from knnx.evaluation.metrics import METRICS
+from knnx.evaluation.protocols import PROTOCOLS
+from knnx.experiment.runner import run_spec
+from knnx.lpo.risk import lpo_risk, select_k
+from knnx.neighbors.graphs import GraphStore
+from knnx.neighbors.search import kneighbors, reciprocal_neighbors
 from knnx.spec import validate_spec
-from knnx.unn import UNNClassifier
-from knnx.weighted import WeightedMetricNN
 
 __all__ = [
     "__version__",

@@ -135,7 +135,7 @@ def _progress_bar(name, unit):
     callback.
 
     ETA: ``eta_seconds`` as the caller estimates it (``knnx run``: from the times of the
-    finished cells, see :func:`knnx.runner.eta_seconds`), counted down between reports;
+    finished cells, see :func:`knnx.experiment.runner.eta_seconds`), counted down between reports;
     None shows ``-:--:--``. A caller that gives none gets the mean time
     of the units finished since its first report times the units left."""
     from rich.text import Text
@@ -215,7 +215,7 @@ def run(
     no_report: bool = typer.Option(False, "--no-report", help="Do not write OUT/report.html at the end."),
 ):
     """Run every cell of SPEC; write results.csv, summary tables, figures and report.html."""
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     options = {
         "report": not no_report,
@@ -302,7 +302,7 @@ def table_cmd(
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):
     """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
-    from knnx.report import read_results, results_table
+    from knnx.reporting.summaries import read_results, results_table
     from knnx.results import last_round
 
     with _reported():
@@ -334,9 +334,9 @@ def compare(
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):
     """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
-    from knnx.compare import compare as run_compare
-    from knnx.compare import comparison_table, friedman_sentence, write_comparison
     from knnx.results import last_round, prepare_output_folder, read_results
+    from knnx.stats.compare import compare as run_compare
+    from knnx.stats.compare import comparison_table, friedman_sentence, write_comparison
 
     with _reported():
         _require_file(results, "RESULTS")
@@ -357,7 +357,7 @@ def report(
     alpha: float = typer.Option(0.05, "--alpha", help="Level of the tests and the critical difference."),
 ):
     """Write OUT/report.html: one self-contained page (tables, comparison, figures, failures, timings)."""
-    from knnx.html_report import write_report
+    from knnx.reporting.html import write_report
 
     with _reported():
         if not out.is_dir():
@@ -496,7 +496,7 @@ def check(
     ),
 ):
     """Compare per-group means with reference results; exit 1 listing every group that moved."""
-    from knnx.report import check_against_reference, new_groups
+    from knnx.reporting.summaries import check_against_reference, new_groups
 
     with _reported():
         if not math.isfinite(atol):
@@ -534,11 +534,11 @@ def plot(
     ),
 ):
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
-    from knnx.plots import default_x, figure_name
-    from knnx.plots import plot as plot_results
+    from knnx.reporting.figures import default_x, figure_name
+    from knnx.reporting.figures import plot as plot_results
     from knnx.results import last_round, read_results
 
-    # The default file is named as the run names its own figures (knnx.plots.figure_name:
+    # The default file is named as the run names its own figures (knnx.reporting.figures.figure_name:
     # anything but letters, digits and "_." replaced, so that a metric "a/b" names no folder).
     with _reported():
         _require_file(results, "RESULTS")
@@ -570,7 +570,7 @@ def select_k_cmd(
     Uses the training part of a dataset with a predefined split, else all of it.
     """
     from knnx.datasets import load_dataset
-    from knnx.lpo import select_k
+    from knnx.lpo.risk import select_k
 
     with _reported():
         if dataset is not None and csv_path is not None:

@@ -59,7 +59,7 @@ COLUMNS = [
 ]
 CELL_COLUMNS = ["dataset", "algorithm", "params", "repeat", "fold"]
 # The cell ledger (OUT/cells.csv): one row per finished cell, appended after its results
-# rows; ``cell_key`` is the content hash of what produced them (see knnx.runner.cell_keys).
+# rows; ``cell_key`` is the content hash of what produced them (see knnx.experiment.runner.cell_keys).
 LEDGER_COLUMNS = ["cell_key", *CELL_COLUMNS]
 # Failed cells of the last run (OUT/failures.csv): never cached, retried by the next run.
 FAILURE_COLUMNS = [*CELL_COLUMNS, "cell_key", "error"]

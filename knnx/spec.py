@@ -17,7 +17,7 @@ protocol, algorithms with parameter grids, and metrics::
     share_graphs: true      # false: every cell searches its own neighbours (timings)
 
 An ``algorithms`` entry names a registered algorithm (``name``; see
-:mod:`knnx.algorithms` for aliases, registration and plugins) or any
+:mod:`knnx.estimators.registry` for aliases, registration and plugins) or any
 scikit-learn-compatible classifier by import path (``estimator:
 "package.module:Class"``), and may add ``id`` (its name in results), ``params_for``
 (dataset id -> parameters replacing those of ``params`` there) and ``tune`` (nested
@@ -31,11 +31,11 @@ query-by-committee, :class:`ActiveSpec`): datasets, a start set and pool, the lo
 settings and strategies, run by the same runner (``knnx run``), one cell per
 (dataset, strategy, repeat). A spec without ``kind`` is the form above.
 
-Metrics (``knnx.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
+Metrics (``knnx.evaluation.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
 ``f1_macro``, ``recall_macro``, ``precision_macro``), predicted probabilities
 (``log_loss``, ``brier``, ``f_measure_auc``, ``rejection_auc``) or the true
 posterior of a synthetic dataset beside the predicted probabilities (``sym_kl``,
-``js``); ``knnx.metrics.METRIC_INPUT`` says which.
+``js``); ``knnx.evaluation.metrics.METRIC_INPUT`` says which.
 
 :func:`validate_spec` checks everything before any computation: the schema, the
 registry names, every grid value against the algorithm's constraint table, that
@@ -71,14 +71,14 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from knnx._text import describe_control, find_control
-from knnx.algorithms import LPO_RISK, NEIGHBOR_PARAMS, resolve_algorithm
 from knnx.datasets import dataset_label, expand_entry, load_dataset
 from knnx.errors import KnnxError, SpecError
+from knnx.estimators.registry import LPO_RISK, NEIGHBOR_PARAMS, resolve_algorithm
+from knnx.evaluation.metrics import METRIC_INPUT, METRICS
+from knnx.evaluation.protocols import make_splits
 from knnx.limits import check_memory, graph_bytes, lpo_bytes, memory_problem
-from knnx.metrics import METRIC_INPUT, METRICS
-from knnx.neighbors import check_scale
+from knnx.neighbors.search import check_scale
 from knnx.plugins import add_import_dirs
-from knnx.protocols import make_splits
 
 
 class _Strict(BaseModel):
@@ -183,7 +183,7 @@ class Spec(_Strict):
     metrics: Annotated[list[str], Field(min_length=1)] = Field(default_factory=lambda: ["error"])
     record_curves: bool = False
     curve_points: Annotated[int, Field(ge=2)] = 200
-    # Cells of one dataset and split share their exact neighbour graphs (knnx.graphs):
+    # Cells of one dataset and split share their exact neighbour graphs (knnx.neighbors.graphs):
     # results are the same either way; false makes each estimator's fit and predict
     # times include its own neighbour search, as when it runs alone (timing studies).
     share_graphs: bool = True
@@ -195,7 +195,7 @@ class Spec(_Strict):
 class ActiveSpec(_Strict):
     """An active-learning experiment (``kind: active``): LpO query-by-committee against
     passive LpO-tuned kNN, Celisse & Mary-Huard (2011), Sec. 4.3 (the loop is
-    :func:`knnx.active.active_learning`). Run by ``knnx run`` like any spec::
+    :func:`knnx.lpo.active.active_learning`). Run by ``knnx run`` like any spec::
 
         kind: active
         name: lpo-active
@@ -298,7 +298,7 @@ class ValidatedSpec:
     datasets: list
     splits: list
     cells: list
-    algorithms: list = ()  # knnx.algorithms.ResolvedAlgorithm per entry of spec.algorithms
+    algorithms: list = ()  # knnx.estimators.registry.ResolvedAlgorithm per entry of spec.algorithms
     entries: tuple = ()  # the dataset entries once list-valued options are expanded (one per dataset)
 
     @property
@@ -720,7 +720,7 @@ def dataset_seedseq(seed, label, purpose):
     dataset's label, so seeds do not depend on the order of datasets in the spec,
     and generating data (SEED_DATA) and drawing splits (SEED_SPLITS) use
     independent streams. Repeat r of a protocol draws from the r-th child of the
-    splits stream (see knnx.protocols).
+    splits stream (see knnx.evaluation.protocols).
     """
     word = int.from_bytes(hashlib.sha256(label.encode()).digest()[:4], "little")
     return np.random.SeedSequence(seed, spawn_key=(word, purpose))
@@ -890,7 +890,7 @@ def _id_problems(spec, resolved):
 
 
 def _hook(cls, name):
-    """An estimator class's problem hook (see knnx.base.NeighborsClassifierBase), or one
+    """An estimator class's problem hook (see knnx.estimators.base.NeighborsClassifierBase), or one
     that finds nothing for a class without it."""
     return getattr(cls, name, None) or (lambda *args: [])
 

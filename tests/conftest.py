@@ -55,9 +55,9 @@ def load_experiment(name):
 def graph_calls(monkeypatch):
     """Every exact neighbour-graph computation, as (reference fingerprint, "loo" or query
     fingerprint, k), in order; the process's graph store starts empty."""
-    from knnx import graphs
-    from knnx import neighbors as N
-    from knnx import runner as R
+    from knnx.experiment import runner as R
+    from knnx.neighbors import graphs
+    from knnx.neighbors import search as N
 
     calls = []
     real = N._exact

@@ -11,7 +11,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from knnx import DataError
-from knnx.active import active_learning, agreement_from_shares, committee_shares, lpo_agreement
+from knnx.lpo.active import active_learning, agreement_from_shares, committee_shares, lpo_agreement
 
 
 def brute_shares(X, y, Q, k, p):
@@ -145,11 +145,11 @@ TIMES = ["fit_seconds"]  # the one column that differs between two runs
 
 def _old_runner_rows(spec):
     """The rows the former ``knnx active`` runner wrote for a spec (fold = round), rebuilt
-    from knnx.active directly with its seed scheme: repeat r loads the data with the child
+    from knnx.lpo.active directly with its seed scheme: repeat r loads the data with the child
     seed (seed, dataset id, SEED_DATA) spawned with key r, and draws the start set, pool
     and loop seed from a generator seeded (seed, dataset id, SEED_SPLITS) spawned with key r."""
     from knnx.datasets import dataset_label, load_dataset
-    from knnx.preprocess import apply_standardizer, fit_standardizer
+    from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer
     from knnx.spec import SEED_DATA, SEED_SPLITS, canonical_json, dataset_seedseq
 
     def child(label, purpose, r):
@@ -192,9 +192,9 @@ def _old_runner_rows(spec):
 
 
 def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_path):
-    from knnx.plots import figure_files
+    from knnx.experiment.runner import run_spec
+    from knnx.reporting.figures import figure_files
     from knnx.results import read_results
-    from knnx.runner import run_spec
 
     summary = run_spec(SMALL, out=tmp_path)
     assert (summary.n_cells, summary.n_run) == (2 * 2 * 2, 8)  # datasets x repeats x strategies
@@ -238,9 +238,9 @@ def test_table_compare_and_plot_of_an_active_run_use_its_last_round(tmp_path):
     from typer.testing import CliRunner
 
     from knnx.cli import app
-    from knnx.compare import compare
+    from knnx.experiment.runner import run_spec
     from knnx.results import last_round, read_results
-    from knnx.runner import run_spec
+    from knnx.stats.compare import compare
 
     run_spec(SMALL, out=tmp_path)
     path = tmp_path / "results.csv"
@@ -266,7 +266,7 @@ def test_table_compare_and_plot_of_an_active_run_use_its_last_round(tmp_path):
 
 
 def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monkeypatch):
-    from knnx import runner
+    from knnx.experiment import runner
     from knnx.results import read_results
 
     small = {**SMALL, "datasets": ["wdbc"]}
@@ -308,8 +308,8 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
 
 @pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.slow)])
 def test_active_with_workers_gives_the_rows_of_one_process(tmp_path, executor):
+    from knnx.experiment.runner import run_spec
     from knnx.results import read_results
-    from knnx.runner import run_spec
 
     if executor == "dask":
         pytest.importorskip("distributed")
@@ -409,7 +409,7 @@ def test_knnx_run_sets_the_repeats_of_an_active_spec(tmp_path):
 
 
 def test_active_progress_names_each_loop(tmp_path):
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     seen = []
     small = {**SMALL, "datasets": ["wdbc"], "repeats": 2}

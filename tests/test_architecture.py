@@ -10,32 +10,62 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "knnx"
 
-# module prefix -> knnx modules it must not import
+# One rule per subpackage: package prefix -> knnx packages it must not import.
+# Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; datasets
+# and evaluation beside them; spec; experiment; results, reporting, stats; papers; cli.
+_ENGINE = ["knnx.spec", "knnx.experiment", "knnx.papers", "knnx.cli"]
+_OUTPUTS = ["knnx.results", "knnx.reporting", "knnx.stats"]
 FORBIDDEN = {
     "knnx._kernels": ["knnx."],  # kernels import nothing from knnx
     "knnx.neighbors": [
+        "knnx.estimators",
+        "knnx.lpo",
         "knnx.datasets",
-        "knnx.spec",
-        "knnx.runner",
-        "knnx.report",
-        "knnx.results",
-        "knnx.cli",
+        "knnx.evaluation",
+        *_ENGINE,
+        *_OUTPUTS,
     ],
-    "knnx.knn": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
-    "knnx.lpo": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
-    "knnx.active": ["knnx.datasets", "knnx.spec", "knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
-    "knnx.datasets": ["knnx.knn", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.report", "knnx.cli"],
-    "knnx.protocols": ["knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.report", "knnx.cli"],
-    "knnx.metrics": ["knnx.datasets", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.cli"],
-    "knnx.results": ["knnx.datasets", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.cli"],
-    "knnx.report": ["knnx.datasets", "knnx.algorithms", "knnx.spec", "knnx.runner", "knnx.cli"],
-    "knnx.spec": ["knnx.runner", "knnx.report", "knnx.results", "knnx.cli"],
-    "knnx.runner": ["knnx.cli"],
+    "knnx.lpo": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
+    "knnx.estimators": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
+    "knnx.datasets": [
+        "knnx.neighbors",
+        "knnx.estimators",
+        "knnx.lpo",
+        "knnx.evaluation",
+        *_ENGINE,
+        *_OUTPUTS,
+    ],
+    "knnx.evaluation": [
+        "knnx.neighbors",
+        "knnx.estimators",
+        "knnx.lpo",
+        "knnx.datasets",
+        *_ENGINE,
+        *_OUTPUTS,
+    ],
+    "knnx.spec": ["knnx.experiment", "knnx.papers", "knnx.cli", *_OUTPUTS],
+    "knnx.experiment": ["knnx.papers", "knnx.cli"],
+    "knnx.results": [
+        "knnx.neighbors",
+        "knnx.estimators",
+        "knnx.lpo",
+        "knnx.datasets",
+        "knnx.evaluation",
+        *_ENGINE,
+        "knnx.reporting",
+        "knnx.stats",
+    ],
+    "knnx.reporting": ["knnx.neighbors", "knnx.estimators", "knnx.lpo", "knnx.datasets", *_ENGINE],
+    "knnx.stats": [
+        "knnx.neighbors",
+        "knnx.estimators",
+        "knnx.lpo",
+        "knnx.datasets",
+        *_ENGINE,
+        "knnx.reporting.html",
+    ],
+    "knnx.papers": ["knnx.neighbors", "knnx.estimators", "knnx.lpo", "knnx.cli"],
 }
-# Estimators and the search take their neighbour graphs as arguments: none reaches the
-# runner (whose process store it hands over explicitly).
-for _module in ("knnx.graphs", "knnx.base", "knnx.unn", "knnx.gnnb", "knnx.weighted", "knnx.baselines"):
-    FORBIDDEN.setdefault(_module, []).extend(["knnx.runner", "knnx.spec", "knnx.cli"])
 
 
 def _modules():
@@ -107,8 +137,6 @@ def test_no_hidden_state_in_the_search_path():
         used = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         used |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert "contextvars" not in used, name
-        if name.startswith(
-            ("knnx.neighbors", "knnx.graphs", "knnx.knn", "knnx.unn", "knnx.gnnb", "knnx.lpo")
-        ):
+        if name.startswith(("knnx.neighbors", "knnx.estimators", "knnx.lpo")):
             rebound = {g for n in ast.walk(tree) if isinstance(n, ast.Global) for g in n.names}
             assert rebound <= {"_blas_controller"}, name  # built once on first use; no result depends on it

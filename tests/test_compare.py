@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from knnx.cli import app
-from knnx.compare import compare, holm, iman_davenport, nemenyi_cd
 from knnx.results import read_results, rows_to_csv
+from knnx.stats.compare import compare, holm, iman_davenport, nemenyi_cd
 
 runner = CliRunner()
 
@@ -170,7 +170,7 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
 
 def test_nemenyi_pvalues_agree_with_the_critical_difference():
     pytest.importorskip("scikit_posthocs")
-    from knnx.compare import nemenyi_pvalues
+    from knnx.stats.compare import nemenyi_pvalues
 
     rng = np.random.default_rng(7)
     # five configurations of increasing error on 30 datasets: some pairs differ, some do not
@@ -197,7 +197,7 @@ def test_the_cd_diagram_shows_every_configuration(tmp_path, monkeypatch):
     pytest.importorskip("scikit_posthocs")
     import sys
 
-    from knnx.compare import cd_diagram, write_comparison
+    from knnx.stats.compare import cd_diagram, write_comparison
 
     result = compare(_results(HAND))
     fig = cd_diagram(result)
@@ -252,7 +252,7 @@ def _fold_results(values, n_train=80, n_test=20, metric="error"):
 
 
 def test_corrected_resampled_t_test_by_hand():
-    from knnx.compare import paired_tests
+    from knnx.stats.compare import paired_tests
 
     # d = 1, 2, 3, 4: mean 2.5, s^2 = 5/3, J = 4; n_test/n_train = 1/4
     out = paired_tests([2.0, 4.0, 6.0, 8.0], [1.0, 2.0, 3.0, 4.0], 0.25)
@@ -274,7 +274,7 @@ def test_corrected_resampled_t_test_by_hand():
 def test_paired_t_agrees_with_scipy_and_undefined_cases_follow_the_rules():
     from scipy.stats import ttest_rel
 
-    from knnx.compare import paired_tests
+    from knnx.stats.compare import paired_tests
 
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -332,7 +332,7 @@ def test_best_test_selection_names_the_chosen_configuration_and_pairs_its_folds(
 
 
 def test_rank_counts_give_ties_the_best_rank():
-    from knnx.compare import rank_counts
+    from knnx.stats.compare import rank_counts
 
     counts = rank_counts(HAND, metric="error")
     # ranks (min): d1 1,2,3; d2 2,1,3; d3 1,1,3; d4 3,2,1
@@ -377,7 +377,7 @@ def test_compare_carries_rank_counts_and_significance_counts_by_hand(tmp_path):
     # the corrected test is more conservative: never more significant pairs
     assert (sig["better_corrected"] <= sig["better"]).all() and (sig["worse_corrected"] <= sig["worse"]).all()
     assert sig.loc["A", "better_corrected"] >= 1  # a constant difference stays significant
-    from knnx.compare import write_comparison
+    from knnx.stats.compare import write_comparison
 
     write_comparison(result, tmp_path / "x", metric="error", alpha=0.1)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "significance.csv"), result["significance"])
@@ -385,7 +385,7 @@ def test_compare_carries_rank_counts_and_significance_counts_by_hand(tmp_path):
 
 
 def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():
-    from knnx.compare import paired_tests
+    from knnx.stats.compare import paired_tests
 
     a = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
     b = a.copy()

@@ -108,11 +108,12 @@ def page_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setenv("COLUMNS", "100")
     # names a page registers (knnx.register_algorithm, register_dataset) end with the test
-    from knnx import algorithms, datasets
+    from knnx import datasets
+    from knnx.estimators import registry as algorithms
 
     monkeypatch.setattr(algorithms, "ALGORITHMS", dict(algorithms.ALGORITHMS))
     monkeypatch.setattr(datasets, "REGISTERED", dict(datasets.REGISTERED))
-    monkeypatch.setattr("knnx.runner.REGISTERED", datasets.REGISTERED)
+    monkeypatch.setattr("knnx.experiment.runner.REGISTERED", datasets.REGISTERED)
     for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
         monkeypatch.delitem(sys.modules, name)
     yield tmp_path

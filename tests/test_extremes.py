@@ -12,11 +12,11 @@ import pytest
 
 from knnx import GNNBClassifier, KNNClassifier, UNNClassifier
 from knnx.errors import DataError
-from knnx.gnnb import normalize_rows
-from knnx.knn import KNNLpoClassifier
-from knnx.lpo import lpo_risk, select_k
-from knnx.unn import UNNCVClassifier
-from knnx.weighted import WeightedMetricNN
+from knnx.estimators.gnnb import normalize_rows
+from knnx.estimators.knn import KNNLpoClassifier
+from knnx.estimators.unn import UNNCVClassifier
+from knnx.estimators.weighted import WeightedMetricNN
+from knnx.lpo.risk import lpo_risk, select_k
 
 LOSSES = ["exp", "squared", "logistic", "binary_logistic", "matsushita", "amari"]
 PHIS = ["squared", "logistic", "binary_logistic", "matsushita"]

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from knnx import plots
 from knnx.cli import app
-from knnx.report import configuration_labels, summarize
+from knnx.experiment.runner import run_spec
+from knnx.reporting import figures as plots
+from knnx.reporting.summaries import configuration_labels, summarize
 from knnx.results import read_results, rows_to_csv
-from knnx.runner import run_spec
 
 runner = CliRunner()
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
@@ -216,8 +216,8 @@ def test_plot_configuration_draws_the_comparison(schemes_run, tmp_path):
 
 
 def test_the_report_holds_the_run_and_nothing_outside_it(schemes_run):
-    from knnx.compare import compare
-    from knnx.html_report import write_report
+    from knnx.reporting.html import write_report
+    from knnx.stats.compare import compare
 
     path = write_report(schemes_run)
     text = path.read_text(encoding="utf-8")
@@ -266,7 +266,7 @@ def test_the_report_opens_in_a_headless_browser(schemes_run, ripley_run):
     _browser_or_skip()
     from playwright.sync_api import sync_playwright
 
-    from knnx.html_report import write_report
+    from knnx.reporting.html import write_report
 
     pages = [write_report(schemes_run), write_report(ripley_run)]
     with sync_playwright() as p:
@@ -374,7 +374,7 @@ def test_run_writes_the_report_and_says_what_it_could_not_draw(tmp_path):
 def test_the_report_compares_the_configurations_complete_on_every_dataset(tmp_path):
     """A configuration that failed on one dataset is left out of the comparison (named),
     the others are compared; the failure itself is listed."""
-    from knnx.html_report import build_report
+    from knnx.reporting.html import build_report
     from knnx.results import FAILURE_COLUMNS
 
     rows = []
@@ -437,7 +437,7 @@ def test_a_run_whose_every_cell_failed_gets_a_report_of_its_failures(tmp_path):
 
 
 def test_the_report_keeps_the_labels_of_the_summary_when_it_leaves_a_configuration_out(tmp_path):
-    from knnx.html_report import build_report
+    from knnx.reporting.html import build_report
 
     rows = []
     for d in ("d1", "d2", "d3"):

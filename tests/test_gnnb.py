@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from knnx import GNNBClassifier, kneighbors
 from knnx._kernels import gnnb as G
 from knnx._kernels import leveraged as L
-from knnx.gnnb import PHIS, balanced_loss, gnnb_path, normalize_rows
+from knnx.estimators.gnnb import PHIS, balanced_loss, gnnb_path, normalize_rows
 
 LN2 = np.log(2.0)
 
@@ -263,7 +263,7 @@ def test_largest_delta_picks_the_brute_force_maximum(phi):
 
 
 def _fit_raw(X, y, k, phi, eps, T, lazy, order=None):
-    from knnx.neighbors import reciprocal_neighbors
+    from knnx.neighbors.search import reciprocal_neighbors
 
     m = len(y)
     C = len(np.unique(y))
@@ -339,7 +339,7 @@ def test_binary_logistic_is_logistic_rescaled():
 def test_binary_mirror_equals_training_both_classes():
     X, y = _data(8, m=50, C=2)
     m = len(y)
-    from knnx.neighbors import reciprocal_neighbors
+    from knnx.neighbors.search import reciprocal_neighbors
 
     _, nbr = kneighbors(X, 4)
     rptr, rind = reciprocal_neighbors(nbr, m)

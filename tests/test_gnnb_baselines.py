@@ -1,4 +1,4 @@
-"""The Sec. 6.3 contenders of Nock et al. (2014) (knnx.baselines: SVMRBF, SVMLinear, SGDBudget,
+"""The Sec. 6.3 contenders of Nock et al. (2014) (knnx.estimators.baselines: SVMRBF, SVMLinear, SGDBudget,
 AdaBoostTrees) and the ``max_rows`` dataset option (stratified subsample, Letter's m = 2561)."""
 
 import warnings
@@ -10,9 +10,9 @@ from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import DataError
-from knnx.baselines import SGD_BUDGETS, SVMRBF, AdaBoostTrees, SGDBudget, SVMLinear
 from knnx.datasets import check_entry, dataset_label, load_bundled, load_dataset
 from knnx.datasets.bundled import subsample_rows
+from knnx.estimators.baselines import SGD_BUDGETS, SVMRBF, AdaBoostTrees, SGDBudget, SVMLinear
 
 # --- max_rows ---------------------------------------------------------------------------
 

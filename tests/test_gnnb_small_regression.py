@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 import knnx
-from knnx import algorithms
-from knnx.baselines import SVMRBF, AdaBoostTrees, SGDBudget, SVMLinear
-from knnx.preprocess import standardize
+from knnx.estimators import registry as algorithms
+from knnx.estimators.baselines import SVMRBF, AdaBoostTrees, SGDBudget, SVMLinear
+from knnx.evaluation.preprocess import standardize
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
 SPEC = EXPERIMENTS / "gnnb_small.yaml"
@@ -106,11 +106,11 @@ def test_declared_target_on_a_tiny_run_by_hand(tmp_path):
     statements' cells paired differences over domains, the time ratios the mean over domains
     of median-time ratios, each recomputed here from results.csv; absent settings give
     empty cells, never an error; the Fig. 4/5 counts come from knnx compare."""
-    from knnx.compare import compare
     from knnx.papers import load_target
     from knnx.papers.comparison import comparison_rows
     from knnx.papers.intervals import student_t
     from knnx.results import read_results
+    from knnx.stats.compare import compare
 
     raw = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     keep = {"NN_5", "NN_50", "GNNB_5", "GNNB_50", "SVM_RBF", "ADA_c3"}

@@ -13,9 +13,9 @@ from sklearn.base import clone
 from sklearn.neighbors import NearestNeighbors
 
 from knnx import GNNBClassifier, GraphStore, KNNClassifier, UNNClassifier, kneighbors
-from knnx import neighbors as N
-from knnx.knn import KNNLpoClassifier
-from knnx.lpo import lpo_risk
+from knnx.estimators.knn import KNNLpoClassifier
+from knnx.lpo.risk import lpo_risk
+from knnx.neighbors import search as N
 
 
 @pytest.fixture

@@ -235,7 +235,7 @@ def test_odd_k_two_classes_match_sklearn_whatever_the_tie_rule(tie):
 
 
 def test_lpo_classifier_votes_with_the_tie_rule():
-    from knnx.knn import KNNLpoClassifier
+    from knnx.estimators.knn import KNNLpoClassifier
 
     X, y, Q = _tied_problem(4)
     for tie in ("nearest", "lowest", "random"):
@@ -248,9 +248,9 @@ def test_lpo_classifier_votes_with_the_tie_rule():
 
 
 def test_tie_and_seed_constraints():
-    from knnx._params import check_params
     from knnx.errors import SpecError
-    from knnx.knn import KNNLpoClassifier
+    from knnx.estimators.knn import KNNLpoClassifier
+    from knnx.estimators.params import check_params
 
     X, y = np.zeros((3, 1)), [0, 1, 0]
     with pytest.raises(ValueError, match="tie must be one of 'nearest', 'lowest', 'random', got 'first'"):
@@ -285,7 +285,7 @@ def test_check_estimator_random_ties():
 
 
 def test_lowest_tie_rule_passes_check_estimator_without_exceptions():
-    from knnx.knn import KNNLpoClassifier
+    from knnx.estimators.knn import KNNLpoClassifier
 
     for est in (KNNClassifier(k=2, tie="lowest"), KNNLpoClassifier(tie="lowest")):
         results = check_estimator(est, on_fail=None)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from knnx import GNNBClassifier, UNNClassifier
-from knnx.gnnb import normalize_rows
+from knnx.estimators.gnnb import normalize_rows
 
 RULES = ["frequent", "nearest", "lowest", "random"]
 

@@ -6,7 +6,7 @@ from lpo_oracles import brute_lpo, write_labelled_csv
 from numpy.testing import assert_allclose
 
 from knnx import DataError, KNNClassifier
-from knnx.lpo import lpo_risk, select_k
+from knnx.lpo.risk import lpo_risk, select_k
 
 
 def _tiny_problem(rng, n, n_classes, duplicates):

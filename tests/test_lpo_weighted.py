@@ -10,8 +10,8 @@ from numpy.testing import assert_allclose
 
 from knnx import DataError, KNNClassifier, kneighbors
 from knnx._kernels.lpo_weighted import subset_sign_probs
-from knnx.knn import KNNLpoClassifier
-from knnx.lpo import lpo_risk, lpo_risk_from_graph, lpo_risk_from_weighted_graph, select_k
+from knnx.estimators.knn import KNNLpoClassifier
+from knnx.lpo.risk import lpo_risk, lpo_risk_from_graph, lpo_risk_from_weighted_graph, select_k
 
 # ---------------------------------------------------------------------------
 # the counter: sign of vj + a uniform random s-subset sum, against enumeration
@@ -222,9 +222,9 @@ def test_p1_equals_leave_one_out_of_weighted_knnclassifier():
 def test_risk_does_not_depend_on_the_thread_count(monkeypatch):
     import numba
 
-    import knnx.lpo
+    import knnx.lpo.risk
 
-    monkeypatch.setattr(knnx.lpo, "_POOL_MIN_TERMS", 0)  # use the thread pool even here
+    monkeypatch.setattr(knnx.lpo.risk, "_POOL_MIN_TERMS", 0)  # use the thread pool even here
     rng = np.random.default_rng(8)
     X = rng.standard_normal((150, 2))
     y = (X[:, 1] + rng.standard_normal(150) > 0).astype(int)
@@ -282,12 +282,12 @@ def test_bad_weights_and_graph_shapes():
 def test_a_count_over_the_work_cap_is_one_data_error(monkeypatch):
     # The kernel marks counts beyond WORK_CAP partial sums with NaN; the boundary
     # turns them into one DataError rather than a NaN risk.
-    import knnx.lpo
+    import knnx.lpo.risk
 
     def over_cap(first, step, points, y, k_min, tables, sums, limb_tag):
         sums[first::step] = np.nan
 
-    monkeypatch.setattr(knnx.lpo, "chunk_errors", over_cap)
+    monkeypatch.setattr(knnx.lpo.risk, "chunk_errors", over_cap)
     X = np.random.default_rng(0).standard_normal((12, 2))
     y = np.arange(12) % 2
     with pytest.raises(

@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.neighbors import NearestNeighbors
 
 from knnx import DataError, kneighbors, reciprocal_neighbors
-from knnx import neighbors as nb_module
+from knnx.neighbors import search as nb_module
 
 
 @pytest.fixture(params=["brute", "screened", "select"])
@@ -389,7 +389,7 @@ def test_screening_with_neighbours_on_chunk_edges(monkeypatch):
 def test_chunked_centring_and_float32_copy_equal_the_whole_array_expressions(n):
     """The screening's float32 copy is built in row chunks (no float64 copy of X); its bits
     and the spread equal those of the one-shot expressions they replace."""
-    from knnx.neighbors import _centre, _to_float32
+    from knnx.neighbors.search import _centre, _to_float32
 
     rng = np.random.default_rng(n)
     R = rng.standard_normal((n, 13)) * 1e3 + 7.0

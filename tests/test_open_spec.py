@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from knnx.cli import app
+from knnx.experiment.runner import run_spec
 from knnx.results import read_results
-from knnx.runner import run_spec
 from knnx.spec import validate_spec
 
 runner = CliRunner()
@@ -97,7 +97,7 @@ def test_scikit_learn_classifiers_by_import_path_equal_direct_calls(tmp_path):
 
 def test_an_upgrade_of_the_estimator_package_reruns_its_cells(tmp_path, monkeypatch):
     from knnx import plugins
-    from knnx.runner import cell_keys
+    from knnx.experiment.runner import cell_keys
 
     spec = {
         **BASE,
@@ -376,8 +376,8 @@ def test_register_algorithm_names_a_class_for_specs(tmp_path, monkeypatch):
 
     from knnx import ALGORITHMS, register_algorithm
 
-    monkeypatch.setattr("knnx.algorithms.ALGORITHMS", dict(ALGORITHMS))
-    from knnx import algorithms
+    monkeypatch.setattr("knnx.estimators.registry.ALGORITHMS", dict(ALGORITHMS))
+    from knnx.estimators import registry as algorithms
 
     algorithms.register_algorithm("centroid", NearestCentroid)
     algorithms.register_algorithm("centroid", NearestCentroid)  # the same class again: fine
@@ -434,7 +434,7 @@ def _install_plugin(site, body=PLUGIN, value="knnx_demo_plugin:OneRule"):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: knnx-demo-plugin\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text(
-        f"[knnx.algorithms]\none_rule = {value}\n\n[knnx.datasets]\nstripes = knnx_demo_plugin:load_stripes\n"
+        f"[knnx.estimators.registry]\none_rule = {value}\n\n[knnx.datasets]\nstripes = knnx_demo_plugin:load_stripes\n"
     )
     (info / "top_level.txt").write_text("knnx_demo_plugin\n")
 
@@ -449,7 +449,7 @@ def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
     code = (
-        "import sys, json; from knnx.spec import validate_spec; from knnx.runner import cell_keys;"
+        "import sys, json; from knnx.spec import validate_spec; from knnx.experiment.runner import cell_keys;"
         "from knnx.plugins import object_version; v = validate_spec(sys.argv[1]);"
         "print(json.dumps([v.algorithms[0].version, sorted({c.algorithm for c in v.cells})]))"
     )
@@ -671,7 +671,7 @@ def test_register_dataset_names_a_loader_for_specs(tmp_path, monkeypatch):
     from knnx import datasets
 
     monkeypatch.setattr(datasets, "REGISTERED", {})
-    monkeypatch.setattr("knnx.runner.REGISTERED", datasets.REGISTERED)
+    monkeypatch.setattr("knnx.experiment.runner.REGISTERED", datasets.REGISTERED)
 
     def xor(n=40, seed=0):
         rng = np.random.default_rng(seed)
@@ -1070,7 +1070,7 @@ def test_the_readme_lists_every_built_in_algorithm_name():
     import re
     from pathlib import Path
 
-    from knnx.algorithms import ALIASES, BUILTIN
+    from knnx.estimators.registry import ALIASES, BUILTIN
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     line = re.search(r"The built-in names, all of them: (.*?)\. Every", text, re.S).group(1)

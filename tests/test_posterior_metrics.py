@@ -8,7 +8,7 @@ from scipy.spatial.distance import jensenshannon
 from scipy.special import rel_entr
 from sklearn import metrics as skm
 
-from knnx.metrics import (
+from knnx.evaluation.metrics import (
     KAPPAS,
     LOWER_IS_BETTER,
     METRIC_INPUT,

@@ -9,7 +9,7 @@ from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_array_equal
 
 from knnx import KNNClassifier, kneighbors
-from knnx import neighbors as nb_module
+from knnx.neighbors import search as nb_module
 
 # Small integer coordinates: distances are exact in float64 and ties are frequent.
 points = st.integers(2, 40).flatmap(

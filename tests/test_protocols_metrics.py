@@ -7,8 +7,8 @@ from sklearn import metrics as skm
 
 from knnx.datasets import load_bundled
 from knnx.errors import SpecError
-from knnx.metrics import METRIC_INPUT, METRICS
-from knnx.protocols import PROTOCOLS, make_splits
+from knnx.evaluation.metrics import METRIC_INPUT, METRICS
+from knnx.evaluation.protocols import PROTOCOLS, make_splits
 
 PARAMS = {
     "predefined": {},

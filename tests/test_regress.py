@@ -60,7 +60,7 @@ def test_check_detects_a_perturbed_reference(regress, tmp_path):
 def test_third_party_baselines_have_a_small_tolerance_and_knnx_algorithms_none(regress, tmp_path):
     """A last-digit drift of svm_platt (its scipy/scikit-learn numerics) passes; the same drift
     of a knnx algorithm fails, printed with every digit."""
-    from knnx.algorithms import ALGORITHMS
+    from knnx.estimators.registry import ALGORITHMS
 
     assert set(regress.ALGORITHM_ATOL) <= set(ALGORITHMS)
     assert not {"knn", "knn_lpo", "unn", "unn_cv", "gnnb", "weighted_metric"} & set(regress.ALGORITHM_ATOL)

@@ -296,10 +296,10 @@ def test_the_csv_writer_never_writes_a_bare_carriage_return():
 
 
 def test_a_cell_error_with_control_characters_is_escaped_in_failures_csv(tmp_path, monkeypatch):
-    from knnx.algorithms import ALGORITHMS
     from knnx.errors import CellError
-    from knnx.knn import KNNClassifier
-    from knnx.runner import run_spec
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
+    from knnx.experiment.runner import run_spec
 
     class Noisy(KNNClassifier):
         def fit(self, X, y):
@@ -490,10 +490,10 @@ def test_validate_applies_the_range_rule_to_every_dataset(tmp_path):
 
 
 def test_a_data_error_while_running_fails_its_cell_and_the_run_goes_on(tmp_path, monkeypatch):
-    from knnx.algorithms import ALGORITHMS
     from knnx.errors import CellError, DataError
-    from knnx.knn import KNNClassifier
-    from knnx.runner import run_spec
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
+    from knnx.experiment.runner import run_spec
 
     class Picky(KNNClassifier):
         def fit(self, X, y):
@@ -529,8 +529,8 @@ def test_params_json_is_standard_json():
 def _bounds_cases():
     """(algorithm, parameter, value) at both ends of every numeric range in the registry;
     1e300 stands for "no upper bound" of a real, 10^18 for an integer."""
-    from knnx._params import AnyOf, Interval
-    from knnx.algorithms import ALGORITHMS
+    from knnx.estimators.params import AnyOf, Interval
+    from knnx.estimators.registry import ALGORITHMS
 
     cases = []
     for name, cls in ALGORITHMS.items():
@@ -557,8 +557,8 @@ def test_every_value_validation_accepts_runs(name, pname, value):
     (here: k, p or n_splits beyond the training data; NEIGHBOR_PARAMS covers k and p)."""
     import warnings
 
-    from knnx.algorithms import ALGORITHMS, NEIGHBOR_PARAMS
     from knnx.datasets import load_dataset
+    from knnx.estimators.registry import ALGORITHMS, NEIGHBOR_PARAMS
 
     ds = load_dataset("iris")
     rows = np.random.default_rng(0).permutation(150)
@@ -583,8 +583,8 @@ def test_every_value_validation_accepts_runs(name, pname, value):
 
 
 def test_every_real_parameter_refuses_nan_and_infinities():
-    from knnx._params import AnyOf, Interval
-    from knnx.algorithms import ALGORITHMS
+    from knnx.estimators.params import AnyOf, Interval
+    from knnx.estimators.registry import ALGORITHMS
 
     unbounded = set()
     for name, cls in ALGORITHMS.items():
@@ -604,7 +604,7 @@ def test_every_real_parameter_refuses_nan_and_infinities():
 def test_standardising_huge_and_tiny_columns_gives_unit_spread_without_warnings(tmp_path):
     import warnings
 
-    from knnx.preprocess import standardize
+    from knnx.evaluation.preprocess import standardize
 
     X = np.array(
         [
@@ -631,7 +631,7 @@ def test_standardising_huge_and_tiny_columns_gives_unit_spread_without_warnings(
 
 
 def test_standardising_ordinary_data_is_numpys_formula_to_the_bit():
-    from knnx.preprocess import standardize
+    from knnx.evaluation.preprocess import standardize
 
     rng = np.random.default_rng(5)
     X, T = rng.standard_normal((40, 6)) * 10.0 ** rng.integers(-100, 100, 6), rng.standard_normal((7, 6))
@@ -642,7 +642,7 @@ def test_standardising_ordinary_data_is_numpys_formula_to_the_bit():
 
 def test_test_rows_that_overflow_when_standardised_fail_their_cell_with_one_line():
     from knnx.errors import DataError
-    from knnx.preprocess import standardize
+    from knnx.evaluation.preprocess import standardize
 
     with pytest.raises(DataError, match="^test rows: standardised values of feature 1 overflow float64"):
         standardize(np.array([[0.0, 0.0], [1.0, 1e-300]]), np.array([[0.0, 1e300]]))
@@ -651,7 +651,7 @@ def test_test_rows_that_overflow_when_standardised_fail_their_cell_with_one_line
 def test_a_huge_column_standardised_in_a_run_is_not_zeroed(tmp_path):
     """A +-1e308 column used to be zeroed silently (exit 0) and an all-1e308 one made
     every cell fail with NaN; standardised, both keep their information."""
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     rng = np.random.default_rng(0)
     y = np.tile(["a", "b"], 20)
@@ -910,7 +910,7 @@ def test_an_output_place_the_system_refuses_is_exit_2(tmp_path, monkeypatch, arg
 
 
 def test_an_unforeseen_os_error_is_one_line_exit_3(tmp_path, monkeypatch):
-    from knnx import report
+    from knnx.reporting import summaries as report
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "somewhere/results.csv")
@@ -1010,8 +1010,8 @@ def test_weighted_metric_fit_reports_each_evaluation_and_learns_the_same():
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_the_runner_shows_the_progress_of_a_long_fit(tmp_path, monkeypatch, jobs):
-    from knnx import runner as R
-    from knnx.runner import run_spec
+    from knnx.experiment import runner as R
+    from knnx.experiment.runner import run_spec
 
     monkeypatch.setattr(R, "FIT_PROGRESS_INTERVAL", 0.0)  # every report (in this process)
     spec = {
@@ -1063,8 +1063,8 @@ def test_plot_on_params_that_are_not_a_json_object_is_one_line(tmp_path, params,
 def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):
     """matplotlib read '$x^$' as mathtext and every run with such a dataset id crashed
     while plotting, and so did every resume."""
-    from knnx.plots import plot_metric
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
+    from knnx.reporting.figures import plot_metric
 
     spec = {
         "name": "dollar",
@@ -1079,7 +1079,7 @@ def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):
 
 
 def test_active_plots_with_dollar_signs(tmp_path):
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     spec = {
         "kind": "active",
@@ -1152,7 +1152,7 @@ def test_a_user_text_with_a_line_break_stays_on_one_error_line(tmp_path):
 def test_values_whose_mean_overflows_are_refused_by_the_range_rule(tmp_path, values):
     from knnx.datasets import load_dataset
     from knnx.errors import DataError
-    from knnx.neighbors import check_scale
+    from knnx.neighbors.search import check_scale
 
     (tmp_path / "d.csv").write_text(
         "a,label\n" + "".join(f"{v},{'xy'[i % 2]}\n" for i, v in enumerate(values))
@@ -1336,10 +1336,10 @@ def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path):
 def test_warnings_raised_in_cells_are_listed_not_printed(tmp_path, monkeypatch, capsys):
     import warnings
 
-    from knnx.algorithms import ALGORITHMS
-    from knnx.knn import KNNClassifier
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
+    from knnx.experiment.runner import run_spec
     from knnx.results import read_warnings
-    from knnx.runner import run_spec
 
     class Noisy(KNNClassifier):
         def fit(self, X, y):
@@ -1460,7 +1460,7 @@ def test_an_output_folder_holding_the_spec_being_run_is_refused(tmp_path):
 def test_a_hand_edited_environment_record_is_started_again(tmp_path):
     import json
 
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": 1}}]}
     (tmp_path / "environment.json").write_text('{"runs": 5}\n')
@@ -1515,7 +1515,7 @@ def test_result_numbers_follow_the_grammar_knnx_writes(tmp_path, column, text):
 
 
 def test_check_treats_nan_on_both_sides_as_unchanged_and_on_one_side_as_moved(tmp_path):
-    from knnx.report import check_against_reference
+    from knnx.reporting.summaries import check_against_reference
 
     def write(name, values):
         rows = [{**_row(i, v), "repeat": 0, "fold": i} for i, v in enumerate(values)]

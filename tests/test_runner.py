@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from knnx.cli import app
 from knnx.datasets import load_bundled
 from knnx.errors import ResultsError
-from knnx.protocols import make_splits
+from knnx.evaluation.protocols import make_splits
+from knnx.experiment.runner import run_spec
 from knnx.results import COLUMNS, read_results
-from knnx.runner import run_spec
 
 runner = CliRunner()
 RIPLEY = {
@@ -118,7 +118,7 @@ def test_an_edited_spec_reruns_exactly_the_cells_that_changed(tmp_path):
 
 
 def test_changed_data_or_code_invalidates_the_cache(tmp_path, monkeypatch):
-    from knnx import runner as R
+    from knnx.experiment import runner as R
 
     csv = tmp_path / "d.csv"
     csv.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30)))
@@ -142,7 +142,7 @@ def test_library_versions_are_the_installed_ones():
     import scipy
     import sklearn
 
-    from knnx.runner import library_versions
+    from knnx.experiment.runner import library_versions
 
     v = library_versions()
     assert (v["numpy"], v["scipy"], v["scikit-learn"]) == (
@@ -263,7 +263,7 @@ def test_cli_run_writes_the_three_outputs(tmp_path):
 
 
 def test_plot_lines_carry_the_group_means(tmp_path):
-    from knnx.plots import plot_metric
+    from knnx.reporting.figures import plot_metric
 
     run_spec(KFOLD, out=tmp_path)
     assert (tmp_path / "error.png").is_file() and (tmp_path / "accuracy.png").is_file()
@@ -284,7 +284,7 @@ def test_plot_lines_carry_the_group_means(tmp_path):
 def test_plot_labels_name_only_the_parameters_that_vary(tmp_path):
     """Ripley's spec fixes weights=uniform: the line is labelled "knn", not with every
     parameter (a long label used to squeeze the axes to nothing)."""
-    from knnx.plots import plot_metric
+    from knnx.reporting.figures import plot_metric
 
     run_spec(RIPLEY, out=tmp_path)
     fig = plot_metric(read_results(tmp_path / "results.csv"), "error", x="k")
@@ -327,9 +327,9 @@ def test_no_resume_clears_old_plots(tmp_path):
 
 
 def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
-    from knnx.algorithms import ALGORITHMS
     from knnx.errors import CellError
-    from knnx.knn import KNNClassifier
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
 
     class Broken(KNNClassifier):
         def fit(self, X, y):
@@ -400,7 +400,7 @@ LPO_SPEC = {
 
 
 def test_knn_lpo_records_the_chosen_k_and_resume_keeps_it(tmp_path):
-    from knnx.lpo import select_k
+    from knnx.lpo.risk import select_k
     from knnx.spec import SEED_SPLITS, dataset_seedseq
 
     run_spec(LPO_SPEC, out=tmp_path)
@@ -450,7 +450,7 @@ LPO_PROTOCOL = {
 
 def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
     from knnx.datasets import load_dataset
-    from knnx.lpo import lpo_risk
+    from knnx.lpo.risk import lpo_risk
     from knnx.spec import SEED_DATA, dataset_seedseq
 
     run_spec(LPO_PROTOCOL, out=tmp_path)
@@ -539,7 +539,7 @@ def test_probability_and_posterior_metrics_match_oracles(tmp_path):
     from sklearn import metrics as skm
 
     from knnx.datasets import dataset_label, load_dataset
-    from knnx.metrics import KAPPAS
+    from knnx.evaluation.metrics import KAPPAS
     from knnx.spec import SEED_DATA, dataset_seedseq
 
     run_spec(POSTERIOR, out=tmp_path)
@@ -582,9 +582,9 @@ def test_probability_and_posterior_metrics_match_oracles(tmp_path):
 
 
 def test_predict_proba_is_called_only_for_probability_metrics(tmp_path, monkeypatch):
-    from knnx.algorithms import ALGORITHMS
     from knnx.errors import CellError
-    from knnx.knn import KNNClassifier
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
 
     class NoProba(KNNClassifier):
         def predict_proba(self, X):
@@ -598,8 +598,8 @@ def test_predict_proba_is_called_only_for_probability_metrics(tmp_path, monkeypa
 
 
 def test_a_class_missing_from_training_gets_probability_zero():
-    from knnx.knn import KNNClassifier
-    from knnx.runner import _proba_on_codes
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.experiment.runner import _proba_on_codes
 
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((40, 2)), np.repeat([0, 2], 20)  # code 1 never seen
@@ -688,8 +688,8 @@ CURVED = {
 @pytest.fixture
 def curved_algorithm(monkeypatch):
     """kNN with a made-up training curve of 301 iterations: risk = k / (1 + t)."""
-    from knnx.algorithms import ALGORITHMS
-    from knnx.knn import KNNClassifier
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
 
     class Curved(KNNClassifier):
         def fit(self, X, y):
@@ -741,7 +741,7 @@ def test_without_record_curves_no_curves_file(tmp_path, curved_algorithm):
 
 
 def test_unn_curves_end_to_end(tmp_path):
-    from knnx.algorithms import ALGORITHMS
+    from knnx.estimators.registry import ALGORITHMS
     from knnx.results import read_curves
 
     if "unn" not in ALGORITHMS:

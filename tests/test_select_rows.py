@@ -12,8 +12,8 @@ from conftest import brute_kneighbors
 from numpy.testing import assert_array_equal
 
 from knnx import kneighbors
-from knnx import neighbors as nb_module
 from knnx._kernels.neighbors import _select_kth, _sorted_candidates
+from knnx.neighbors import search as nb_module
 
 
 @pytest.fixture

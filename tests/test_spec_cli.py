@@ -259,7 +259,7 @@ def test_posterior_metrics_name_every_dataset_without_a_posterior(tmp_path):
 def test_probability_metric_needs_predict_proba(tmp_path, monkeypatch):
     from sklearn.base import BaseEstimator, ClassifierMixin
 
-    from knnx.algorithms import ALGORITHMS
+    from knnx.estimators.registry import ALGORITHMS
 
     class LabelsOnly(ClassifierMixin, BaseEstimator):
         def fit(self, X, y):

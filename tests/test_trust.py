@@ -12,11 +12,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from knnx import runner as R
 from knnx.cli import app
 from knnx.errors import CellError
+from knnx.experiment import runner as R
+from knnx.experiment.runner import run_spec
 from knnx.results import read_results
-from knnx.runner import run_spec
 
 # 5 folds x 20 repeats x 5 settings = 500 small cells: a few seconds, long enough to be
 # killed in the middle.

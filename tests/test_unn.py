@@ -13,7 +13,7 @@ from knnx import UNNClassifier, kneighbors, reciprocal_neighbors
 from knnx._kernels import leveraged as L
 from knnx._kernels import unn as K
 from knnx.datasets.synthetic import dambrosio2012
-from knnx.unn import LOSSES, STEPS
+from knnx.estimators.unn import LOSSES, STEPS
 
 ALPHA = 0.5  # Amari parameter used below
 C_AMARI = (1 - ALPHA) / 2

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from knnx import KNNClassifier, UNNClassifier
-from knnx.baselines import ITMLKNN, LinearSVMPlatt, SubsampledKNN
-from knnx.unn import UNNCVClassifier, stratified_folds
+from knnx.estimators.baselines import ITMLKNN, LinearSVMPlatt, SubsampledKNN
+from knnx.estimators.unn import UNNCVClassifier, stratified_folds
 
 
 def _data(seed=0, m=90):
@@ -66,7 +66,7 @@ def test_linear_svm_platt_matches_scikit_learn():
 
 def test_itml_knn_is_knn_after_the_learned_map():
     pytest.importorskip("metric_learn")
-    from knnx.baselines import _metric_learn
+    from knnx.estimators.baselines import _metric_learn
 
     X, y = _data(4, m=60)
     model = ITMLKNN(k=3).fit(X, y)

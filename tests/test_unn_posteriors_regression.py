@@ -7,8 +7,8 @@ import pytest
 
 import knnx
 from knnx.datasets.synthetic import dambrosio2012
-from knnx.metrics import js, sym_kl
-from knnx.unn import UNNClassifier
+from knnx.estimators.unn import UNNClassifier
+from knnx.evaluation.metrics import js, sym_kl
 
 SPEC = Path(__file__).resolve().parent.parent / "experiments" / "unn_posteriors.yaml"
 

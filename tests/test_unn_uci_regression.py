@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 import knnx
-from knnx.unn import UNNCVClassifier
+from knnx.estimators.unn import UNNCVClassifier
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
 PAPER_K = {"iris": 4, "balance": 4, "ionosphere": 4, "glass": 1, "liver": 8, "cancer": 6, "diabetes": 5}

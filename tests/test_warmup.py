@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from knnx import cli, graphs
-from knnx import runner as R
-from knnx.neighbors import search_paths
+from knnx import cli
+from knnx.experiment import runner as R
+from knnx.experiment.runner import WARMUP_TEXT, eta_seconds, run_spec
+from knnx.neighbors import graphs
+from knnx.neighbors.search import search_paths
 from knnx.results import read_results
-from knnx.runner import WARMUP_TEXT, eta_seconds, run_spec
 
 RIPLEY_K = {
     "name": "wk",
@@ -63,7 +64,7 @@ def _cli_run(spec, out, tmp_path, warm_up=True):
     cache = tmp_path / f"numba-cache-{out.name}"
     cache.mkdir()
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    code = f"import knnx.runner as R; R.WARM_UP = {warm_up}; from knnx.cli import app; app()"
+    code = f"import knnx.experiment.runner as R; R.WARM_UP = {warm_up}; from knnx.cli import app; app()"
     done = subprocess.run(
         [sys.executable, "-c", code, "run", str(spec), "--out", str(out), "--quiet"],
         capture_output=True,
@@ -189,7 +190,7 @@ def test_tiny_problems_fit_the_settings_they_warm_up():
 
 
 def test_search_paths_follow_the_sizes():
-    """The kernel paths of a search (knnx.neighbors.search_paths, which the search itself
+    """The kernel paths of a search (knnx.neighbors.search.search_paths, which the search itself
     follows, see test_graphs.py): select when k is large against n d, brute force for small work,
     screening beyond, with seeding and the symmetric leave-one-out at large sizes."""
     assert search_paths(1000, 250, 2, 1, False) == ["select"]  # 1000 k >= 500

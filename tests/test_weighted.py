@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import WeightedMetricNN
 from knnx.datasets import load_dataset
-from knnx.weighted import CPW_PROBE_PAIRS, best_probe, cdm_weights, loo_state
+from knnx.estimators.weighted import CPW_PROBE_PAIRS, best_probe, cdm_weights, loo_state
 
 
 # --------------------------------------------------------------------------- oracles

@@ -233,9 +233,9 @@ def _model_table(model):
 @generator("spec-schema")
 def spec_schema():
     from knnx import spec
-    from knnx.algorithms import ALIASES, BUILTIN
-    from knnx.metrics import METRIC_INPUT
-    from knnx.protocols import PROTOCOLS
+    from knnx.estimators.registry import ALIASES, BUILTIN
+    from knnx.evaluation.metrics import METRIC_INPUT
+    from knnx.evaluation.protocols import PROTOCOLS
 
     models = [spec.Spec, spec.AlgorithmEntry, spec.Tune, spec.Preprocess]
     protocols = typing.get_args(typing.get_args(spec.Protocol)[0])

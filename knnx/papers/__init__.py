@@ -103,7 +103,7 @@ def _run_step(step, root, resume, jobs):
     if step.command is not None:
         subprocess.run(step.command, shell=True, cwd=root, check=True)
         return
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     overrides = [f"{k}={v}" for k, v in step.set.items()]
     run_spec(root / step.spec, out=root / step.out, overrides=overrides, resume=resume, jobs=jobs)

@@ -3,7 +3,7 @@
 ``knnx gate`` (``make regress``) runs every ``regress_*.yaml`` of ``experiments/regress`` from
 scratch into ``results/regress/<name>/`` (:func:`knnx.run_spec`, any kind of spec) and
 compares its per-group means with ``results/reference/<name>.csv``
-(:func:`knnx.report.check_against_reference`): tolerance 0 for knnx's own algorithms, which
+(:func:`knnx.reporting.summaries.check_against_reference`): tolerance 0 for knnx's own algorithms, which
 are exact or seeded and deterministic, and :data:`ALGORITHM_ATOL` for the wrapped
 third-party baselines. Groups in the results but not in the reference also fail (the spec
 changed without its reference). ``update=True`` (``knnx gate --update``) runs the same
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from knnx.errors import KnnxError
-from knnx.report import check_against_reference, new_groups
+from knnx.reporting.summaries import check_against_reference, new_groups
 
 # Wrapped third-party baselines (scikit-learn, scipy's optimisers, metric-learn) get their own
 # tolerance: their last digits follow the installed library builds, which a fresh install
@@ -59,7 +59,7 @@ def gate(specs, *, out_dir, reference_dir, jobs=2, update=False, atol=0.0, echo=
     """Run and check (or update) each spec; ``[(name, status, seconds, details)]`` with
     status PASS, FAIL or UPDATED. ``echo`` is told one line per spec (and a FAIL's
     details)."""
-    from knnx.runner import run_spec
+    from knnx.experiment.runner import run_spec
 
     rows = []
     width = max((len(s.stem) for s in specs), default=0)

@@ -109,7 +109,7 @@ def plot_metric(results, metric="error", x=None, out=None):
     """Plot ``metric`` against parameter ``x``; return the Figure (and save it to ``out``).
 
     One panel per dataset; one line per algorithm and combination of its other
-    parameters that vary (seed-like parameters, :data:`knnx.report.SEED_PARAMS`, are
+    parameters that vary (seed-like parameters, :data:`knnx.reporting.summaries.SEED_PARAMS`, are
     pooled unless ``x`` is one of them), each point the mean over repeats, folds and
     pooled seeds with ± one standard deviation. A numeric ``x`` is drawn on a numeric
     axis; any other (text, booleans, lists, or numbers mixed with them) on a
@@ -128,7 +128,7 @@ def plot_metric(results, metric="error", x=None, out=None):
     out : path, optional
         Where to write the image (format from the suffix, e.g. .png or .pdf).
     """
-    from knnx.report import SEED_PARAMS
+    from knnx.reporting.summaries import SEED_PARAMS
 
     frame = read_results(results) if not hasattr(results, "columns") else results
     frame = _metric_rows(frame, metric)
@@ -237,11 +237,11 @@ MAX_CONFIGURATIONS = 80
 
 def plot_comparison(results, metric="error", out=None):
     """Every configuration side by side: one panel per dataset, one row per
-    configuration (:func:`knnx.report.configuration_labels`: the algorithm and the
+    configuration (:func:`knnx.reporting.summaries.configuration_labels`: the algorithm and the
     parameters that vary), its per-fold values as dots (repeats, folds and pooled
     seeds; grey) and its mean ± one standard deviation (black). Returns the Figure
     (and saves it to ``out``)."""
-    from knnx.report import configuration_labels
+    from knnx.reporting.summaries import configuration_labels
 
     frame = read_results(results) if not hasattr(results, "columns") else results
     frame = _metric_rows(frame, metric)
@@ -325,7 +325,7 @@ def figures(frame):
 
     Yields ``(name, title, figure)``, the figure None and the title one line saying why
     where nothing can be drawn; ``name`` is the file name :func:`figure_name` gives."""
-    from knnx.report import SEED_PARAMS
+    from knnx.reporting.summaries import SEED_PARAMS
 
     if "round" in frame.columns:  # an active-learning run: its metrics round by round
         yield from active_figures(frame)
@@ -422,7 +422,7 @@ def default_x(frame, metric="error"):
     """What ``knnx plot`` draws ``metric`` against by default: the first numeric parameter
     that varies (seed-like ones last), else the first parameter that varies, else None
     (every configuration side by side)."""
-    from knnx.report import SEED_PARAMS
+    from knnx.reporting.summaries import SEED_PARAMS
 
     rows = _metric_rows(frame, metric)
     varying = varying_params(rows)

@@ -138,7 +138,7 @@ def subsample(dataset, seedseq, train_per_class=30, repeats=10):
 
 def leave_p_out(dataset, seedseq, p=10):
     """All rows as one "split" (empty test part): the runner computes the exact
-    leave-p-out estimate over all C(n, p) splits in closed form (knnx.lpo)."""
+    leave-p-out estimate over all C(n, p) splits in closed form (knnx.lpo.risk)."""
     n = len(dataset.y)
     if p >= n:
         raise SpecError(f"protocol.p: {p} must be below the {n} rows of dataset '{dataset.name}'")

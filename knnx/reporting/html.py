@@ -3,9 +3,9 @@
 Built from the files a run writes, and nothing else: ``results.csv``, ``spec.yaml``,
 ``environment.json``, ``failures.csv`` and ``warnings.csv``. The page holds the
 spec, the environment, one summary table per metric, the comparison across datasets
-(:mod:`knnx.compare`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
+(:mod:`knnx.stats.compare`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
 Wilcoxon-Holm, per-dataset corrected t-tests and the critical-difference diagram), every
-automatic figure (:func:`knnx.plots.figures`), the failures, the warnings and the
+automatic figure (:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
 timings. Figures are embedded as PNG data; there are no scripts, no style sheets or
 fonts to fetch and no links outside the page, so it opens offline and can be mailed
 as one file.
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
-from knnx.metrics import LOWER_IS_BETTER, METRICS
+from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
@@ -93,7 +93,7 @@ def _read_optional_csv(path, columns):
 
 
 def _summary_section(frame):
-    from knnx.report import best_rule, mark_best, summarize
+    from knnx.reporting.summaries import best_rule, mark_best, summarize
 
     parts = ["<h2 id='summary'>Summary</h2>"]
     parts.append(
@@ -123,7 +123,7 @@ def _summary_section(frame):
 
 
 def _comparison_section(frame, alpha):
-    from knnx.compare import cd_diagram, compare, friedman_sentence, selection_note
+    from knnx.stats.compare import cd_diagram, compare, friedman_sentence, selection_note
 
     parts = ["<h2 id='comparison'>Comparison across datasets</h2>"]
     metrics = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
@@ -213,7 +213,7 @@ def _complete(frame, metric):
 
 
 def _figures_section(frame):
-    from knnx.plots import figures
+    from knnx.reporting.figures import figures
 
     parts = ["<h2 id='figures'>Figures</h2>"]
     for _name, title, fig in figures(frame):
@@ -282,7 +282,7 @@ def _experiment_name(spec_text, out):
 
 def build_report(out, alpha=0.05):
     """The HTML text of the report of the run folder ``out`` (see the module docstring)."""
-    from knnx.report import configuration_labels
+    from knnx.reporting.summaries import configuration_labels
     from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, last_round, read_results
 
     out = Path(out)
@@ -378,7 +378,7 @@ def build_report(out, alpha=0.05):
 
 def write_report(out, alpha=0.05):
     """Write ``out/report.html`` (atomically); return its path."""
-    from knnx.plots import plain_text
+    from knnx.reporting.figures import plain_text
     from knnx.results import atomic_write_text
 
     with plain_text():

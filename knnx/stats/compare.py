@@ -3,7 +3,7 @@ pairwise Wilcoxon signed-rank tests with Holm's correction (Demšar 2006; Garcí
 Herrera 2008).
 
 Input: a results frame (see :func:`knnx.results.read_results`). One metric is
-compared; each configuration (:func:`knnx.report.configuration_labels`: the algorithm
+compared; each configuration (:func:`knnx.reporting.summaries.configuration_labels`: the algorithm
 id and the parameters that vary, seeds pooled) is summarised per dataset by its mean
 over repeats, folds and seeds. Every configuration must have results on every
 dataset (a complete block design).
@@ -11,7 +11,7 @@ dataset (a complete block design).
 Rules, all tested:
 
 * Ranks per dataset: 1 is the best mean (the lowest for metrics where lower is
-  better, :data:`knnx.metrics.LOWER_IS_BETTER`); equal means share the average of
+  better, :data:`knnx.evaluation.metrics.LOWER_IS_BETTER`); equal means share the average of
   their ranks (``scipy.stats.rankdata(method="average")``).
 * Friedman: ``scipy.stats.friedmanchisquare`` on the per-dataset means (three or more
   configurations), chi² with k − 1 degrees of freedom; Iman-Davenport's
@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
-from knnx.metrics import LOWER_IS_BETTER, METRICS
+from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 
 
 def holm(pvalues):
@@ -87,7 +87,7 @@ def _contestants(frame, metric, select):
     (the per-fold values, rows (dataset, repeat, fold), seeds averaged within a fold),
     ``chosen`` (dataset, contestant, configuration: which configuration stands for
     the contestant) and ``sizes`` (per dataset: mean n_train and n_test)."""
-    from knnx.report import configuration_labels
+    from knnx.reporting.summaries import configuration_labels
 
     if metric not in set(frame["metric"]):
         raise ResultsError(
@@ -399,7 +399,7 @@ def comparison_table(result, fmt="md", digits=4):
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in [*body, footer]]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
-        from knnx.report import latex_escape as esc
+        from knnx.reporting.summaries import latex_escape as esc
 
         lines = ["\\begin{tabular}{l" + "r" * len(means.columns) + "}", "\\toprule"]
         lines.append(" & ".join(esc(h) for h in header) + " \\\\")
@@ -516,7 +516,7 @@ def cd_diagram(result, metric="error", alpha=0.05):
     import matplotlib.pyplot as plt
     import scikit_posthocs as sp
 
-    from knnx.plots import plain_text
+    from knnx.reporting.figures import plain_text
 
     pvalues = nemenyi_pvalues(result)
     ranks = result["ranks"].mean(axis=0)

@@ -7,7 +7,7 @@ estimators behave like any other in pipelines and pass ``check_estimator``; the
 computation itself is knnx's own.
 
 Range: every estimator refuses data whose float64 squared distances would overflow
-or underflow (:func:`knnx.neighbors.check_scale`: ``max |x - mean| * sqrt(d) >
+or underflow (:func:`knnx.neighbors.search.check_scale`: ``max |x - mean| * sqrt(d) >
 1e150`` or ``0 < max |x - mean| < 1e-140``) with a one-line
 :class:`knnx.errors.DataError` (a ValueError) asking to rescale: at fit for the
 training rows, at prediction for the queries together with them. Estimators that
@@ -20,12 +20,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knnx._params import InstanceOf, check_params
-from knnx.graphs import GraphStore
-from knnx.neighbors import check_scale, kneighbors
+from knnx.estimators.params import InstanceOf, check_params
+from knnx.neighbors.graphs import GraphStore
+from knnx.neighbors.search import check_scale, kneighbors
 
 # The ``graphs`` parameter of the estimators that search neighbours: a GraphStore the
-# searches go through (see knnx.graphs), or None. Supplied by the experiment runner (or
+# searches go through (see knnx.neighbors.graphs), or None. Supplied by the experiment runner (or
 # by a user with a precomputed graph); never part of a spec's setting.
 GRAPHS = InstanceOf(GraphStore, "knnx.GraphStore")
 

@@ -21,14 +21,22 @@ import re
 from dataclasses import dataclass, field
 
 from knnx._text import find_leaf
-from knnx.baselines import ITMLKNN, SVMRBF, AdaBoostTrees, LinearSVMPlatt, SGDBudget, SubsampledKNN, SVMLinear
 from knnx.errors import SpecError
-from knnx.gnnb import GNNBClassifier
-from knnx.knn import KNNClassifier, KNNLpoClassifier
-from knnx.lpo import lpo_risk
+from knnx.estimators.baselines import (
+    ITMLKNN,
+    SVMRBF,
+    AdaBoostTrees,
+    LinearSVMPlatt,
+    SGDBudget,
+    SubsampledKNN,
+    SVMLinear,
+)
+from knnx.estimators.gnnb import GNNBClassifier
+from knnx.estimators.knn import KNNClassifier, KNNLpoClassifier
+from knnx.estimators.unn import UNNClassifier, UNNCVClassifier
+from knnx.estimators.weighted import WeightedMetricNN
+from knnx.lpo.risk import lpo_risk
 from knnx.plugins import ALGORITHM_GROUP, entry_point_names, import_object, load_entry_point, object_version
-from knnx.unn import UNNClassifier, UNNCVClassifier
-from knnx.weighted import WeightedMetricNN
 
 ALGORITHMS = {
     "knn": KNNClassifier,
@@ -37,7 +45,7 @@ ALGORITHMS = {
     "unn_cv": UNNCVClassifier,
     "gnnb": GNNBClassifier,
     "weighted_metric": WeightedMetricNN,
-    # Baselines of the papers (knnx.baselines).
+    # Baselines of the papers (knnx.estimators.baselines).
     "knn_sample": SubsampledKNN,
     "svm_platt": LinearSVMPlatt,
     "itml_knn": ITMLKNN,
@@ -68,11 +76,11 @@ def _knn_lpo_risk(params, X, y, p, graphs=None):
 
 # Parameters the runner supplies to the estimators that have them, never a spec: name ->
 # what it is.
-RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.graphs"}
+RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs"}
 
 
 # Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p, graphs=None) ->
-# risk (``graphs``: a knnx.GraphStore to search through, see knnx.graphs).
+# risk (``graphs``: a knnx.GraphStore to search through, see knnx.neighbors.graphs).
 LPO_RISK = {"knn": _knn_lpo_risk}
 
 

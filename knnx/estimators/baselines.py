@@ -17,10 +17,10 @@ import functools
 
 import numpy as np
 
-from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import NeighborsClassifierBase
 from knnx.errors import DataError
-from knnx.knn import KNNClassifier
+from knnx.estimators.base import NeighborsClassifierBase
+from knnx.estimators.knn import KNNClassifier
+from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import C_RANGE, MAX_GRID, MAX_ITERATIONS, MAX_ROUNDS, MAX_SEED
 
 

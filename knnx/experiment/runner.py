@@ -17,11 +17,11 @@
 
 Active learning: a spec with ``kind: active`` (:class:`knnx.spec.ActiveSpec`) runs
 through the same validation, cache, resume, lock, executors, failures file, progress,
-environment.json and report. Its cell is one loop of :func:`knnx.active.active_learning`
+environment.json and report. Its cell is one loop of :func:`knnx.lpo.active.active_learning`
 (a dataset, a strategy, a repeat; :func:`active_repeat_data` draws its start set and
 pool); its rows carry a ``round`` column (see :func:`_active_rows`); summary.csv gives
 mean, std and n per round and its figures are ``active.png`` and ``active_k.png``
-(:func:`knnx.plots.active_figures`); report.html tabulates the last round.
+(:func:`knnx.reporting.figures.active_figures`); report.html tabulates the last round.
 
 Metrics: label metrics score ``predict``; ``predict_proba`` is called only when a
 probability or posterior metric is asked, and its columns (in the estimator's
@@ -101,17 +101,17 @@ import yaml
 
 from knnx._text import escape_control
 from knnx._version import __version__
-from knnx.active import active_learning
-from knnx.algorithms import LPO_RISK
 from knnx.datasets import REGISTERED, load_dataset
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
-from knnx.graphs import GraphStore
+from knnx.estimators.registry import LPO_RISK
+from knnx.evaluation.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
+from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
-from knnx.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
-from knnx.neighbors import search_paths
+from knnx.lpo.active import active_learning
+from knnx.neighbors.graphs import GraphStore
+from knnx.neighbors.search import search_paths
 from knnx.plugins import add_import_dirs, import_object
-from knnx.preprocess import apply_standardizer, fit_standardizer, standardize
-from knnx.report import configuration_labels, format_table, mark_best, summarize
+from knnx.reporting.summaries import configuration_labels, format_table, mark_best, summarize
 from knnx.results import (
     CELL_COLUMNS,
     COLUMNS,
@@ -161,7 +161,7 @@ class RunSummary:
 
 def _graph_k(vspec):
     """Per dataset index, the largest neighbour count (``k`` or ``k_max``) any cell asks:
-    the width at which a run computes each neighbour graph once (see knnx.graphs)."""
+    the width at which a run computes each neighbour graph once (see knnx.neighbors.graphs)."""
     out = {}
     for c in vspec.cells:
         ks = [
@@ -261,7 +261,7 @@ def _dataset(payload):
     return ds if ds is not None else _load_cached(*key)
 
 
-# Share neighbour graphs between the cells a process runs (knnx.graphs); results are
+# Share neighbour graphs between the cells a process runs (knnx.neighbors.graphs); results are
 # identical either way (tested), only the time differs.
 REUSE_GRAPHS = True
 
@@ -278,7 +278,7 @@ WARM_UP = True
 def run_cell(payload, fit_progress=None):
     """Fit and evaluate one cell; return ``(index, rows, curve_rows, warnings, timing)``;
     with ``payload["graph_k"]`` > 0 its estimators are given the process's graph store
-    (:data:`PROCESS_GRAPHS`) with that width (see :mod:`knnx.graphs`).
+    (:data:`PROCESS_GRAPHS`) with that width (see :mod:`knnx.neighbors.graphs`).
 
     ``fit_progress(index, done, total, text=None)`` relays the progress of an estimator
     whose ``fit`` takes a ``progress`` callback, and (``text``) says when this process
@@ -347,7 +347,7 @@ def _warm_up(payload, note=None):
     :func:`_lpo_rows` does. A tuned cell warms up every setting of its grid. The tiny
     fit's neighbour searches are answered by NumPy and recorded (:class:`_TinyGraphs`);
     the search kernels the cell's own sizes will take
-    (:func:`knnx.neighbors.search_paths`) are then
+    (:func:`knnx.neighbors.search.search_paths`) are then
     warmed up on small arrays (:func:`_warm_search`).
 
     Nothing of the cell changes: the warm-up runs with the global random states of
@@ -517,7 +517,7 @@ def _isolated():
 
 
 def _cell_search_paths(payload, searches):
-    """The search paths (:func:`knnx.neighbors.search_paths`) of the cell's own searches,
+    """The search paths (:func:`knnx.neighbors.search.search_paths`) of the cell's own searches,
     in first use order: each recorded search of the tiny fit, taken at the cell's sizes
     (a leave-one-out graph of the training part, or the test part against it) with its
     width raised to the run's graph width ``graph_k`` as a GraphStore does."""
@@ -533,12 +533,12 @@ def _cell_search_paths(payload, searches):
 
 
 def _warm_search(path):
-    """Run the kernels of one search path (see :func:`knnx.neighbors.search_paths`) on small random
-    arrays, k = 1, as ``knnx.neighbors._exact`` runs them (a few milliseconds once they
+    """Run the kernels of one search path (see :func:`knnx.neighbors.search.search_paths`) on small random
+    arrays, k = 1, as ``knnx.neighbors.search._exact`` runs them (a few milliseconds once they
     are compiled; "seed" and "symmetric" need 8192 and 1025 rows to occur)."""
-    from knnx import neighbors as N
     from knnx._kernels import PARALLEL_LOCK
     from knnx._kernels.neighbors import brute_rows, select_rows
+    from knnx.neighbors import search as N
 
     n_ref, m, d = {
         "select": (40, 8, 1),
@@ -828,11 +828,11 @@ def environment_info():
 
 def write_summaries(results_path, out):
     """summary.csv (all metrics), summary.md (one table per metric) and the figures
-    (:func:`knnx.plots.write_figures`) from results.csv. Returns the figures' notes: one
+    (:func:`knnx.reporting.figures.write_figures`) from results.csv. Returns the figures' notes: one
     line per figure that could not be drawn, saying why."""
     frame = read_results(results_path)
     if frame.empty:  # every cell failed: no figure of an earlier run stays
-        from knnx.plots import figure_files
+        from knnx.reporting.figures import figure_files
 
         for path in figure_files(out):
             path.unlink(missing_ok=True)
@@ -854,9 +854,9 @@ def write_summaries(results_path, out):
 
 
 def write_plots(frame, out):
-    """The automatic figures in ``out`` (:func:`knnx.plots.write_figures`), after removing
+    """The automatic figures in ``out`` (:func:`knnx.reporting.figures.write_figures`), after removing
     those of an earlier run that this one does not draw again. Returns the notes."""
-    from knnx.plots import figure_files, write_figures
+    from knnx.reporting.figures import figure_files, write_figures
 
     written, notes = write_figures(frame, out)
     for path in figure_files(out):
@@ -989,7 +989,7 @@ def run_spec(
         ``"PATH=VALUE"`` changes applied to the spec before validation (see
         :func:`knnx.spec.apply_overrides`); the spec.yaml written to ``out`` shows them.
     report : bool
-        Write ``out/report.html`` at the end (:func:`knnx.html_report.write_report`).
+        Write ``out/report.html`` at the end (:func:`knnx.reporting.html.write_report`).
 
     Returns
     -------
@@ -1143,7 +1143,7 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
     else:
         notes = write_summaries(results_path, out)
     if html_report:
-        from knnx.html_report import write_report
+        from knnx.reporting.html import write_report
 
         try:
             write_report(out)
@@ -1460,7 +1460,7 @@ def _checked(func, payload, *args):
 
 def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
-    from knnx.plots import figure_files
+    from knnx.reporting.figures import figure_files
 
     names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml")]  # both rewritten
     for name in names:
@@ -1592,7 +1592,7 @@ def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize
 
 
 def _active_rows(payload):
-    """Run one active loop (:func:`knnx.active.active_learning`); its rows: per round
+    """Run one active loop (:func:`knnx.lpo.active.active_learning`); its rows: per round
     (``round`` 0..rounds), ``error`` on the remaining pool then ``chosen_k``, with
     ``n_train`` the labelled points, ``n_test`` the pool points left, ``fit_seconds``
     the round's wall time, ``fold`` 0."""
@@ -1652,11 +1652,11 @@ def _active_cell_keys(vspec):
 
 
 def write_active_summaries(results_path, out):
-    """An active run's summary.csv (:func:`knnx.plots.active_summary`: per round),
+    """An active run's summary.csv (:func:`knnx.reporting.figures.active_summary`: per round),
     summary.md (one table per metric of the last round's values, as knnx run's) and its
-    figures ``active.png`` and ``active_k.png`` (:func:`knnx.plots.active_figures`).
+    figures ``active.png`` and ``active_k.png`` (:func:`knnx.reporting.figures.active_figures`).
     Returns the notes of the figures that could not be drawn."""
-    from knnx.plots import active_summary
+    from knnx.reporting.figures import active_summary
 
     frame = read_results(results_path)
     if frame.empty:
@@ -1675,4 +1675,4 @@ def write_active_summaries(results_path, out):
         sub = summarize(last, by=("dataset", "configuration"), metric=metric)
         parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
     atomic_write_text(Path(out) / "summary.md", "".join(parts))
-    return write_plots(frame, out)  # knnx.plots.figures draws an active run's figures
+    return write_plots(frame, out)  # knnx.reporting.figures.figures draws an active run's figures

@@ -28,7 +28,7 @@ from knnx._kernels.lpo_weighted import (
 )
 from knnx.errors import DataError
 from knnx.limits import check_memory, lpo_bytes
-from knnx.neighbors import as_float_array, kneighbors
+from knnx.neighbors.search import as_float_array, kneighbors
 
 __all__ = ["lpo_risk", "lpo_risk_from_graph", "lpo_risk_from_weighted_graph", "select_k", "RANK_FLOOR"]
 
@@ -75,7 +75,7 @@ def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
         ``uniform``: plurality vote. ``distance``: the vote of
         ``KNNClassifier(k, weights="distance")``, see the notes.
     graphs : knnx.GraphStore, optional
-        Where the leave-one-out graph is looked up and kept (see :mod:`knnx.graphs`).
+        Where the leave-one-out graph is looked up and kept (see :mod:`knnx.neighbors.graphs`).
 
     Returns
     -------

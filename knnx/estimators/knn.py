@@ -4,10 +4,10 @@ import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote
-from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import GRAPHS, NeighborsClassifierBase
+from knnx.estimators.base import GRAPHS, NeighborsClassifierBase
+from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_SEED, lpo_bytes, memory_problem
-from knnx.lpo import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
+from knnx.lpo.risk import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
 
 TIE_RULES = ("nearest", "lowest", "random")
 _TIE_CODES = {"nearest": TIE_NEAREST, "lowest": TIE_LOWEST, "random": TIE_RANDOM}
@@ -86,7 +86,7 @@ class KNNClassifier(_VotingClassifier):
         Seed of the ``tie="random"`` draws (None counts as 0); unused by the other rules.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
-        :mod:`knnx.graphs`); predictions are the same with or without.
+        :mod:`knnx.neighbors.graphs`); predictions are the same with or without.
 
     Attributes
     ----------
@@ -178,7 +178,7 @@ class KNNLpoClassifier(_VotingClassifier):
     seed : int or None, default None
         Seed of the ``tie="random"`` draws at prediction, as :class:`KNNClassifier`.
     graphs : knnx.GraphStore or None, default None
-        Neighbour graphs to reuse (see :mod:`knnx.graphs`); results are the same.
+        Neighbour graphs to reuse (see :mod:`knnx.neighbors.graphs`); results are the same.
 
     Attributes
     ----------

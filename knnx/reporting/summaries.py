@@ -5,7 +5,7 @@ import pandas as pd
 
 from knnx._text import escape_control
 from knnx.errors import ResultsError
-from knnx.metrics import LOWER_IS_BETTER, METRICS
+from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.results import read_results
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]

@@ -214,7 +214,7 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True, graphs=None):
     squared : bool, default True
         Return squared distances (the ranked quantity). If False, their square roots.
     graphs : knnx.GraphStore, optional
-        Where to look for the graph first and keep it after (see :mod:`knnx.graphs`):
+        Where to look for the graph first and keep it after (see :mod:`knnx.neighbors.graphs`):
         the result is the same, only the time differs. Without it nothing is kept.
 
     Returns

@@ -5,7 +5,7 @@ The leveraged k-NN rule of UNN, h_c(x) = sum over j in NN_k(x) of alpha_jc y_jc
 Newton-Raphson step with an adaptive rate (Theorem 3), linear in the weighted edge
 eta(c, j) of the example's inverse neighbourhood (eq. 9-10), and the weights follow
 eq. (11). Training runs one class against the rest on the leave-one-out neighbour
-graph and its reciprocal CSR (knnx.neighbors), classes in parallel (numba prange).
+graph and its reciprocal CSR (knnx.neighbors.search), classes in parallel (numba prange).
 """
 
 import numpy as np
@@ -13,9 +13,9 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
-from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import GRAPHS
-from knnx.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
+from knnx.estimators.base import GRAPHS
+from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
+from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
 
 PHIS = {
@@ -108,7 +108,7 @@ class GNNBClassifier(LeveragedNNClassifier):
 
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
-        :mod:`knnx.graphs`); results are the same with or without.
+        :mod:`knnx.neighbors.graphs`); results are the same with or without.
 
     Attributes
     ----------

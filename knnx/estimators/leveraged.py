@@ -12,8 +12,8 @@ the vote.
 import numpy as np
 
 from knnx._kernels import leveraged as L
-from knnx.base import NeighborsClassifierBase
-from knnx.neighbors import reciprocal_neighbors
+from knnx.estimators.base import NeighborsClassifierBase
+from knnx.neighbors.search import reciprocal_neighbors
 
 PROTOTYPES = ("all", "leveraged")
 TIES = {"frequent": L.TIE_FREQUENT, "nearest": L.TIE_NEAREST, "lowest": L.TIE_LOWEST, "random": L.TIE_RANDOM}

@@ -20,8 +20,8 @@ from sklearn.exceptions import ConvergenceWarning
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import vote as V
 from knnx._kernels import weighted as K
-from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import NeighborsClassifierBase
+from knnx.estimators.base import NeighborsClassifierBase
+from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_EPOCHS
 
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")

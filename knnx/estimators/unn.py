@@ -11,9 +11,9 @@ import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
-from knnx._params import AnyOf, Interval, Literal, Options
-from knnx.base import GRAPHS
-from knnx.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
+from knnx.estimators.base import GRAPHS
+from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
+from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
 
 LOSSES = {
@@ -111,7 +111,7 @@ class UNNClassifier(LeveragedNNClassifier):
 
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
-        :mod:`knnx.graphs`); results are the same with or without.
+        :mod:`knnx.neighbors.graphs`); results are the same with or without.
 
     Attributes
     ----------

@@ -18,9 +18,9 @@ from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.agreement import committee_shares as _committee_shares_kernel
 from knnx._kernels.lpo import log_binomial_table, rank_probabilities
 from knnx.errors import DataError
-from knnx.knn import KNNClassifier
-from knnx.lpo import RANK_FLOOR, _argmin_k, _check_int, lpo_risk_from_graph
-from knnx.neighbors import as_float_array, kneighbors
+from knnx.estimators.knn import KNNClassifier
+from knnx.lpo.risk import RANK_FLOOR, _argmin_k, _check_int, lpo_risk_from_graph
+from knnx.neighbors.search import as_float_array, kneighbors
 
 __all__ = ["committee_shares", "lpo_agreement", "active_learning", "RoundRecord", "STRATEGIES"]
 

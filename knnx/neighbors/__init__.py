@@ -1,0 +1,2 @@
+"""The exact neighbour search (``search``) and the store that shares its graphs
+between the cells of a run (``graphs``)."""

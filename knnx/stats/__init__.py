@@ -1,0 +1,2 @@
+"""Statistical comparison of configurations over datasets (``compare``): Friedman,
+Nemenyi, Wilcoxon-Holm, corrected t-tests and the critical-difference diagram."""
