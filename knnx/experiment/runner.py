@@ -106,15 +106,14 @@ from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 from knnx.estimators.registry import LPO_RISK
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
 from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
+from knnx.experiment.outputs import finish_outputs
 from knnx.limits import WORKER_BYTES, check_memory, format_bytes
 from knnx.lpo.active import active_learning
 from knnx.neighbors.graphs import GraphStore
 from knnx.neighbors.search import search_paths
 from knnx.plugins import add_import_dirs, import_object
-from knnx.reporting.summaries import configuration_labels, format_table, mark_best, summarize
 from knnx.results import (
     CELL_COLUMNS,
-    COLUMNS,
     CURVE_COLUMNS,
     FAILURE_COLUMNS,
     LEDGER_COLUMNS,
@@ -124,13 +123,10 @@ from knnx.results import (
     ResultsWriter,
     atomic_write_text,
     curve_rows,
-    last_round,
     output_lock,
     param_names,
     prepare_output_folder,
-    read_curves,
     read_ledger,
-    read_results,
     recover,
     recover_curves,
     results_columns,
@@ -826,45 +822,6 @@ def environment_info():
     }
 
 
-def write_summaries(results_path, out):
-    """summary.csv (all metrics), summary.md (one table per metric) and the figures
-    (:func:`knnx.reporting.figures.write_figures`) from results.csv. Returns the figures' notes: one
-    line per figure that could not be drawn, saying why."""
-    frame = read_results(results_path)
-    if frame.empty:  # every cell failed: no figure of an earlier run stays
-        from knnx.reporting.figures import figure_files
-
-        for path in figure_files(out):
-            path.unlink(missing_ok=True)
-        return []
-    frame = frame.assign(configuration=configuration_labels(frame))
-    summary = summarize(frame, by=("dataset", "algorithm", "configuration", "metric"))
-    summary["best"] = mark_best(summary)
-    atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    parts = [
-        f"# {frame['experiment'].iloc[0]}: mean ± std over repeats, folds and seeds\n\n"
-        "A configuration is an algorithm and the parameters that vary among its settings; "
-        "seeds (seed, random_state) are pooled. A single value shows its mean alone.\n"
-    ]
-    for metric in dict.fromkeys(frame["metric"]):
-        sub = summarize(frame, by=("dataset", "configuration"), metric=metric)
-        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
-    atomic_write_text(Path(out) / "summary.md", "".join(parts))
-    return write_plots(frame, out)
-
-
-def write_plots(frame, out):
-    """The automatic figures in ``out`` (:func:`knnx.reporting.figures.write_figures`), after removing
-    those of an earlier run that this one does not draw again. Returns the notes."""
-    from knnx.reporting.figures import figure_files, write_figures
-
-    written, notes = write_figures(frame, out)
-    for path in figure_files(out):
-        if path.name not in written:
-            path.unlink(missing_ok=True)
-    return notes
-
-
 @lru_cache(maxsize=1)
 def code_checksum():
     """SHA-256 of knnx's own source files (relative path and bytes, in path order)."""
@@ -1135,21 +1092,15 @@ def _run_locked(vspec, out, jobs, resume, progress, start, client, html_report=T
         atomic_write_text(failures_path, rows_to_csv(failures, header=True, columns=FAILURE_COLUMNS))
     else:
         failures_path.unlink(missing_ok=True)
-    _sort_results(results_path, vspec)
-    if curves_writer is not None:
-        _sort_curves(curves_path, vspec)
-    if vspec.kind == "active":
-        notes = write_active_summaries(results_path, out)
-    else:
-        notes = write_summaries(results_path, out)
-    if html_report:
-        from knnx.reporting.html import write_report
-
-        try:
-            write_report(out)
-        except ResultsError as exc:  # e.g. every cell failed: no rows to report
-            (out / "report.html").unlink(missing_ok=True)
-            notes.append(f"no report: {exc}")
+    notes = finish_outputs(
+        out,
+        order=order,
+        metrics=metrics,
+        names=names,
+        rounds=rounds is not None,
+        curves=curves_writer is not None,
+        html_report=html_report,
+    )
     if failures:
         raise CellError(
             f"{len(failures)} of {total} cells failed and were not saved (listed in {failures_path}; "
@@ -1495,37 +1446,6 @@ def _record_warmup(path, seconds):
     atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
-def _sort_results(path, vspec):
-    """Rewrite results.csv in cell order, metrics in spec order (atomic)."""
-    frame = read_results(path)
-    order = {c.key(): c.index for c in vspec.cells}
-    metric_rank = {m: i for i, m in enumerate(vspec.spec.metrics)}
-    frame["_cell"] = [
-        order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
-        for r in frame.itertuples()
-    ]
-    frame["_metric"] = frame["metric"].map(metric_rank)
-    rounds = [ROUND] if vspec.kind == "active" else []  # an active cell's rows: round by round
-    frame = frame.sort_values(["_cell", *rounds, "_metric"], kind="stable")
-    names = param_names(c.params_json for c in vspec.cells)
-    rows = with_param_columns(frame[COLUMNS + rounds].to_dict("records"), names)
-    atomic_write_text(path, rows_to_csv(rows, header=True, columns=results_columns(names, bool(rounds))))
-
-
-def _sort_curves(path, vspec):
-    """Rewrite curves.csv in cell order, each cell's rows as written (atomic)."""
-    frame = read_curves(path)
-    order = {c.key(): c.index for c in vspec.cells}
-    frame["_cell"] = [
-        order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
-        for r in frame.itertuples()
-    ]
-    frame = frame.sort_values("_cell", kind="stable")
-    atomic_write_text(
-        path, rows_to_csv(frame[CURVE_COLUMNS].to_dict("records"), header=True, columns=CURVE_COLUMNS)
-    )
-
-
 # --- active learning (kind: active, see knnx.spec.ActiveSpec) -----------------------------
 
 
@@ -1649,30 +1569,3 @@ def _active_cell_keys(vspec):
         }
         keys[c.key()] = hashlib.sha256(canonical_json(material).encode()).hexdigest()
     return keys
-
-
-def write_active_summaries(results_path, out):
-    """An active run's summary.csv (:func:`knnx.reporting.figures.active_summary`: per round),
-    summary.md (one table per metric of the last round's values, as knnx run's) and its
-    figures ``active.png`` and ``active_k.png`` (:func:`knnx.reporting.figures.active_figures`).
-    Returns the notes of the figures that could not be drawn."""
-    from knnx.reporting.figures import active_summary
-
-    frame = read_results(results_path)
-    if frame.empty:
-        return []
-    summary = active_summary(frame)
-    atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    last = last_round(frame)[0]
-    last = last.assign(configuration=configuration_labels(last))
-    low, high = int(last["n_train"].min()), int(last["n_train"].max())
-    parts = [
-        f"# {frame['experiment'].iloc[0]}: active learning, mean ± std over repeats after the last round\n\n"
-        f"Round {int(last[ROUND].iloc[0])}: {low if low == high else f'{low} to {high}'} labelled points. "
-        "summary.csv and the figures give every round.\n"
-    ]
-    for metric in dict.fromkeys(last["metric"]):
-        sub = summarize(last, by=("dataset", "configuration"), metric=metric)
-        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
-    atomic_write_text(Path(out) / "summary.md", "".join(parts))
-    return write_plots(frame, out)  # knnx.reporting.figures.figures draws an active run's figures
