@@ -3,7 +3,7 @@
 What it measures
 ----------------
 Choosing k in {1, 3, ..., 29} (15 values) by 5-fold stratified inner CV on one training
-part, then refitting the chosen k: knnx's tuned cell (``knnx.experiment.runner._tune`` inside the
+part, then refitting the chosen k: knnx's tuned cell (``knnx.evaluation.tuning.tune`` inside the
 graph store a run opens, so each inner fold computes one neighbour graph, at k = 29,
 that every k of the grid reads) against ``GridSearchCV(KNeighborsClassifier(
 algorithm="brute"), cv=StratifiedKFold(5, shuffle=True, random_state=0))``, the best
@@ -27,7 +27,8 @@ from _timing import timed
 
 from knnx.datasets import load_dataset
 from knnx.estimators.knn import KNNClassifier
-from knnx.experiment.runner import _tune, with_graphs
+from knnx.evaluation.tuning import TuneTask, tune
+from knnx.experiment.cells import with_graphs
 from knnx.neighbors.graphs import GraphStore
 from knnx.spec import tuned_settings
 
@@ -37,12 +38,9 @@ CV, SEED = 5, 0
 
 def knnx_tune(X, y, n_classes):
     grid = {**KNNClassifier().get_params(), "k": KS}
-    payload = {
-        "params": grid,
-        "tune": {"cv": CV, "metric": "error", "settings": tuned_settings(grid), "seed": SEED},
-    }
+    task = TuneTask(CV, "error", tuple(tuned_settings(grid)), SEED)
     store = GraphStore(max(KS))
-    best, _ = _tune(KNNClassifier, payload, X, y, n_classes, store)
+    best, _ = tune(lambda s: with_graphs(KNNClassifier(**s), store), task, grid, X, y, n_classes)
     return with_graphs(KNNClassifier(**best), store).fit(X, y), best["k"]
 
 

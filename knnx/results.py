@@ -34,6 +34,7 @@ import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -58,8 +59,33 @@ COLUMNS = [
     "predict_seconds",
 ]
 CELL_COLUMNS = ["dataset", "algorithm", "params", "repeat", "fold"]
+
+
+class CellId(NamedTuple):
+    """A cell's identity, the columns CELL_COLUMNS of every per-cell file: results rows,
+    the ledger, failures and warnings. A plain tuple of the same values is equal to it
+    (and hashes the same), so sets and dicts keyed by either agree."""
+
+    dataset: str
+    algorithm: str
+    params: str  # the setting as canonical JSON (see knnx.spec.canonical_json)
+    repeat: int
+    fold: int
+
+    @classmethod
+    def of(cls, record):
+        """The cell of a row: a namedtuple from ``DataFrame.itertuples`` or any object
+        with the CELL_COLUMNS as attributes."""
+        return cls(record.dataset, record.algorithm, record.params, int(record.repeat), int(record.fold))
+
+    @classmethod
+    def of_frame(cls, frame):
+        """The cell of each row of a frame with the CELL_COLUMNS, in row order."""
+        return [cls.of(r) for r in frame[CELL_COLUMNS].itertuples(index=False)]
+
+
 # The cell ledger (OUT/cells.csv): one row per finished cell, appended after its results
-# rows; ``cell_key`` is the content hash of what produced them (see knnx.experiment.runner.cell_keys).
+# rows; ``cell_key`` is the content hash of what produced them (see knnx.experiment.provenance.cell_keys).
 LEDGER_COLUMNS = ["cell_key", *CELL_COLUMNS]
 # Failed cells of the last run (OUT/failures.csv): never cached, retried by the next run.
 FAILURE_COLUMNS = [*CELL_COLUMNS, "cell_key", "error"]
@@ -435,9 +461,7 @@ def read_ledger(path):
     frame = _read_table(io.StringIO(text), path, LEDGER_COLUMNS, "cell ledger")
     if list(frame.columns) != LEDGER_COLUMNS:
         raise ResultsError(f"{path}: not a knnx cell ledger (columns {', '.join(LEDGER_COLUMNS)} expected)")
-    return {
-        (r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)): r.cell_key for r in frame.itertuples()
-    }
+    return {cell: key for cell, key in zip(CellId.of_frame(frame), frame["cell_key"], strict=True)}
 
 
 def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
@@ -478,7 +502,7 @@ def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
     names = [c.removeprefix(PARAM_PREFIX) for c in columns if c.startswith(PARAM_PREFIX)]
     rows = with_param_columns(frame[COLUMNS + unit[len(CELL_COLUMNS) :]].to_dict("records"), names)
     atomic_write_text(path, rows_to_csv(rows, header=True, columns=columns))
-    return {(r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) for r in complete.itertuples()}
+    return set(CellId.of_frame(complete))
 
 
 def thin_indices(length, max_points):
@@ -546,10 +570,7 @@ def recover_curves(path, complete, columns=CURVE_COLUMNS, what="curves"):
         atomic_write_text(path, rows_to_csv([], header=True, columns=columns))
         return
     frame = _read_table(io.StringIO(text), path, columns, what)
-    keep = [
-        (r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)) in complete
-        for r in frame.itertuples(index=False)
-    ]
+    keep = [cell in complete for cell in CellId.of_frame(frame)]
     frame = frame[np.asarray(keep, dtype=bool)]
     atomic_write_text(path, rows_to_csv(frame[columns].to_dict("records"), header=True, columns=columns))
 

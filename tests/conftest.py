@@ -55,7 +55,7 @@ def load_experiment(name):
 def graph_calls(monkeypatch):
     """Every exact neighbour-graph computation, as (reference fingerprint, "loo" or query
     fingerprint, k), in order; the process's graph store starts empty."""
-    from knnx.experiment import runner as R
+    from knnx.experiment.context import PROCESS
     from knnx.neighbors import graphs
     from knnx.neighbors import search as N
 
@@ -67,5 +67,5 @@ def graph_calls(monkeypatch):
         return real(R, Q, loo, k)
 
     monkeypatch.setattr(N, "_exact", counting)
-    monkeypatch.setattr(R, "PROCESS_GRAPHS", graphs.GraphStore())
+    monkeypatch.setattr(PROCESS, "graphs", graphs.GraphStore())
     return calls

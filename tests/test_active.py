@@ -272,7 +272,9 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
     small = {**SMALL, "datasets": ["wdbc"]}
     runner.run_spec(small, out=tmp_path / "whole")
     calls = []
-    real = runner.active_learning
+    from knnx.experiment import cells
+
+    real = cells.active_learning
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -280,13 +282,13 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "active_learning", interrupted)
+    monkeypatch.setattr(cells, "active_learning", interrupted)
     with pytest.raises(KeyboardInterrupt):
         runner.run_spec(small, out=tmp_path / "cut")
     assert len(read_results(tmp_path / "cut" / "results.csv")) == 2 * 4 * 2  # two loops saved
     with open(tmp_path / "cut" / "results.csv", "a") as fh:
         fh.write("act,wdbc,lpo_qbc,{")  # a torn line, as a kill in mid-write leaves
-    monkeypatch.setattr(runner, "active_learning", real)
+    monkeypatch.setattr(cells, "active_learning", real)
     summary = runner.run_spec(small, out=tmp_path / "cut")
     assert (summary.n_run, summary.n_skipped) == (2, 2)
     whole = read_results(tmp_path / "whole" / "results.csv").drop(columns=TIMES)

@@ -140,3 +140,91 @@ def test_no_hidden_state_in_the_search_path():
         if name.startswith(("knnx.neighbors", "knnx.estimators", "knnx.lpo")):
             rebound = {g for n in ast.walk(tree) if isinstance(n, ast.Global) for g in n.names}
             assert rebound <= {"_blas_controller"}, name  # built once on first use; no result depends on it
+
+
+def _string_comparisons(path, words):
+    """(line, word) of every ``x == "word"`` / ``x != "word"`` in a module."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            for side in [node.left, *node.comparators]:
+                if isinstance(side, ast.Constant) and side.value in words:
+                    yield node.lineno, side.value
+
+
+def test_cell_kinds_are_chosen_by_type_not_by_string():
+    """Execution modes come from the cell-kind table (knnx/experiment/cells.py) and the
+    typed spec objects: no module compares a value with "active" or "lpo"."""
+    found = [
+        f"{name}:{line} == {word!r}"
+        for name, path in _modules()
+        for line, word in _string_comparisons(path, {"active", "lpo"})
+    ]
+    assert found == []
+
+
+# The one place a module keeps state between calls besides knnx.experiment.context.PROCESS:
+# the BLAS thread-pool controller of the screened search, built once on first use (no
+# result depends on it).
+ALLOWED_GLOBAL_REBINDS = {"knnx.neighbors.screen": {"_blas_controller"}}
+
+
+def test_no_module_rebinds_a_global():
+    for name, path in _modules():
+        rebound = {
+            g for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Global) for g in n.names
+        }
+        assert rebound <= ALLOWED_GLOBAL_REBINDS.get(name, set()), name
+
+
+def _mutable_globals():
+    """{(module, name): (id, repr)} of every dict, list, set and OrderedDict held by a
+    module global of knnx, and of every ProcessContext and GraphStore."""
+    import importlib
+    import sys
+
+    from knnx.experiment.context import ProcessContext
+    from knnx.neighbors.graphs import GraphStore
+
+    for name, _ in _modules():
+        importlib.import_module(name)
+    out, contexts = {}, []
+    for name in [m for m in sys.modules if m == "knnx" or m.startswith("knnx.")]:
+        for attr, value in vars(sys.modules[name]).items():
+            if isinstance(value, ProcessContext | GraphStore):
+                contexts.append((name, attr))
+            elif isinstance(value, dict | list | set | bytearray):
+                out[(name, attr)] = (id(value), repr(value))
+    return out, contexts
+
+
+def test_a_run_changes_no_module_global_but_the_process_context(tmp_path):
+    """Running a spec in this process (warm-up, shared graphs, a tuned cell, protocol
+    lpo) leaves every mutable module global of knnx as it was: what a process keeps
+    between cells is in the one context object, knnx.experiment.context.PROCESS."""
+    from knnx import run_spec
+
+    before, contexts = _mutable_globals()
+    assert contexts == [("knnx.experiment.context", "PROCESS")]
+    base = {"seed": 0, "datasets": ["iris"], "metrics": ["error"]}
+    run_spec(
+        {
+            **base,
+            "name": "globals",
+            "protocol": {"kind": "kfold", "folds": 2},
+            "algorithms": [
+                {"name": "knn", "params": {"k": [1, 5]}},
+                {"name": "unn", "params": {"k": 5}},
+                {"name": "knn", "id": "tuned", "params": {"k": [3, 7]}, "tune": {"cv": 2}},
+            ],
+        },
+        out=tmp_path / "a",
+        report=False,
+    )
+    run_spec(
+        {**base, "name": "lpo", "protocol": {"kind": "lpo", "p": 3}, "algorithms": [{"name": "knn"}]},
+        out=tmp_path / "b",
+        report=False,
+    )
+    after, _ = _mutable_globals()
+    changed = sorted(key for key in before if after.get(key) != before[key])
+    assert changed == []

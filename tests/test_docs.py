@@ -113,7 +113,6 @@ def page_dir(tmp_path, monkeypatch):
 
     monkeypatch.setattr(algorithms, "ALGORITHMS", dict(algorithms.ALGORITHMS))
     monkeypatch.setattr(datasets, "REGISTERED", dict(datasets.REGISTERED))
-    monkeypatch.setattr("knnx.experiment.runner.REGISTERED", datasets.REGISTERED)
     for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
         monkeypatch.delitem(sys.modules, name)
     yield tmp_path

@@ -15,6 +15,7 @@ from sklearn.neighbors import NearestNeighbors
 from knnx import GNNBClassifier, GraphStore, KNNClassifier, UNNClassifier, kneighbors
 from knnx.estimators.knn import KNNLpoClassifier
 from knnx.lpo.risk import lpo_risk
+from knnx.neighbors import screen
 from knnx.neighbors import search as N
 
 
@@ -218,9 +219,10 @@ def test_the_search_takes_the_paths_search_paths_names(monkeypatch, m, n_ref, d,
 
     monkeypatch.setattr(N, "select_rows", spy("select", N.select_rows))
     monkeypatch.setattr(N, "brute_rows", spy("brute", N.brute_rows))
+    monkeypatch.setattr(screen, "brute_rows", spy("brute", screen.brute_rows))
     monkeypatch.setattr(N, "_screened_search", spy("screen", N._screened_search))
-    monkeypatch.setattr(N, "seed_thresholds", spy("seed", N.seed_thresholds))
-    monkeypatch.setattr(N, "_symmetric_loo", spy("symmetric", N._symmetric_loo))
+    monkeypatch.setattr(screen, "seed_thresholds", spy("seed", screen.seed_thresholds))
+    monkeypatch.setattr(screen, "_symmetric_loo", spy("symmetric", screen._symmetric_loo))
     rng = np.random.default_rng(m + d)
     X = rng.standard_normal((n_ref, d))
     Q = None if loo else rng.standard_normal((m, d))

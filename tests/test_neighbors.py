@@ -8,6 +8,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.neighbors import NearestNeighbors
 
 from knnx import DataError, kneighbors, reciprocal_neighbors
+from knnx.neighbors import screen
 from knnx.neighbors import search as nb_module
 
 
@@ -215,7 +216,7 @@ def test_symmetric_path_with_integer_ties(monkeypatch):
 
 @pytest.mark.parametrize("n_blocks", range(1, 10))
 def test_round_robin_covers_every_pair_once_in_disjoint_rounds(n_blocks):
-    rounds = nb_module._round_robin(n_blocks)
+    rounds = screen._round_robin(n_blocks)
     pairs = [p for r in rounds for p in r]
     expected = [(i, j) for i in range(n_blocks) for j in range(i, n_blocks)]
     assert sorted(pairs) == expected
@@ -232,8 +233,8 @@ def test_result_does_not_depend_on_thread_count(monkeypatch, loo, d, select):
     # depends on that row alone. Small blocks give many blocks per thread.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 10**12 if select else 0)
-    monkeypatch.setattr(nb_module, "_QUERY_BLOCK", 32)
-    monkeypatch.setattr(nb_module, "_SYMMETRIC_BLOCK", 64)
+    monkeypatch.setattr(screen, "_QUERY_BLOCK", 32)
+    monkeypatch.setattr(screen, "_SYMMETRIC_BLOCK", 64)
     rng = np.random.default_rng(12)
     X = rng.integers(0, 4 if d < 10 else 2, size=(1500, d)).astype(float)  # ties: some rows overflow
     Q = None if loo else X[::3] + 0.5
@@ -372,7 +373,7 @@ def test_screening_with_neighbours_on_chunk_edges(monkeypatch):
     # strips (bits 0 and 63 of the masks), in both screening directions.
     monkeypatch.setattr(nb_module, "_BRUTE_WORK", 0)
     monkeypatch.setattr(nb_module, "_SELECT_FACTOR", 0)
-    monkeypatch.setattr(nb_module, "_SYMMETRIC_BLOCK", 256)
+    monkeypatch.setattr(screen, "_SYMMETRIC_BLOCK", 256)
     for d in (8, 130):
         rng = np.random.default_rng(d)
         X = rng.standard_normal((1100, d)) * 10.0

@@ -97,7 +97,7 @@ def test_scikit_learn_classifiers_by_import_path_equal_direct_calls(tmp_path):
 
 def test_an_upgrade_of_the_estimator_package_reruns_its_cells(tmp_path, monkeypatch):
     from knnx import plugins
-    from knnx.experiment.runner import cell_keys
+    from knnx.experiment.provenance import cell_keys
 
     spec = {
         **BASE,
@@ -449,7 +449,7 @@ def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
     code = (
-        "import sys, json; from knnx.spec import validate_spec; from knnx.experiment.runner import cell_keys;"
+        "import sys, json; from knnx.spec import validate_spec; from knnx.experiment.provenance import cell_keys;"
         "from knnx.plugins import object_version; v = validate_spec(sys.argv[1]);"
         "print(json.dumps([v.algorithms[0].version, sorted({c.algorithm for c in v.cells})]))"
     )
@@ -671,7 +671,6 @@ def test_register_dataset_names_a_loader_for_specs(tmp_path, monkeypatch):
     from knnx import datasets
 
     monkeypatch.setattr(datasets, "REGISTERED", {})
-    monkeypatch.setattr("knnx.experiment.runner.REGISTERED", datasets.REGISTERED)
 
     def xor(n=40, seed=0):
         rng = np.random.default_rng(seed)

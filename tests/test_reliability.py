@@ -1010,10 +1010,10 @@ def test_weighted_metric_fit_reports_each_evaluation_and_learns_the_same():
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_the_runner_shows_the_progress_of_a_long_fit(tmp_path, monkeypatch, jobs):
-    from knnx.experiment import runner as R
+    from knnx.experiment import executors
     from knnx.experiment.runner import run_spec
 
-    monkeypatch.setattr(R, "FIT_PROGRESS_INTERVAL", 0.0)  # every report (in this process)
+    monkeypatch.setattr(executors, "FIT_PROGRESS_INTERVAL", 0.0)  # every report (in this process)
     spec = {
         "name": "p",
         "datasets": ["wine"],

@@ -118,7 +118,7 @@ def test_an_edited_spec_reruns_exactly_the_cells_that_changed(tmp_path):
 
 
 def test_changed_data_or_code_invalidates_the_cache(tmp_path, monkeypatch):
-    from knnx.experiment import runner as R
+    from knnx.experiment import provenance as R
 
     csv = tmp_path / "d.csv"
     csv.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30)))
@@ -142,7 +142,7 @@ def test_library_versions_are_the_installed_ones():
     import scipy
     import sklearn
 
-    from knnx.experiment.runner import library_versions
+    from knnx.experiment.provenance import library_versions
 
     v = library_versions()
     assert (v["numpy"], v["scipy"], v["scikit-learn"]) == (
@@ -599,7 +599,7 @@ def test_predict_proba_is_called_only_for_probability_metrics(tmp_path, monkeypa
 
 def test_a_class_missing_from_training_gets_probability_zero():
     from knnx.estimators.knn import KNNClassifier
-    from knnx.experiment.runner import _proba_on_codes
+    from knnx.evaluation.scoring import proba_on_codes as _proba_on_codes
 
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((40, 2)), np.repeat([0, 2], 20)  # code 1 never seen

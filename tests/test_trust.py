@@ -14,9 +14,11 @@ from typer.testing import CliRunner
 
 from knnx.cli import app
 from knnx.errors import CellError
-from knnx.experiment import runner as R
+from knnx.experiment import executors
+from knnx.experiment.context import PROCESS
 from knnx.experiment.runner import run_spec
-from knnx.results import read_results
+from knnx.experiment.worker import run_cell
+from knnx.results import output_lock, read_results
 
 # 5 folds x 20 repeats x 5 settings = 500 small cells: a few seconds, long enough to be
 # killed in the middle.
@@ -86,7 +88,7 @@ def test_a_second_run_on_a_locked_folder_is_refused_and_writes_nothing(tmp_path)
     spec_path.write_text(yaml.safe_dump({**MANY, "protocol": {"kind": "kfold", "folds": 2}}))
     out = tmp_path / "out"
     out.mkdir()
-    with R.output_lock(out):  # another run holds the folder
+    with output_lock(out):  # another run holds the folder
         result = CliRunner().invoke(app, ["run", str(spec_path), "--out", str(out), "--quiet"])
         assert result.exit_code == 2
         assert result.stderr.strip() == (
@@ -131,7 +133,7 @@ def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_pa
     """With jobs = 2 a failing algorithm does not stop the others; its cells are listed."""
     spec = {**MANY, "protocol": {"kind": "kfold", "folds": 2}}
     spec["algorithms"] = [{"name": "knn", "params": {"k": [1, 3]}}, {"name": "unn", "params": {"k": 5}}]
-    monkeypatch.setattr(R, "run_cell", _fail_for_unn)
+    monkeypatch.setattr(executors, "run_cell", _fail_for_unn)
     with pytest.raises(CellError, match=r"^2 of 6 cells failed and were not saved"):
         run_spec(spec, out=tmp_path / "o", jobs=2)
     done = read_results(tmp_path / "o" / "results.csv")
@@ -141,13 +143,10 @@ def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_pa
     assert failures.error.str.contains("RuntimeError: no unn today").all()
 
 
-def _fail_for_unn(payload, *args):
-    if payload["algorithm"] == "unn":
+def _fail_for_unn(task, *args):
+    if task.cell.algorithm == "unn":
         raise RuntimeError("no unn today")
-    return _REAL_RUN_CELL(payload, *args)
-
-
-_REAL_RUN_CELL = R.run_cell
+    return run_cell(task, *args)
 
 
 def test_dask_local_cluster_gives_the_results_of_jobs_1(tmp_path):
@@ -169,7 +168,7 @@ def test_dask_local_cluster_gives_the_results_of_jobs_1(tmp_path):
 
 def _dataset_loads():
     """On a Dask worker: how many datasets this worker process has loaded (cache misses)."""
-    return R._load_cached.cache_info().misses
+    return PROCESS.loads
 
 
 def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
@@ -210,7 +209,7 @@ def test_executor_options_are_checked(tmp_path, monkeypatch):
         result.exit_code == 2 and "--executor: 'spark' is not an executor; use local or dask" in result.stderr
     )
     pytest.importorskip("distributed")
-    monkeypatch.setattr(R, "DASK_CONNECT_TIMEOUT", 1)
+    monkeypatch.setattr(executors, "DASK_CONNECT_TIMEOUT", 1)
     spec_path = tmp_path / "s.yaml"
     spec_path.write_text(yaml.safe_dump({**MANY, "protocol": {"kind": "kfold", "folds": 2}}))
     result = CliRunner().invoke(
@@ -273,6 +272,6 @@ def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monke
     assert len(calls) == n_shared + 7
     pd.testing.assert_frame_equal(values(shared), values(alone))
     calls.clear()
-    monkeypatch.setattr(R, "REUSE_GRAPHS", False)  # the module switch does the same
+    monkeypatch.setattr(PROCESS, "reuse_graphs", False)  # the process switch does the same
     run_spec(spec, out=tmp_path / "switch")
     assert len(calls) == n_shared + 7

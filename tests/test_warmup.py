@@ -11,8 +11,11 @@ import pandas as pd
 import pytest
 
 from knnx import cli
-from knnx.experiment import runner as R
-from knnx.experiment.runner import WARMUP_TEXT, eta_seconds, run_spec
+from knnx.experiment import warmup
+from knnx.experiment.context import PROCESS
+from knnx.experiment.progress import eta_seconds
+from knnx.experiment.runner import run_spec
+from knnx.experiment.warmup import WARMUP_TEXT
 from knnx.neighbors import graphs
 from knnx.neighbors.search import search_paths
 from knnx.results import read_results
@@ -64,7 +67,7 @@ def _cli_run(spec, out, tmp_path, warm_up=True):
     cache = tmp_path / f"numba-cache-{out.name}"
     cache.mkdir()
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    code = f"import knnx.experiment.runner as R; R.WARM_UP = {warm_up}; from knnx.cli import app; app()"
+    code = f"from knnx.experiment.context import PROCESS; PROCESS.warm_up = {warm_up}; from knnx.cli import app; app()"
     done = subprocess.run(
         [sys.executable, "-c", code, "run", str(spec), "--out", str(out), "--quiet"],
         capture_output=True,
@@ -97,12 +100,12 @@ def test_a_first_run_compiles_before_the_first_cell_not_inside_it(tmp_path):
 
 
 def _run(spec, out, monkeypatch, warm_up, jobs=1):
-    monkeypatch.setattr(R, "WARM_UP", warm_up)
-    monkeypatch.setattr(R, "_WARMED", set())  # this process has warmed nothing up yet
-    monkeypatch.setattr(R, "PROCESS_GRAPHS", graphs.GraphStore())
+    monkeypatch.setattr(PROCESS, "warm_up", warm_up)
+    monkeypatch.setattr(PROCESS, "warmed", set())  # this process has warmed nothing up yet
+    monkeypatch.setattr(PROCESS, "graphs", graphs.GraphStore())
     np.random.seed(12345)  # noqa: NPY002 - the state SGDClassifier(random_state=None) draws from
     run_spec(spec, out=out, jobs=jobs)
-    stored = set(R.PROCESS_GRAPHS._shelf.graphs)
+    stored = set(PROCESS.graphs._shelf.graphs)
     return read_results(out / "results.csv"), stored
 
 
@@ -176,16 +179,16 @@ def test_a_failing_warm_up_is_skipped_and_changes_nothing(tmp_path, monkeypatch)
 def test_tiny_problems_fit_the_settings_they_warm_up():
     """Enough rows for every neighbour count and held-out point, the cell's features and
     classes, class codes 0..C-1, and NumPy's global state untouched."""
-    assert R._rows_needed({"k": 15, "weights": "uniform"}) == 16
-    assert R._rows_needed({"p": 10, "k_max": 50}) == 61  # knn_lpo: k_max + p + 1
-    assert R._rows_needed({"k": 9}, held_out=20) == 30  # protocol lpo: k + p + 1
-    assert R._rows_needed({"n_neighbors": 7, "seed": 10**6, "flag": True}) == 8
+    assert warmup.rows_needed({"k": 15, "weights": "uniform"}) == 16
+    assert warmup.rows_needed({"p": 10, "k_max": 50}) == 61  # knn_lpo: k_max + p + 1
+    assert warmup.rows_needed({"k": 9}, held_out=20) == 30  # protocol lpo: k + p + 1
+    assert warmup.rows_needed({"n_neighbors": 7, "seed": 10**6, "flag": True}) == 8
     before = np.random.get_state()[1].copy()  # noqa: NPY002
-    X, y, X_test = R._tiny_problem(3, 5, R._rows_needed({"p": 10, "k_max": 50}))
+    X, y, X_test = warmup.tiny_problem(3, 5, warmup.rows_needed({"p": 10, "k_max": 50}))
     assert (np.random.get_state()[1] == before).all()  # noqa: NPY002
     assert X.shape == (3 * 21, 5) and X_test.shape == (3 * 2, 5)  # ceil(61 / 3) = 21 rows a class
     assert np.bincount(y).tolist() == [21, 21, 21]
-    X, y, X_test = R._tiny_problem(2, 1, 1)
+    X, y, X_test = warmup.tiny_problem(2, 1, 1)
     assert X.shape == (24, 1) and X_test.shape == (4, 1) and set(y) == {0, 1}  # 24 rows at least
 
 
@@ -218,7 +221,7 @@ def test_eta_is_the_mean_time_of_like_cells_shared_by_the_workers():
 def test_the_runner_passes_an_eta_to_a_callback_that_takes_one(tmp_path, monkeypatch):
     """None until a cell finished, then a number, 0 at the end; the warm-up's seconds are
     not cell time (the first ETA is of the order of a cell, not of a compilation)."""
-    monkeypatch.setattr(R, "_WARMED", set())
+    monkeypatch.setattr(PROCESS, "warmed", set())
     seen = []
 
     def progress(done, total, text, eta_seconds=None):
@@ -238,7 +241,7 @@ def test_the_runner_passes_an_eta_to_a_callback_that_takes_one(tmp_path, monkeyp
 def test_the_progress_says_when_kernels_compile(tmp_path, monkeypatch, jobs):
     """In process a plain ``progress(done, total, text)`` call before the first cell of
     each algorithm; from pool workers through the fit-progress queue."""
-    monkeypatch.setattr(R, "_WARMED", set())
+    monkeypatch.setattr(PROCESS, "warmed", set())
     seen = []
     spec = {**RIPLEY_K, "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}, {"name": "unn"}]}
     run_spec(spec, out=tmp_path, jobs=jobs, progress=lambda done, total, text: seen.append((done, text)))
@@ -276,3 +279,47 @@ def test_the_bar_shows_the_runners_eta_and_waits_for_a_first_cell(monkeypatch):
     assert "ETA -:--:--" in shown
     shown = _bar_output(monkeypatch, [((0, 4, ""), {}), ((0, 4, "x"), {})])  # a caller that gives no ETA
     assert "ETA -:--:--" in shown
+
+
+def test_each_search_path_is_warmed_at_sizes_that_take_it():
+    """The warm-up's sizes come from the search module's own thresholds: at them the
+    screened search seeds its threshold ("seed") or runs by block pairs ("symmetric"),
+    and "screen" has more references than its candidate buffer (so it screens), as a
+    cell's own sizes would make it do."""
+    from knnx.neighbors import screen
+    from knnx.neighbors.search import search_paths, search_plan, warm_sizes
+
+    n_ref, m, d, loo = warm_sizes("seed")
+    assert screen._seeded(n_ref, 1) and not loo
+    n_ref, m, d, loo = warm_sizes("symmetric")
+    assert loo and screen._symmetric(n_ref, d, 1, loo) and n_ref > screen._SYMMETRIC_BLOCK
+    n_ref, m, d, loo = warm_sizes("screen")
+    assert n_ref > 4 * screen._candidate_capacity(1)
+    for path in ("select", "brute"):
+        n_ref, m, d, loo = warm_sizes(path)
+        assert search_paths(m, n_ref, d, 1, loo)[0] == path or path == "brute"
+    # the plan of a cell: its recorded searches at its own sizes, widened to the store's k_max
+    assert search_plan([(True, 5), (False, 5)], 20000, 5000, 8, 30) == search_paths(
+        20000, 20000, 8, 30, True
+    ) + [
+        p for p in search_paths(5000, 20000, 8, 30, False) if p not in search_paths(20000, 20000, 8, 30, True)
+    ]
+    assert search_plan([(True, 5)], 1, 0, 8, 30) == []  # one row: no leave-one-out neighbour
+
+
+def test_warming_a_path_runs_its_kernels(monkeypatch):
+    """warm_up_path goes through the search's own dispatch (_run_path) and the screened
+    search for the screening paths."""
+    from knnx.neighbors import search
+
+    seen = []
+    real = search._screened_search
+
+    def spy(*args):
+        seen.append(args[1].shape[0])
+        return real(*args)
+
+    monkeypatch.setattr(search, "_screened_search", spy)
+    for path in ("screen", "seed", "symmetric"):
+        search.warm_up_path(path)
+    assert seen == [search.warm_sizes(p)[0] for p in ("screen", "seed", "symmetric")]

@@ -215,93 +215,18 @@ def table_to_dataset(
     allow_text : bool
         If False, a text column is an error even when ``categorical`` is set.
     """
-    if missing not in MISSING_CHOICES:
-        raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got '{missing}'")
-    if categorical not in CATEGORICAL_CHOICES:
-        raise DataError(
-            f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got '{categorical}'"
-        )
-    if missing == "fill" and fill_value is None:
-        raise DataError(f"{name}: missing: fill needs a numeric fill_value")
-    parts = [read_table(p, label) for p in paths]
-    columns = list(parts[0][0].columns)
-    for p, (feat, _) in zip(paths[1:], parts[1:], strict=True):
-        if list(feat.columns) != columns:
-            raise DataError(f"{p}: columns differ from {paths[0]}")
-    # File and line of every row, for messages.
-    row_file = np.concatenate([np.full(len(f), i) for i, (f, _) in enumerate(parts)])
-    row_line = np.concatenate([f.index.to_numpy() for f, _ in parts])
-
-    def at(row, col):
-        return f"{paths[row_file[row]]}: column '{col}' line {row_line[row]}"
-
-    features = pd.concat([f for f, _ in parts], ignore_index=True)
-    labels = pd.concat([lab for _, lab in parts], ignore_index=True)
-    sizes = [len(f) for f, _ in parts]
-    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} + {paths[1]}"
+    _check_options(name, missing, fill_value, categorical)
+    features, labels, sizes, where, at = _read_parts(paths, label)
     for col in drop_columns:
         if col not in features.columns:
             raise DataError(f"{where}: cannot drop unknown column '{col}'")
     features = features.drop(columns=list(drop_columns))
-    for row, value in enumerate(labels):
-        if not isinstance(value, str):
-            raise DataError(f"{at(row, label)}: missing class label")
-        if value.strip().lower().lstrip("+-") == "nan":
-            raise DataError(
-                f"{at(row, label)}: class label {value!r} reads as a missing label; give the class"
-            )
-
-    blocks, names = [], []
-    for col in features.columns:
-        values, is_text = _numeric_or_text(features[col], at, col, categorical if allow_text else None)
-        if not is_text:
-            blocks.append(values[:, None])
-            names.append(col)
-            continue
-        text = features[col]
-        cats = sorted(text.dropna().unique())
-        if categorical == "ordinal":
-            codes = text.map({c: float(i) for i, c in enumerate(cats)}).to_numpy(dtype=np.float64)
-            blocks.append(codes[:, None])
-            names.append(col)
-        else:
-            onehot = np.stack([(text == c).to_numpy(dtype=np.float64) for c in cats], axis=1)
-            onehot[text.isna().to_numpy()] = np.nan
-            blocks.append(onehot)
-            names.extend(f"{col}={c}" for c in cats)
-    X = np.hstack(blocks)
-
+    _check_labels(labels, label, at)
+    X, names = _encode_features(features, at, categorical if allow_text else None, categorical)
     split = None
     if len(sizes) == 2:
         split = (np.arange(sizes[0]), np.arange(sizes[0], sizes[0] + sizes[1]))
-    nan_rows = np.isnan(X).any(axis=1)
-    n_dropped = 0
-    if nan_rows.any():
-        if missing == "error":
-            row, col = np.argwhere(np.isnan(X))[0]
-            raise DataError(
-                f"{at(row, names[col].split('=')[0])}: missing value "
-                "(set missing: drop_rows, or missing: fill with a fill_value)"
-            )
-        if missing == "fill":
-            X = np.where(np.isnan(X), float(fill_value), X)
-        else:
-            keep = ~nan_rows
-            n_dropped = int(nan_rows.sum())
-            if not keep.any():
-                raise DataError(
-                    f"{where}: missing: drop_rows removes every row (each has a missing value); fill them "
-                    "(missing: fill) or remove the emptiest columns"
-                )
-            if split is not None and not all(keep[s].any() for s in split):
-                part = "training" if not keep[split[0]].any() else "test"
-                raise DataError(
-                    f"{where}: missing: drop_rows removes every row of the {part} file (each has a missing value)"
-                )
-            new_index = np.cumsum(keep) - 1
-            if split is not None:
-                split = tuple(new_index[s[keep[s]]] for s in split)
-            X, labels = X[keep], labels[keep]
+    X, labels, split, n_dropped = _treat_missing(X, labels, split, names, missing, fill_value, where, at)
     y, classes = encode_labels(labels.to_numpy(dtype=object), where)
     if len(classes) < 2:
         raise DataError(
@@ -317,6 +242,105 @@ def table_to_dataset(
         "rows_dropped": n_dropped,
     }
     return make_dataset(name, X, y, classes, names, split=split, metadata=meta)
+
+
+def _check_options(name, missing, fill_value, categorical):
+    if missing not in MISSING_CHOICES:
+        raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got '{missing}'")
+    if categorical not in CATEGORICAL_CHOICES:
+        raise DataError(
+            f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got '{categorical}'"
+        )
+    if missing == "fill" and fill_value is None:
+        raise DataError(f"{name}: missing: fill needs a numeric fill_value")
+
+
+def _read_parts(paths, label):
+    """``(features, labels, sizes, where, at)``: the files' rows concatenated, the rows per
+    file, the files in words, and ``at(row, column)`` naming a cell's file and line."""
+    parts = [read_table(p, label) for p in paths]
+    columns = list(parts[0][0].columns)
+    for p, (feat, _) in zip(paths[1:], parts[1:], strict=True):
+        if list(feat.columns) != columns:
+            raise DataError(f"{p}: columns differ from {paths[0]}")
+    # File and line of every row, for messages.
+    row_file = np.concatenate([np.full(len(f), i) for i, (f, _) in enumerate(parts)])
+    row_line = np.concatenate([f.index.to_numpy() for f, _ in parts])
+
+    def at(row, col):
+        return f"{paths[row_file[row]]}: column '{col}' line {row_line[row]}"
+
+    features = pd.concat([f for f, _ in parts], ignore_index=True)
+    labels = pd.concat([lab for _, lab in parts], ignore_index=True)
+    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} + {paths[1]}"
+    return features, labels, [len(f) for f, _ in parts], where, at
+
+
+def _check_labels(labels, label, at):
+    for row, value in enumerate(labels):
+        if not isinstance(value, str):
+            raise DataError(f"{at(row, label)}: missing class label")
+        if value.strip().lower().lstrip("+-") == "nan":
+            raise DataError(
+                f"{at(row, label)}: class label {value!r} reads as a missing label; give the class"
+            )
+
+
+def _encode_features(features, at, text_allowed, categorical):
+    """``(X, names)``: numeric columns as they are, text columns one-hot (``categorical``
+    onehot, one column ``name=category`` per category, sorted) or as ordinal codes;
+    ``text_allowed``: the encoding text columns may take, None if they are an error."""
+    blocks, names = [], []
+    for col in features.columns:
+        values, is_text = _numeric_or_text(features[col], at, col, text_allowed)
+        if not is_text:
+            blocks.append(values[:, None])
+            names.append(col)
+            continue
+        text = features[col]
+        cats = sorted(text.dropna().unique())
+        if categorical == "ordinal":
+            codes = text.map({c: float(i) for i, c in enumerate(cats)}).to_numpy(dtype=np.float64)
+            blocks.append(codes[:, None])
+            names.append(col)
+        else:
+            onehot = np.stack([(text == c).to_numpy(dtype=np.float64) for c in cats], axis=1)
+            onehot[text.isna().to_numpy()] = np.nan
+            blocks.append(onehot)
+            names.extend(f"{col}={c}" for c in cats)
+    return np.hstack(blocks), names
+
+
+def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
+    """``(X, labels, split, rows dropped)`` once missing values are treated as
+    ``missing`` says: an error naming the first, filled, or their rows dropped (the
+    split's indices renumbered)."""
+    nan_rows = np.isnan(X).any(axis=1)
+    if not nan_rows.any():
+        return X, labels, split, 0
+    if missing == "error":
+        row, col = np.argwhere(np.isnan(X))[0]
+        raise DataError(
+            f"{at(row, names[col].split('=')[0])}: missing value "
+            "(set missing: drop_rows, or missing: fill with a fill_value)"
+        )
+    if missing == "fill":
+        return np.where(np.isnan(X), float(fill_value), X), labels, split, 0
+    keep = ~nan_rows
+    if not keep.any():
+        raise DataError(
+            f"{where}: missing: drop_rows removes every row (each has a missing value); fill them "
+            "(missing: fill) or remove the emptiest columns"
+        )
+    if split is not None and not all(keep[s].any() for s in split):
+        part = "training" if not keep[split[0]].any() else "test"
+        raise DataError(
+            f"{where}: missing: drop_rows removes every row of the {part} file (each has a missing value)"
+        )
+    new_index = np.cumsum(keep) - 1
+    if split is not None:
+        split = tuple(new_index[s[keep[s]]] for s in split)
+    return X[keep], labels[keep], split, int(nan_rows.sum())
 
 
 def load_csv(path, label="label", *, name=None, missing="error", fill_value=None, categorical=None):

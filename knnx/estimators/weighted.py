@@ -400,18 +400,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         W_cdm, mu_cdm = cdm_weights(X, y_codes, n_classes)
 
         steps = _Steps(progress, self._n_evaluations())
-        if self.scheme == "l2":
-            start = "euclidean"
-        elif self.scheme == "cdm":
-            start = "cdm"
-        elif self.init == "auto":
-            err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
-            steps()
-            err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
-            steps()
-            start = "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
-        else:
-            start = self.init
+        start = self._initial_weights(protos, ones_w, ones_v, W_cdm, l1, steps)
         W0 = W_cdm if start == "cdm" else ones_w
         mu_auto = mu_cdm if start == "cdm" else 0.001
         learn_w = self.scheme in ("cw", "cpw")
@@ -441,13 +430,39 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run, steps
             )
         steps.finish()
-        self.stopped_by_ = run["stopped_by"] if (learn_w or learn_v) else "no_learning"
+        self._record_fit(run, learn_w or learn_v, start)
+        self._fit_X = X
+        self._protos = _Prototypes(X, y_codes, n_classes).prepare(
+            self.class_weights_, self.prototype_weights_
+        )
+        self._y_codes = y_codes
+        return self
+
+    def _initial_weights(self, protos, ones_w, ones_v, W_cdm, l1, steps):
+        """Where the descent starts: "euclidean" or "cdm" (``init="auto"``: CDM unless the
+        L2 weights give a lower leave-one-out error, Sec. 5.3; two evaluations)."""
+        if self.scheme == "l2":
+            return "euclidean"
+        if self.scheme == "cdm":
+            return "cdm"
+        if self.init != "auto":
+            return self.init
+        err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
+        steps()
+        err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
+        steps()
+        return "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
+
+    def _record_fit(self, run, learning, start):
+        """The fitted attributes of a descent ``run`` (see fit), with a ConvergenceWarning if
+        it stopped at max_epochs."""
+        self.stopped_by_ = run["stopped_by"] if learning else "no_learning"
         if self.stopped_by_ == "max_epochs":
             warnings.warn(
                 f"WeightedMetricNN: the descent reached max_epochs={self.max_epochs} before J_T changed by "
                 f"at most tol={self.tol} in an epoch; the weights with the lowest LOO error seen are returned",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,  # the caller of fit
             )
         self.class_weights_ = run["best_W"]
         self.prototype_weights_ = run["best_v"]
@@ -467,12 +482,6 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "best_epoch": self.best_epoch_,
             "init_cdm": float(start == "cdm"),
         }
-        self._fit_X = X
-        self._protos = _Prototypes(X, y_codes, n_classes).prepare(
-            self.class_weights_, self.prototype_weights_
-        )
-        self._y_codes = y_codes
-        return self
 
     def _n_evaluations(self):
         """How many evaluations of the weights fit makes at most (see ``fit``'s progress)."""

@@ -165,6 +165,49 @@ def active_learning(
     -------
     list of :class:`RoundRecord`, rounds 0 .. ``rounds``.
     """
+    X_start, y_start, X_pool, y_pool, rounds, m = _checked_inputs(
+        X_start, y_start, X_pool, y_pool, strategy, rounds, m
+    )
+    classes, codes = np.unique(np.concatenate([y_start, y_pool]), return_inverse=True)
+    codes = codes.astype(np.intp)
+    n_classes = len(classes)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(X_pool.shape[0])
+    pool_X = X_pool[order]
+    pool_y = codes[X_start.shape[0] :][order]
+    train_X = X_start.copy()
+    train_y = codes[: X_start.shape[0]].copy()
+    in_pool = np.ones(pool_X.shape[0], dtype=bool)
+
+    def evaluate(k, mean_agreement, r, t0):
+        clf = KNNClassifier(k=k).fit(train_X, train_y)
+        rest = np.flatnonzero(in_pool)
+        err = float(np.mean(clf.predict(pool_X[rest]) != pool_y[rest]))
+        return RoundRecord(r, train_X.shape[0], k, err, len(rest), mean_agreement, time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    k = int(k_fixed) if k_fixed is not None else _tune_k(train_X, train_y, p_tune, k_max)
+    records = [evaluate(k, float("nan"), 0, t0)]
+    for r in range(1, rounds + 1):
+        t0 = time.perf_counter()
+        rest = np.flatnonzero(in_pool)
+        if strategy == "qbc":
+            p = min(p_select, train_X.shape[0] - k)
+            pick, mean_agreement = _query_by_committee(train_X, train_y, n_classes, pool_X[rest], k, p, m)
+        else:
+            pick, mean_agreement = rng.choice(len(rest), size=m, replace=False), float("nan")
+        chosen = rest[pick]
+        in_pool[chosen] = False
+        train_X = np.vstack([train_X, pool_X[chosen]])
+        train_y = np.concatenate([train_y, pool_y[chosen]])
+        k = int(k_fixed) if k_fixed is not None else _tune_k(train_X, train_y, p_tune, k_max)
+        records.append(evaluate(k, mean_agreement, r, t0))
+    return records
+
+
+def _checked_inputs(X_start, y_start, X_pool, y_pool, strategy, rounds, m):
+    """active_learning's arguments checked (DataError naming the first bad one) and
+    converted: float arrays, label arrays, rounds and m as ints."""
     if strategy not in STRATEGIES:
         raise DataError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
     X_start = as_float_array(X_start, "X_start")
@@ -180,48 +223,13 @@ def active_learning(
         raise DataError(
             f"rounds * m: {rounds} x {m} queries need a pool of at least {rounds * m}, got {X_pool.shape[0]}"
         )
-    classes, codes = np.unique(np.concatenate([y_start, y_pool]), return_inverse=True)
-    codes = codes.astype(np.intp)
-    n_classes = len(classes)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(X_pool.shape[0])
-    pool_X = X_pool[order]
-    pool_y = codes[X_start.shape[0] :][order]
-    train_X = X_start.copy()
-    train_y = codes[: X_start.shape[0]].copy()
-    in_pool = np.ones(pool_X.shape[0], dtype=bool)
+    return X_start, y_start, X_pool, y_pool, rounds, m
 
-    def tune():
-        if k_fixed is not None:
-            return int(k_fixed)
-        return _tune_k(train_X, train_y, p_tune, k_max)
 
-    def evaluate(k, mean_agreement, r, t0):
-        clf = KNNClassifier(k=k).fit(train_X, train_y)
-        rest = np.flatnonzero(in_pool)
-        err = float(np.mean(clf.predict(pool_X[rest]) != pool_y[rest]))
-        return RoundRecord(r, train_X.shape[0], k, err, len(rest), mean_agreement, time.perf_counter() - t0)
-
-    t0 = time.perf_counter()
-    k = tune()
-    records = [evaluate(k, float("nan"), 0, t0)]
-    for r in range(1, rounds + 1):
-        t0 = time.perf_counter()
-        rest = np.flatnonzero(in_pool)
-        if strategy == "qbc":
-            n = train_X.shape[0]
-            p = min(p_select, n - k)
-            shares = _shares_from_codes(train_X, train_y, n_classes, pool_X[rest], k, p)
-            agreement = agreement_from_shares(shares)
-            pick = np.argsort(agreement, kind="stable")[:m]
-            mean_agreement = float(agreement[pick].mean())
-        else:
-            pick = rng.choice(len(rest), size=m, replace=False)
-            mean_agreement = float("nan")
-        chosen = rest[pick]
-        in_pool[chosen] = False
-        train_X = np.vstack([train_X, pool_X[chosen]])
-        train_y = np.concatenate([train_y, pool_y[chosen]])
-        k = tune()
-        records.append(evaluate(k, mean_agreement, r, t0))
-    return records
+def _query_by_committee(train_X, train_y, n_classes, candidates, k, p, m):
+    """``(positions, mean agreement)`` of the ``m`` candidates of lowest agreement of the
+    leave-``p``-out committee of kNN(k), the earlier first among equals (stable sort)."""
+    shares = _shares_from_codes(train_X, train_y, n_classes, candidates, k, p)
+    agreement = agreement_from_shares(shares)
+    pick = np.argsort(agreement, kind="stable")[:m]
+    return pick, float(agreement[pick].mean())

@@ -7,6 +7,66 @@ k = 1 .. k_max at once, from one leave-one-out neighbour graph of k_max + p - 1
 neighbours, by the conditioning of Prop. 1: never by enumerating splits. The
 plurality vote has closed forms (Sec. 2.3); the distance-weighted vote (Sec. 2.2,
 two classes) counts subsets of neighbours by the sign of their weighted sum.
+
+**The rule, ties and cost** (of :func:`lpo_risk` and everything built on it):
+
+* The kNN rule is :class:`knnx.KNNClassifier`'s: the neighbours of a held-out point
+  among the n - p training points, ordered by (squared Euclidean distance, row
+  index).
+* **Vote ties** are charged their expected cost under a uniform random choice
+  among the tied classes: a tie among s classes that includes the true class
+  costs 1 - 1/s, a tie that excludes it costs 1 (two classes, even k: a tie
+  costs 1/2). KNNClassifier itself breaks ties deterministically (nearest
+  neighbour's class), so the two agree wherever no tie occurs.
+* Multiclass, not only the paper's binary case: given the rank V = j of the
+  k-th training neighbour, the error probability is a multivariate
+  hypergeometric plurality probability, computed exactly by a dynamic
+  programme over the classes that can still reach the true class's vote.
+* Terms with P(V = j) < :data:`RANK_FLOOR` (1e-17) are skipped; the estimate
+  moves by less than p * 1e-17. Work: per (held-out point, neighbour position)
+  one table of the true class's removal law over the W values of q = V - k
+  with P(V = k + q) >= 1e-17 (W grows with p/n), then a tail sum (two
+  classes) or one tie-weighted DP per removal count (more classes).
+
+**Distance weights** (``weights="distance"``, Sec. 2.2 of the paper; two classes):
+
+* Each of the k neighbours votes 1 / distance for its class, the weight being
+  ``1.0 / np.sqrt(d2)`` of the float64 squared distance ``d2`` that
+  :func:`knnx.kneighbors` returns (as :class:`knnx.KNNClassifier` does). If some
+  of the k neighbours are at distance 0 from the held-out point, only those
+  vote, weight 1 each (a plurality among them).
+* **Tie**: the two classes' weight sums are equal as real numbers, i.e. the
+  exact sums of the float64 weights, not their float-rounded sums. A tie costs
+  1/2. Ties are decided exactly: one held-out point's weights, all float64, are
+  integer multiples of 2^e (e their smallest unit in the last place); scaled by
+  2^-e they are integers, summed and compared in 62-bit limbs with no rounding.
+* Given V = j, the voters are neighbour j and a uniform random (k - 1)-subset of
+  neighbours 1 .. j - 1, so P(error | V = j) is a count of subsets, of the
+  voters or of the q = j - k held-out ones (whichever set is smaller), by the
+  sign of their weighted sum. Zero-distance neighbours come first: conditioning
+  on how many of them are voters gives hypergeometric plurality terms and,
+  when none is, a count over the positive-distance neighbours only.
+* The count builds the subsets neighbour by neighbour (largest weight first),
+  keeping the distinct partial sums of each size with their probabilities.
+  Partial sums whose every completion lands on one side of the threshold leave
+  at once with their whole probability (the branch is counted without being
+  enumerated); once the partial sums of a size c are about as many as the
+  completions of the remaining neighbours, one pass against the sorted sums of
+  those completions settles them all (meet in the middle, the meeting point
+  chosen per size). With r = min(k - 1, q) <= p - 1 and m = j - 1 candidate
+  neighbours, at most min(C(l, c), 4 C(m - l, r - c)) partial sums of size c
+  are kept after l neighbours: a contested (j, k) costs about the square root
+  of the C(m, r) subsets the paper's recursion visits, and a one-sided one
+  almost nothing. Equal weights collapse (unit weights: one partial sum per
+  size, O(m r)); r <= 2 is counted directly in O(m).
+* Cost: exact LpO on Table 1 of the paper (n = 500, k <= 9, p <= 25) takes at
+  most about 0.1 s per k, and ``select_k`` on Ripley's 250 training points with
+  p = 10, k_max = 50 about 3 s (2 cores). It still grows exponentially with r on
+  points whose vote is contested: there, p = 15 with k_max = 30 takes about 10 s,
+  p = 12 with k_max = 50 about 30 s, p = 15 with k_max = 50 more than 10 minutes.
+  A count that would need more than 2^24 partial sums raises
+  :class:`knnx.errors.DataError` instead of exhausting memory.
+* More than two classes raise :class:`knnx.errors.DataError`.
 """
 
 import numbers
@@ -85,63 +145,8 @@ def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
 
     Notes
     -----
-    * The kNN rule is :class:`knnx.KNNClassifier`'s: the neighbours of a held-out point
-      among the n - p training points, ordered by (squared Euclidean distance, row
-      index).
-    * **Vote ties** are charged their expected cost under a uniform random choice
-      among the tied classes: a tie among s classes that includes the true class
-      costs 1 - 1/s, a tie that excludes it costs 1 (two classes, even k: a tie
-      costs 1/2). KNNClassifier itself breaks ties deterministically (nearest
-      neighbour's class), so the two agree wherever no tie occurs.
-    * Multiclass, not only the paper's binary case: given the rank V = j of the
-      k-th training neighbour, the error probability is a multivariate
-      hypergeometric plurality probability, computed exactly by a dynamic
-      programme over the classes that can still reach the true class's vote.
-    * Terms with P(V = j) < :data:`RANK_FLOOR` (1e-17) are skipped; the estimate
-      moves by less than p * 1e-17. Work: per (held-out point, neighbour position)
-      one table of the true class's removal law over the W values of q = V - k
-      with P(V = k + q) >= 1e-17 (W grows with p/n), then a tail sum (two
-      classes) or one tie-weighted DP per removal count (more classes).
-
-    **Distance weights** (``weights="distance"``, Sec. 2.2 of the paper; two classes):
-
-    * Each of the k neighbours votes 1 / distance for its class, the weight being
-      ``1.0 / np.sqrt(d2)`` of the float64 squared distance ``d2`` that
-      :func:`knnx.kneighbors` returns (as :class:`knnx.KNNClassifier` does). If some
-      of the k neighbours are at distance 0 from the held-out point, only those
-      vote, weight 1 each (a plurality among them).
-    * **Tie**: the two classes' weight sums are equal as real numbers, i.e. the
-      exact sums of the float64 weights, not their float-rounded sums. A tie costs
-      1/2. Ties are decided exactly: one held-out point's weights, all float64, are
-      integer multiples of 2^e (e their smallest unit in the last place); scaled by
-      2^-e they are integers, summed and compared in 62-bit limbs with no rounding.
-    * Given V = j, the voters are neighbour j and a uniform random (k - 1)-subset of
-      neighbours 1 .. j - 1, so P(error | V = j) is a count of subsets, of the
-      voters or of the q = j - k held-out ones (whichever set is smaller), by the
-      sign of their weighted sum. Zero-distance neighbours come first: conditioning
-      on how many of them are voters gives hypergeometric plurality terms and,
-      when none is, a count over the positive-distance neighbours only.
-    * The count builds the subsets neighbour by neighbour (largest weight first),
-      keeping the distinct partial sums of each size with their probabilities.
-      Partial sums whose every completion lands on one side of the threshold leave
-      at once with their whole probability (the branch is counted without being
-      enumerated); once the partial sums of a size c are about as many as the
-      completions of the remaining neighbours, one pass against the sorted sums of
-      those completions settles them all (meet in the middle, the meeting point
-      chosen per size). With r = min(k - 1, q) <= p - 1 and m = j - 1 candidate
-      neighbours, at most min(C(l, c), 4 C(m - l, r - c)) partial sums of size c
-      are kept after l neighbours: a contested (j, k) costs about the square root
-      of the C(m, r) subsets the paper's recursion visits, and a one-sided one
-      almost nothing. Equal weights collapse (unit weights: one partial sum per
-      size, O(m r)); r <= 2 is counted directly in O(m).
-    * Cost: exact LpO on Table 1 of the paper (n = 500, k <= 9, p <= 25) takes at
-      most about 0.1 s per k, and ``select_k`` on Ripley's 250 training points with
-      p = 10, k_max = 50 about 3 s (2 cores). It still grows exponentially with r on
-      points whose vote is contested: there, p = 15 with k_max = 30 takes about 10 s,
-      p = 12 with k_max = 50 about 30 s, p = 15 with k_max = 50 more than 10 minutes.
-      A count that would need more than 2^24 partial sums raises
-      :class:`knnx.errors.DataError` instead of exhausting memory.
-    * More than two classes raise :class:`knnx.errors.DataError`.
+    The rule, the cost of vote ties, the multiclass computation, distance weights and
+    the cost in time are those of the module docstring (:mod:`knnx.lpo.risk`).
     """
     X = as_float_array(X, "X")
     n = X.shape[0]

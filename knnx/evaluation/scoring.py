@@ -1,0 +1,74 @@
+"""A fitted estimator's predictions checked and scored on a test part.
+
+An estimator outside knnx may return anything: :func:`check_predictions` and
+:func:`proba_on_codes` turn what it returns into class codes 0..C-1 and a probability
+matrix over them, or raise ValueError (the cell fails) saying what was wrong.
+"""
+
+import numpy as np
+
+from knnx.evaluation.metrics import METRIC_INPUT, METRICS
+
+
+def check_predictions(y_pred, n, n_classes):
+    """ValueError (the cell fails) unless ``y_pred`` holds ``n`` class codes: an estimator
+    outside knnx may return anything, and a label that is no class would be scored as an
+    error silently."""
+    y_pred = np.asarray(y_pred)
+    if y_pred.shape != (n,):
+        raise ValueError(f"predict returned shape {y_pred.shape}, expected ({n},)")
+    if y_pred.dtype.kind not in "iu" and not (
+        y_pred.dtype.kind in "fO"
+        and all(isinstance(v, int | float | np.number) and float(v).is_integer() for v in y_pred)
+    ):
+        bad = next(
+            (v for v in y_pred.tolist() if not isinstance(v, int | float) or not float(v).is_integer()), None
+        )
+        raise ValueError(f"predict returned {bad!r}, not a class code (the classes of fit's y)")
+    codes = y_pred.astype(np.int64)
+    if len(codes) and (codes.min() < 0 or codes.max() >= n_classes):
+        bad = int(codes[(codes < 0) | (codes >= n_classes)][0])
+        raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
+
+
+def proba_on_codes(estimator, X, n_classes):
+    """``predict_proba(X)`` with column c the probability of class code c (0..n_classes-1).
+
+    The estimator's columns follow its ``classes_`` (the codes seen in training); a
+    class absent from the training part gets probability 0.
+    """
+    proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+    classes = np.asarray(estimator.classes_)
+    if proba.shape != (X.shape[0], len(classes)):
+        raise ValueError(f"predict_proba returned shape {proba.shape}, expected {(X.shape[0], len(classes))}")
+    codes = classes.astype(np.intp)
+    if (
+        not np.array_equal(codes, classes)
+        or len(np.unique(codes)) != len(codes)
+        or (codes < 0).any()
+        or (codes >= n_classes).any()
+    ):
+        raise ValueError(
+            f"classes_ must be distinct class codes in 0..{n_classes - 1}, got {classes.tolist()}"
+        )
+    full = np.zeros((X.shape[0], n_classes))
+    full[:, codes] = proba
+    return full
+
+
+def needs_proba(metrics):
+    """Whether any of ``metrics`` scores predicted probabilities (or compares them with a
+    true posterior): then ``predict_proba`` is called, else never."""
+    return bool({METRIC_INPUT[m] for m in metrics} & {"proba", "posterior"})
+
+
+def score(metrics, y_true, y_pred, proba=None, posterior=None):
+    """``[(metric, value)]`` for each of ``metrics``, in order: label metrics on
+    ``y_pred``, probability metrics on ``proba`` (columns = class codes), posterior
+    metrics comparing the true ``posterior`` with ``proba``."""
+    inputs = {
+        "label": (y_true, np.asarray(y_pred)),
+        "proba": (y_true, proba),
+        "posterior": (posterior, proba),
+    }
+    return [(m, float(METRICS[m](*inputs[METRIC_INPUT[m]]))) for m in metrics]

@@ -1,0 +1,572 @@
+"""Cell kinds: what one cell of a run is, how it travels, runs and is hashed.
+
+A validated spec runs as cells of one kind, chosen from :data:`CELL_KINDS` (the first
+whose :meth:`CellKind.applies` to the spec):
+
+- :class:`FitPredict`: an algorithm with one setting (or a tuned grid) fitted on the
+  training part of one split and scored on its test part;
+- :class:`ExactLpo`: protocol lpo, the exact leave-p-out risk of one setting on all rows
+  of a dataset, in closed form;
+- :class:`ActiveLoop`: a ``kind: active`` spec, one active-learning loop of a
+  (dataset, strategy, repeat).
+
+A kind owns its task (:class:`CellTask`, the frozen description a worker receives), its
+run, the material of its content hash (what makes a cached cell valid, see
+:func:`knnx.experiment.provenance.cell_keys`), its warm-up and how its rows are
+summarised (``rounds``). Adding a kind is a class here and a line in CELL_KINDS.
+"""
+
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from knnx import datasets
+from knnx.datasets import load_dataset
+from knnx.estimators.registry import LPO_RISK
+from knnx.evaluation.metrics import METRIC_INPUT
+from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
+from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, score
+from knnx.evaluation.tuning import TuneTask, tune
+from knnx.experiment.context import DataRef
+from knnx.lpo.active import active_learning
+from knnx.plugins import add_import_dirs, import_object
+from knnx.results import ROUND, CellId, curve_rows
+from knnx.spec import (
+    SEED_DATA,
+    SEED_SPLITS,
+    ActiveSpec,
+    LeavePOut,
+    canonical_json,
+    dataset_seedseq,
+    tune_seed,
+    tuned_settings,
+)
+
+# Integer parameters that count neighbours: the width of a shared graph (``k``, ``k_max``)
+# and, for a warm-up's tiny problem, the rows a setting needs (``n_neighbors`` too).
+GRAPH_WIDTH_PARAMS = ("k", "k_max")
+NEIGHBOR_COUNT_PARAMS = (*GRAPH_WIDTH_PARAMS, "n_neighbors")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellTask:
+    """One cell as a worker receives it: no data, only how to find it (``data``)."""
+
+    kind: type  # the CellKind that runs it
+    index: int
+    cell: CellId
+    experiment: str
+    seed: int
+    data: DataRef
+    params: dict
+    protocol: str  # canonical JSON: the rows' protocol column
+    warm_up: bool = False
+    graph_k: int = 0  # width of the graphs the process's store keeps (0: no sharing)
+
+    def base_row(self, n_train, n_test, fit_seconds, predict_seconds):
+        """The columns every results row of this cell shares."""
+        return {
+            "experiment": self.experiment,
+            "dataset": self.cell.dataset,
+            "algorithm": self.cell.algorithm,
+            "params": self.cell.params,
+            "protocol": self.protocol,
+            "repeat": self.cell.repeat,
+            "fold": self.cell.fold,
+            "seed": self.seed,
+            "n_train": n_train,
+            "n_test": n_test,
+            "fit_seconds": fit_seconds,
+            "predict_seconds": predict_seconds,
+        }
+
+    def describe(self):
+        """The cell in words, for a failure's one line."""
+        c = self.cell
+        return f"{c.dataset} {c.algorithm} {c.params} repeat {c.repeat} fold {c.fold}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitTask(CellTask):
+    """A cell on one split of a dataset: FitPredict and ExactLpo."""
+
+    estimator: object  # the class (pickled by reference) or its import path
+    registered: str  # the registry name (ExactLpo's risk)
+    train: np.ndarray
+    test: np.ndarray
+    standardize: bool
+    metrics: tuple
+    record_curves: bool = False
+    curve_points: int = 0
+    tune: TuneTask | None = None
+    held_out: int = 0  # protocol lpo's p
+
+    def estimator_class(self):
+        """The class a cell fits: carried in the task, or imported from its path."""
+        add_import_dirs(self.data.import_dirs)
+        if isinstance(self.estimator, str):
+            return import_object(self.estimator, self.data.base_dir)
+        return self.estimator
+
+    def parts(self, ds):
+        """``(X_train, y_train, X_test, y_test)``, standardised with the training part's
+        mean and std if the spec asks."""
+        X_train, X_test = ds.X[self.train], ds.X[self.test]
+        if self.standardize:
+            X_train, X_test = standardize(X_train, X_test)
+        return X_train, ds.y[self.train], X_test, ds.y[self.test]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActiveTask(CellTask):
+    """One active-learning loop (see :class:`knnx.spec.ActiveSpec`)."""
+
+    start: int
+    pool: int | None
+    standardize: bool
+    loop: dict = field(default_factory=dict)  # active_learning's keyword arguments
+
+
+class CellKind:
+    """The base of the cell kinds (see the module docstring). Class methods only: a
+    kind holds no state."""
+
+    name: ClassVar[str]
+    rounds: ClassVar[bool] = False  # rows per round (a ``round`` column), summarised per round
+    loads_dataset: ClassVar[bool] = True  # run() is given the validated dataset (else None)
+
+    @classmethod
+    def applies(cls, vspec):
+        """Whether a validated spec's cells are of this kind."""
+        raise NotImplementedError
+
+    @classmethod
+    def tasks(cls, vspec, cells, graph_k, warm_up):
+        """The tasks of ``cells`` (cells of ``vspec``); ``graph_k``: {dataset index: width
+        of its shared graphs}, empty for none."""
+        raise NotImplementedError
+
+    @classmethod
+    def hash_material(cls, vspec):
+        """``(common, per_cell)``: what every cell's hash covers, and a function of a cell
+        giving what its own covers besides (see provenance.cell_keys)."""
+        raise NotImplementedError
+
+    @classmethod
+    def run(cls, task, ds, store, fit_progress=None):
+        """Run one task on its dataset ``ds``; return ``(rows, curve_rows)``. ``store``:
+        the GraphStore its searches go through, or None."""
+        raise NotImplementedError
+
+    @classmethod
+    def warm_runs(cls, task, ds):
+        """``[(key, setting, held_out, run)]``: the settings a warm-up fits on a tiny problem,
+        ``run(X, y, X_test, store)`` (see knnx.experiment.warmup)."""
+        return []
+
+    @classmethod
+    def labels(cls, cells):
+        """{cell index: the progress's label of the cell} (see progress.progress_labels)."""
+        from knnx.experiment.progress import progress_labels
+
+        return progress_labels(cells)
+
+
+def data_ref(vspec, cell):
+    """How a worker finds the dataset of ``cell``, a cell of a validated spec."""
+    entry = vspec.entries[cell.dataset_index]
+    name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
+    registered = datasets.REGISTERED  # looked up now: tests and pages may replace it
+    loaders = ((name, registered[name]),) if name in registered else ()
+    return DataRef(
+        entry=entry,
+        label=cell.dataset,
+        seed=vspec.spec.seed,
+        base_dir=str(vspec.base_dir),
+        loaders=loaders,
+        import_dirs=vspec.import_dirs,
+    )
+
+
+def _common_material(vspec):
+    from knnx.experiment.provenance import code_material
+
+    return {**code_material(), "experiment": vspec.spec.name, "seed": vspec.spec.seed}
+
+
+class FitPredict(CellKind):
+    """Fit on the training part of a split, score on its test part."""
+
+    name = "fit"
+
+    @classmethod
+    def applies(cls, vspec):
+        return True
+
+    @classmethod
+    def tasks(cls, vspec, cells, graph_k, warm_up):
+        splits = {(d, s.repeat, s.fold): s for d, ds_splits in enumerate(vspec.splits) for s in ds_splits}
+        refs = {}
+        out = []
+        for cell in cells:
+            if cell.dataset_index not in refs:
+                refs[cell.dataset_index] = data_ref(vspec, cell)
+            out.append(cls._task(vspec, cell, splits, refs[cell.dataset_index], graph_k, warm_up))
+        return out
+
+    @classmethod
+    def _task(cls, vspec, cell, splits, ref, graph_k, warm_up):
+        spec = vspec.spec
+        split = splits[(cell.dataset_index, cell.repeat, cell.fold)]
+        algorithm = vspec.algorithms[cell.algorithm_index]
+        tuning = spec.algorithms[cell.algorithm_index].tune
+        if tuning is not None:
+            seed = tune_seed(spec.seed, cell.dataset, cell.repeat, cell.fold)
+            tuning = TuneTask(tuning.cv, tuning.metric, tuple(tuned_settings(cell.params)), seed)
+        return SplitTask(
+            kind=cls,
+            index=cell.index,
+            cell=CellId(*cell.key()),
+            experiment=spec.name,
+            seed=spec.seed,
+            data=ref,
+            params=cell.params,
+            protocol=vspec.protocol_json,
+            warm_up=warm_up,
+            graph_k=graph_k.get(cell.dataset_index, 0),
+            estimator=algorithm.path if algorithm.path is not None else algorithm.cls,
+            registered=algorithm.name,
+            train=split.train,
+            test=split.test,
+            standardize=spec.preprocess.standardize,
+            metrics=tuple(spec.metrics),
+            record_curves=spec.record_curves,
+            curve_points=spec.curve_points,
+            tune=tuning,
+            held_out=spec.protocol.p if isinstance(spec.protocol, LeavePOut) else 0,
+        )
+
+    @classmethod
+    def hash_material(cls, vspec):
+        from knnx.experiment.provenance import array_checksum
+
+        spec = vspec.spec
+        common = {
+            **_common_material(vspec),
+            "preprocess": vspec.normalized().get("preprocess"),
+            "protocol": vspec.protocol_json,
+            "metrics": list(spec.metrics),
+            "record_curves": spec.record_curves,
+            "share_graphs": spec.share_graphs,  # the timings differ
+            "curve_points": spec.curve_points,
+        }
+        data = [array_checksum(ds.X, ds.y) for ds in vspec.datasets]
+        splits = {
+            (d, s.repeat, s.fold): array_checksum(s.train, s.test)
+            for d, ds_splits in enumerate(vspec.splits)
+            for s in ds_splits
+        }
+
+        def per_cell(c):
+            ref = vspec.algorithms[c.algorithm_index]
+            outside = {"estimator": ref.source(), "version": ref.version} if ref.version is not None else {}
+            tuning = spec.algorithms[c.algorithm_index].tune
+            if tuning is not None:  # how the setting is chosen is part of what produced the cell
+                outside["tune"] = tuning.model_dump()
+            return {
+                **outside,  # a class outside knnx: its path and its package's version (or file's hash)
+                "entry": vspec.entries[c.dataset_index],
+                "data": data[c.dataset_index],
+                "split": splits[(c.dataset_index, c.repeat, c.fold)],
+            }
+
+        return common, per_cell
+
+    @classmethod
+    def run(cls, task, ds, store, fit_progress=None):
+        X_train, y_train, X_test, y_test = task.parts(ds)
+        estimator_cls = task.estimator_class()
+        chosen = {}
+        setting = task.params
+        if task.tune is not None:
+
+            def make(s):
+                return with_graphs(estimator_cls(**s), store)
+
+            setting, chosen = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
+        estimator = with_graphs(estimator_cls(**setting), store)
+        fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
+        t0 = time.perf_counter()
+        estimator.fit(X_train, y_train, **fit_kwargs)
+        t1 = time.perf_counter()
+        y_pred = estimator.predict(X_test)
+        t2 = time.perf_counter()
+        check_predictions(y_pred, len(task.test), ds.n_classes)
+        base = task.base_row(len(task.train), len(task.test), t1 - t0, t2 - t1)
+        proba = posterior = None
+        if needs_proba(task.metrics):
+            proba = proba_on_codes(estimator, X_test, ds.n_classes)
+        if any(METRIC_INPUT[m] == "posterior" for m in task.metrics):
+            posterior = ds.posterior(ds.X[task.test])  # raw features: the model's own coordinates
+        scores = score(task.metrics, y_test, y_pred, proba, posterior)
+        # Quantities the estimator reports about its fit (e.g. the k chosen by LpO).
+        scores += [(name, float(value)) for name, value in getattr(estimator, "reported_", {}).items()]
+        scores += [(f"chosen_{name}", value) for name, value in chosen.items()]
+        rows = [{**base, "metric": m, "value": v} for m, v in scores]
+        curves = []
+        if task.record_curves and getattr(estimator, "curve_", None) is not None:
+            cell = {c: base[c] for c in ("experiment", "dataset", "algorithm", "params", "repeat", "fold")}
+            curves = curve_rows(estimator.curve_, cell, task.curve_points)
+        return rows, curves
+
+    @classmethod
+    def warm_runs(cls, task, ds):
+        estimator_cls = task.estimator_class()
+        name = f"{estimator_cls.__module__}:{estimator_cls.__qualname__}"
+        metrics = list(task.metrics) + ([task.tune.metric] if task.tune is not None else [])
+        proba = needs_proba([m for m in metrics if m in METRIC_INPUT])
+        settings = task.tune.settings if task.tune is not None else [task.params]
+        return [
+            (("fit", name, canonical_json(s), ds.n_classes), s, 0, _TinyFit(estimator_cls, s, proba))
+            for s in settings
+        ]
+
+
+@dataclass(frozen=True)
+class _TinyFit:
+    """A warm-up's tiny fit of one setting: fit, predict, and predict_proba if asked."""
+
+    cls: type
+    setting: dict
+    proba: bool
+
+    def __call__(self, X, y, X_test, store):
+        estimator = with_graphs(self.cls(**self.setting), store).fit(X, y)
+        estimator.predict(X_test)
+        if self.proba:
+            estimator.predict_proba(X_test)
+
+
+@dataclass(frozen=True)
+class _TinyLpo:
+    """A warm-up's tiny exact LpO risk of one setting."""
+
+    risk: object
+    setting: dict
+    held_out: int
+
+    def __call__(self, X, y, X_test, store):
+        self.risk(self.setting, X, y, self.held_out, graphs=store)
+
+
+class ExactLpo(FitPredict):
+    """Protocol lpo: one ``error`` row, the exact leave-p-out estimate on all n rows
+    (n_train = n - p, n_test = p, fit_seconds = time of the closed form)."""
+
+    name = "lpo"
+
+    @classmethod
+    def applies(cls, vspec):
+        return isinstance(getattr(vspec.spec, "protocol", None), LeavePOut)
+
+    @classmethod
+    def run(cls, task, ds, store, fit_progress=None):
+        X, y, _, _ = task.parts(ds)
+        p = task.held_out
+        t0 = time.perf_counter()
+        risk = LPO_RISK[task.registered](task.params, X, y, p, graphs=store)
+        base = task.base_row(len(y) - p, p, time.perf_counter() - t0, 0.0)
+        return [{**base, "metric": "error", "value": risk}], []
+
+    @classmethod
+    def warm_runs(cls, task, ds):
+        settings = task.tune.settings if task.tune is not None else [task.params]
+        risk = LPO_RISK[task.registered]
+        return [
+            (
+                ("lpo", task.registered, canonical_json(s), ds.n_classes),
+                s,
+                task.held_out,
+                _TinyLpo(risk, s, task.held_out),
+            )
+            for s in settings
+        ]
+
+
+class ActiveLoop(CellKind):
+    """One loop of :func:`knnx.lpo.active.active_learning`; its rows: per round (``round``
+    0..rounds), ``error`` on the remaining pool then ``chosen_k``, with ``n_train`` the
+    labelled points, ``n_test`` the pool points left, ``fit_seconds`` the round's wall
+    time, ``fold`` 0."""
+
+    name = "active"
+    rounds = True
+    loads_dataset = False  # each repeat loads its own sample (active_repeat_data)
+
+    @classmethod
+    def applies(cls, vspec):
+        return isinstance(vspec.spec, ActiveSpec)
+
+    @classmethod
+    def tasks(cls, vspec, cells, graph_k, warm_up):
+        spec = vspec.spec
+        refs = {}
+        out = []
+        for cell in cells:
+            if cell.dataset_index not in refs:
+                refs[cell.dataset_index] = data_ref(vspec, cell)
+            out.append(
+                ActiveTask(
+                    kind=cls,
+                    index=cell.index,
+                    cell=CellId(*cell.key()),
+                    experiment=spec.name,
+                    seed=spec.seed,
+                    data=refs[cell.dataset_index],
+                    params=cell.params,
+                    protocol=vspec.protocol_json,
+                    warm_up=False,  # the loop's kernels compile in its first round (no tiny problem)
+                    graph_k=0,  # every round has a new training set: nothing to share
+                    start=spec.start,
+                    pool=spec.pool,
+                    standardize=spec.standardize,
+                    loop={
+                        "strategy": spec.strategies[cell.algorithm_index],
+                        "rounds": spec.rounds,
+                        "m": spec.m,
+                        "p_select": spec.p_select,
+                        "p_tune": spec.p_tune,
+                        "k_max": spec.k_max,
+                        "k_fixed": spec.k_fixed,
+                    },
+                )
+            )
+        return out
+
+    @classmethod
+    def hash_material(cls, vspec):
+        """The hash covers the knnx version and source, the numeric libraries, the
+        experiment name and seed, the dataset entry and a checksum of its arrays, the
+        start/pool protocol, the loop's settings and strategy, and the repeat (not the
+        number of repeats: a rerun with more keeps the earlier ones)."""
+        from knnx.experiment.provenance import array_checksum
+
+        spec = vspec.spec
+        common = {
+            **_common_material(vspec),
+            "protocol": vspec.protocol_json,
+            "import_dirs": list(vspec.import_dirs),
+            "p_select": spec.p_select,  # passed to every loop (the passive one ignores it)
+        }
+        data = [array_checksum(ds.X, ds.y) for ds in vspec.datasets]
+
+        def per_cell(c):
+            return {
+                "entry": vspec.entries[c.dataset_index],
+                "data": data[c.dataset_index],
+                "strategy": spec.strategies[c.algorithm_index],
+            }
+
+        return common, per_cell
+
+    @classmethod
+    def run(cls, task, ds, store, fit_progress=None):
+        task.data.prepare()
+        X0, y0, Xp, yp, loop_seed = active_repeat_data(
+            task.data.entry,
+            task.cell.dataset,
+            task.seed,
+            task.cell.repeat,
+            task.start,
+            task.pool,
+            task.standardize,
+            task.data.base_dir,
+        )
+        records = active_learning(X0, y0, Xp, yp, seed=loop_seed, **task.loop)
+        rows = []
+        for rec in records:
+            base = {**task.base_row(rec.n_train, rec.n_pool, rec.seconds, 0.0), ROUND: rec.round}
+            rows.append({**base, "metric": "error", "value": rec.error})
+            rows.append({**base, "metric": "chosen_k", "value": float(rec.k)})
+        return rows, []
+
+    @classmethod
+    def labels(cls, cells):
+        # an active cell is a strategy's loop of one repeat
+        return {c.index: f"{c.algorithm} repeat {c.repeat}" for c in cells}
+
+
+# The cell kinds, the first that applies to a spec running its cells.
+CELL_KINDS = (ActiveLoop, ExactLpo, FitPredict)
+
+
+def kind_of(vspec):
+    """The cell kind of a validated spec (see :data:`CELL_KINDS`)."""
+    return next(kind for kind in CELL_KINDS if kind.applies(vspec))
+
+
+def _repeat_seed(seed, label, purpose, repeat):
+    base = dataset_seedseq(seed, label, purpose)
+    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, repeat))
+
+
+def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize=False, base_dir="."):
+    """``(X_start, y_start, X_pool, y_pool, loop_seed)`` of one repeat of an active spec.
+
+    The data is loaded with the child seed (seed, label, SEED_DATA) spawned once more with
+    key ``repeat`` (a synthetic entry: a fresh sample per repeat); a generator seeded with
+    (seed, label, SEED_SPLITS, repeat) draws a permutation of the rows, whose first
+    ``start`` rows are the start set and the next ``pool`` (all others if None) the pool,
+    and then the loop's seed, ``integers(2**63)``. ``standardize``: features scaled with
+    the mean and std of the start set and pool rows (no labels used). ``y`` are class codes."""
+    ds = load_dataset(entry, seed=_repeat_seed(seed, label, SEED_DATA, repeat), base_dir=base_dir)
+    rng = np.random.default_rng(_repeat_seed(seed, label, SEED_SPLITS, repeat))
+    order = rng.permutation(ds.n_samples)
+    first = order[:start]
+    rest = order[start:] if pool is None else order[start : start + pool]
+    X = ds.X
+    if standardize:
+        used = np.concatenate([first, rest])
+        X = apply_standardizer(fit_standardizer(X[used]), X, f"'{label}'")
+    return X[first], ds.y[first], X[rest], ds.y[rest], int(rng.integers(2**63))
+
+
+def graph_widths(vspec):
+    """Per dataset index, the largest neighbour count (``k`` or ``k_max``) any cell asks:
+    the width at which a run computes each neighbour graph once (see knnx.neighbors.graphs)."""
+    out = {}
+    for c in vspec.cells:
+        ks = [
+            v
+            for name, value in c.params.items()
+            if name in GRAPH_WIDTH_PARAMS
+            for v in (value if isinstance(value, list) else [value])  # a tuned cell's grid
+            if isinstance(v, int)
+        ]
+        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *ks])
+    return out
+
+
+def _fit_kwargs(estimator, index, fit_progress):
+    """``{"progress": ...}`` for an estimator whose ``fit`` reports progress (e.g.
+    WeightedMetricNN, quadratic in the training size), else {}."""
+    if fit_progress is None or "progress" not in inspect.signature(estimator.fit).parameters:
+        return {}
+    return {"progress": lambda done, total: fit_progress(index, done, total)}
+
+
+def with_graphs(estimator, store):
+    """``estimator``, given ``store`` as its ``graphs`` parameter when it has one left at
+    None (knnx's neighbour estimators; any estimator may opt in the same way) and
+    ``store`` is not None; unchanged otherwise."""
+    if store is not None:
+        try:
+            params = estimator.get_params(deep=False)
+        except Exception:  # noqa: BLE001 - not ours to judge here: fit will say
+            return estimator
+        if "graphs" in params and params["graphs"] is None:
+            estimator.set_params(graphs=store)
+    return estimator

@@ -1,0 +1,171 @@
+"""Warm-up: the numba kernels a cell will use, compiled before it is timed.
+
+numba compiles a kernel (or loads it from its cache) at its first call with each
+combination of argument types, and which kernels run depends on the parameters
+(weights, vote rules, base metric, protocol lpo) and, for neighbour search, on the
+sizes. So, the first time a process meets a setting (``ctx.warmed``), it fits and
+predicts (``predict_proba`` too if the spec's metrics need it) the cell's estimator with
+that setting, unchanged, on a tiny problem shaped like the cell's (:func:`tiny_problem`:
+same features and classes, enough rows for the setting's neighbour counts); under
+protocol lpo it computes the LpO risk instead. A tuned cell warms up every setting of
+its grid (the cell kind says what to fit: :meth:`knnx.experiment.cells.CellKind.warm_runs`).
+The tiny fit's neighbour searches are answered by NumPy and recorded
+(:class:`TinyGraphs`); the search then says which of its kernel paths the cell's own
+sizes take and warms them up (:func:`knnx.neighbors.search.search_plan`,
+:func:`knnx.neighbors.search.warm_up_path`).
+
+Nothing of the cell changes: the warm-up runs with the global random states of
+``random`` and NumPy saved and restored, its warnings discarded, and its neighbour
+graphs in a store of its own that keeps none (never the process's); a warm-up that
+fails for any reason is skipped, and the cell then compiles what it needs as it would
+have without it.
+"""
+
+import random
+import time
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+
+from knnx.experiment.cells import NEIGHBOR_COUNT_PARAMS
+from knnx.neighbors.graphs import GraphStore
+from knnx.neighbors.search import search_plan, warm_up_path
+
+# The progress text while a process warms up.
+WARMUP_TEXT = "compiling kernels (first run only): {}"
+
+# A setting whose tiny problem would need more training rows than this is not warmed up.
+MAX_WARMUP_ROWS = 2000
+
+
+def warm_up(task, ds, ctx, note=None):
+    """Warm up the kernels of ``task`` (its dataset ``ds``) not warmed up yet in the
+    process of context ``ctx``; return the seconds it took (0.0 if there was nothing
+    left to warm up). ``note(index, 0, 0, text)``, if given, is told ``WARMUP_TEXT``
+    first. See the module docstring."""
+    try:
+        plan = _plan(task, ds, ctx.warmed)
+    except (Exception, SystemExit):
+        return 0.0
+    if not plan:
+        return 0.0
+    start = time.perf_counter()
+    if note is not None:
+        try:
+            note(task.index, 0, 0, WARMUP_TEXT.format(task.cell.algorithm))
+        except Exception:  # noqa: BLE001 - a display problem must not touch the cell
+            pass
+    recorder = TinyGraphs()
+    with _isolated():
+        for key, need, run in plan:
+            ctx.warmed.add(key)
+            try:
+                run(*tiny_problem(ds.n_classes, ds.X.shape[1], need), recorder)
+            except (Exception, SystemExit):  # noqa: BLE001 - skipped: the cell runs as before
+                continue
+        try:
+            paths = search_plan(
+                recorder.searches, len(task.train), len(task.test), ds.X.shape[1], task.graph_k
+            )
+        except Exception:  # noqa: BLE001
+            paths = []
+        for path in paths:
+            if ("search", path) not in ctx.warmed:
+                ctx.warmed.add(("search", path))
+                try:
+                    warm_up_path(path)
+                except Exception:  # noqa: BLE001
+                    continue
+    return time.perf_counter() - start
+
+
+def _plan(task, ds, warmed):
+    """``[(key, rows needed, run)]``: the settings of ``task`` not warmed up yet."""
+    plan = []
+    for key, setting, held_out, run in task.kind.warm_runs(task, ds):
+        need = rows_needed(setting, held_out)
+        if key in warmed or key in (k for k, _, _ in plan) or need > MAX_WARMUP_ROWS:
+            continue
+        plan.append((key, need, run))
+    return plan
+
+
+def rows_needed(setting, held_out=0):
+    """Training rows a setting needs at least: its largest neighbour count (``k``,
+    ``k_max``, ``n_neighbors``; 1 if none), plus the points it holds out (a parameter
+    ``p``, e.g. knn_lpo's, and ``held_out``, protocol lpo's p), plus one (a point is not
+    its own leave-one-out neighbour)."""
+
+    def count(value):
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    neighbors = max([1, *(count(setting.get(name)) for name in NEIGHBOR_COUNT_PARAMS)])
+    return neighbors + count(setting.get("p")) + held_out + 1
+
+
+def tiny_problem(n_classes, n_features, need):
+    """``(X, y, X_test)``: a small synthetic problem with ``n_classes`` classes (codes
+    0..C-1) and ``n_features`` features: max(6, ceil(max(24, need) / C)) training rows
+    and 2 test rows per class. Class c is centred at 6 (1 + c // d) on feature c mod d,
+    with standard normal noise: classes well apart, so that no vote is close (exact
+    weighted LpO counts close votes at a cost exponential in p: at spacing 3, knn_lpo
+    with p = 15, k_max = 50 took 22 s, at 6 0.13 s). Drawn from its own generator
+    (seed 0): the global random states are not touched."""
+    per_class = max(6, -(-max(24, need) // n_classes))
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(n_classes, dtype=np.intp), per_class + 2)
+    X = rng.standard_normal((len(y), n_features))
+    X[np.arange(len(y)), y % n_features] += 6.0 * (1 + y // n_features)
+    test = np.tile(np.arange(per_class + 2) >= per_class, n_classes)
+    return X[~test], y[~test], X[test]
+
+
+class TinyGraphs(GraphStore):
+    """The warm-up's graph store: it answers every neighbour search of a tiny fit itself
+    (:func:`brute_graph`) and notes it in ``searches`` as ``(leave-one-out?, k)``. So a
+    tiny fit runs no search kernel at its own sizes (the cell's sizes choose those), and
+    no graph is stored anywhere."""
+
+    def __init__(self):
+        super().__init__(0)
+        self.searches = []
+
+    def key(self, X, queries):
+        return X, queries  # the arrays themselves, from which get answers
+
+    def get(self, key, k):
+        X, queries = key
+        self.searches.append((queries is None, k))
+        return brute_graph(X, queries, k)
+
+    def put(self, key, dist, ind):  # never called: get always answers
+        pass
+
+
+def brute_graph(X, queries, k):
+    """``(squared distances, indices)`` of the k nearest rows of X to each query (each row
+    of X, itself excluded, if ``queries`` is None), ordered by (distance, index): NumPy,
+    for the warm-up's tiny problems (no rounding guarantee, none needed there)."""
+    Q = X if queries is None else queries
+    D = np.einsum("ij,ij->i", Q, Q)[:, None] + np.einsum("ij,ij->i", X, X)[None, :] - 2.0 * (Q @ X.T)
+    np.maximum(D, 0.0, out=D)
+    if queries is None:
+        np.fill_diagonal(D, np.inf)
+    ind = np.argsort(D, axis=1, kind="stable")[:, :k]
+    return np.ascontiguousarray(np.take_along_axis(D, ind, axis=1)), np.ascontiguousarray(ind, dtype=np.intp)
+
+
+@contextmanager
+def _isolated():
+    """The warm-up's context: global random states restored at the end, warnings
+    discarded."""
+    # the legacy global state: what an estimator given no seed draws from
+    py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)  # noqa: NPY002

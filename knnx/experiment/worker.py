@@ -1,0 +1,78 @@
+"""What a process does with one cell's task: :func:`run_cell`, wrapped by :func:`checked`
+so that any failure of user code comes back as a value naming the cell."""
+
+import time
+import warnings
+from collections import Counter
+
+from knnx._text import escape_control
+from knnx.errors import CellError
+from knnx.experiment.context import PROCESS
+from knnx.experiment.warmup import warm_up
+
+
+def run_cell(task, fit_progress=None, ctx=None):
+    """Fit and evaluate one cell; return ``(index, rows, curve_rows, warnings, timing)``.
+
+    ``ctx``: the process's context (default :data:`knnx.experiment.context.PROCESS`):
+    with ``task.graph_k`` > 0 the cell's estimators search through its graph store with
+    that width (see :mod:`knnx.neighbors.graphs`). ``fit_progress(index, done, total,
+    text=None)`` relays the progress of an estimator whose ``fit`` takes a ``progress``
+    callback, and (``text``) says when this process compiles kernels first.
+    ``warnings``: what Python warnings the cell raised, as ``(category, message,
+    count)`` in the order first seen (recorded, not printed). ``timing``: ``{"seconds":
+    the cell's wall time, warm-up excluded, "warmup": {algorithm: seconds of warm-up}}``
+    (empty when this process had warmed up this cell's settings before). Before the
+    cell, if ``task.warm_up``, the process warms up the kernels of the cell's settings
+    (:func:`knnx.experiment.warmup.warm_up`); an exception of the cell carries that
+    warm-up as its ``warmup_seconds`` attribute."""
+    ctx = PROCESS if ctx is None else ctx
+    start = time.perf_counter()
+    spent = {}
+    try:
+        ds = ctx.dataset(task.data) if task.kind.loads_dataset else None
+        warm = warm_up(task, ds, ctx, fit_progress) if task.warm_up else 0.0
+        spent = {task.cell.algorithm: warm} if warm > 0 else {}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            store = ctx.graphs.with_k_max(task.graph_k) if task.graph_k > 0 else None
+            rows, curves = task.kind.run(task, ds, store, fit_progress)
+    except (Exception, SystemExit) as exc:
+        try:  # the warm-up was spent all the same: checked passes it on with the CellError
+            exc.warmup_seconds = spent
+        except AttributeError:
+            pass
+        raise
+    counts = Counter(
+        (w.category.__name__, escape_control((str(w.message).strip().splitlines() or [""])[0])[:300])
+        for w in caught
+    )
+    timing = {"seconds": time.perf_counter() - start - sum(spent.values()), "warmup": spent}
+    return (
+        task.index,
+        rows,
+        curves,
+        [(category, message, n) for (category, message), n in counts.items()],
+        timing,
+    )
+
+
+def checked(func, task, *args):
+    """Run a cell; return its result, or for any failure one CellError (returned, not
+    raised, so that pool and Dask workers pass it back as a value) naming the cell.
+
+    Data errors found while running (a training part whose scale the kernels refuse,
+    a count too large for exact LpO) fail their cell like any other error: the run
+    goes on and lists it in failures.csv. What validation can see is refused before
+    the run instead (see :func:`knnx.spec.validate_spec`).
+    """
+    try:
+        return func(task, *args)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
+        warmup = getattr(exc, "warmup_seconds", {})
+        if isinstance(exc, SystemExit):  # user code that calls sys.exit() fails its cell, not the run
+            exc = RuntimeError(f"the estimator or loader called sys.exit({exc.code!r})")
+        first = escape_control((str(exc).strip().splitlines() or [""])[0])
+        error = CellError(f"cell {task.describe()} failed: {type(exc).__name__}: {first}")
+        error.warmup_seconds = warmup  # the warm-up before the failure (see run_cell)
+        return error
