@@ -73,7 +73,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from knnx._text import describe_control, find_control
 from knnx.datasets import dataset_label, expand_entry, load_dataset
 from knnx.errors import KnnxError, SpecError
-from knnx.estimators.registry import LPO_RISK, NEIGHBOR_PARAMS, resolve_algorithm
+from knnx.estimators.registry import LPO_RISK, resolve_algorithm
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.evaluation.protocols import make_splits
 from knnx.limits import check_memory, graph_bytes, lpo_bytes, memory_problem
@@ -920,7 +920,7 @@ def _dataset_problems(spec, resolved, grids, ds, ds_splits, kind, protocol):
     graph_k = 0
     for a, grid in enumerate(grids):
         for g in grid:
-            if kind == "lpo" and resolved[a].name in LPO_RISK:
+            if kind == "lpo" and resolved[a].lpo_risk is not None:
                 if g.get("weights") == "distance" and ds.n_classes > 2:
                     problems.append(
                         f"algorithms[{a}]: protocol lpo with weights='distance' is exact for two classes only; "
@@ -932,10 +932,8 @@ def _dataset_problems(spec, resolved, grids, ds, ds_splits, kind, protocol):
                 if problem:
                     problems.append(problem)
                     break
-            elif resolved[a].name in NEIGHBOR_PARAMS:
-                graph_k = max(
-                    [graph_k] + [v for name, v in g.items() if name in ("k", "k_max") and isinstance(v, int)]
-                )
+            elif resolved[a].neighbor_param is not None:
+                graph_k = max([graph_k, *resolved[a].neighbor_counts(g)])
     if graph_k:
         k = min(graph_k, n_train)
         need = ds.X.nbytes + graph_bytes(n_train, k, n_train, ds.n_features) + 16 * n_test * k
@@ -1015,7 +1013,7 @@ def validate_spec(source, overrides=()):
         if list(spec.metrics) != ["error"]:
             problems.append("metrics: protocol lpo gives the exact leave-p-out estimate of 'error' only")
         for a, ref in enumerate(resolved):
-            if ref is not None and ref.name not in LPO_RISK:
+            if ref is not None and ref.lpo_risk is None:
                 problems.append(
                     f"algorithms[{a}]: {ref.id} has no closed-form leave-p-out risk; protocol lpo "
                     f"supports: {', '.join(LPO_RISK)}"
@@ -1110,16 +1108,14 @@ def validate_spec(source, overrides=()):
                 n_limit = _inner_rows(ds.y[part.train], tune.cv)
                 grid = [
                     {
-                        k: max(v)
-                        if isinstance(v, list) and k == NEIGHBOR_PARAMS.get(ref.name, ("",))[0]
-                        else v
+                        k: max(v) if isinstance(v, list) and k == (ref.neighbor_param or ("",))[0] else v
                         for k, v in g.items()
                     }
                     for g in grid
                 ]
-            if ref.name not in NEIGHBOR_PARAMS:
+            if ref.neighbor_param is None:
                 continue
-            pname, slack = NEIGHBOR_PARAMS[ref.name]
+            pname, slack = ref.neighbor_param
             k_max = max(int(g[pname]) for g in grid if pname in g) if any(pname in g for g in grid) else 1
             if tune is not None and k_max > n_limit - slack:
                 problems.append(
