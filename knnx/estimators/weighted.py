@@ -402,18 +402,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         W_cdm, mu_cdm = cdm_weights(X, y_codes, n_classes)
 
         steps = _Steps(progress, self._n_evaluations())
-        if self.scheme == "l2":
-            start = "euclidean"
-        elif self.scheme == "cdm":
-            start = "cdm"
-        elif self.init == "auto":
-            err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
-            steps()
-            err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
-            steps()
-            start = "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
-        else:
-            start = self.init
+        start = self._start(protos, ones_w, ones_v, W_cdm, l1, steps)
         W0 = W_cdm if start == "cdm" else ones_w
         mu_auto = mu_cdm if start == "cdm" else 0.001
         learn_w = self.scheme in ("cw", "cpw")
@@ -451,6 +440,31 @@ class WeightedMetricNN(NeighborsClassifierBase):
                 ConvergenceWarning,
                 stacklevel=2,
             )
+        self._store(run, start)
+        self._fit_X = X
+        self._protos = _Prototypes(X, y_codes, n_classes).prepare(
+            self.class_weights_, self.prototype_weights_
+        )
+        self._y_codes = y_codes
+        return self
+
+    def _start(self, protos, ones_w, ones_v, W_cdm, l1, steps):
+        """The initial weights, "euclidean" or "cdm": fixed by the scheme (l2, cdm) or by
+        ``init``, or with ``init="auto"`` the one of lower LOO error (two evaluations)."""
+        if self.scheme == "l2":
+            return "euclidean"
+        if self.scheme == "cdm":
+            return "cdm"
+        if self.init != "auto":
+            return self.init
+        err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
+        steps()
+        err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
+        steps()
+        return "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
+
+    def _store(self, run, start):
+        """The fitted attributes of a descent ``run`` started from ``start``."""
         self.class_weights_ = run["best_W"]
         self.prototype_weights_ = run["best_v"]
         self.loo_error_ = run["best_error"]
@@ -469,12 +483,6 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "best_epoch": self.best_epoch_,
             "init_cdm": float(start == "cdm"),
         }
-        self._fit_X = X
-        self._protos = _Prototypes(X, y_codes, n_classes).prepare(
-            self.class_weights_, self.prototype_weights_
-        )
-        self._y_codes = y_codes
-        return self
 
     def _n_evaluations(self):
         """How many evaluations of the weights fit makes at most (see ``fit``'s progress)."""
