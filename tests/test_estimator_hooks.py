@@ -73,9 +73,9 @@ def test_a_registered_class_with_the_hook_joins_lpo_risk(monkeypatch):
     assert list(LPO_RISK) == ["knn", "my_knn"]
     ref = resolve_algorithm({"name": "my_knn"})
     assert ref.lpo_risk == MyKNN._lpo_risk and ref.neighbor_param == ("k", 0)
-    # an import path is run as any scikit-learn classifier: no knnx hooks are read
+    # an import path of a knnx class: its neighbour count is checked; lpo runs registered names only
     ref = resolve_algorithm({"estimator": "knnx.estimators.knn:KNNClassifier"})
-    assert ref.lpo_risk is None and ref.neighbor_param is None
+    assert ref.lpo_risk is None and ref.neighbor_param == ("k", 0)
 
 
 def test_neighbor_counts_of_knnx_and_foreign_classes():
@@ -90,3 +90,24 @@ def test_neighbor_counts_of_knnx_and_foreign_classes():
     assert neighbor_counts(SGDBudget, {"k": 5, "budget": "T"}) == []  # no neighbour search
     assert neighbor_counts(KNeighborsClassifier, {"n_neighbors": 4, "k": "x"}) == [4]
     assert lpo_risk_of(KNeighborsClassifier) is None and lpo_risk_of(KNNLpoClassifier) is None
+
+
+def test_a_knnx_class_by_import_path_has_its_neighbour_count_checked():
+    """validate refuses k beyond the training parts for a knnx class named by import path
+    as for its registered name (the fit would fail at run time)."""
+    from knnx.errors import SpecError
+    from knnx.spec import validate_spec
+
+    for entry in ({"name": "knn"}, {"estimator": "knnx.estimators.knn:KNNClassifier"}):
+        spec = {
+            "name": "t",
+            "datasets": ["iris"],
+            "protocol": {"kind": "kfold", "folds": 3},
+            "algorithms": [{**entry, "params": {"k": 101}}],
+        }
+        with pytest.raises(SpecError) as info:
+            validate_spec(spec)
+        assert str(info.value) == (
+            "<spec>: algorithms[0].params.k: k=101 exceeds the 100 training samples of dataset 'iris' "
+            "under protocol kfold"
+        )

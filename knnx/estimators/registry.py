@@ -223,15 +223,14 @@ class ResolvedAlgorithm:
     def neighbor_param(self):
         """``(name, slack)`` of the parameter that counts training points (its value must
         be at most n_train - slack), from the class's ``_neighbor_param``; None if it has
-        none or the entry is an import path (checked as any scikit-learn classifier)."""
-        if self.name is None:
-            return None
+        none. The same for a registered name and an import path of one class."""
         return getattr(self.cls, "_neighbor_param", None)
 
     @property
     def lpo_risk(self):
         """The closed-form leave-p-out risk (:func:`lpo_risk_of`), for a registered name
-        (``LPO_RISK[name]``); None if the class has none or the entry is an import path."""
+        (``LPO_RISK[name]``); None if the class has none or the entry is an import path
+        (protocol lpo runs the risk of a registered name)."""
         return LPO_RISK.get(self.name) if self.name is not None else None
 
     def neighbor_counts(self, params):
