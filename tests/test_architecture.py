@@ -228,3 +228,21 @@ def test_a_run_changes_no_module_global_but_the_process_context(tmp_path):
     after, _ = _mutable_globals()
     changed = sorted(key for key in before if after.get(key) != before[key])
     assert changed == []
+
+
+# Modules held to the size rule (the rest of knnx/ outside _kernels/ follows as it is split).
+_SIZED = sorted((PACKAGE / "spec").glob("*.py")) + [PACKAGE / "estimators" / "registry.py"]
+
+
+@pytest.mark.parametrize("path", _SIZED, ids=[str(p.relative_to(PACKAGE.parent)) for p in _SIZED])
+def test_modules_and_functions_stay_short(path):
+    """At most 600 lines per module and 80 per function (decorators and docstring included)."""
+    text = path.read_text()
+    assert len(text.splitlines()) <= 600, f"{path.name}: {len(text.splitlines())} lines"
+    long = [
+        f"{node.name} ({node.end_lineno - min([node.lineno, *(d.lineno for d in node.decorator_list)]) + 1} lines)"
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - min([node.lineno, *(d.lineno for d in node.decorator_list)]) + 1 > 80
+    ]
+    assert long == [], f"{path.name}: {', '.join(long)}"

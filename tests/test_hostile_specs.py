@@ -2,7 +2,7 @@
 ``error: FILE: ...`` naming the place and what is expected, exit code 2, no traceback, nothing written.
 
 Complements tests/test_spec_cli.py (which holds the first malformed-spec cases); the limits are
-documented in knnx/spec.py and docs/runs.md "Input checks".
+documented in knnx/spec/read.py and docs/runs.md "Input checks".
 """
 
 import os

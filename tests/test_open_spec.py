@@ -434,7 +434,7 @@ def _install_plugin(site, body=PLUGIN, value="knnx_demo_plugin:OneRule"):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: knnx-demo-plugin\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text(
-        f"[knnx.estimators.registry]\none_rule = {value}\n\n[knnx.datasets]\nstripes = knnx_demo_plugin:load_stripes\n"
+        f"[knnx.algorithms]\none_rule = {value}\n\n[knnx.datasets]\nstripes = knnx_demo_plugin:load_stripes\n"
     )
     (info / "top_level.txt").write_text("knnx_demo_plugin\n")
 

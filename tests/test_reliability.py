@@ -554,11 +554,11 @@ def _bounds_cases():
 def test_every_value_validation_accepts_runs(name, pname, value):
     """At both ends of each parameter's range, fit and predict give finite outputs on 60
     rows of iris, or the parameter's data check (what validate runs) refuses the setting
-    (here: k, p or n_splits beyond the training data; NEIGHBOR_PARAMS covers k and p)."""
+    (here: k, p or n_splits beyond the training data; the class's _neighbor_param covers k and p)."""
     import warnings
 
     from knnx.datasets import load_dataset
-    from knnx.estimators.registry import ALGORITHMS, NEIGHBOR_PARAMS
+    from knnx.estimators.registry import ALGORITHMS
 
     ds = load_dataset("iris")
     rows = np.random.default_rng(0).permutation(150)
@@ -566,7 +566,7 @@ def test_every_value_validation_accepts_runs(name, pname, value):
     cls = ALGORITHMS[name]
     params = cls(**{pname: value}).get_params()
     refused = cls._setting_problems(params) + cls._data_problems(params, 60, 4, 3)
-    neighbour_param, slack = NEIGHBOR_PARAMS.get(name, (None, 0))
+    neighbour_param, slack = cls._neighbor_param or (None, 0)
     if pname == neighbour_param and value > 60 - slack:
         refused.append("validate: beyond the training part")
     if refused:

@@ -3,7 +3,7 @@
 A page holds a marker line and the hook replaces it:
 
 * ``<!-- generated: spec-schema -->``: every key of a spec, from the pydantic models of
-  :mod:`knnx.spec` (type, default, allowed values, description);
+  :mod:`knnx.spec.schema` and :mod:`knnx.spec.active` (type, default, allowed values, description);
 * ``<!-- generated: paper-targets -->``: the declared paper targets of
   ``knnx/papers/targets`` (paper, what each runs, its tables);
 * ``<!-- generated: cli -->``: every command of the ``knnx`` command line, from the typer
@@ -240,7 +240,8 @@ def spec_schema():
     models = [spec.Spec, spec.AlgorithmEntry, spec.Tune, spec.Preprocess]
     protocols = typing.get_args(typing.get_args(spec.Protocol)[0])
     lines = [
-        "Generated from the pydantic models of `knnx/spec.py` when the site is built. "
+        "Generated from the pydantic models of `knnx/spec/schema.py` and `knnx/spec/active.py` when the site "
+        "is built. "
         "Unknown keys are refused (`extra = forbid`) and values are not coerced (`strict`): "
         '`k: "3"` is a string, not a number.',
         "",

@@ -35,6 +35,19 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {}
 
+    # The parameter that counts training points, checked by spec validation against each
+    # training part: (name, slack) requires value <= n_train - slack; None: no such parameter.
+    _neighbor_param: tuple[str, int] | None = None
+
+    # The parameters whose values are numbers of neighbours searched per query (the width
+    # of the neighbour graphs a run shares, see knnx.estimators.registry.neighbor_counts).
+    _neighbor_counts: tuple[str, ...] = ()
+
+    # ``_lpo_risk(params, X, y, p, graphs=None) -> float``: the exact leave-p-out risk of
+    # the estimator with parameters ``params`` on (X, y), in closed form (used by
+    # ``protocol: {kind: lpo, p: P}``); None for a class without a closed form.
+    _lpo_risk = None
+
     @classmethod
     def _setting_problems(cls, params):
         """Why a full setting (every parameter, defaults included) cannot run whatever the

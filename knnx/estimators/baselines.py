@@ -33,6 +33,8 @@ class SubsampledKNN(NeighborsClassifierBase):
         "fraction": Interval(0, 1, low_open=True),
         "seed": Interval(0, MAX_SEED, integer=True),
     }
+    _neighbor_param = ("k", 0)
+    _neighbor_counts = ("k",)
 
     def __init__(self, k=5, fraction=1.0, seed=0):
         self.k = k
@@ -146,6 +148,8 @@ class ITMLKNN(NeighborsClassifierBase):
     ``ITML_Supervised`` with its defaults, seeded), plurality vote."""
 
     _parameter_constraints = {"k": Interval(1, integer=True), "seed": Interval(0, MAX_SEED, integer=True)}
+    _neighbor_param = ("k", 0)
+    _neighbor_counts = ("k",)
 
     def __init__(self, k=5, seed=0):
         self.k = k

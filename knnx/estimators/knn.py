@@ -7,7 +7,7 @@ from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote
 from knnx.estimators.base import GRAPHS, NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_SEED, lpo_bytes, memory_problem
-from knnx.lpo.risk import _argmin_k, lpo_risk_from_graph, lpo_risk_from_weighted_graph
+from knnx.lpo.risk import _argmin_k, lpo_risk, lpo_risk_from_graph, lpo_risk_from_weighted_graph
 
 TIE_RULES = ("nearest", "lowest", "random")
 _TIE_CODES = {"nearest": TIE_NEAREST, "lowest": TIE_LOWEST, "random": TIE_RANDOM}
@@ -121,6 +121,14 @@ class KNNClassifier(_VotingClassifier):
         **_TIE_CONSTRAINTS,
         "graphs": GRAPHS,
     }
+    _neighbor_param = ("k", 0)
+    _neighbor_counts = ("k",)
+
+    @classmethod
+    def _lpo_risk(cls, params, X, y, p, graphs=None):
+        """Exact R_LpO of KNNClassifier(**params) on (X, y): Celisse & Mary-Huard's closed
+        form (:func:`knnx.lpo_risk` at k = params["k"]); ``graphs``: a knnx.GraphStore."""
+        return float(lpo_risk(X, y, p, params["k"], params["weights"], graphs=graphs)[-1])
 
     def __init__(self, k=1, weights="uniform", tie="nearest", seed=None, graphs=None):
         self.k = k
@@ -199,6 +207,8 @@ class KNNLpoClassifier(_VotingClassifier):
         **_TIE_CONSTRAINTS,
         "graphs": GRAPHS,
     }
+    _neighbor_param = ("p", 1)
+    _neighbor_counts = ("k_max",)
 
     @classmethod
     def _data_problems(cls, params, n_samples, n_features, n_classes):

@@ -1,12 +1,17 @@
 """Algorithm registry: spec name -> estimator class, and what a spec entry names.
 
 Each class carries ``_parameter_constraints``; spec validation checks every grid
-value against it, and ``NEIGHBOR_PARAMS`` names the parameter (if any) that may not
-exceed the size of the training part (less a slack). ``LPO_RISK`` maps the
-algorithms whose leave-p-out risk has a closed form to the function computing it
-(used by ``protocol: {kind: lpo, p: P}``). ``ALIASES`` are names a reader would
-guess for a registered algorithm with some parameters fixed (``cpw`` is
-``weighted_metric`` with ``scheme: cpw``).
+value against it. Its class attributes and hooks (see
+:class:`knnx.estimators.base.NeighborsClassifierBase`) say the rest:
+``_neighbor_param`` names the parameter (if any) that may not exceed the size of the
+training part (less a slack), ``_neighbor_counts`` the parameters that count the
+neighbours searched (read by :func:`neighbor_counts`), and ``_lpo_risk`` computes the
+closed-form leave-p-out risk where one exists (used by ``protocol: {kind: lpo, p: P}``;
+:func:`lpo_risk_of`, and ``LPO_RISK``: registered name -> that function, derived from
+the classes). :class:`ResolvedAlgorithm` reads them as ``neighbor_param``,
+``lpo_risk`` and ``neighbor_counts``. ``ALIASES`` are names a reader would guess for a
+registered algorithm with some parameters fixed (``cpw`` is ``weighted_metric`` with
+``scheme: cpw``).
 
 An ``algorithms`` entry of a spec names a class in one of four ways, resolved by
 :func:`resolve_algorithm` in this order: a built-in name or alias, a name given to
@@ -18,6 +23,7 @@ An ``algorithms`` entry of a spec names a class in one of four ways, resolved by
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from knnx._text import find_leaf
@@ -35,7 +41,6 @@ from knnx.estimators.gnnb import GNNBClassifier
 from knnx.estimators.knn import KNNClassifier, KNNLpoClassifier
 from knnx.estimators.unn import UNNClassifier, UNNCVClassifier
 from knnx.estimators.weighted import WeightedMetricNN
-from knnx.lpo.risk import lpo_risk
 from knnx.plugins import ALGORITHM_GROUP, entry_point_names, import_object, load_entry_point, object_version
 
 ALGORITHMS = {
@@ -55,33 +60,64 @@ ALGORITHMS = {
     "adaboost": AdaBoostTrees,
 }
 
-# Parameter that counts training points, checked against each training part:
-# (name, slack) requires value <= n_train - slack.
-NEIGHBOR_PARAMS = {
-    "knn": ("k", 0),
-    "knn_lpo": ("p", 1),
-    "unn": ("k", 1),
-    "unn_cv": ("k", 1),
-    "gnnb": ("k", 1),
-    "weighted_metric": ("k", 0),
-    "knn_sample": ("k", 0),
-    "itml_knn": ("k", 0),
-}
-
-
-def _knn_lpo_risk(params, X, y, p, graphs=None):
-    """Exact R_LpO of KNNClassifier(**params): Celisse & Mary-Huard's closed form."""
-    return float(lpo_risk(X, y, p, params["k"], params["weights"], graphs=graphs)[-1])
-
-
 # Parameters the runner supplies to the estimators that have them, never a spec: name ->
 # what it is.
 RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs"}
 
 
-# Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p, graphs=None) ->
-# risk (``graphs``: a knnx.GraphStore to search through, see knnx.neighbors.graphs).
-LPO_RISK = {"knn": _knn_lpo_risk}
+# Parameters that count neighbours in a class that does not say which of its parameters
+# do (no ``_neighbor_counts``: an estimator from outside knnx).
+FOREIGN_NEIGHBOR_COUNTS = ("k", "k_max", "n_neighbors")
+
+
+def neighbor_counts(cls, params):
+    """The neighbour counts a setting ``params`` of class ``cls`` asks of the neighbour
+    search: the integer values (the items of a list too: a tuned cell's grid) of the
+    parameters named by ``cls._neighbor_counts`` (``k``; ``k_max`` for ``knn_lpo``),
+    or, for a class without that attribute, of :data:`FOREIGN_NEIGHBOR_COUNTS`."""
+    names = getattr(cls, "_neighbor_counts", None)
+    if names is None:
+        names = FOREIGN_NEIGHBOR_COUNTS
+    return [
+        v
+        for name in names
+        if name in params
+        for v in (params[name] if isinstance(params[name], list) else [params[name]])
+        if isinstance(v, int)
+    ]
+
+
+def lpo_risk_of(cls):
+    """The closed-form leave-p-out risk of class ``cls``, ``f(params, X, y, p,
+    graphs=None) -> risk`` (its ``_lpo_risk`` hook; ``graphs``: a knnx.GraphStore to
+    search through, see knnx.neighbors.graphs), or None if it has none."""
+    risk = getattr(cls, "_lpo_risk", None)
+    return risk if callable(risk) else None
+
+
+class _LpoRiskTable(Mapping):
+    """Registered name -> closed-form leave-p-out risk (:func:`lpo_risk_of` of its
+    class), for the registered algorithms that have one: a view of ``ALGORITHMS``, so it
+    follows :func:`register_algorithm` and is never maintained by hand."""
+
+    def __getitem__(self, name):
+        risk = lpo_risk_of(ALGORITHMS[name])
+        if risk is None:
+            raise KeyError(name)
+        return risk
+
+    def __iter__(self):
+        return (name for name, cls in list(ALGORITHMS.items()) if lpo_risk_of(cls) is not None)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def __repr__(self):
+        return f"LPO_RISK({dict(self)!r})"
+
+
+# Algorithms with an exact leave-p-out risk: name -> f(params, X, y, p, graphs=None) -> risk.
+LPO_RISK = _LpoRiskTable()
 
 
 # Names a reader would guess: name -> (registered name, parameters it fixes).
@@ -170,7 +206,7 @@ class ResolvedAlgorithm:
         else the class name of its ``estimator``).
     cls : the estimator class.
     name : the registered name it resolves to (``weighted_metric`` for ``cpw``), or None
-        for an import path; keys ``NEIGHBOR_PARAMS`` and ``LPO_RISK``.
+        for an import path; keys ``LPO_RISK``.
     fixed : parameters fixed by an alias.
     path : the entry's import path (workers import it again), or None.
     version : the identity of its code outside knnx (see knnx.plugins.object_version).
@@ -182,6 +218,24 @@ class ResolvedAlgorithm:
     fixed: dict = field(default_factory=dict)
     path: str | None = None
     version: str | None = None
+
+    @property
+    def neighbor_param(self):
+        """``(name, slack)`` of the parameter that counts training points (its value must
+        be at most n_train - slack), from the class's ``_neighbor_param``; None if it has
+        none. The same for a registered name and an import path of one class."""
+        return getattr(self.cls, "_neighbor_param", None)
+
+    @property
+    def lpo_risk(self):
+        """The closed-form leave-p-out risk (:func:`lpo_risk_of`), for a registered name
+        (``LPO_RISK[name]``); None if the class has none or the entry is an import path
+        (protocol lpo runs the risk of a registered name)."""
+        return LPO_RISK.get(self.name) if self.name is not None else None
+
+    def neighbor_counts(self, params):
+        """:func:`neighbor_counts` of this entry's class."""
+        return neighbor_counts(self.cls, params)
 
     @property
     def knnx_params(self):

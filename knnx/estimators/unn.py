@@ -183,6 +183,8 @@ class UNNClassifier(LeveragedNNClassifier):
         "tie": Options(*TIES),
         "graphs": GRAPHS,
     }
+    _neighbor_param = ("k", 1)
+    _neighbor_counts = ("k",)
 
     @classmethod
     def _data_problems(cls, params, n_samples, n_features, n_classes):

@@ -334,6 +334,8 @@ class WeightedMetricNN(NeighborsClassifierBase):
         "k": Interval(1, integer=True),
         "base": Options(*BASES),
     }
+    _neighbor_param = ("k", 0)
+    _neighbor_counts = ("k",)
 
     @classmethod
     def _setting_problems(cls, params):

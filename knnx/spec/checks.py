@@ -1,0 +1,325 @@
+"""The checks of a run spec, each a function of one job returning its problems (one
+line each, without the source label) or raising SpecError when nothing after it can
+be checked: the spec's folders and datasets entries, the size of its grid, its
+metrics, its algorithm entries and ids, what its protocol asks of them, and, once a
+dataset is loaded and split, what would fail its cells at run time (classes, the
+neighbour counts, tuning folds, the estimator classes' ``_data_problems`` hooks,
+exact LpO's limits and the memory of the shared neighbour graphs)."""
+
+import math
+
+import numpy as np
+
+from knnx.datasets import expand_entry
+from knnx.errors import KnnxError, SpecError
+from knnx.estimators.registry import LPO_RISK, resolve_algorithm
+from knnx.evaluation.metrics import METRIC_INPUT, METRICS
+from knnx.limits import graph_bytes, lpo_bytes, memory_problem
+from knnx.neighbors.search import check_scale
+from knnx.plugins import add_import_dirs
+from knnx.spec.grids import fitted_settings, hook
+from knnx.spec.plan import canonical_json
+from knnx.spec.schema import MAX_CELLS, LeavePOut
+
+# --- before any dataset is loaded ------------------------------------------------------
+
+
+def use_python_path(spec, label, base_dir):
+    """Make the folders of ``spec.python_path`` (relative to ``base_dir``) importable;
+    SpecError naming the first that is not a folder (run and active specs alike)."""
+    folders = [(base_dir / p).resolve() for p in spec.python_path]
+    missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]
+    if missing:
+        raise SpecError(f"{label}: python_path[{missing[0][0]}]: {missing[0][1]}: no such folder")
+    add_import_dirs([str(f) for f in folders])
+
+
+def expand_datasets(spec, label):
+    """``(index in spec.datasets, entry)`` of every dataset once list-valued options are
+    expanded (:func:`knnx.datasets.expand_entry`); SpecError with every bad entry."""
+    entries, problems = [], []
+    for d, entry in enumerate(spec.datasets):
+        try:
+            entries += [(d, e) for e in expand_entry(entry)]
+        except KnnxError as exc:
+            problems.append(f"{label}: datasets[{d}]: {exc}")
+    if problems:
+        raise SpecError.from_lines(problems)
+    return entries
+
+
+def check_size(spec, label, n_datasets=None):
+    """Refuse a spec of more than MAX_CELLS cells, counted before any grid is expanded
+    (``n_datasets``: the datasets once list-valued options are expanded)."""
+    n_datasets = len(spec.datasets) if n_datasets is None else n_datasets
+
+    def count(params):
+        return math.prod(len(v) if isinstance(v, list) else 1 for v in params.values())
+
+    settings = sum(
+        max([count(algo.params)] + [count({**algo.params, **p}) for p in algo.params_for.values()])
+        for algo in spec.algorithms
+    )
+    n_splits = spec.protocol.n_splits()
+    n_cells = n_datasets * n_splits * settings
+    if n_cells > MAX_CELLS:
+        raise SpecError(
+            f"{label}: algorithms: the grid expands to {n_cells} cells ({n_datasets} dataset(s) x "
+            f"{n_splits} split(s) x {settings} parameter setting(s)), more than the limit of {MAX_CELLS}"
+        )
+
+
+def metric_problems(spec):
+    """Metrics that are unknown or listed twice."""
+    problems = []
+    for i, metric in enumerate(spec.metrics):
+        if metric not in METRICS:
+            problems.append(f"metrics[{i}]: unknown metric '{metric}'; known: {', '.join(METRICS)}")
+        elif metric in spec.metrics[:i]:
+            problems.append(f"metrics[{i}]: '{metric}' is listed twice")
+    return problems
+
+
+def resolve_algorithms(spec, base_dir):
+    """The ResolvedAlgorithm of each entry (None where it fails) and the problems."""
+    resolved, problems = [], []
+    for a, algo in enumerate(spec.algorithms):
+        try:
+            resolved.append(resolve_algorithm(algo.model_dump(), base_dir))
+        except KnnxError as exc:
+            field = "estimator" if algo.estimator is not None else "name"
+            problems.append(f"algorithms[{a}].{field}: {exc}")
+            resolved.append(None)
+    return resolved, problems
+
+
+def id_problems(spec, resolved):
+    """Entries sharing an id: allowed only when neither gives ``id`` and both name the
+    same algorithm (two grids of one algorithm); an ``id`` given is unique."""
+    problems = []
+    first = {}
+    for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
+        if ref is None:
+            continue
+        if ref.id in first:
+            b = first[ref.id]
+            other, other_ref = spec.algorithms[b], resolved[b]
+            same = (
+                algo.id is None
+                and other.id is None
+                and (ref.cls, ref.fixed) == (other_ref.cls, other_ref.fixed)
+            )
+            if not same:
+                problems.append(
+                    f"algorithms[{a}].id: '{ref.id}' is already the id of algorithms[{b}]; give each a distinct id"
+                )
+            continue
+        first[ref.id] = a
+    return problems
+
+
+def protocol_problems(spec, resolved):
+    """What the protocol asks of the metrics and algorithms: the exact LpO estimate is an
+    error rate, for algorithms with a closed form (``ref.lpo_risk``)."""
+    if not isinstance(spec.protocol, LeavePOut):
+        return []
+    problems = []
+    if list(spec.metrics) != ["error"]:
+        problems.append("metrics: protocol lpo gives the exact leave-p-out estimate of 'error' only")
+    for a, ref in enumerate(resolved):
+        if ref is not None and ref.lpo_risk is None:
+            problems.append(
+                f"algorithms[{a}]: {ref.id} has no closed-form leave-p-out risk; protocol lpo "
+                f"supports: {', '.join(LPO_RISK)}"
+            )
+    return problems
+
+
+# --- on each dataset, once loaded and split --------------------------------------------
+
+
+def dataset_problems(spec, resolved, grids, item):
+    """What would fail the cells of one loaded dataset (a knnx.spec.plan.PlannedDataset)
+    at run time: a training part of one class, each algorithm's neighbour count against
+    the training parts (and a tuned one's inner folds), then :func:`data_problems` of
+    the settings its cells fit."""
+    problems = []
+    for s in item.splits:
+        present = np.unique(item.ds.y[s.train])
+        if len(present) < 2:
+            problems.append(
+                f"{item.where}: training part of repeat {s.repeat} fold {s.fold} of '{item.ds.name}' has a "
+                f"single class ('{item.ds.classes[present[0]]}'); a classifier needs at least two"
+            )
+            break
+    n_train_min = min(len(s.train) for s in item.splits) - spec.protocol.held_out
+    for a, ref in enumerate(resolved):
+        if ref is not None and item.grids[a]:
+            problem = _count_problem(spec, a, ref, item, n_train_min, item.label in grids.params_for[a])
+            if problem:
+                problems.append(problem)
+    settings = fitted_settings(spec, item.grids)
+    return problems + [
+        f"{item.where}: {p}" for p in data_problems(spec, resolved, settings, item.ds, item.splits)
+    ]
+
+
+def _count_problem(spec, a, ref, item, n_train_min, own_params):
+    """Algorithm ``a``'s neighbour count (``ref.neighbor_param``: name, slack) beyond
+    what the training parts of ``item`` offer (for a tuned entry: its inner folds,
+    which need ``tune.cv`` rows of each class), or None. ``own_params``: the dataset
+    has its own settings (``params_for``)."""
+    ds, tune = item.ds, spec.algorithms[a].tune
+    if tune is not None:
+        part = min(item.splits, key=lambda s: len(s.train))
+        counts = np.bincount(ds.y[part.train], minlength=ds.n_classes)
+        if counts[counts > 0].min() < tune.cv:
+            c = int(np.flatnonzero((counts > 0) & (counts < tune.cv))[0])
+            return (
+                f"algorithms[{a}].tune.cv: {tune.cv} stratified inner folds need {tune.cv} rows of each "
+                f"class in every training part; one of '{ds.name}' has {counts[c]} of class "
+                f"'{ds.classes[c]}'"
+            )
+        n_limit = _inner_rows(ds.y[part.train], tune.cv)
+    if ref.neighbor_param is None:
+        return None
+    pname, slack = ref.neighbor_param
+    # a tuned entry's one setting holds its grid: its largest value counts
+    values = [max(v) if isinstance(v, list) else v for g in item.grids[a] if pname in g for v in [g[pname]]]
+    k_max = max(int(v) for v in values) if values else 1
+    if tune is not None and k_max > n_limit - slack:
+        return (
+            f"algorithms[{a}].params.{pname}: {pname}={k_max} exceeds the {n_limit - slack} rows an inner "
+            f"training fold of '{ds.name}' can offer (tune.cv = {tune.cv})"
+        )
+    if k_max > n_train_min - slack:
+        limit = "exceeds the" if slack == 0 else "must be below the"
+        at = f"params_for.{item.label}" if own_params else "params"
+        return (
+            f"algorithms[{a}].{at}.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
+            f"of dataset '{ds.name}' under protocol {spec.protocol.kind}"
+        )
+    return None
+
+
+def _inner_rows(y_train, cv):
+    """The fewest training rows an inner fold of stratified ``cv``-fold CV keeps."""
+    counts = np.bincount(y_train)
+    return len(y_train) - int(sum(math.ceil(c / cv) for c in counts if c))
+
+
+def data_problems(spec, resolved, settings, ds, ds_splits):
+    """What validation can see of a dataset that would fail cells at run time: the range
+    rule of the kernels (without standardisation), each setting against the largest
+    training part (iteration counts, memory, feature splits, classes), exact LpO's own
+    limits, and the memory of the neighbour graphs the run shares. One line each."""
+    problems = []
+    if not spec.preprocess.standardize:
+        try:
+            check_scale(ds.X)  # each training part and its queries are rows of X
+        except KnnxError as exc:
+            problems.append(f"'{ds.name}': {exc}")
+    n_train = max(len(s.train) for s in ds_splits) - spec.protocol.held_out
+    n_test = max(len(s.test) for s in ds_splits)
+    for a, grid in enumerate(settings):
+        for g in grid:
+            found = hook(resolved[a].cls, "_data_problems")(g, n_train, ds.n_features, ds.n_classes)
+            if found:
+                problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
+                break
+    return problems + _memory_problems(spec, resolved, settings, ds, n_train, n_test)
+
+
+def _memory_problems(spec, resolved, settings, ds, n_train, n_test):
+    """Exact LpO's limits (two classes for distance weights, memory) and the memory of
+    the neighbour graphs the run shares, as wide as the largest neighbour count."""
+    problems = []
+    lpo = spec.protocol if isinstance(spec.protocol, LeavePOut) else None
+    graph_k = 0
+    for a, grid in enumerate(settings):
+        ref = resolved[a]
+        for g in grid:
+            if lpo is not None and ref.lpo_risk is not None:
+                problem = _lpo_problem(a, g, ds, lpo.p)
+                if problem:
+                    problems.append(problem)
+                    break
+            elif ref.neighbor_param is not None:
+                graph_k = max([graph_k, *ref.neighbor_counts(g)])
+    if graph_k:
+        k = min(graph_k, n_train)
+        need = ds.X.nbytes + graph_bytes(n_train, k, n_train, ds.n_features) + 16 * n_test * k
+        problem = memory_problem(
+            need, f"the neighbour graphs of '{ds.name}' ({n_train} training rows, k = {k})"
+        )
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def _lpo_problem(a, setting, ds, p):
+    """Why the exact leave-``p``-out risk of setting ``setting`` cannot be computed on ``ds``, or None."""
+    if setting.get("weights") == "distance" and ds.n_classes > 2:
+        return (
+            f"algorithms[{a}]: protocol lpo with weights='distance' is exact for two classes only; "
+            f"'{ds.name}' has {ds.n_classes}"
+        )
+    what = f"algorithms[{a}]: exact leave-{p}-out of k up to {setting['k']} on '{ds.name}'"
+    return memory_problem(lpo_bytes(ds.n_samples, ds.n_features, p, setting["k"]), what)
+
+
+# --- across the datasets ---------------------------------------------------------------
+
+
+def posterior_problems(spec, planned):
+    """Posterior metrics asked of datasets without a true posterior."""
+    no_posterior = [
+        f"{item.where} ('{item.ds.name}')"
+        for item in planned
+        if item.ds is not None and item.ds.posterior is None
+    ]
+    problems = []
+    for i, metric in enumerate(spec.metrics):
+        if METRIC_INPUT.get(metric) == "posterior" and no_posterior and metric not in spec.metrics[:i]:
+            which = ", ".join(no_posterior)
+            problems.append(
+                f"metrics[{i}]: {metric} compares with the true posterior, and {which} "
+                f"{'has' if len(no_posterior) == 1 else 'have'} none (only synthetic datasets have one)"
+            )
+    return problems
+
+
+def params_for_problems(spec, labels_seen):
+    """``params_for`` keys that name no dataset (``labels_seen``: the datasets' ids)."""
+    return [
+        f"algorithms[{a}].params_for.{ds_id}: no dataset has this id; ids: {', '.join(labels_seen)}"
+        for a, algo in enumerate(spec.algorithms)
+        for ds_id in algo.params_for
+        if ds_id not in labels_seen
+    ]
+
+
+def duplicate_problems(planned, resolved):
+    """Settings of one id given by two entries on one dataset (each reported once)."""
+    problems, reported = [], set()
+    for item in planned:
+        seen_cells = {}
+        for a, grid in enumerate(item.grids):
+            for g in grid:
+                key = (resolved[a].id, canonical_json(g))
+                if key in seen_cells and seen_cells[key] != a and (a, key) not in reported:
+                    reported.add((a, key))
+                    problems.append(
+                        f"algorithms[{a}]: {key[0]} {key[1]} is also in algorithms[{seen_cells[key]}]; each setting once"
+                    )
+                    break
+                seen_cells.setdefault(key, a)
+    return problems
+
+
+def cell_count_problem(planned):
+    """A line if the cells, counted once grids are expanded and splits drawn, exceed MAX_CELLS."""
+    n_cells = sum(len(item.splits) * sum(len(g) for g in item.grids) for item in planned)
+    if n_cells > MAX_CELLS:
+        return [f"algorithms: the grid expands to {n_cells} cells, more than the limit of {MAX_CELLS}"]
+    return []

@@ -1,0 +1,183 @@
+"""Parameter grids: each ``algorithms`` entry's settings, checked against the estimator
+class's constraint table and hooks before any dataset is loaded."""
+
+import itertools
+import json
+from dataclasses import dataclass
+
+from knnx.evaluation.metrics import METRIC_INPUT, METRICS
+from knnx.spec.messages import short_repr
+from knnx.spec.schema import LeavePOut
+
+
+def expand_grid(params):
+    """Cartesian product of list-valued parameters, in the spec's key order."""
+    keys = list(params)
+    values = [v if isinstance(v, list) else [v] for v in params.values()]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
+
+
+def tuned_settings(grid):
+    """The settings a tuned entry searches, in scikit-learn's ParameterGrid order
+    (names sorted, the last varying fastest): GridSearchCV's order, hence its tie rule
+    (the first setting with the best mean inner score)."""
+    from sklearn.model_selection import ParameterGrid
+
+    return list(ParameterGrid({k: v if isinstance(v, list) else [v] for k, v in grid.items()}))
+
+
+def hook(cls, name):
+    """An estimator class's problem hook (see knnx.estimators.base.NeighborsClassifierBase), or one
+    that finds nothing for a class without it."""
+    return getattr(cls, name, None) or (lambda *args: [])
+
+
+def has_proba(cls, params):
+    """Whether an estimator with these parameters offers ``predict_proba`` (scikit-learn's
+    SVC has it only with ``probability=True``)."""
+    try:
+        return hasattr(cls(**params), "predict_proba")
+    except Exception:
+        return hasattr(cls, "predict_proba")
+
+
+@dataclass
+class Grids:
+    """The settings of each algorithm entry (its ``params``, every default filled in; a
+    tuned entry's grid itself, one cell per split) and, per entry, those of its
+    ``params_for`` (dataset id -> settings)."""
+
+    base: list
+    params_for: list
+
+    def on(self, label):
+        """Per algorithm, its settings on dataset ``label``."""
+        return [per.get(label, grid) for grid, per in zip(self.base, self.params_for, strict=True)]
+
+    def none(self):
+        """Per algorithm, no settings (a dataset that failed to load)."""
+        return [[] for _ in self.base]
+
+
+def algorithm_grids(spec, resolved):
+    """The :class:`Grids` of a spec's algorithm entries (``resolved``: their
+    ResolvedAlgorithm, None for an entry that did not resolve) and the problems found."""
+    proba_metrics = [
+        (i, m)
+        for i, m in enumerate(spec.metrics)
+        if METRIC_INPUT.get(m) in ("proba", "posterior") and m not in spec.metrics[:i]
+    ]
+    grids, problems = Grids([], []), []
+    for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
+        if ref is None:
+            grids.base.append([])
+            grids.params_for.append({})
+            continue
+        grid, found = setting_grid(ref, algo.params, algo.params, f"algorithms[{a}]", proba_metrics)
+        problems += found
+        if algo.tune is not None and grid:
+            problems += _tune_problems(a, algo, ref, spec)
+            grid = [{**ref.defaults(), **algo.params}]  # one cell per split: the grid itself
+        grids.base.append(grid)
+        per = {}
+        for ds_id, replaced in algo.params_for.items():
+            if not isinstance(replaced, dict):
+                continue
+            where = f"algorithms[{a}].params_for.{ds_id}"
+            grid, found = setting_grid(ref, {**algo.params, **replaced}, replaced, where, proba_metrics)
+            problems += found
+            if algo.tune is not None and grid:
+                grid = [{**ref.defaults(), **algo.params, **replaced}]
+            per[ds_id] = grid
+        grids.params_for.append(per)
+    return grids, problems
+
+
+def setting_grid(ref, params, checked, where, proba_metrics):
+    """The settings of one algorithm entry's ``params`` (every default filled in) and the
+    problems found: each value of the parameters in ``checked`` against the class's
+    table, values listed twice, combinations no single value shows, and
+    ``predict_proba`` for the probability metrics ``proba_metrics`` ((index, name)).
+    ``where`` starts each problem line (``algorithms[0]`` or
+    ``algorithms[0].params_for.glass``)."""
+    prefix = where if ".params_for." in where else f"{where}.params"
+    problems = [p for pname, pvalue in checked.items() for p in _value_problems(ref, pname, pvalue, prefix)]
+    if problems or len(checked) != len(checked.keys() & params.keys()):
+        return [], problems
+    # Every parameter appears in results, defaults included, so that {"k": 3} and
+    # {"k": 3, "weights": "uniform"} are one setting.
+    defaults = ref.defaults()
+    grid = [{**defaults, **g} for g in expand_grid(params)]
+    for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
+        setting_problems = hook(ref.cls, "_setting_problems")(g)
+        if setting_problems:
+            return [], [f"{where}: {setting_problems[0]}"]
+    for i, metric in proba_metrics:
+        lacking = next((g for g in grid if not has_proba(ref.cls, g)), None)
+        if lacking is not None:
+            setting = "" if len(grid) == 1 else f" with {short_repr(_varying(params, lacking), 60)}"
+            problems.append(
+                f"metrics[{i}]: {metric} needs predicted probabilities; {where} ({ref.id}){setting} "
+                "has no predict_proba"
+            )
+    return grid, problems
+
+
+def _value_problems(ref, pname, pvalue, prefix):
+    """The first problem (a list of one line, or none) of the values of one parameter:
+    an empty list, a value listed twice, a value the class's table refuses."""
+    values = pvalue if isinstance(pvalue, list) else [pvalue]
+    if isinstance(pvalue, list) and not pvalue:
+        return [f"{prefix}.{pname}: empty list of values"]
+    grid_keys = [_grid_key(v) for v in values]
+    if len(set(grid_keys)) != len(values):
+        dup = next((v for i, v in enumerate(values) if grid_keys[i] in grid_keys[:i]), None)
+        return [f"{prefix}.{pname}: value {dup!r} is listed twice"]
+    for v in values:
+        problem = ref.parameter_problem(pname, v)
+        if problem is not None:
+            return [f"{prefix}.{pname}: {problem}"]
+    return []
+
+
+def _grid_key(value):
+    """What makes two grid values one setting: equal numbers are one (``1`` and ``1.0``
+    would run the same fit under two params strings); booleans are not numbers."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return ("number", float(value))
+        except OverflowError:
+            return ("number", value)
+    return ("json", json.dumps(value, sort_keys=True, default=str))
+
+
+def _varying(params, setting):
+    """The grid parameters' values in one setting (what tells it from the others)."""
+    return {k: setting[k] for k, v in params.items() if isinstance(v, list)}
+
+
+def fitted_settings(spec, grids_here):
+    """Per algorithm, the settings its cells fit: a tuned entry's cell fits each setting
+    of its grid (on inner folds), the others one each."""
+    return [
+        tuned_settings(grid[0]) if grid and spec.algorithms[a].tune is not None else grid
+        for a, grid in enumerate(grids_here)
+    ]
+
+
+def _tune_problems(a, algo, ref, spec):
+    """What makes a ``tune:`` entry impossible whatever the data."""
+    problems = []
+    metric = algo.tune.metric
+    if metric not in METRICS or METRIC_INPUT.get(metric) == "posterior":
+        known = ", ".join(m for m in METRICS if METRIC_INPUT.get(m) != "posterior")
+        problems.append(
+            f"algorithms[{a}].tune.metric: '{metric}' cannot choose a setting; use one of {known}"
+        )
+    elif METRIC_INPUT[metric] == "proba":
+        settings = [{**ref.defaults(), **s} for s in tuned_settings(algo.params)]
+        if not all(has_proba(ref.cls, s) for s in settings):
+            problems.append(f"algorithms[{a}].tune.metric: {metric} needs predict_proba in every setting")
+    if isinstance(spec.protocol, LeavePOut):
+        problems.append(f"algorithms[{a}].tune: protocol lpo has no training parts to tune on")
+    return problems

@@ -1,0 +1,112 @@
+"""``--set PATH=VALUE`` overrides: parsed into :class:`Override` objects, then applied.
+
+As Hydra does with its command-line overrides, a text is first parsed
+(:func:`parse_override`: the path into its keys and list indices, the value read as
+YAML under the limits of a spec file), and the parsed objects are then applied to a
+copy of the spec's mapping (:func:`apply_overrides`). Every problem is one SpecError
+line naming the override as it was written (``--set 'TEXT': ...``).
+"""
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from knnx.errors import SpecError
+from knnx.spec.read import load_yaml
+
+# PATH of an override: keys joined by dots, list indices in brackets (or as a dotted number).
+_OVERRIDE_PATH = re.compile(r"[A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*|\.\d+)*", re.ASCII)
+_PATH_PART = re.compile(r"\[(\d+)\]|\.?([A-Za-z_][\w-]*|\d+)", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Override:
+    """One parsed ``--set PATH=VALUE``.
+
+    path : the keys (str) and list indices (int) from the spec's top level, e.g.
+        ``("algorithms", 0, "params", "k")`` for ``algorithms[0].params.k`` or
+        ``algorithms.0.params.k``.
+    value : VALUE read as YAML (None for an empty value).
+    text : the override as written (for messages).
+    """
+
+    path: tuple[str | int, ...]
+    value: Any
+    text: str
+
+    @property
+    def where(self):
+        """How a message names the override: ``--set 'TEXT'``."""
+        return f"--set {self.text!r}"
+
+
+def parse_override(text):
+    """The :class:`Override` of ``"PATH=VALUE"``: PATH is dotted keys with list indices
+    (``protocol.folds``, ``algorithms[0].params.k`` or ``algorithms.0.params.k``),
+    VALUE is read as YAML (``10``, ``[1, 3, 5]``, ``{kind: 5x2}``, ``cpw``) under the
+    same limits as a spec file. SpecError, one line naming the override, otherwise."""
+    where = f"--set {text!r}"
+    if not isinstance(text, str) or "=" not in text:
+        raise SpecError(f"{where}: expected PATH=VALUE, e.g. protocol.folds=10")
+    path, raw = text.split("=", 1)
+    path = path.strip()
+    if not _OVERRIDE_PATH.fullmatch(path):
+        raise SpecError(
+            f"{where}: '{path}' is not a path; expected keys joined by dots and list indices, e.g. "
+            "algorithms[0].params.k"
+        )
+    try:
+        value = load_yaml(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{where}: the value is not valid YAML ({problem})") from None
+    parts = tuple(int(i) if i else int(k) if k.isdigit() else k for i, k in _PATH_PART.findall(path))
+    return Override(parts, value, text)
+
+
+def apply_overrides(data, overrides):
+    """A copy of the spec mapping ``data`` with each override of ``overrides`` applied in
+    order: an :class:`Override` or a ``"PATH=VALUE"`` text (parsed by
+    :func:`parse_override` when its turn comes, so the first problem in order is the
+    one reported). Missing mapping keys are created; a list index must exist. SpecError,
+    one line naming the override, otherwise."""
+    if not overrides:
+        return data
+    data = copy.deepcopy(data)
+    for override in overrides:
+        if not isinstance(override, Override):
+            override = parse_override(override)
+        _apply(data, override)
+    return data
+
+
+def _apply(data, override):
+    """Set ``override.value`` at ``override.path`` in ``data`` (changed in place)."""
+    parts, where = override.path, override.where
+    node = data
+    for depth, part in enumerate(parts):
+        shown = path_text(parts[: depth + 1])
+        if isinstance(part, int):
+            if not isinstance(node, list):
+                raise SpecError(f"{where}: {path_text(parts[:depth]) or 'the spec'} is not a list")
+            if part >= len(node):
+                raise SpecError(f"{where}: {shown}: no such item; the list has {len(node)}")
+        elif not isinstance(node, dict):
+            raise SpecError(f"{where}: {path_text(parts[:depth])} is not a mapping")
+        if depth == len(parts) - 1:
+            node[part] = override.value
+        else:
+            if isinstance(node, dict) and part not in node:
+                node[part] = {}
+            node = node[part]
+
+
+def path_text(parts):
+    """The written form of a path: ``("algorithms", 0, "params")`` -> ``algorithms[0].params``."""
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out

@@ -1,0 +1,210 @@
+"""The plan of a validated spec: its datasets, their splits, and its cells.
+
+:class:`ValidatedSpec` is what :func:`knnx.spec.validate_spec` returns and the runner
+reads; :class:`Cell` is one unit of work. Seeds: one ``seed`` per spec, child seeds per
+(dataset, purpose) from :func:`dataset_seedseq`, per tuned training part from
+:func:`tune_seed`.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from knnx.datasets import dataset_label, load_dataset
+from knnx.errors import SpecError
+from knnx.limits import check_memory
+
+# Purposes of the child seeds of one dataset.
+SEED_DATA, SEED_SPLITS, SEED_TUNE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: an algorithm with fixed parameters on one split of one dataset."""
+
+    index: int
+    dataset_index: int
+    dataset: str
+    algorithm: str  # the algorithm entry's id
+    params: dict
+    repeat: int
+    fold: int
+    algorithm_index: int = 0  # which entry of the spec's algorithms (ValidatedSpec.algorithms)
+
+    @property
+    def params_json(self):
+        return canonical_json(self.params)
+
+    def key(self):
+        return (self.dataset, self.algorithm, self.params_json, self.repeat, self.fold)
+
+
+@dataclass(frozen=True, eq=False)
+class ValidatedSpec:
+    """A spec that passed every check, with its datasets loaded and splits drawn."""
+
+    spec: object  # knnx.spec.schema.Spec, or knnx.spec.active.ActiveSpec
+    source: str
+    base_dir: Path
+    datasets: list
+    splits: list
+    cells: list
+    algorithms: list = ()  # knnx.estimators.registry.ResolvedAlgorithm per entry of spec.algorithms
+    entries: tuple = ()  # the dataset entries once list-valued options are expanded (one per dataset)
+
+    @property
+    def kind(self):
+        """ "run" (protocol x algorithms) or "active" (:class:`knnx.spec.active.ActiveSpec`)."""
+        return getattr(self.spec, "kind", "run")
+
+    @property
+    def protocol(self):
+        """The protocol, parsed: a model of :data:`knnx.spec.schema.PROTOCOL_MODELS`, or
+        for an active spec its :class:`knnx.spec.active.ActiveProtocol` (start set and pool)."""
+        return self.spec.protocol
+
+    @property
+    def protocol_json(self):
+        return canonical_json(self.protocol.model_dump())
+
+    @property
+    def import_dirs(self):
+        """The spec's ``python_path`` as absolute folders."""
+        return tuple(str((self.base_dir / p).resolve()) for p in self.spec.python_path)
+
+    def normalized(self):
+        """The spec as a plain dict with every default filled in, the algorithms' own
+        included, and its files found from anywhere: CSV paths absolute, and the spec's
+        folder in ``python_path`` when an entry imports code (written beside results,
+        ``knnx run OUT/spec.yaml`` reruns it from any folder)."""
+        data = self.spec.model_dump(mode="json")
+        imports = []  # top-level modules that estimator and loader entries import
+        for entry, ref in zip(data.get("algorithms", ()), self.algorithms, strict=True):
+            for key in ("name", "estimator", "id", "tune"):
+                if entry[key] is None:
+                    del entry[key]
+            if not entry["params_for"]:
+                del entry["params_for"]
+            if "estimator" in entry:
+                imports.append(entry["estimator"].split(".")[0].split(":")[0])
+            defaults = {k: v for k, v in ref.defaults().items() if k not in ref.fixed}
+            entry["params"] = {**defaults, **entry["params"]}
+        for entry in data["datasets"]:
+            if isinstance(entry, dict) and isinstance(entry.get("csv"), str):
+                entry["csv"] = str((self.base_dir / entry["csv"]).resolve())
+            if isinstance(entry, dict) and isinstance(entry.get("loader"), str):
+                imports.append(entry["loader"].split(".")[0].split(":")[0])
+        folders = list(self.import_dirs)
+        here = self.base_dir.resolve()
+        beside = any((here / top).is_dir() or (here / f"{top}.py").is_file() for top in imports)
+        if beside and str(here) not in folders:  # a module beside the spec: found from anywhere
+            folders.append(str(here))
+        data["python_path"] = folders
+        return data
+
+    def digest(self):
+        return hashlib.sha256(canonical_json(self.normalized()).encode()).hexdigest()[:16]
+
+
+def canonical_json(value):
+    """JSON with sorted keys and no spaces: the form params take in results. Standard JSON
+    only: NaN and infinities raise ValueError (parameter tables refuse them before)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=False)
+
+
+def _json_default(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"not JSON serialisable: {value!r}")
+
+
+def _label_word(label):
+    """A stable 32-bit hash of a dataset's label."""
+    return int.from_bytes(hashlib.sha256(label.encode()).digest()[:4], "little")
+
+
+def dataset_seedseq(seed, label, purpose):
+    """Child seed of the spec's ``seed`` for one dataset and one purpose.
+
+    ``spawn_key = (word, purpose)`` where ``word`` is a stable 32-bit hash of the
+    dataset's label, so seeds do not depend on the order of datasets in the spec,
+    and generating data (SEED_DATA) and drawing splits (SEED_SPLITS) use
+    independent streams. Repeat r of a protocol draws from the r-th child of the
+    splits stream (see knnx.evaluation.protocols).
+    """
+    return np.random.SeedSequence(seed, spawn_key=(_label_word(label), purpose))
+
+
+def tune_seed(seed, label, repeat, fold):
+    """The ``random_state`` of the inner folds that tune an algorithm on one training part
+    (repeat, fold) of dataset ``label``: an int from the spec's seed, independent of the
+    data and split streams."""
+    seq = np.random.SeedSequence(seed, spawn_key=(_label_word(label), SEED_TUNE, repeat, fold))
+    return int(seq.generate_state(1)[0])
+
+
+def load_entry(entry, where, labels_seen, seed, base_dir):
+    """``(label, dataset)`` of one dataset entry of a spec (plain or active), its data drawn
+    from the spec's seed and the label; SpecError if another entry (``labels_seen``:
+    label -> where it was given, updated here) has the same label."""
+    label = dataset_label(entry)
+    if label in labels_seen:
+        raise SpecError(f"same name as {labels_seen[label]} ('{label}'); give one an 'id'")
+    labels_seen[label] = where
+    return label, load_dataset(entry, seed=dataset_seedseq(seed, label, SEED_DATA), base_dir=base_dir)
+
+
+@dataclass
+class PlannedDataset:
+    """One dataset of a run spec once loaded and split (``ds`` None if that failed).
+
+    where : how messages name its entry (``datasets[0]``, ``datasets[0] (id)`` for one
+        of the datasets a list-valued option makes).
+    label : its id in results.
+    grids : per algorithm, the settings of its cells on this dataset (params_for applied).
+    """
+
+    where: str
+    label: str | None = None
+    ds: object = None
+    splits: list = field(default_factory=list)
+    grids: list = field(default_factory=list)
+
+
+def entry_place(spec, d0, entry):
+    """How messages name an (expanded) entry of ``spec.datasets[d0]``: ``datasets[0]``, or
+    ``datasets[0] (id)`` for one of the datasets a list-valued option makes."""
+    where = f"datasets[{d0}]"
+    if entry is not spec.datasets[d0]:
+        where += f" ({entry['id']})"
+    return where
+
+
+def plan_dataset(spec, where, entry, labels_seen, base_dir):
+    """A :class:`PlannedDataset`: the dataset of ``entry`` loaded, and the protocol's
+    splits of it drawn (refused beforehand if their index arrays would not fit in
+    memory). Raises KnnxError with one line (without ``where``) if either fails."""
+    label, ds = load_entry(entry, where, labels_seen, spec.seed, base_dir)
+    n_splits = spec.protocol.n_splits()  # each holds every row's index once
+    check_memory(
+        16 * n_splits * ds.n_samples,
+        f"protocol {spec.protocol.kind}: {n_splits} splits of {ds.n_samples} rows",
+    )
+    splits = spec.protocol.make_splits(ds, dataset_seedseq(spec.seed, label, SEED_SPLITS))
+    return PlannedDataset(where, label, ds, splits)
+
+
+def build_cells(planned, resolved):
+    """The cells of a run spec, in the runner's order: dataset, algorithm, setting, split."""
+    cells = []
+    for d, item in enumerate(planned):
+        for a, ref in enumerate(resolved):
+            for params in item.grids[a]:
+                for s in item.splits:
+                    cells.append(Cell(len(cells), d, item.ds.name, ref.id, params, s.repeat, s.fold, a))
+    return cells

@@ -1,0 +1,211 @@
+"""Reading a spec file: a hardened YAML loader and :func:`read_spec`.
+
+Hostile input is refused before it can cost time or memory (each with one line):
+a spec file larger than :data:`MAX_SPEC_BYTES`; YAML nested deeper than
+:data:`MAX_YAML_DEPTH`, holding a string longer than :data:`MAX_YAML_STRING`, or
+holding more than :data:`MAX_YAML_VALUES` values once its aliases are expanded
+(anchors and aliases, ``<<`` merges included, are fine below that; a "billion
+laughs" alias bomb is refused from the composed node graph, without expanding it);
+duplicate or non-string mapping keys; control characters in strings; and YAML types
+with no JSON counterpart (dates, binary data, sets, ordered maps, pairs). The grid's
+size is limited too (:data:`knnx.spec.schema.MAX_CELLS`), before any dataset loads.
+"""
+
+from pathlib import Path
+
+import yaml
+
+from knnx._text import describe_control, find_control
+from knnx.errors import SpecError
+from knnx.spec.messages import short_repr
+
+# Guards against hostile or accidental explosions (see the module docstring).
+MAX_SPEC_BYTES = 1_000_000
+MAX_YAML_DEPTH = 32
+MAX_YAML_STRING = 4096
+MAX_YAML_VALUES = 10_000
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """SafeLoader with the limits of a hand-written spec (see the module docstring).
+
+    Refuses, with a mark pointing at the place: a key given twice in one mapping
+    (plain YAML keeps the last), a key that is not a string (``3:``, ``null:``,
+    ``yes:``, ``[a, b]:``), nesting deeper than MAX_YAML_DEPTH (checked while
+    composing, before Python's recursion limit is near), a scalar longer than
+    MAX_YAML_STRING, and more than MAX_YAML_VALUES values once aliases are
+    expanded (counted on the composed node graph, where an alias is a shared node,
+    so a billion-laughs document is measured in time linear in its size).
+    """
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+        self._values = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_YAML_STRING:
+            raise _limit_error(f"a value of {len(event.value)} characters; at most {MAX_YAML_STRING}", event)
+        if not isinstance(event, yaml.AliasEvent):
+            self._values += 1
+            if self._values > MAX_YAML_VALUES:  # stop reading early; aliases are counted after composing
+                raise _limit_error(f"more than {MAX_YAML_VALUES} values; a spec must stay small", event)
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _limit_error(f"nested more than {MAX_YAML_DEPTH} levels deep", event)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # "<<: *defaults" merges, its keys may be overridden
+            key = self.construct_object(key_node, deep=deep)
+            mark = key_node.start_mark
+            if not isinstance(key, str):
+                if isinstance(key_node, yaml.ScalarNode):
+                    kind = "null" if key is None else "a boolean" if isinstance(key, bool) else "a number"
+                    problem = (
+                        f"key {short_repr(key_node.value, 40)} is read as {kind}; keys are names (quote it)"
+                    )
+                else:
+                    problem = "a key is a list or a mapping; keys are names"
+                raise yaml.constructor.ConstructorError(None, None, problem, mark)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}; a key appears once per mapping", mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_scalar(self, node):
+        value = super().construct_scalar(node)
+        if isinstance(value, str) and find_control(value) is not None:
+            # YAML escapes ("a\rb") get past the reader's rule on raw control characters;
+            # a spec string becomes a CSV field or a path, where they break lines.
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{short_repr(value, 40)} holds a {describe_control(value)}; spec values hold none",
+                node.start_mark,
+            )
+        return value
+
+    def _refuse_tag(self, node):
+        what = _REFUSED_TAGS[node.tag.rsplit(":", 1)[1]]
+        if isinstance(node, yaml.ScalarNode):
+            problem = f"{short_repr(node.value, 40)} is read as {what}; quote it to make it a string"
+        else:
+            problem = f"a YAML !!{node.tag.rsplit(':', 1)[1]} is not a spec value; use a list or a mapping"
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+# YAML types with no JSON counterpart: a spec holds strings, numbers, booleans, null, lists and mappings.
+_REFUSED_TAGS = {
+    "timestamp": "a date",
+    "binary": "binary data",
+    "set": "a set",
+    "omap": "an ordered map",
+    "pairs": "pairs",
+}
+for _tag in _REFUSED_TAGS:
+    _SpecLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SpecLoader._refuse_tag)
+
+
+def _limit_error(problem, event):
+    return yaml.composer.ComposerError(None, None, problem, event.start_mark)
+
+
+def _expanded_size(node, memo):
+    """Number of values ``node`` stands for with every alias expanded (memoised per node)."""
+    size = memo.get(id(node))
+    if size is None:
+        if isinstance(node, yaml.SequenceNode):
+            size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+        else:
+            size = 1
+        if size > MAX_YAML_VALUES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"more than {MAX_YAML_VALUES} values once aliases are expanded (an alias bomb?); a spec "
+                "must stay small",
+                node.start_mark,
+            )
+        memo[id(node)] = size
+    return size
+
+
+def load_yaml(text):
+    """The value of the YAML document ``text`` under the limits of a spec (yaml.YAMLError otherwise)."""
+    loader = _SpecLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, {})
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def read_spec(source):
+    """Read a spec from a YAML path or a dict. Returns (data, source label, base folder)."""
+    if isinstance(source, dict):
+        return source, "<spec>", Path.cwd()
+    path = Path(source)
+    text = _read_text(path)
+    try:
+        data = load_yaml(text)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: {_yaml_error(exc, text)}") from None
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a {_YAML_KIND.get(type(data), type(data).__name__)}"
+        raise SpecError(
+            f"{path}: expected a mapping of spec keys (name, datasets, protocol, algorithms, ...), "
+            f"but the file is {what}"
+        )
+    return data, str(path), path.parent
+
+
+def _read_text(path):
+    """The text of a spec file: a regular file of at most MAX_SPEC_BYTES bytes of UTF-8."""
+    if path.is_dir():
+        raise SpecError(f"{path}: is a folder; expected a spec file (YAML)")
+    if not path.exists():
+        raise SpecError(f"{path}: spec file not found")
+    if not path.is_file():
+        raise SpecError(f"{path}: not a regular file; expected a spec file (YAML)")
+    try:
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(f"{path}: {size} bytes, more than the limit of {MAX_SPEC_BYTES} for a spec file")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _yaml_error(exc, text):
+    """``line L, column C: invalid YAML (problem)`` for a yaml.YAMLError raised on ``text``."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if isinstance(exc, yaml.reader.ReaderError):  # a control character: no mark, a position
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        where = f"line {line}, column {column}: "
+        problem = f"control character #x{exc.character:04x} is not allowed"
+    return f"{where}invalid YAML ({problem})"
+
+
+_YAML_KIND = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
