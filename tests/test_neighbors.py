@@ -390,7 +390,8 @@ def test_screening_with_neighbours_on_chunk_edges(monkeypatch):
 def test_chunked_centring_and_float32_copy_equal_the_whole_array_expressions(n):
     """The screening's float32 copy is built in row chunks (no float64 copy of X); its bits
     and the spread equal those of the one-shot expressions they replace."""
-    from knnx.neighbors.search import _centre, _to_float32
+    from knnx.neighbors.screen import _to_float32
+    from knnx.neighbors.search import _centre
 
     rng = np.random.default_rng(n)
     R = rng.standard_normal((n, 13)) * 1e3 + 7.0

@@ -25,12 +25,13 @@ import numpy as np
 
 from knnx import datasets
 from knnx.datasets import load_dataset
-from knnx.estimators.registry import LPO_RISK
+from knnx.estimators.registry import lpo_risk_of, neighbor_counts
 from knnx.evaluation.metrics import METRIC_INPUT
 from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
 from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, score
 from knnx.evaluation.tuning import TuneTask, tune
 from knnx.experiment.context import DataRef
+from knnx.experiment.warmup import rows_needed
 from knnx.lpo.active import active_learning
 from knnx.plugins import add_import_dirs, import_object
 from knnx.results import ROUND, CellId, curve_rows
@@ -44,11 +45,6 @@ from knnx.spec import (
     tune_seed,
     tuned_settings,
 )
-
-# Integer parameters that count neighbours: the width of a shared graph (``k``, ``k_max``)
-# and, for a warm-up's tiny problem, the rows a setting needs (``n_neighbors`` too).
-GRAPH_WIDTH_PARAMS = ("k", "k_max")
-NEIGHBOR_COUNT_PARAMS = (*GRAPH_WIDTH_PARAMS, "n_neighbors")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,7 +90,6 @@ class SplitTask(CellTask):
     """A cell on one split of a dataset: FitPredict and ExactLpo."""
 
     estimator: object  # the class (pickled by reference) or its import path
-    registered: str  # the registry name (ExactLpo's risk)
     train: np.ndarray
     test: np.ndarray
     standardize: bool
@@ -163,8 +158,9 @@ class CellKind:
 
     @classmethod
     def warm_runs(cls, task, ds):
-        """``[(key, setting, held_out, run)]``: the settings a warm-up fits on a tiny problem,
-        ``run(X, y, X_test, store)`` (see knnx.experiment.warmup)."""
+        """``[(key, rows needed, run)]``: the settings a warm-up fits on a tiny problem
+        (:func:`knnx.experiment.warmup.rows_needed` training rows), ``run(X, y, X_test,
+        store)`` (see knnx.experiment.warmup)."""
         return []
 
     @classmethod
@@ -238,7 +234,6 @@ class FitPredict(CellKind):
             warm_up=warm_up,
             graph_k=graph_k.get(cell.dataset_index, 0),
             estimator=algorithm.path if algorithm.path is not None else algorithm.cls,
-            registered=algorithm.name,
             train=split.train,
             test=split.test,
             standardize=spec.preprocess.standardize,
@@ -325,14 +320,21 @@ class FitPredict(CellKind):
     @classmethod
     def warm_runs(cls, task, ds):
         estimator_cls = task.estimator_class()
-        name = f"{estimator_cls.__module__}:{estimator_cls.__qualname__}"
         metrics = list(task.metrics) + ([task.tune.metric] if task.tune is not None else [])
         proba = needs_proba([m for m in metrics if m in METRIC_INPUT])
         settings = task.tune.settings if task.tune is not None else [task.params]
         return [
-            (("fit", name, canonical_json(s), ds.n_classes), s, 0, _TinyFit(estimator_cls, s, proba))
+            (
+                ("fit", _name(estimator_cls), canonical_json(s), ds.n_classes),
+                rows_needed(s, 0, estimator_cls),
+                _TinyFit(estimator_cls, s, proba),
+            )
             for s in settings
         ]
+
+
+def _name(cls):
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 @dataclass(frozen=True)
@@ -377,19 +379,19 @@ class ExactLpo(FitPredict):
         X, y, _, _ = task.parts(ds)
         p = task.held_out
         t0 = time.perf_counter()
-        risk = LPO_RISK[task.registered](task.params, X, y, p, graphs=store)
+        risk = lpo_risk_of(task.estimator_class())(task.params, X, y, p, graphs=store)
         base = task.base_row(len(y) - p, p, time.perf_counter() - t0, 0.0)
         return [{**base, "metric": "error", "value": risk}], []
 
     @classmethod
     def warm_runs(cls, task, ds):
         settings = task.tune.settings if task.tune is not None else [task.params]
-        risk = LPO_RISK[task.registered]
+        estimator_cls = task.estimator_class()
+        risk = lpo_risk_of(estimator_cls)
         return [
             (
-                ("lpo", task.registered, canonical_json(s), ds.n_classes),
-                s,
-                task.held_out,
+                ("lpo", _name(estimator_cls), canonical_json(s), ds.n_classes),
+                rows_needed(s, task.held_out, estimator_cls),
                 _TinyLpo(risk, s, task.held_out),
             )
             for s in settings
@@ -535,18 +537,14 @@ def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize
 
 
 def graph_widths(vspec):
-    """Per dataset index, the largest neighbour count (``k`` or ``k_max``) any cell asks:
-    the width at which a run computes each neighbour graph once (see knnx.neighbors.graphs)."""
+    """Per dataset index, the largest neighbour count any cell asks (its estimator's
+    :func:`knnx.estimators.registry.neighbor_counts`; a tuned cell's whole grid): the
+    width at which a run computes each neighbour graph once (see knnx.neighbors.graphs)."""
+    classes = [ref.cls for ref in vspec.algorithms]
     out = {}
     for c in vspec.cells:
-        ks = [
-            v
-            for name, value in c.params.items()
-            if name in GRAPH_WIDTH_PARAMS
-            for v in (value if isinstance(value, list) else [value])  # a tuned cell's grid
-            if isinstance(v, int)
-        ]
-        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *ks])
+        cls = classes[c.algorithm_index] if classes else None
+        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *neighbor_counts(cls, c.params)])
     return out
 
 

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from knnx.experiment.cells import NEIGHBOR_COUNT_PARAMS
+from knnx.estimators.registry import neighbor_counts
 from knnx.neighbors.graphs import GraphStore
 from knnx.neighbors.search import search_plan, warm_up_path
 
@@ -83,24 +83,24 @@ def warm_up(task, ds, ctx, note=None):
 def _plan(task, ds, warmed):
     """``[(key, rows needed, run)]``: the settings of ``task`` not warmed up yet."""
     plan = []
-    for key, setting, held_out, run in task.kind.warm_runs(task, ds):
-        need = rows_needed(setting, held_out)
+    for key, need, run in task.kind.warm_runs(task, ds):
         if key in warmed or key in (k for k, _, _ in plan) or need > MAX_WARMUP_ROWS:
             continue
         plan.append((key, need, run))
     return plan
 
 
-def rows_needed(setting, held_out=0):
-    """Training rows a setting needs at least: its largest neighbour count (``k``,
-    ``k_max``, ``n_neighbors``; 1 if none), plus the points it holds out (a parameter
-    ``p``, e.g. knn_lpo's, and ``held_out``, protocol lpo's p), plus one (a point is not
-    its own leave-one-out neighbour)."""
+def rows_needed(setting, held_out=0, cls=None):
+    """Training rows a setting of class ``cls`` needs at least: its largest neighbour count
+    (:func:`knnx.estimators.registry.neighbor_counts`: for a class that does not say,
+    ``k``, ``k_max`` and ``n_neighbors``; 1 if none), plus the points it holds out (a
+    parameter ``p``, e.g. knn_lpo's, and ``held_out``, protocol lpo's p), plus one (a
+    point is not its own leave-one-out neighbour)."""
 
     def count(value):
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    neighbors = max([1, *(count(setting.get(name)) for name in NEIGHBOR_COUNT_PARAMS)])
+    neighbors = max([1, *(count(v) for v in neighbor_counts(cls, setting))])
     return neighbors + count(setting.get("p")) + held_out + 1
 
 
