@@ -9,6 +9,7 @@ line each, what it could not draw.
 
 import json
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -403,19 +404,37 @@ def figure_files(out):
     return found
 
 
-def write_figures(frame, out):
-    """:func:`figures` saved in the folder ``out`` (each atomically). Returns
-    ``(written, notes)``: the file names written, and one line for each figure that
-    could not be drawn, saying why."""
-    written, notes = [], []
+@dataclass(frozen=True)
+class RunFigure:
+    """One automatic figure of a run: its file ``name`` (:func:`figure_name`), its
+    ``title`` (one line; where it could not be drawn, the line saying why) and the
+    ``path`` it was saved to (None where it could not be drawn)."""
+
+    name: str
+    title: str
+    path: Path | None
+
+
+def save_figures(frame, out):
+    """:func:`figures` saved in the folder ``out`` (each atomically, PNG at 110 dpi,
+    tagged :data:`FIGURE_TAG`). Returns the :class:`RunFigure` list, in drawing order."""
+    drawn = []
     for name, title, fig in figures(frame):
         if fig is None:
-            notes.append(title)
+            drawn.append(RunFigure(name, title, None))
             continue
-        save_figure(fig, Path(out) / name, dpi=110, metadata={"Software": FIGURE_TAG})
+        path = Path(out) / name
+        save_figure(fig, path, dpi=110, metadata={"Software": FIGURE_TAG})
         fig.clear()
-        written.append(name)
-    return written, notes
+        drawn.append(RunFigure(name, title, path))
+    return drawn
+
+
+def write_figures(frame, out):
+    """:func:`save_figures`, as ``(written, notes)``: the file names written, and one
+    line for each figure that could not be drawn, saying why."""
+    drawn = save_figures(frame, out)
+    return [f.name for f in drawn if f.path is not None], [f.title for f in drawn if f.path is None]
 
 
 def default_x(frame, metric="error"):
