@@ -31,8 +31,10 @@ console = Console(highlight=False, soft_wrap=True)
 
 try:  # typer >= 0.20 carries its own copy of click
     from typer import _click as click
+    from typer._click.globals import get_current_context
 except ImportError:  # pragma: no cover - older typer uses click itself
     import click
+    from click import get_current_context
 
 
 class _OneLineErrors(typer.core.TyperGroup):
@@ -97,10 +99,27 @@ class Weights(StrEnum):
 EXIT_CELLS, EXIT_INPUT, EXIT_FAULT, EXIT_INTERRUPTED = 1, 2, 3, 130
 
 
+def command_flags():
+    """{parameter: flag} of the command running: each option by its long flag (``fmt``:
+    ``--format``), each argument by its name (``out``: ``OUT``). The library names a
+    parameter by the name it has in the call (:class:`knnx.errors.KnnxError`'s
+    ``param``); each command calls the library with its options of the same names, so
+    this maps the library's names to the flags a user typed. Empty outside a command."""
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    flags = {}
+    for param in ctx.command.params:
+        longs = [o for o in param.opts if o.startswith("--")]
+        flags[param.name] = longs[0] if longs else (getattr(param, "metavar", None) or param.name.upper())
+    return flags
+
+
 def _fail(exc, code=EXIT_INPUT):
     """Print each problem of ``exc`` (a KnnxError or a message) as one ``error:`` line,
-    control characters escaped, and exit with ``code``."""
-    for line in exc.lines() if isinstance(exc, KnnxError) else [str(exc)]:
+    parameters named by the command's flags (:func:`command_flags`), control characters
+    escaped, and exit with ``code``."""
+    for line in exc.lines(command_flags()) if isinstance(exc, KnnxError) else [str(exc)]:
         err_console.print(f"error: {escape_control(line)}", markup=False)
     raise typer.Exit(code)
 

@@ -79,25 +79,27 @@ def _check_image_path(out):
     """ResultsError unless ``out`` names an image file matplotlib can write in an existing folder."""
     folder = Path(out).parent
     if Path(out).is_dir():
-        raise ResultsError(f"--out: {out} is a folder; give an image file name (e.g. error.png)")
+        raise ResultsError(f"{out} is a folder; give an image file name (e.g. error.png)", param="out")
     if find_control(str(out)) is not None:
         raise ResultsError(
-            f"--out: {str(out)!r} holds a {describe_control(str(out))}; name the file without one"
+            f"{str(out)!r} holds a {describe_control(str(out))}; name the file without one", param="out"
         )
     if not folder.is_dir():
-        raise ResultsError(f"--out: {out}: no folder {folder} to write it in")
+        raise ResultsError(f"{out}: no folder {folder} to write it in", param="out")
     fmt = Path(out).suffix.lstrip(".").lower()
     supported = Figure().canvas.get_supported_filetypes()
     if fmt not in supported:
         raise ResultsError(
-            f"--out: unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}"
+            f"unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}",
+            param="out",
         )
 
 
 def _metric_rows(frame, metric):
     if metric not in set(frame["metric"]):
         raise ResultsError(
-            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+            param="metric",
         )
     return frame[frame["metric"] == metric]
 
@@ -138,13 +140,17 @@ def plot_metric(results, metric="error", x=None, out=None):
     if x is None:
         ordered = sorted(varying, key=lambda n: (n in SEED_PARAMS, n not in varying_numeric_params(frame)))
         if not ordered:
-            raise ResultsError(f"--x: no parameter varies in the '{metric}' rows; nothing to plot against")
+            raise ResultsError(
+                f"no parameter varies in the '{metric}' rows; nothing to plot against", param="x"
+            )
         x = ordered[0]
     values = parameter_values(frame)
     if x not in values:
         raise ResultsError(
-            f"--x: no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
-            "(or --x configuration: every configuration side by side)"
+            f"no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
+            "(or {x=configuration}: every configuration side by side)",
+            param="x",
+            mentions=[("x", "configuration")],
         )
     n_datasets = frame["dataset"].nunique()
     if n_datasets > MAX_PANELS:
@@ -154,8 +160,10 @@ def plot_metric(results, metric="error", x=None, out=None):
         )
     if len(values[x]) < 2:
         raise ResultsError(
-            f"--x: parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
-            f"parameters that vary: {shown} (or --x configuration: every configuration side by side)"
+            f"parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
+            f"parameters that vary: {shown} (or {{x=configuration}}: every configuration side by side)",
+            param="x",
+            mentions=[("x", "configuration")],
         )
     if out is not None:
         _check_image_path(out)
@@ -339,7 +347,7 @@ def figures(frame):
             try:
                 fig = plot_comparison(rows, metric) if x is None else plot_metric(rows, metric, x=x)
             except ResultsError as exc:
-                yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('--x: ')}", None
+                yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('x: ')}", None
                 continue
             yield figure_name(metric, x), what, fig
 

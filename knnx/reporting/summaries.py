@@ -48,7 +48,7 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     by = list(by)
     repeated = next((c for i, c in enumerate(by) if c in by[:i]), None)
     if repeated is not None:
-        raise ResultsError(f"--by: column '{repeated}' is given twice")
+        raise ResultsError(f"column '{repeated}' is given twice", param="by")
     if "configuration" in by and "configuration" not in frame.columns:
         frame = frame.assign(configuration=configuration_labels(frame))
     by = [c if c in frame.columns or PARAM_PREFIX + c not in frame.columns else PARAM_PREFIX + c for c in by]
@@ -57,12 +57,14 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
             known = [c for c in frame.columns if not c.startswith(PARAM_PREFIX)] + ["configuration"]
             params = [c.removeprefix(PARAM_PREFIX) for c in frame.columns if c.startswith(PARAM_PREFIX)]
             raise ResultsError(
-                f"--by: unknown column '{col}'; known: {', '.join(known)}; parameters: {', '.join(params) or 'none'}"
+                f"unknown column '{col}'; known: {', '.join(known)}; parameters: {', '.join(params) or 'none'}",
+                param="by",
             )
     if metric is not None:
         if metric not in set(frame["metric"]):
             raise ResultsError(
-                f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+                f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+                param="metric",
             )
         frame = frame[frame["metric"] == metric]
     keys = by + (["metric"] if "metric" not in by else [])
@@ -157,7 +159,7 @@ def format_table(summary, fmt="md", digits=4):
         ]
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
-    raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
+    raise ResultsError(f"expected md, csv or latex, got '{fmt}'", param="fmt")
 
 
 def results_table(results, by=("dataset", "configuration"), metric="error", fmt="md"):

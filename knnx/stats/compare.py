@@ -91,10 +91,11 @@ def _contestants(frame, metric, select):
 
     if metric not in set(frame["metric"]):
         raise ResultsError(
-            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+            param="metric",
         )
     if select not in ("all", "best-test", None):
-        raise ResultsError(f"--select: expected all or best-test, got '{select}'")
+        raise ResultsError(f"expected all or best-test, got '{select}'", param="select")
     rows = frame[frame["metric"] == metric]
     if "configuration" not in rows.columns:  # labels given by the caller are kept
         rows = rows.assign(configuration=configuration_labels(rows))
@@ -103,9 +104,11 @@ def _contestants(frame, metric, select):
     if select is None and len(several):
         name, count = several.index[0], int(several.iloc[0])
         raise ResultsError(
-            f"--select: algorithm '{name}' has {count} configurations; give --select all (each a contestant) or "
-            "--select best-test (each algorithm's best on the test folds: optimistic), or choose them honestly "
-            "with tune:"
+            f"algorithm '{name}' has {count} configurations; give {{select=all}} (each a contestant) or "
+            "{select=best-test} (each algorithm's best on the test folds: optimistic), or choose them honestly "
+            "with tune:",
+            param="select",
+            mentions=[("select", "all"), ("select", "best-test")],
         )
     means = rows.groupby(["dataset", "configuration"], sort=False)["value"].mean().unstack("configuration")
     folds = (
@@ -264,9 +267,9 @@ def compare(frame, metric="error", select="all", alpha=0.05):
     from scipy.stats import friedmanchisquare, rankdata, wilcoxon
 
     if metric not in METRICS:
-        raise ResultsError(f"--metric: '{metric}' is not a metric; known: {', '.join(METRICS)}")
+        raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(METRICS)}", param="metric")
     if not 0 < alpha < 1:
-        raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
+        raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
     parts = _contestants(frame, metric, select)
     means = parts["means"]
     lower = LOWER_IS_BETTER.get(metric, False)
@@ -409,7 +412,7 @@ def comparison_table(result, fmt="md", digits=4):
         lines.append(" & ".join(esc(c) for c in footer) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
-    raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
+    raise ResultsError(f"expected md, csv or latex, got '{fmt}'", param="fmt")
 
 
 def friedman_sentence(f, alpha=0.05):
