@@ -353,9 +353,9 @@ def compare(
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):
     """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
+    from knnx.reporting.comparison import comparison_table, friedman_sentence, write_comparison
     from knnx.results import last_round, prepare_output_folder, read_results
     from knnx.stats.compare import compare as run_compare
-    from knnx.stats.compare import comparison_table, friedman_sentence, write_comparison
 
     with _reported():
         _require_file(results, "RESULTS")
@@ -365,9 +365,8 @@ def compare(
         if out is not None:
             write_comparison(result, prepare_output_folder(out), fmt.value, metric=metric, alpha=alpha)
     sys.stdout.write(comparison_table(result, fmt.value))
-    f = result["friedman"].iloc[0]
     if fmt is TableFormat.md:
-        sys.stdout.write(f"\n{friedman_sentence(f, alpha)}\n")
+        sys.stdout.write(f"\n{friedman_sentence(result.friedman_row, alpha)}\n")
 
 
 @app.command()

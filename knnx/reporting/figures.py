@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
 from knnx.results import read_results, save_figure
+from knnx.stats.configurations import SEED_PARAMS
 
 
 @contextmanager
@@ -112,7 +113,7 @@ def plot_metric(results, metric="error", x=None, out=None):
     """Plot ``metric`` against parameter ``x``; return the Figure (and save it to ``out``).
 
     One panel per dataset; one line per algorithm and combination of its other
-    parameters that vary (seed-like parameters, :data:`knnx.reporting.summaries.SEED_PARAMS`, are
+    parameters that vary (seed-like parameters, :data:`knnx.stats.configurations.SEED_PARAMS`, are
     pooled unless ``x`` is one of them), each point the mean over repeats, folds and
     pooled seeds with ± one standard deviation. A numeric ``x`` is drawn on a numeric
     axis; any other (text, booleans, lists, or numbers mixed with them) on a
@@ -131,8 +132,6 @@ def plot_metric(results, metric="error", x=None, out=None):
     out : path, optional
         Where to write the image (format from the suffix, e.g. .png or .pdf).
     """
-    from knnx.reporting.summaries import SEED_PARAMS
-
     frame = read_results(results) if not hasattr(results, "columns") else results
     frame = _metric_rows(frame, metric)
     varying = varying_params(frame)
@@ -334,8 +333,6 @@ def figures(frame):
 
     Yields ``(name, title, figure)``, the figure None and the title one line saying why
     where nothing can be drawn; ``name`` is the file name :func:`figure_name` gives."""
-    from knnx.reporting.summaries import SEED_PARAMS
-
     if "round" in frame.columns:  # an active-learning run: its metrics round by round
         yield from active_figures(frame)
         return
@@ -449,8 +446,6 @@ def default_x(frame, metric="error"):
     """What ``knnx plot`` draws ``metric`` against by default: the first numeric parameter
     that varies (seed-like ones last), else the first parameter that varies, else None
     (every configuration side by side)."""
-    from knnx.reporting.summaries import SEED_PARAMS
-
     rows = _metric_rows(frame, metric)
     varying = varying_params(rows)
     numeric = varying_numeric_params(rows)

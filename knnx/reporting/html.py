@@ -3,7 +3,7 @@
 Built from the files a run writes, and nothing else: ``results.csv``, ``spec.yaml``,
 ``environment.json``, ``failures.csv`` and ``warnings.csv``. The page holds the
 spec, the environment, one summary table per metric, the comparison across datasets
-(:mod:`knnx.stats.compare`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
+(:mod:`knnx.stats.compare`, shown by :mod:`knnx.reporting.comparison`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
 Wilcoxon-Holm, per-dataset corrected t-tests and the critical-difference diagram), every
 automatic figure (:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
 timings. Figures are embedded as PNG data; there are no scripts, no style sheets or
@@ -135,7 +135,7 @@ def _summary_section(frame, tables=None):
 
 
 def _comparison_section(frame, alpha):
-    from knnx.stats.compare import cd_diagram, compare, friedman_sentence, selection_note
+    from knnx.stats.compare import compare
 
     parts = ["<h2 id='comparison'>Comparison across datasets</h2>"]
     metrics = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
@@ -152,66 +152,55 @@ def _comparison_section(frame, alpha):
         except ResultsError as exc:
             parts.append(f"<p class='note'>No comparison: {_e(exc)}.</p>")
             continue
-        f = result["friedman"].iloc[0]
-        better = "lower" if LOWER_IS_BETTER.get(metric, False) else "higher"
-        parts.append(
-            f"<p class='note'>{_e(selection_note(result))} Rank 1 is the best mean ({better} is better); ties share "
-            "the average rank.</p>"
-        )
-        table = result["means"].copy()
-        shown = pd.DataFrame({"dataset": table.index})
-        for c in table.columns:
-            shown[c] = [f"{table.loc[d, c]:.4f} ({result['ranks'].loc[d, c]:g})" for d in table.index]
-        shown.loc[len(shown)] = ["average rank", *(f"{v:.2f}" for v in result["ranks"].mean(axis=0))]
-        parts.append(html_table(shown))
-        parts.append(f"<p>{_e(friedman_sentence(f, alpha))}</p>")
-        parts.append("<p class='note'>Mean ranks, best first.</p>")
-        parts.append(html_table(result["mean_ranks"]))
-        parts.append(
-            "<p class='note'>Pairs: wins, ties and losses of <em>a</em> against <em>b</em> over datasets; "
-            "two-sided Wilcoxon signed-rank test on the per-dataset means, p adjusted by Holm over all pairs.</p>"
-        )
-        parts.append(html_table(result["pairwise"]))
-        paired = result["paired"]
-        significant = paired.assign(
-            a_better=(paired["p_corrected"] < alpha) & (paired["mean_difference"] != 0),
-        )
-        lower = LOWER_IS_BETTER.get(metric, False)
-        sign = (
-            np.where(significant["mean_difference"] < 0, 1, -1)
-            if lower
-            else np.sign(significant["mean_difference"])
-        )
-        counts = (
-            significant.assign(
-                a_wins=significant["a_better"] & (sign > 0), b_wins=significant["a_better"] & (sign < 0)
-            )
-            .groupby(["a", "b"], sort=False)[["a_wins", "b_wins"]]
-            .sum()
-            .reset_index()
-        )
-        counts.columns = ["a", "b", "datasets a significantly better", "datasets b significantly better"]
-        parts.append(
-            "<p class='note'>Per dataset, over the folds the two share: Nadeau and Bengio's corrected resampled "
-            f"t-test (the folds' training sets overlap), two-sided, at α = {alpha:g}; every test is in "
-            "<code>knnx compare --out</code>'s paired.csv.</p>"
-        )
-        parts.append(html_table(counts))
-        try:
-            fig = cd_diagram(result, metric, alpha)
-        except (ResultsError, ImportError):
-            parts.append(
-                "<p class='note'>No critical-difference diagram: it needs scikit-posthocs "
-                "(<code>pip install 'knnx[stats]'</code>).</p>"
-            )
-        else:
-            parts.append(_figure_tag(fig, f"critical-difference diagram, {metric}"))
-            import matplotlib.pyplot as plt
-
-            plt.close(fig)
+        parts += _comparison(result)
     if not metrics:
         parts.append("<p class='note'>No metric to compare (only reported quantities).</p>")
     return "".join(parts)
+
+
+def _comparison(result):
+    """The tables, sentences and diagram of one metric's :class:`knnx.stats.compare.CompareResult`."""
+    from knnx.reporting.comparison import cd_diagram, friedman_sentence, selection_note
+    from knnx.stats.compare import pairwise_significance
+
+    metric, alpha = result.metric, result.alpha
+    better = "lower" if LOWER_IS_BETTER.get(metric, False) else "higher"
+    parts = [
+        f"<p class='note'>{_e(selection_note(result))} Rank 1 is the best mean ({better} is better); ties share "
+        "the average rank.</p>"
+    ]
+    means, ranks = result.means, result.ranks
+    shown = pd.DataFrame({"dataset": means.index})
+    for c in means.columns:
+        shown[c] = [f"{means.loc[d, c]:.4f} ({ranks.loc[d, c]:g})" for d in means.index]
+    shown.loc[len(shown)] = ["average rank", *(f"{v:.2f}" for v in ranks.mean(axis=0))]
+    parts.append(html_table(shown))
+    parts.append(f"<p>{_e(friedman_sentence(result.friedman_row, alpha))}</p>")
+    parts.append("<p class='note'>Mean ranks, best first.</p>")
+    parts.append(html_table(result.mean_ranks))
+    parts.append(
+        "<p class='note'>Pairs: wins, ties and losses of <em>a</em> against <em>b</em> over datasets; "
+        "two-sided Wilcoxon signed-rank test on the per-dataset means, p adjusted by Holm over all pairs.</p>"
+    )
+    parts.append(html_table(result.pairwise))
+    counts = pairwise_significance(result.paired, metric, alpha, corrected=True)
+    counts.columns = ["a", "b", "datasets a significantly better", "datasets b significantly better"]
+    parts.append(
+        "<p class='note'>Per dataset, over the folds the two share: Nadeau and Bengio's corrected resampled "
+        f"t-test (the folds' training sets overlap), two-sided, at α = {alpha:g}; every test is in "
+        "<code>knnx compare --out</code>'s paired.csv.</p>"
+    )
+    parts.append(html_table(counts))
+    try:
+        fig = cd_diagram(result)
+    except (ResultsError, ImportError):
+        parts.append(
+            "<p class='note'>No critical-difference diagram: it needs scikit-posthocs "
+            "(<code>pip install 'knnx[stats]'</code>).</p>"
+        )
+    else:
+        parts.append(_figure_tag(fig, f"critical-difference diagram, {metric}"))
+    return parts
 
 
 def _complete(frame, metric):
