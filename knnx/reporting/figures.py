@@ -134,6 +134,32 @@ def plot_metric(results, metric="error", x=None, out=None):
     """
     frame = read_results(results) if not hasattr(results, "columns") else results
     frame = _metric_rows(frame, metric)
+    x, values = _check_x(frame, metric, x)
+    if out is not None:
+        _check_image_path(out)
+    parsed = parse_params(frame["params"])
+    has_x = np.array([x in p for p in parsed], dtype=bool)
+    frame = frame[has_x]
+    parsed = [p for p, keep in zip(parsed, has_x, strict=True) if keep]
+    positions, ticks = _x_positions(frame, parsed, x, values[x])
+    frame = frame.assign(_x=positions, _line=_line_labels(frame, parsed, x))
+    # A setting with a single x value is a dot, not a line: drop such settings when
+    # others have a curve (e.g. UNN with one k beside kNN over k).
+    n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
+    if (n_x > 1).any():
+        frame = frame[n_x > 1]
+    with plain_text():  # dataset and parameter names drawn as written
+        fig = _draw_lines(frame, metric, x, ticks)
+        if out is not None:
+            save_figure(fig, out, dpi=120)
+    return fig
+
+
+def _check_x(frame, metric, x):
+    """``(x, values)``: the parameter to plot ``metric`` against (default: the first
+    numeric one that varies, seed-like ones last) and :func:`parameter_values` of
+    ``frame``; ResultsError when there is none, it takes one value, or the datasets
+    are too many for panels."""
     varying = varying_params(frame)
     shown = ", ".join(varying) or "none"
     if x is None:
@@ -164,14 +190,14 @@ def plot_metric(results, metric="error", x=None, out=None):
             param="x",
             mentions=[("x", "configuration")],
         )
-    if out is not None:
-        _check_image_path(out)
-    parsed = parse_params(frame["params"])
-    has_x = np.array([x in p for p in parsed], dtype=bool)
-    frame = frame[has_x]
-    parsed = [p for p, keep in zip(parsed, has_x, strict=True) if keep]
-    numeric = all(_is_number(p[x]) for p in parsed)
-    if numeric:
+    return x, values
+
+
+def _x_positions(frame, parsed, x, values):
+    """``(positions, ticks)``: each row's place on the horizontal axis, its value of
+    ``x`` when every value is a number (ticks None), else the index of its value among
+    ``values`` (ticks: their texts)."""
+    if all(_is_number(p[x]) for p in parsed):
         for row, p in zip(frame.index, parsed, strict=True):
             try:
                 float(p[x])  # an integer beyond float64 (10^400) cannot be drawn
@@ -179,11 +205,15 @@ def plot_metric(results, metric="error", x=None, out=None):
                 raise ResultsError(
                     f"column 'params' line {row + 2}: {x} = {str(p[x])[:20]}... is too large to plot"
                 ) from None
-        positions, ticks = [float(p[x]) for p in parsed], None
-    else:
-        order = {json.dumps(v, sort_keys=True): i for i, v in enumerate(values[x])}
-        positions = [float(order[json.dumps(p[x], sort_keys=True)]) for p in parsed]
-        ticks = [_value_text(v) for v in values[x]]
+        return [float(p[x]) for p in parsed], None
+    order = {json.dumps(v, sort_keys=True): i for i, v in enumerate(values)}
+    positions = [float(order[json.dumps(p[x], sort_keys=True)]) for p in parsed]
+    return positions, [_value_text(v) for v in values]
+
+
+def _line_labels(frame, parsed, x):
+    """Each row's line: its algorithm and the other parameters that vary among that
+    algorithm's rows (seed-like ones pooled unless ``x`` is one)."""
     pooled = set(SEED_PARAMS) - {x}
     per_algorithm = {}
     for a, p in zip(frame["algorithm"], parsed, strict=True):
@@ -197,43 +227,35 @@ def plot_metric(results, metric="error", x=None, out=None):
             if k != x and k not in pooled and len(per_algorithm[a][k]) > 1
         ]
         lines.append(f"{a} {', '.join(others)}".strip())
-    frame = frame.assign(_x=positions, _line=lines)
-    # A setting with a single x value is a dot, not a line: drop such settings when
-    # others have a curve (e.g. UNN with one k beside kNN over k).
-    n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
-    if (n_x > 1).any():
-        frame = frame[n_x > 1]
+    return lines
+
+
+def _draw_lines(frame, metric, x, ticks):
+    """The Figure of :func:`plot_metric`: one panel per dataset, one line per ``_line``."""
     datasets = list(dict.fromkeys(frame["dataset"]))
     # The legend goes under each panel; the figure grows with the longest one, so that a
     # spec with many settings (e.g. 22 algorithms) keeps a readable plotting area.
     n_lines = int(frame.groupby("dataset")["_line"].nunique().max()) if len(frame) else 0
     ncols = min(len(datasets), 4)
     nrows = -(-len(datasets) // ncols)
-    with plain_text():  # dataset and parameter names drawn as written
-        fig = Figure(figsize=(5.0 * ncols, nrows * (3.8 + 0.16 * n_lines)), layout="constrained")
-        grid = fig.subplots(nrows, ncols, squeeze=False).flat
-        axes = []
-        for i, ax in enumerate(grid):
-            if i < len(datasets):
-                axes.append(ax)
-            else:
-                ax.set_visible(False)
-        for ax, name in zip(axes, datasets, strict=True):
-            sub = frame[frame["dataset"] == name]
-            for line, part in sub.groupby("_line", sort=False):
-                stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
-                std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
-                xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
-                ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
-            if ticks is not None:
-                ax.set_xticks(range(len(ticks)), ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
-            ax.set_title(name)
-            ax.set_xlabel(x)
-            ax.set_ylabel(metric)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
-        if out is not None:
-            save_figure(fig, out, dpi=120)
+    fig = Figure(figsize=(5.0 * ncols, nrows * (3.8 + 0.16 * n_lines)), layout="constrained")
+    grid = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+    for ax in grid[len(datasets) :]:
+        ax.set_visible(False)
+    for ax, name in zip(grid, datasets, strict=False):
+        sub = frame[frame["dataset"] == name]
+        for line, part in sub.groupby("_line", sort=False):
+            stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
+            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+            xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
+            ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
+        if ticks is not None:
+            ax.set_xticks(range(len(ticks)), ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
+        ax.set_title(name)
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     return fig
 
 
