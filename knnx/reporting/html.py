@@ -3,12 +3,19 @@
 Built from the files a run writes, and nothing else: ``results.csv``, ``spec.yaml``,
 ``environment.json``, ``failures.csv`` and ``warnings.csv``. The page holds the
 spec, the environment, one summary table per metric, the comparison across datasets
-(:mod:`knnx.stats.compare`, shown by :mod:`knnx.reporting.comparison`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
-Wilcoxon-Holm, per-dataset corrected t-tests and the critical-difference diagram), every
-automatic figure (:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
+(:mod:`knnx.stats.compare`, shown by :mod:`knnx.reporting.comparison`: ranks,
+Friedman, Iman-Davenport, Nemenyi's critical difference, Wilcoxon-Holm, per-dataset
+corrected t-tests and the critical-difference diagram), every automatic figure
+(:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
 timings. Figures are embedded as PNG data; there are no scripts, no style sheets or
 fonts to fetch and no links outside the page, so it opens offline and can be mailed
 as one file.
+
+At the end of a run (:func:`knnx.experiment.outputs.finish_outputs`) the page is
+given the run's frame, summary tables and figure files (:class:`RunOutputs`): it
+reads no results again and embeds the PNG files just written, byte for byte. Alone
+(``knnx report``), it reads results.csv and draws the figures itself (at 100 dpi):
+figure files in the folder may be of an earlier run, so they are not trusted.
 """
 
 import base64
