@@ -82,3 +82,16 @@ def test_the_command_line_names_the_flags(tmp_path):
         result = runner.invoke(app, [command, str(path), *options])
         assert result.exit_code == 2, (command, result.output)
         assert result.output.startswith(expected), (command, result.output)
+
+
+def test_knnx_run_names_the_runners_parameters_by_their_flags(tmp_path, monkeypatch):
+    """The runner's errors about ``jobs``, ``executor`` and ``scheduler`` print as the
+    flags of ``knnx run`` (its options of the same names)."""
+    import knnx.experiment.runner
+
+    def refuse(spec, **options):
+        raise KnnxError("only with {executor=dask}", param="scheduler", mentions=[("executor", "dask")])
+
+    monkeypatch.setattr(knnx.experiment.runner, "run_spec", refuse)
+    result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "--scheduler", "tcp://h:1", "--quiet"])
+    assert result.exit_code == 2 and result.output == "error: --scheduler: only with --executor dask\n"
