@@ -257,7 +257,7 @@ def test_table_compare_and_plot_of_an_active_run_use_its_last_round(tmp_path):
     done = runner.invoke(app, ["compare", str(path), "--out", str(tmp_path / "cmp")])
     assert done.exit_code == 0, done.output
     per = pd.read_csv(tmp_path / "cmp" / "per_dataset.csv").set_index(["dataset", "configuration"])
-    expected = compare(last)["per_dataset"].set_index(["dataset", "configuration"])
+    expected = compare(last).per_dataset.set_index(["dataset", "configuration"])
     assert_allclose(per["mean"], expected["mean"], rtol=1e-15)
     assert_allclose(per["mean"], want.reindex(per.index).to_numpy(), rtol=1e-12)
     done = runner.invoke(app, ["plot", str(path), "--x", "configuration", "--out", str(tmp_path / "p.png")])

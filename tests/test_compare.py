@@ -58,11 +58,11 @@ HAND = pd.DataFrame(
 
 def test_ranks_friedman_and_iman_davenport_on_a_hand_worked_table():
     result = compare(_results(HAND))
-    assert result["ranks"].to_numpy().tolist() == [[1, 2, 3], [2, 1, 3], [1.5, 1.5, 3], [3, 2, 1]]
-    ranks = result["mean_ranks"]
+    assert result.ranks.to_numpy().tolist() == [[1, 2, 3], [2, 1, 3], [1.5, 1.5, 3], [3, 2, 1]]
+    ranks = result.mean_ranks
     assert ranks["configuration"].tolist() == ["B", "A", "C"]
     assert ranks["mean_rank"].tolist() == [1.625, 1.875, 2.5] and set(ranks["n_datasets"]) == {4}
-    f = result["friedman"].iloc[0]
+    f = result.friedman_row
     # Demsar's chi2 = 12N/(k(k+1)) (sum R^2 - k(k+1)^2/4) = 1.625, over the tie correction
     # 1 - sum(t^3 - t)/(N k (k^2 - 1)) = 0.9375 (one tie of two on d3): 26/15
     assert f["chi2"] == pytest.approx(26 / 15, rel=1e-15) and f["df"] == 2
@@ -70,7 +70,7 @@ def test_ranks_friedman_and_iman_davenport_on_a_hand_worked_table():
     assert f["critical_difference"] == pytest.approx(
         2.343 * math.sqrt(12 / 24), rel=5e-4
     )  # the table gives q to three decimals
-    pairs = result["pairwise"].set_index(["a", "b"])
+    pairs = result.pairwise.set_index(["a", "b"])
     assert pairs.loc[("A", "B"), ["wins", "ties", "losses"]].tolist() == [1, 1, 2]
     assert pairs.loc[("A", "C"), ["wins", "ties", "losses"]].tolist() == [3, 0, 1]
 
@@ -101,10 +101,10 @@ def test_friedman_and_wilcoxon_agree_with_scipy_on_random_tables(seed):
         rng.integers(0, 20, (12, 4)) / 20, index=[f"d{i}" for i in range(12)], columns=list("wxyz")
     )
     result = compare(_results(means), metric="error")
-    f = result["friedman"].iloc[0]
+    f = result.friedman_row
     expected = friedmanchisquare(*means.to_numpy().T)
     assert f["chi2"] == expected.statistic and f["p"] == expected.pvalue
-    pairs = result["pairwise"].set_index(["a", "b"])
+    pairs = result.pairwise.set_index(["a", "b"])
     for a, b in [("w", "x"), ("y", "z"), ("w", "z")]:
         if (means[a] == means[b]).all():
             continue
@@ -115,7 +115,7 @@ def test_friedman_and_wilcoxon_agree_with_scipy_on_random_tables(seed):
 
 def test_higher_is_better_metrics_rank_the_highest_first():
     result = compare(_results(HAND, metric="accuracy"), metric="accuracy")
-    assert result["ranks"].iloc[0].tolist() == [3, 2, 1]
+    assert result.ranks.iloc[0].tolist() == [3, 2, 1]
 
 
 def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path):
@@ -181,8 +181,8 @@ def test_nemenyi_pvalues_agree_with_the_critical_difference():
     )
     result = compare(_results(means))
     pvalues = nemenyi_pvalues(result)
-    cd = result["friedman"]["critical_difference"].iloc[0]
-    mean_ranks = result["ranks"].mean(axis=0)
+    cd = result.friedman["critical_difference"].iloc[0]
+    mean_ranks = result.ranks.mean(axis=0)
     verdicts = set()
     for a in means.columns:
         for b in means.columns:
@@ -197,7 +197,7 @@ def test_the_cd_diagram_shows_every_configuration(tmp_path, monkeypatch):
     pytest.importorskip("scikit_posthocs")
     import sys
 
-    from knnx.stats.compare import cd_diagram, write_comparison
+    from knnx.reporting.comparison import cd_diagram, write_comparison
 
     result = compare(_results(HAND))
     fig = cd_diagram(result)
@@ -297,7 +297,7 @@ def test_per_dataset_tests_pair_the_shared_folds():
     rng = np.random.default_rng(11)
     values = {(d, c): rng.integers(0, 20, 10) / 20 for d in ("d1", "d2", "d3") for c in ("A", "B", "C")}
     result = compare(_fold_results(values, n_train=90, n_test=10))
-    paired = result["paired"].set_index(["dataset", "a", "b"])
+    paired = result.paired.set_index(["dataset", "a", "b"])
     assert len(paired) == 3 * 3
     for d in ("d1", "d2", "d3"):
         a, b = values[(d, "A")], values[(d, "C")]
@@ -308,18 +308,18 @@ def test_per_dataset_tests_pair_the_shared_folds():
         d_ = a - b
         t_c = d_.mean() / math.sqrt((1 / 10 + 10 / 90) * d_.var(ddof=1))
         assert row["t_corrected"] == pytest.approx(t_c, rel=1e-12)
-    per = result["per_dataset"].set_index(["dataset", "configuration"])
+    per = result.per_dataset.set_index(["dataset", "configuration"])
     assert per.loc[("d2", "B"), "mean"] == pytest.approx(values[("d2", "B")].mean(), abs=1e-15)
     assert per.loc[("d2", "B"), "std"] == pytest.approx(values[("d2", "B")].std(ddof=1), rel=1e-12)
     assert per.loc[("d2", "B"), "n_folds"] == 10
-    assert per.loc[("d2", "B"), "rank"] == result["ranks"].loc["d2", "B"]
+    assert per.loc[("d2", "B"), "rank"] == result.ranks.loc["d2", "B"]
 
 
 def test_best_test_selection_names_the_chosen_configuration_and_pairs_its_folds():
     algorithms = {"A": ("knn", '{"k":1}'), "B": ("knn", '{"k":3}'), "C": ("unn", "{}")}
     means = HAND
     result = compare(_results(means, algorithms=algorithms), select="best-test")
-    per = result["per_dataset"].set_index(["dataset", "configuration"])
+    per = result.per_dataset.set_index(["dataset", "configuration"])
     # d1: A 0.1 < B 0.2; d2: B 0.1 < A 0.2; d3: tie 0.1, the first (k=1) is kept
     assert [per.loc[(d, "knn"), "chosen"] for d in ("d1", "d2", "d3", "d4")] == [
         "knn k=1",
@@ -328,7 +328,7 @@ def test_best_test_selection_names_the_chosen_configuration_and_pairs_its_folds(
         "knn k=3",
     ]
     assert per.loc[("d4", "unn"), "chosen"] == "unn"
-    assert result["folds"]["knn"].tolist() == [0.1, 0.1, 0.1, 0.2]
+    assert result.folds["knn"].tolist() == [0.1, 0.1, 0.1, 0.2]
 
 
 def test_rank_counts_give_ties_the_best_rank():
@@ -357,7 +357,7 @@ def test_compare_carries_rank_counts_and_significance_counts_by_hand(tmp_path):
 
     result = compare(_fold_results(values), alpha=0.1)
     # d1 means A 0.14, B 0.24, C 0.26 -> ranks A 1, B 2, C 3; d2: A = B = 0.12, C 0.58 -> (min) 1, 1, 3
-    counts = result["rank_counts"].set_index("configuration")
+    counts = result.rank_counts.set_index("configuration")
     assert counts.loc["A"].tolist() == [2, 0, 0]
     assert counts.loc["B"].tolist() == [1, 1, 0]
     assert counts.loc["C"].tolist() == [0, 0, 2]
@@ -369,7 +369,7 @@ def test_compare_carries_rank_counts_and_significance_counts_by_hand(tmp_path):
     }
     assert p[("d1", "A", "C")] > 0.1 and p[("d1", "B", "C")] > 0.1  # C's folds too noisy on d1
     assert p[("d2", "A", "C")] < 0.1 and p[("d2", "B", "C")] < 0.1
-    sig = result["significance"].set_index("configuration")
+    sig = result.significance.set_index("configuration")
     # A: beats B on d1 (constant), beats C on d2; B: loses to A on d1, beats C on d2; C: loses twice
     assert sig.loc["A", ["better", "worse"]].tolist() == [2, 0]
     assert sig.loc["B", ["better", "worse"]].tolist() == [1, 1]
@@ -377,11 +377,11 @@ def test_compare_carries_rank_counts_and_significance_counts_by_hand(tmp_path):
     # the corrected test is more conservative: never more significant pairs
     assert (sig["better_corrected"] <= sig["better"]).all() and (sig["worse_corrected"] <= sig["worse"]).all()
     assert sig.loc["A", "better_corrected"] >= 1  # a constant difference stays significant
-    from knnx.stats.compare import write_comparison
+    from knnx.reporting.comparison import write_comparison
 
     write_comparison(result, tmp_path / "x", metric="error", alpha=0.1)
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "significance.csv"), result["significance"])
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "rank_counts.csv"), result["rank_counts"])
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "significance.csv"), result.significance)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "x" / "rank_counts.csv"), result.rank_counts)
 
 
 def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():
@@ -394,7 +394,7 @@ def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():
     assert out["p"] == 1.0 and out["p_corrected"] == 1.0 and math.isnan(out["t"])
     # every dataset ties every configuration: Friedman is 0 and p 1 (scipy's formula is 0/0)
     flat = pd.DataFrame({"A": [0.2, 0.3], "B": [0.2, 0.3], "C": [0.2, 0.3]}, index=["d1", "d2"])
-    f = compare(_results(flat))["friedman"].iloc[0]
+    f = compare(_results(flat)).friedman_row
     assert (f["chi2"], f["p"], f["iman_davenport_f"], f["p_f"]) == (0.0, 1.0, 0.0, 1.0)
     # best-test when an algorithm has nothing on a dataset: the one-line error, no traceback
     algorithms = {"A": ("knn", '{"k":1}'), "B": ("knn", '{"k":3}'), "C": ("unn", "{}")}
@@ -402,3 +402,85 @@ def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():
     frame = frame[~((frame["dataset"] == "d2") & (frame["algorithm"] == "knn"))]
     with pytest.raises(Exception, match="algorithm 'knn' has no 'error' results on dataset 'd2'"):
         compare(frame, select="best-test")
+
+
+def test_compare_returns_a_typed_frozen_result():
+    import dataclasses
+
+    from knnx.stats.compare import CompareResult
+
+    result = compare(_results(HAND), alpha=0.1)
+    assert isinstance(result, CompareResult) and (result.metric, result.select, result.alpha) == (
+        "error",
+        "all",
+        0.1,
+    )
+    assert [f.name for f in dataclasses.fields(result)] == [
+        "metric",
+        "select",
+        "alpha",
+        "means",
+        "ranks",
+        "mean_ranks",
+        "pairwise",
+        "friedman",
+        "per_dataset",
+        "paired",
+        "folds",
+        "rank_counts",
+        "significance",
+    ]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.alpha = 0.05
+    pd.testing.assert_series_equal(result.friedman_row, result.friedman.iloc[0])
+
+
+def test_one_significance_rule_counts_per_configuration_and_per_pair():
+    """significant_winners decides; significance_counts (compare, the papers) and
+    pairwise_significance (the report) count the same verdicts, by hand on five folds."""
+    from knnx.stats.compare import pairwise_significance, significant_winners
+
+    values = {
+        ("d1", "A"): [0.1, 0.2, 0.1, 0.2, 0.1],  # B - 0.1 on every fold: p = 0
+        ("d1", "B"): [0.2, 0.3, 0.2, 0.3, 0.2],
+        ("d1", "C"): [0.1, 0.5, 0.0, 0.4, 0.3],
+        ("d2", "A"): [0.1, 0.1, 0.2, 0.1, 0.1],  # A = B: never counted
+        ("d2", "B"): [0.1, 0.1, 0.2, 0.1, 0.1],
+        ("d2", "C"): [0.5, 0.6, 0.6, 0.7, 0.5],
+    }
+    for metric, sign in (("error", 1), ("accuracy", -1)):  # lower or higher is better
+        flipped = {key: [sign * v for v in vals] for key, vals in values.items()}
+        result = compare(_fold_results(flipped, metric=metric), metric=metric, alpha=0.1)
+        verdicts = significant_winners(result.paired, metric, 0.1)
+        # pairs in order (A, B), (A, C), (B, C) on d1, then on d2; negated accuracies: the same winners
+        assert verdicts["winner"].tolist() == ["A", None, None, None, "A", "B"]
+        pairs = pairwise_significance(result.paired, metric, 0.1, corrected=False)
+        assert pairs.to_dict("list") == {
+            "a": ["A", "A", "B"],
+            "b": ["B", "C", "C"],
+            "a_better": [1, 1, 1],
+            "b_better": [0, 0, 0],
+        }
+        sig = result.significance.set_index("configuration")
+        assert sig["better"].tolist() == [2, 1, 0] and sig["worse"].tolist() == [0, 1, 2]
+        corrected = pairwise_significance(result.paired, metric, 0.1)
+        assert corrected["a_better"].sum() == sig["better_corrected"].sum() == sig["worse_corrected"].sum()
+        assert corrected["a_better"].tolist()[0] == 1  # a constant difference stays significant
+
+
+def test_the_cd_diagram_draws_on_a_given_axes_without_pyplot():
+    pytest.importorskip("scikit_posthocs")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from knnx.reporting.comparison import cd_diagram, draw_cd_diagram
+
+    plt.close("all")
+    result = compare(_results(HAND))
+    fig = Figure()
+    left, right = fig.subplots(1, 2)
+    draw_cd_diagram(result, right)
+    assert "Nemenyi CD = 1.66 at alpha 0.05" in right.get_title() and left.get_title() == ""
+    assert not left.texts and {"A (1.9)", "B (1.6)", "(2.5) C"} <= {t.get_text().strip() for t in right.texts}
+    assert isinstance(cd_diagram(result), Figure)
+    assert plt.get_fignums() == []  # no pyplot figure left open

@@ -234,7 +234,7 @@ def test_the_report_holds_the_run_and_nothing_outside_it(schemes_run):
     summary = summarize(frame, by=("dataset", "configuration"), metric="error")
     for r in summary.itertuples():
         assert f"<td>{r.dataset}</td><td>{r.configuration}</td><td>{r.mean:.4f} ± {r.std:.4f}</td>" in text
-    f = compare(frame, metric="error", select="all")["friedman"].iloc[0]
+    f = compare(frame, metric="error", select="all").friedman_row
     assert (
         f"Friedman chi2 = {f.chi2:.4g} (df 3), p = {f.p:.4g}; Iman-Davenport F = {f.iman_davenport_f:.4g}"
         in text

@@ -153,10 +153,10 @@ def test_declared_target_on_a_tiny_run_by_hand(tmp_path):
     assert rows.loc[("times", "ADA_c3 / GNNB_5", "testing"), "claim"] == "> 2000"
     # Fig. 4 and Fig. 5 are knnx compare's outputs at the paper's level
     result = compare(frame, metric="accuracy", alpha=0.1)
-    counts = result["rank_counts"].set_index("configuration")
+    counts = result.rank_counts.set_index("configuration")
     assert (counts.sum(axis=1) == 2).all() and counts["rank_1"].sum() >= 2
-    sig = result["significance"]
+    sig = result.significance
     assert sig["better"].sum() == sig["worse"].sum()
-    paired = result["paired"]
+    paired = result.paired
     assert sig["better"].sum() == int(((paired["p"] < 0.1) & (paired["mean_difference"] != 0)).sum())
     shutil.rmtree(tmp_path / "res")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from knnx import cli
+from knnx.cli import core
 from knnx.experiment import warmup
 from knnx.experiment.context import PROCESS
 from knnx.experiment.progress import eta_seconds
@@ -260,9 +260,9 @@ def test_the_progress_says_when_kernels_compile(tmp_path, monkeypatch, jobs):
 
 def _bar_output(monkeypatch, calls):
     out = io.StringIO()
-    console = cli.Console(file=out, width=200, force_terminal=False, highlight=False)
-    monkeypatch.setattr(cli, "err_console", console)
-    with cli._progress_bar("spec", "cells") as progress:
+    console = core.Console(file=out, width=200, force_terminal=False, highlight=False)
+    monkeypatch.setattr(core, "err_console", console)
+    with core.progress_bar("spec", "cells") as progress:
         for args, kwargs in calls:
             progress(*args, **kwargs)
     return out.getvalue()

@@ -325,7 +325,7 @@ def cli_reference():
     group = typer.main.get_command(app)
     ctx = group.context_class(group, info_name="knnx")
     lines = [
-        "Generated from the typer app of `knnx/cli.py` when the site is built; "
+        "Generated from the typer app of `knnx/cli/` when the site is built; "
         "`knnx COMMAND --help` prints the same text.",
         "",
     ]

@@ -1,6 +1,11 @@
 """The end of a run: results.csv and curves.csv sorted in cell order, then the
 summaries (summary.csv, summary.md), the figures and report.html (see
-:func:`finish_outputs`)."""
+:func:`finish_outputs`).
+
+Read once, render once: results.csv is read by :func:`sort_results` alone, which
+returns the sorted frame (equal to reading the rewritten file back); the summaries,
+the figures and the report take that frame, and report.html embeds the figure files
+just written instead of drawing them again."""
 
 from pathlib import Path
 
@@ -29,111 +34,130 @@ def finish_outputs(out, *, order, metrics, names, rounds=False, curves=False, ht
     order; ``names``: the parameter names of the file's ``param_<name>`` columns;
     ``rounds``: an active run's rows (a ``round`` column, per-round summaries)."""
     out = Path(out)
-    results_path = out / "results.csv"
-    sort_results(results_path, order, metrics, names, rounds)
+    frame = sort_results(out / "results.csv", order, metrics, names, rounds)
     if curves:
         sort_curves(out / "curves.csv", order)
-    notes = (write_active_summaries if rounds else write_summaries)(results_path, out)
+    labelled = frame.assign(configuration=configuration_labels(frame)) if len(frame) else None
+    tables = (write_active_summaries if rounds else write_summaries)(frame, out, labelled)
+    # every cell failed: no figure of an earlier run stays (an active run's are kept, as before)
+    drawn = write_plots(frame, out) if len(frame) or not rounds else []
+    notes = [f.title for f in drawn if f.path is None]
     if html_report:
-        from knnx.reporting.html import write_report
+        from knnx.reporting.html import RunOutputs, write_report
 
         try:
-            write_report(out)
+            write_report(out, run=RunOutputs(frame=frame, labelled=labelled, tables=tables, figures=drawn))
         except ResultsError as exc:  # e.g. every cell failed: no rows to report
             (out / "report.html").unlink(missing_ok=True)
             notes.append(f"no report: {exc}")
     return notes
 
 
-def sort_results(path, order, metrics, names, rounds=False):
-    """Rewrite results.csv in cell order, metrics in spec order (atomic)."""
-    frame = read_results(path)
-    metric_rank = {m: i for i, m in enumerate(metrics)}
-    frame["_cell"] = [
+def _cell_positions(frame, order):
+    return [
         order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
         for r in frame.itertuples()
     ]
-    frame["_metric"] = frame["metric"].map(metric_rank)
+
+
+def sort_results(path, order, metrics, names, rounds=False):
+    """Rewrite results.csv in cell order, metrics in spec order (atomic); return the
+    sorted frame, equal to :func:`knnx.results.read_results` of the rewritten file (its
+    values read from the file before: the file writes floats round-trip exactly, and
+    ``param_<name>`` columns are derived from ``params`` on reading, never from the
+    file's)."""
+    frame = read_results(path)
+    metric_rank = {m: i for i, m in enumerate(metrics)}
     rounds = [ROUND] if rounds else []  # an active cell's rows: round by round
-    frame = frame.sort_values(["_cell", *rounds, "_metric"], kind="stable")
+    keys = frame.assign(_cell=_cell_positions(frame, order), _metric=frame["metric"].map(metric_rank))
+    frame = frame.loc[keys.sort_values(["_cell", *rounds, "_metric"], kind="stable").index]
     rows = with_param_columns(frame[COLUMNS + rounds].to_dict("records"), names)
     atomic_write_text(path, rows_to_csv(rows, header=True, columns=results_columns(names, bool(rounds))))
+    return frame.reset_index(drop=True)
 
 
 def sort_curves(path, order):
     """Rewrite curves.csv in cell order, each cell's rows as written (atomic)."""
     frame = read_curves(path)
-    frame["_cell"] = [
-        order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
-        for r in frame.itertuples()
-    ]
+    frame["_cell"] = _cell_positions(frame, order)
     frame = frame.sort_values("_cell", kind="stable")
     atomic_write_text(
         path, rows_to_csv(frame[CURVE_COLUMNS].to_dict("records"), header=True, columns=CURVE_COLUMNS)
     )
 
 
-def write_summaries(results_path, out):
-    """summary.csv (all metrics), summary.md (one table per metric) and the figures
-    (:func:`knnx.reporting.figures.write_figures`) from results.csv. Returns the figures' notes: one
-    line per figure that could not be drawn, saying why."""
-    frame = read_results(results_path)
-    if frame.empty:  # every cell failed: no figure of an earlier run stays
-        from knnx.reporting.figures import figure_files
+def metric_tables(rows):
+    """{metric: :func:`knnx.reporting.summaries.summarize` of ``rows`` (with their
+    ``configuration`` labels) by dataset and configuration}, metrics in row order: the
+    tables of summary.md and of the report's summary."""
+    return {
+        metric: summarize(rows, by=("dataset", "configuration"), metric=metric)
+        for metric in dict.fromkeys(rows["metric"])
+    }
 
-        for path in figure_files(out):
-            path.unlink(missing_ok=True)
-        return []
-    frame = frame.assign(configuration=configuration_labels(frame))
-    summary = summarize(frame, by=("dataset", "algorithm", "configuration", "metric"))
+
+def _write_summary_md(out, heading, tables):
+    parts = [heading] + [f"\n## {metric}\n\n" + format_table(sub, "md") for metric, sub in tables.items()]
+    atomic_write_text(Path(out) / "summary.md", "".join(parts))
+
+
+def write_summaries(frame, out, labelled=None):
+    """summary.csv (all metrics) and summary.md (one table per metric) from the results
+    ``frame`` (``labelled``: the frame with its ``configuration`` column, if made
+    already). Returns the per-metric tables (:func:`metric_tables`), None without rows."""
+    if frame.empty:
+        return None
+    if labelled is None:
+        labelled = frame.assign(configuration=configuration_labels(frame))
+    summary = summarize(labelled, by=("dataset", "algorithm", "configuration", "metric"))
     summary["best"] = mark_best(summary)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    parts = [
+    tables = metric_tables(labelled)
+    heading = (
         f"# {frame['experiment'].iloc[0]}: mean ± std over repeats, folds and seeds\n\n"
         "A configuration is an algorithm and the parameters that vary among its settings; "
         "seeds (seed, random_state) are pooled. A single value shows its mean alone.\n"
-    ]
-    for metric in dict.fromkeys(frame["metric"]):
-        sub = summarize(frame, by=("dataset", "configuration"), metric=metric)
-        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
-    atomic_write_text(Path(out) / "summary.md", "".join(parts))
-    return write_plots(frame, out)
+    )
+    _write_summary_md(out, heading, tables)
+    return tables
 
 
-def write_active_summaries(results_path, out):
-    """An active run's summary.csv (:func:`knnx.reporting.figures.active_summary`: per round),
-    summary.md (one table per metric of the last round's values, as knnx run's) and its
-    figures ``active.png`` and ``active_k.png`` (:func:`knnx.reporting.figures.active_figures`).
-    Returns the notes of the figures that could not be drawn."""
+def write_active_summaries(frame, out, labelled=None):
+    """An active run's summary.csv (:func:`knnx.reporting.figures.active_summary`: per
+    round) and summary.md (one table per metric of the last round's values, as knnx
+    run's). Returns the last round's per-metric tables (:func:`metric_tables`), None
+    without rows."""
     from knnx.reporting.figures import active_summary
 
-    frame = read_results(results_path)
     if frame.empty:
-        return []
+        return None
+    if labelled is None:
+        labelled = frame.assign(configuration=configuration_labels(frame))
     summary = active_summary(frame)
     atomic_write_text(Path(out) / "summary.csv", summary.to_csv(index=False, lineterminator="\n"))
-    last = last_round(frame)[0]
-    last = last.assign(configuration=configuration_labels(last))
+    last = last_round(labelled)[0]
     low, high = int(last["n_train"].min()), int(last["n_train"].max())
-    parts = [
+    heading = (
         f"# {frame['experiment'].iloc[0]}: active learning, mean ± std over repeats after the last round\n\n"
         f"Round {int(last[ROUND].iloc[0])}: {low if low == high else f'{low} to {high}'} labelled points. "
         "summary.csv and the figures give every round.\n"
-    ]
-    for metric in dict.fromkeys(last["metric"]):
-        sub = summarize(last, by=("dataset", "configuration"), metric=metric)
-        parts.append(f"\n## {metric}\n\n" + format_table(sub, "md"))
-    atomic_write_text(Path(out) / "summary.md", "".join(parts))
-    return write_plots(frame, out)  # knnx.reporting.figures.figures draws an active run's figures
+    )
+    tables = metric_tables(last)
+    _write_summary_md(out, heading, tables)
+    return tables
 
 
 def write_plots(frame, out):
-    """The automatic figures in ``out`` (:func:`knnx.reporting.figures.write_figures`), after removing
-    those of an earlier run that this one does not draw again. Returns the notes."""
-    from knnx.reporting.figures import figure_files, write_figures
+    """The automatic figures in ``out`` (:func:`knnx.reporting.figures.save_figures`; an
+    active run's: :func:`knnx.reporting.figures.active_figures`), after removing those
+    of an earlier run that this one does not draw again. Returns the figures
+    (:class:`knnx.reporting.figures.RunFigure`, a path None where one could not be
+    drawn); none without rows, every earlier figure removed."""
+    from knnx.reporting.figures import figure_files, save_figures
 
-    written, notes = write_figures(frame, out)
+    drawn = save_figures(frame, out) if len(frame) else []
+    written = {f.name for f in drawn if f.path is not None}
     for path in figure_files(out):
         if path.name not in written:
             path.unlink(missing_ok=True)
-    return notes
+    return drawn

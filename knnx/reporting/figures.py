@@ -9,6 +9,7 @@ line each, what it could not draw.
 
 import json
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -18,6 +19,7 @@ from matplotlib.figure import Figure
 from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
 from knnx.results import read_results, save_figure
+from knnx.stats.configurations import SEED_PARAMS
 
 
 @contextmanager
@@ -78,25 +80,27 @@ def _check_image_path(out):
     """ResultsError unless ``out`` names an image file matplotlib can write in an existing folder."""
     folder = Path(out).parent
     if Path(out).is_dir():
-        raise ResultsError(f"--out: {out} is a folder; give an image file name (e.g. error.png)")
+        raise ResultsError(f"{out} is a folder; give an image file name (e.g. error.png)", param="out")
     if find_control(str(out)) is not None:
         raise ResultsError(
-            f"--out: {str(out)!r} holds a {describe_control(str(out))}; name the file without one"
+            f"{str(out)!r} holds a {describe_control(str(out))}; name the file without one", param="out"
         )
     if not folder.is_dir():
-        raise ResultsError(f"--out: {out}: no folder {folder} to write it in")
+        raise ResultsError(f"{out}: no folder {folder} to write it in", param="out")
     fmt = Path(out).suffix.lstrip(".").lower()
     supported = Figure().canvas.get_supported_filetypes()
     if fmt not in supported:
         raise ResultsError(
-            f"--out: unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}"
+            f"unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}",
+            param="out",
         )
 
 
 def _metric_rows(frame, metric):
     if metric not in set(frame["metric"]):
         raise ResultsError(
-            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+            param="metric",
         )
     return frame[frame["metric"] == metric]
 
@@ -109,7 +113,7 @@ def plot_metric(results, metric="error", x=None, out=None):
     """Plot ``metric`` against parameter ``x``; return the Figure (and save it to ``out``).
 
     One panel per dataset; one line per algorithm and combination of its other
-    parameters that vary (seed-like parameters, :data:`knnx.reporting.summaries.SEED_PARAMS`, are
+    parameters that vary (seed-like parameters, :data:`knnx.stats.configurations.SEED_PARAMS`, are
     pooled unless ``x`` is one of them), each point the mean over repeats, folds and
     pooled seeds with ± one standard deviation. A numeric ``x`` is drawn on a numeric
     axis; any other (text, booleans, lists, or numbers mixed with them) on a
@@ -128,22 +132,50 @@ def plot_metric(results, metric="error", x=None, out=None):
     out : path, optional
         Where to write the image (format from the suffix, e.g. .png or .pdf).
     """
-    from knnx.reporting.summaries import SEED_PARAMS
-
     frame = read_results(results) if not hasattr(results, "columns") else results
     frame = _metric_rows(frame, metric)
+    x, values = _check_x(frame, metric, x)
+    if out is not None:
+        _check_image_path(out)
+    parsed = parse_params(frame["params"])
+    has_x = np.array([x in p for p in parsed], dtype=bool)
+    frame = frame[has_x]
+    parsed = [p for p, keep in zip(parsed, has_x, strict=True) if keep]
+    positions, ticks = _x_positions(frame, parsed, x, values[x])
+    frame = frame.assign(_x=positions, _line=_line_labels(frame, parsed, x))
+    # A setting with a single x value is a dot, not a line: drop such settings when
+    # others have a curve (e.g. UNN with one k beside kNN over k).
+    n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
+    if (n_x > 1).any():
+        frame = frame[n_x > 1]
+    with plain_text():  # dataset and parameter names drawn as written
+        fig = _draw_lines(frame, metric, x, ticks)
+        if out is not None:
+            save_figure(fig, out, dpi=120)
+    return fig
+
+
+def _check_x(frame, metric, x):
+    """``(x, values)``: the parameter to plot ``metric`` against (default: the first
+    numeric one that varies, seed-like ones last) and :func:`parameter_values` of
+    ``frame``; ResultsError when there is none, it takes one value, or the datasets
+    are too many for panels."""
     varying = varying_params(frame)
     shown = ", ".join(varying) or "none"
     if x is None:
         ordered = sorted(varying, key=lambda n: (n in SEED_PARAMS, n not in varying_numeric_params(frame)))
         if not ordered:
-            raise ResultsError(f"--x: no parameter varies in the '{metric}' rows; nothing to plot against")
+            raise ResultsError(
+                f"no parameter varies in the '{metric}' rows; nothing to plot against", param="x"
+            )
         x = ordered[0]
     values = parameter_values(frame)
     if x not in values:
         raise ResultsError(
-            f"--x: no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
-            "(or --x configuration: every configuration side by side)"
+            f"no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
+            "(or {x=configuration}: every configuration side by side)",
+            param="x",
+            mentions=[("x", "configuration")],
         )
     n_datasets = frame["dataset"].nunique()
     if n_datasets > MAX_PANELS:
@@ -153,17 +185,19 @@ def plot_metric(results, metric="error", x=None, out=None):
         )
     if len(values[x]) < 2:
         raise ResultsError(
-            f"--x: parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
-            f"parameters that vary: {shown} (or --x configuration: every configuration side by side)"
+            f"parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
+            f"parameters that vary: {shown} (or {{x=configuration}}: every configuration side by side)",
+            param="x",
+            mentions=[("x", "configuration")],
         )
-    if out is not None:
-        _check_image_path(out)
-    parsed = parse_params(frame["params"])
-    has_x = np.array([x in p for p in parsed], dtype=bool)
-    frame = frame[has_x]
-    parsed = [p for p, keep in zip(parsed, has_x, strict=True) if keep]
-    numeric = all(_is_number(p[x]) for p in parsed)
-    if numeric:
+    return x, values
+
+
+def _x_positions(frame, parsed, x, values):
+    """``(positions, ticks)``: each row's place on the horizontal axis, its value of
+    ``x`` when every value is a number (ticks None), else the index of its value among
+    ``values`` (ticks: their texts)."""
+    if all(_is_number(p[x]) for p in parsed):
         for row, p in zip(frame.index, parsed, strict=True):
             try:
                 float(p[x])  # an integer beyond float64 (10^400) cannot be drawn
@@ -171,11 +205,15 @@ def plot_metric(results, metric="error", x=None, out=None):
                 raise ResultsError(
                     f"column 'params' line {row + 2}: {x} = {str(p[x])[:20]}... is too large to plot"
                 ) from None
-        positions, ticks = [float(p[x]) for p in parsed], None
-    else:
-        order = {json.dumps(v, sort_keys=True): i for i, v in enumerate(values[x])}
-        positions = [float(order[json.dumps(p[x], sort_keys=True)]) for p in parsed]
-        ticks = [_value_text(v) for v in values[x]]
+        return [float(p[x]) for p in parsed], None
+    order = {json.dumps(v, sort_keys=True): i for i, v in enumerate(values)}
+    positions = [float(order[json.dumps(p[x], sort_keys=True)]) for p in parsed]
+    return positions, [_value_text(v) for v in values]
+
+
+def _line_labels(frame, parsed, x):
+    """Each row's line: its algorithm and the other parameters that vary among that
+    algorithm's rows (seed-like ones pooled unless ``x`` is one)."""
     pooled = set(SEED_PARAMS) - {x}
     per_algorithm = {}
     for a, p in zip(frame["algorithm"], parsed, strict=True):
@@ -189,43 +227,35 @@ def plot_metric(results, metric="error", x=None, out=None):
             if k != x and k not in pooled and len(per_algorithm[a][k]) > 1
         ]
         lines.append(f"{a} {', '.join(others)}".strip())
-    frame = frame.assign(_x=positions, _line=lines)
-    # A setting with a single x value is a dot, not a line: drop such settings when
-    # others have a curve (e.g. UNN with one k beside kNN over k).
-    n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
-    if (n_x > 1).any():
-        frame = frame[n_x > 1]
+    return lines
+
+
+def _draw_lines(frame, metric, x, ticks):
+    """The Figure of :func:`plot_metric`: one panel per dataset, one line per ``_line``."""
     datasets = list(dict.fromkeys(frame["dataset"]))
     # The legend goes under each panel; the figure grows with the longest one, so that a
     # spec with many settings (e.g. 22 algorithms) keeps a readable plotting area.
     n_lines = int(frame.groupby("dataset")["_line"].nunique().max()) if len(frame) else 0
     ncols = min(len(datasets), 4)
     nrows = -(-len(datasets) // ncols)
-    with plain_text():  # dataset and parameter names drawn as written
-        fig = Figure(figsize=(5.0 * ncols, nrows * (3.8 + 0.16 * n_lines)), layout="constrained")
-        grid = fig.subplots(nrows, ncols, squeeze=False).flat
-        axes = []
-        for i, ax in enumerate(grid):
-            if i < len(datasets):
-                axes.append(ax)
-            else:
-                ax.set_visible(False)
-        for ax, name in zip(axes, datasets, strict=True):
-            sub = frame[frame["dataset"] == name]
-            for line, part in sub.groupby("_line", sort=False):
-                stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
-                std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
-                xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
-                ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
-            if ticks is not None:
-                ax.set_xticks(range(len(ticks)), ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
-            ax.set_title(name)
-            ax.set_xlabel(x)
-            ax.set_ylabel(metric)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
-        if out is not None:
-            save_figure(fig, out, dpi=120)
+    fig = Figure(figsize=(5.0 * ncols, nrows * (3.8 + 0.16 * n_lines)), layout="constrained")
+    grid = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+    for ax in grid[len(datasets) :]:
+        ax.set_visible(False)
+    for ax, name in zip(grid, datasets, strict=False):
+        sub = frame[frame["dataset"] == name]
+        for line, part in sub.groupby("_line", sort=False):
+            stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
+            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+            xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
+            ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
+        if ticks is not None:
+            ax.set_xticks(range(len(ticks)), ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
+        ax.set_title(name)
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     return fig
 
 
@@ -325,8 +355,6 @@ def figures(frame):
 
     Yields ``(name, title, figure)``, the figure None and the title one line saying why
     where nothing can be drawn; ``name`` is the file name :func:`figure_name` gives."""
-    from knnx.reporting.summaries import SEED_PARAMS
-
     if "round" in frame.columns:  # an active-learning run: its metrics round by round
         yield from active_figures(frame)
         return
@@ -338,7 +366,7 @@ def figures(frame):
             try:
                 fig = plot_comparison(rows, metric) if x is None else plot_metric(rows, metric, x=x)
             except ResultsError as exc:
-                yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('--x: ')}", None
+                yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('x: ')}", None
                 continue
             yield figure_name(metric, x), what, fig
 
@@ -403,27 +431,43 @@ def figure_files(out):
     return found
 
 
-def write_figures(frame, out):
-    """:func:`figures` saved in the folder ``out`` (each atomically). Returns
-    ``(written, notes)``: the file names written, and one line for each figure that
-    could not be drawn, saying why."""
-    written, notes = [], []
+@dataclass(frozen=True)
+class RunFigure:
+    """One automatic figure of a run: its file ``name`` (:func:`figure_name`), its
+    ``title`` (one line; where it could not be drawn, the line saying why) and the
+    ``path`` it was saved to (None where it could not be drawn)."""
+
+    name: str
+    title: str
+    path: Path | None
+
+
+def save_figures(frame, out):
+    """:func:`figures` saved in the folder ``out`` (each atomically, PNG at 110 dpi,
+    tagged :data:`FIGURE_TAG`). Returns the :class:`RunFigure` list, in drawing order."""
+    drawn = []
     for name, title, fig in figures(frame):
         if fig is None:
-            notes.append(title)
+            drawn.append(RunFigure(name, title, None))
             continue
-        save_figure(fig, Path(out) / name, dpi=110, metadata={"Software": FIGURE_TAG})
+        path = Path(out) / name
+        save_figure(fig, path, dpi=110, metadata={"Software": FIGURE_TAG})
         fig.clear()
-        written.append(name)
-    return written, notes
+        drawn.append(RunFigure(name, title, path))
+    return drawn
+
+
+def write_figures(frame, out):
+    """:func:`save_figures`, as ``(written, notes)``: the file names written, and one
+    line for each figure that could not be drawn, saying why."""
+    drawn = save_figures(frame, out)
+    return [f.name for f in drawn if f.path is not None], [f.title for f in drawn if f.path is None]
 
 
 def default_x(frame, metric="error"):
     """What ``knnx plot`` draws ``metric`` against by default: the first numeric parameter
     that varies (seed-like ones last), else the first parameter that varies, else None
     (every configuration side by side)."""
-    from knnx.reporting.summaries import SEED_PARAMS
-
     rows = _metric_rows(frame, metric)
     varying = varying_params(rows)
     numeric = varying_numeric_params(rows)

@@ -3,12 +3,19 @@
 Built from the files a run writes, and nothing else: ``results.csv``, ``spec.yaml``,
 ``environment.json``, ``failures.csv`` and ``warnings.csv``. The page holds the
 spec, the environment, one summary table per metric, the comparison across datasets
-(:mod:`knnx.stats.compare`: ranks, Friedman, Iman-Davenport, Nemenyi's critical difference,
-Wilcoxon-Holm, per-dataset corrected t-tests and the critical-difference diagram), every
-automatic figure (:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
+(:mod:`knnx.stats.compare`, shown by :mod:`knnx.reporting.comparison`: ranks,
+Friedman, Iman-Davenport, Nemenyi's critical difference, Wilcoxon-Holm, per-dataset
+corrected t-tests and the critical-difference diagram), every automatic figure
+(:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
 timings. Figures are embedded as PNG data; there are no scripts, no style sheets or
 fonts to fetch and no links outside the page, so it opens offline and can be mailed
 as one file.
+
+At the end of a run (:func:`knnx.experiment.outputs.finish_outputs`) the page is
+given the run's frame, summary tables and figure files (:class:`RunOutputs`): it
+reads no results again and embeds the PNG files just written, byte for byte. Alone
+(``knnx report``), it reads results.csv and draws the figures itself (at 100 dpi):
+figure files in the folder may be of an earlier run, so they are not trusted.
 """
 
 import base64
@@ -16,6 +23,7 @@ import html
 import io
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +87,12 @@ def _figure_tag(fig, alt):
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     fig.clear()
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return _image_tag(buffer.getvalue(), alt)
+
+
+def _image_tag(png, alt):
+    """PNG bytes as an embedded image with ``alt`` as its caption."""
+    data = base64.b64encode(png).decode("ascii")
     return f'<figure><img src="data:image/png;base64,{data}" alt="{_e(alt)}"><figcaption class="note">{_e(alt)}</figcaption></figure>'
 
 
@@ -92,7 +105,9 @@ def _read_optional_csv(path, columns):
     return _read_table(path, path, columns, path.stem)
 
 
-def _summary_section(frame):
+def _summary_section(frame, tables=None):
+    """One table per metric of ``frame`` (labelled with configurations); ``tables``: the
+    same tables already made ({metric: summary}, see :func:`knnx.experiment.outputs.metric_tables`)."""
     from knnx.reporting.summaries import best_rule, mark_best, summarize
 
     parts = ["<h2 id='summary'>Summary</h2>"]
@@ -101,8 +116,12 @@ def _summary_section(frame):
         "per configuration: the algorithm and the parameters that vary among its settings. A single value shows "
         "its mean alone.</p>"
     )
-    for metric in dict.fromkeys(frame["metric"]):
-        sub = summarize(frame, by=("dataset", "configuration"), metric=metric)
+    if tables is None:
+        tables = {
+            m: summarize(frame, by=("dataset", "configuration"), metric=m)
+            for m in dict.fromkeys(frame["metric"])
+        }
+    for metric, sub in tables.items():
         best = pd.Series(mark_best(sub))
         shown = pd.DataFrame(
             {
@@ -123,7 +142,7 @@ def _summary_section(frame):
 
 
 def _comparison_section(frame, alpha):
-    from knnx.stats.compare import cd_diagram, compare, friedman_sentence, selection_note
+    from knnx.stats.compare import compare
 
     parts = ["<h2 id='comparison'>Comparison across datasets</h2>"]
     metrics = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
@@ -140,66 +159,55 @@ def _comparison_section(frame, alpha):
         except ResultsError as exc:
             parts.append(f"<p class='note'>No comparison: {_e(exc)}.</p>")
             continue
-        f = result["friedman"].iloc[0]
-        better = "lower" if LOWER_IS_BETTER.get(metric, False) else "higher"
-        parts.append(
-            f"<p class='note'>{_e(selection_note(result))} Rank 1 is the best mean ({better} is better); ties share "
-            "the average rank.</p>"
-        )
-        table = result["means"].copy()
-        shown = pd.DataFrame({"dataset": table.index})
-        for c in table.columns:
-            shown[c] = [f"{table.loc[d, c]:.4f} ({result['ranks'].loc[d, c]:g})" for d in table.index]
-        shown.loc[len(shown)] = ["average rank", *(f"{v:.2f}" for v in result["ranks"].mean(axis=0))]
-        parts.append(html_table(shown))
-        parts.append(f"<p>{_e(friedman_sentence(f, alpha))}</p>")
-        parts.append("<p class='note'>Mean ranks, best first.</p>")
-        parts.append(html_table(result["mean_ranks"]))
-        parts.append(
-            "<p class='note'>Pairs: wins, ties and losses of <em>a</em> against <em>b</em> over datasets; "
-            "two-sided Wilcoxon signed-rank test on the per-dataset means, p adjusted by Holm over all pairs.</p>"
-        )
-        parts.append(html_table(result["pairwise"]))
-        paired = result["paired"]
-        significant = paired.assign(
-            a_better=(paired["p_corrected"] < alpha) & (paired["mean_difference"] != 0),
-        )
-        lower = LOWER_IS_BETTER.get(metric, False)
-        sign = (
-            np.where(significant["mean_difference"] < 0, 1, -1)
-            if lower
-            else np.sign(significant["mean_difference"])
-        )
-        counts = (
-            significant.assign(
-                a_wins=significant["a_better"] & (sign > 0), b_wins=significant["a_better"] & (sign < 0)
-            )
-            .groupby(["a", "b"], sort=False)[["a_wins", "b_wins"]]
-            .sum()
-            .reset_index()
-        )
-        counts.columns = ["a", "b", "datasets a significantly better", "datasets b significantly better"]
-        parts.append(
-            "<p class='note'>Per dataset, over the folds the two share: Nadeau and Bengio's corrected resampled "
-            f"t-test (the folds' training sets overlap), two-sided, at α = {alpha:g}; every test is in "
-            "<code>knnx compare --out</code>'s paired.csv.</p>"
-        )
-        parts.append(html_table(counts))
-        try:
-            fig = cd_diagram(result, metric, alpha)
-        except (ResultsError, ImportError):
-            parts.append(
-                "<p class='note'>No critical-difference diagram: it needs scikit-posthocs "
-                "(<code>pip install 'knnx[stats]'</code>).</p>"
-            )
-        else:
-            parts.append(_figure_tag(fig, f"critical-difference diagram, {metric}"))
-            import matplotlib.pyplot as plt
-
-            plt.close(fig)
+        parts += _comparison(result)
     if not metrics:
         parts.append("<p class='note'>No metric to compare (only reported quantities).</p>")
     return "".join(parts)
+
+
+def _comparison(result):
+    """The tables, sentences and diagram of one metric's :class:`knnx.stats.compare.CompareResult`."""
+    from knnx.reporting.comparison import cd_diagram, friedman_sentence, selection_note
+    from knnx.stats.compare import pairwise_significance
+
+    metric, alpha = result.metric, result.alpha
+    better = "lower" if LOWER_IS_BETTER.get(metric, False) else "higher"
+    parts = [
+        f"<p class='note'>{_e(selection_note(result))} Rank 1 is the best mean ({better} is better); ties share "
+        "the average rank.</p>"
+    ]
+    means, ranks = result.means, result.ranks
+    shown = pd.DataFrame({"dataset": means.index})
+    for c in means.columns:
+        shown[c] = [f"{means.loc[d, c]:.4f} ({ranks.loc[d, c]:g})" for d in means.index]
+    shown.loc[len(shown)] = ["average rank", *(f"{v:.2f}" for v in ranks.mean(axis=0))]
+    parts.append(html_table(shown))
+    parts.append(f"<p>{_e(friedman_sentence(result.friedman_row, alpha))}</p>")
+    parts.append("<p class='note'>Mean ranks, best first.</p>")
+    parts.append(html_table(result.mean_ranks))
+    parts.append(
+        "<p class='note'>Pairs: wins, ties and losses of <em>a</em> against <em>b</em> over datasets; "
+        "two-sided Wilcoxon signed-rank test on the per-dataset means, p adjusted by Holm over all pairs.</p>"
+    )
+    parts.append(html_table(result.pairwise))
+    counts = pairwise_significance(result.paired, metric, alpha, corrected=True)
+    counts.columns = ["a", "b", "datasets a significantly better", "datasets b significantly better"]
+    parts.append(
+        "<p class='note'>Per dataset, over the folds the two share: Nadeau and Bengio's corrected resampled "
+        f"t-test (the folds' training sets overlap), two-sided, at α = {alpha:g}; every test is in "
+        "<code>knnx compare --out</code>'s paired.csv.</p>"
+    )
+    parts.append(html_table(counts))
+    try:
+        fig = cd_diagram(result)
+    except (ResultsError, ImportError):
+        parts.append(
+            "<p class='note'>No critical-difference diagram: it needs scikit-posthocs "
+            "(<code>pip install 'knnx[stats]'</code>).</p>"
+        )
+    else:
+        parts.append(_figure_tag(fig, f"critical-difference diagram, {metric}"))
+    return parts
 
 
 def _complete(frame, metric):
@@ -210,6 +218,18 @@ def _complete(frame, metric):
     counts = rows.groupby("configuration", sort=False)["dataset"].nunique()
     dropped = [c for c, n in counts.items() if n < datasets]
     return rows[~rows["configuration"].isin(dropped)], dropped
+
+
+def _embedded_figures_section(drawn):
+    """The figures a run has just written (:class:`knnx.reporting.figures.RunFigure`),
+    their files embedded as they are; a line for each that could not be drawn."""
+    parts = ["<h2 id='figures'>Figures</h2>"]
+    for figure in drawn:
+        if figure.path is None:
+            parts.append(f"<p class='note'>{_e(figure.title)}.</p>")
+        else:
+            parts.append(_image_tag(figure.path.read_bytes(), figure.title))
+    return "".join(parts)
 
 
 def _figures_section(frame):
@@ -280,90 +300,134 @@ def _experiment_name(spec_text, out):
     return str(name) if name else Path(out).name
 
 
-def build_report(out, alpha=0.05):
-    """The HTML text of the report of the run folder ``out`` (see the module docstring)."""
-    from knnx.reporting.summaries import configuration_labels
-    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, last_round, read_results
+@dataclass(frozen=True)
+class RunOutputs:
+    """What the end of a run hands the report, so that it reads and draws nothing again:
+    the results ``frame`` as read (:func:`knnx.results.read_results`), the same with its
+    ``configuration`` column (``labelled``; None without rows), the summary ``tables``
+    ({metric: summary} of the rows the tables show: the last round's for an active run;
+    None without rows) and the ``figures`` just written (:class:`knnx.reporting.figures.RunFigure`),
+    whose files the page embeds."""
 
-    out = Path(out)
+    frame: pd.DataFrame
+    labelled: pd.DataFrame | None
+    tables: dict | None
+    figures: list
+
+
+SECTIONS = [
+    ("summary", "Summary"),
+    ("comparison", "Comparison across datasets"),
+    ("figures", "Figures"),
+    ("failures", "Failures and warnings"),
+    ("timings", "Timings"),
+    ("spec", "Spec and environment"),
+]
+
+
+def _nav():
+    return "<nav><ul>" + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in SECTIONS) + "</ul></nav>"
+
+
+def _read_run(out, run):
+    """(frame, labelled, failures, warnings, spec text, environment) of the run folder ``out``;
+    the frame from ``run`` when given, else read from results.csv."""
+    from knnx.reporting.summaries import configuration_labels
+    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_results
+
     results = out / "results.csv"
-    if not results.is_file():
-        raise ResultsError(f"{out}: no results.csv; give the folder of a run (knnx run ... --out {out})")
-    frame = read_results(results)
+    if run is None:
+        if not results.is_file():
+            raise ResultsError(f"{out}: no results.csv; give the folder of a run (knnx run ... --out {out})")
+        frame = read_results(results)
+        labelled = frame.assign(configuration=configuration_labels(frame)) if len(frame) else None
+    else:
+        frame, labelled = run.frame, run.labelled
     failures = _read_optional_csv(out / "failures.csv", FAILURE_COLUMNS)
     warned = _read_optional_csv(out / "warnings.csv", WARNING_COLUMNS)
     if frame.empty and failures is None:
         raise ResultsError(f"{results}: no result rows yet; nothing to report")
-    frame = frame.assign(configuration=configuration_labels(frame))
-    # An active-learning run (a round column): tables and comparison of the last round's
-    # values; the figures follow every round.
-    last = last_round(frame)[0]
     spec_text = (out / "spec.yaml").read_text(encoding="utf-8") if (out / "spec.yaml").is_file() else ""
     try:
         environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         environment = {}
-    sections = [
-        ("summary", "Summary"),
-        ("comparison", "Comparison across datasets"),
-        ("figures", "Figures"),
-        ("failures", "Failures and warnings"),
-        ("timings", "Timings"),
-        ("spec", "Spec and environment"),
+    return frame, labelled, failures, warned, spec_text, environment
+
+
+def _results_body(frame, n_failed, alpha, run):
+    """The headline, summary, comparison and figures of a run with results (``frame``:
+    labelled with configurations)."""
+    from knnx.results import last_round
+
+    # An active-learning run (a round column): tables and comparison of the last round's
+    # values; the figures follow every round.
+    last = last_round(frame)[0]
+    n_cells = len(frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"]))
+    body = [
+        f"<h1>knnx report: {_e(frame['experiment'].iloc[0])}</h1>",
+        f"<p>{n_cells} cells: {frame['dataset'].nunique()} datasets × {frame['configuration'].nunique()} "
+        f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: "
+        f"{_e(', '.join(dict.fromkeys(frame['metric'])))}; {n_failed} failed cells.</p>",
+        _nav(),
     ]
+    if last is not frame:
+        body.append(
+            f"<p class='note'>Active learning: the tables and the comparison give the values after "
+            f"the last round (round {int(last['round'].iloc[0])}, {_e(_sizes(last))} labelled points); "
+            "summary.csv and the figures give every round.</p>"
+        )
+    body += [
+        _summary_section(last, None if run is None else run.tables),
+        _comparison_section(last, alpha),
+        _figures_section(frame) if run is None else _embedded_figures_section(run.figures),
+    ]
+    return body
+
+
+def _table_or(frame, columns, empty, heading):
+    if frame is None or frame.empty:
+        return [f"<p>{empty}</p>"]
+    return [heading, html_table(frame[columns])]
+
+
+def build_report(out, alpha=0.05, run=None):
+    """The HTML text of the report of the run folder ``out`` (see the module docstring).
+
+    ``run``: the :class:`RunOutputs` of the run that has just written ``out`` (its
+    frame, tables and figure files are used as they are); None (``knnx report``): read
+    results.csv and draw the figures."""
+    out = Path(out)
+    frame, labelled, failures, warned, spec_text, environment = _read_run(out, run)
     n_failed = 0 if failures is None else len(failures)
     if frame.empty:  # every cell failed: the page says so and lists the failures
         name = _experiment_name(spec_text, out)
         body = [
             f"<h1>knnx report: {_e(name)}</h1>",
             f"<p>No results: every cell that ran failed ({n_failed} failed cells).</p>",
-            "<nav><ul>"
-            + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections)
-            + "</ul></nav>",
-            *(f"<h2 id='{k}'>{_e(t)}</h2><p>No results.</p>" for k, t in sections[:3]),
-            "<h2 id='failures'>Failures and warnings</h2>",
+            _nav(),
+            *(f"<h2 id='{k}'>{_e(t)}</h2><p>No results.</p>" for k, t in SECTIONS[:3]),
         ]
     else:
         name = str(frame["experiment"].iloc[0])
-        n_cells = len(frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"]))
-        body = [
-            f"<h1>knnx report: {_e(name)}</h1>",
-            f"<p>{n_cells} cells: {frame['dataset'].nunique()} datasets × {frame['configuration'].nunique()} "
-            f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: "
-            f"{_e(', '.join(dict.fromkeys(frame['metric'])))}; {n_failed} failed cells.</p>",
-            "<nav><ul>"
-            + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in sections)
-            + "</ul></nav>",
-            *(
-                [
-                    f"<p class='note'>Active learning: the tables and the comparison give the values after "
-                    f"the last round (round {int(last['round'].iloc[0])}, {_e(_sizes(last))} labelled points); "
-                    "summary.csv and the figures give every round.</p>"
-                ]
-                if last is not frame
-                else []
-            ),
-            _summary_section(last),
-            _comparison_section(last, alpha),
-            _figures_section(frame),
-            "<h2 id='failures'>Failures and warnings</h2>",
-        ]
-    if failures is None or failures.empty:
-        body.append("<p>No cell failed.</p>")
-    else:
-        body.append(f"<p>{len(failures)} cells failed (a rerun retries them):</p>")
-        order = ["dataset", "algorithm", "repeat", "fold", "error", "params"]
-        body.append(html_table(failures[order]))
-    if warned is None or warned.empty:
-        body.append("<p>No warnings.</p>")
-    else:
-        body.append("<p>Python warnings raised in cells (recorded, not printed):</p>")
-        order = ["dataset", "algorithm", "repeat", "fold", "category", "message", "count", "params"]
-        body.append(html_table(warned[order]))
+        body = _results_body(labelled, n_failed, alpha, run)
+    body.append("<h2 id='failures'>Failures and warnings</h2>")
+    body += _table_or(
+        failures,
+        ["dataset", "algorithm", "repeat", "fold", "error", "params"],
+        "No cell failed.",
+        f"<p>{n_failed} cells failed (a rerun retries them):</p>",
+    )
+    body += _table_or(
+        warned,
+        ["dataset", "algorithm", "repeat", "fold", "category", "message", "count", "params"],
+        "No warnings.",
+        "<p>Python warnings raised in cells (recorded, not printed):</p>",
+    )
     if frame.empty:
         body.append("<h2 id='timings'>Timings</h2><p>No cell finished.</p>")
     else:
-        body.append(_timings_section(frame, environment))
+        body.append(_timings_section(labelled, environment))
     body.append("<h2 id='spec'>Spec and environment</h2>")
     body.append(f"<h3>spec.yaml</h3><pre>{_e(spec_text)}</pre>")
     body.append(f"<h3>environment.json</h3><pre>{_e(json.dumps(environment, indent=2))}</pre>")
@@ -376,13 +440,14 @@ def build_report(out, alpha=0.05):
     )
 
 
-def write_report(out, alpha=0.05):
-    """Write ``out/report.html`` (atomically); return its path."""
+def write_report(out, alpha=0.05, run=None):
+    """Write ``out/report.html`` (atomically); return its path. ``run``: as for
+    :func:`build_report`."""
     from knnx.reporting.figures import plain_text
     from knnx.results import atomic_write_text
 
     with plain_text():
-        text = build_report(out, alpha)
+        text = build_report(out, alpha, run)
     path = Path(out) / "report.html"
     atomic_write_text(path, text)
     return path

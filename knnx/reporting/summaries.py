@@ -7,34 +7,9 @@ from knnx._text import escape_control
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.results import read_results
+from knnx.stats.configurations import configuration_labels
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
-
-# Parameters whose values are replicates, not settings: a configuration's summary pools
-# them (knn_sample's seeds, a scikit-learn estimator's random_state), as it pools
-# repeats and folds.
-SEED_PARAMS = ("seed", "random_state")
-
-
-def configuration_labels(frame):
-    """A short label per row: the algorithm (its id) followed by the parameters that take
-    more than one value among that algorithm's rows of ``frame``, seed-like parameters
-    (:data:`SEED_PARAMS`) left out, e.g. ``knn k=3`` or ``unn k=5, theta=0.1``; the
-    algorithm alone when nothing varies. The JSON of every default is never shown."""
-    from knnx.results import PARAM_PREFIX
-
-    columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
-    varying = {}
-    for alg, sub in frame.groupby("algorithm", sort=False):
-        varying[alg] = [
-            c for c in columns if c.removeprefix(PARAM_PREFIX) not in SEED_PARAMS and sub[c].nunique() > 1
-        ]
-    labels = []
-    for row in frame[["algorithm", *columns]].itertuples(index=False, name=None):
-        alg, values = row[0], dict(zip(columns, row[1:], strict=True))
-        shown = [f"{c.removeprefix(PARAM_PREFIX)}={values[c]}" for c in varying[alg] if values[c] != ""]
-        labels.append(f"{alg} {', '.join(shown)}" if shown else str(alg))
-    return pd.Series(labels, index=frame.index, dtype=object)
 
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
@@ -42,13 +17,13 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
 
     ``by`` names columns of the results frame; a parameter by its bare name (``k``)
     or its column (``param_k``); ``configuration`` for :func:`configuration_labels`
-    (pools seeds, see :data:`SEED_PARAMS`)."""
+    (pools seeds, see :data:`knnx.stats.configurations.SEED_PARAMS`)."""
     from knnx.results import PARAM_PREFIX
 
     by = list(by)
     repeated = next((c for i, c in enumerate(by) if c in by[:i]), None)
     if repeated is not None:
-        raise ResultsError(f"--by: column '{repeated}' is given twice")
+        raise ResultsError(f"column '{repeated}' is given twice", param="by")
     if "configuration" in by and "configuration" not in frame.columns:
         frame = frame.assign(configuration=configuration_labels(frame))
     by = [c if c in frame.columns or PARAM_PREFIX + c not in frame.columns else PARAM_PREFIX + c for c in by]
@@ -57,12 +32,14 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
             known = [c for c in frame.columns if not c.startswith(PARAM_PREFIX)] + ["configuration"]
             params = [c.removeprefix(PARAM_PREFIX) for c in frame.columns if c.startswith(PARAM_PREFIX)]
             raise ResultsError(
-                f"--by: unknown column '{col}'; known: {', '.join(known)}; parameters: {', '.join(params) or 'none'}"
+                f"unknown column '{col}'; known: {', '.join(known)}; parameters: {', '.join(params) or 'none'}",
+                param="by",
             )
     if metric is not None:
         if metric not in set(frame["metric"]):
             raise ResultsError(
-                f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+                f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+                param="metric",
             )
         frame = frame[frame["metric"] == metric]
     keys = by + (["metric"] if "metric" not in by else [])
@@ -157,7 +134,7 @@ def format_table(summary, fmt="md", digits=4):
         ]
         lines += ["\\bottomrule", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
-    raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
+    raise ResultsError(f"expected md, csv or latex, got '{fmt}'", param="fmt")
 
 
 def results_table(results, by=("dataset", "configuration"), metric="error", fmt="md"):

@@ -3,7 +3,7 @@ pairwise Wilcoxon signed-rank tests with Holm's correction (Demšar 2006; Garcí
 Herrera 2008).
 
 Input: a results frame (see :func:`knnx.results.read_results`). One metric is
-compared; each configuration (:func:`knnx.reporting.summaries.configuration_labels`: the algorithm
+compared; each configuration (:func:`knnx.stats.configurations.configuration_labels`: the algorithm
 id and the parameters that vary, seeds pooled) is summarised per dataset by its mean
 over repeats, folds and seeds. Every configuration must have results on every
 dataset (a complete block design).
@@ -26,17 +26,26 @@ Rules, all tested:
   the two-sided Wilcoxon signed-rank test of ``scipy.stats.wilcoxon`` on the
   per-dataset means (zero differences dropped, scipy's default; p = 1 when every
   difference is zero); Holm's step-down adjustment over all pairs.
+* Significance over the folds (:func:`significant_winners`): a pair's paired test
+  at ``alpha`` finds the configuration with the better mean significantly better; a
+  zero mean difference is never significant. :func:`significance_counts` (per
+  configuration, Nock et al. 2014, Fig. 5) and :func:`pairwise_significance` (per
+  pair, the report's table) count these verdicts.
+
+:func:`compare` returns a :class:`CompareResult`; the tables, sentences and the
+critical-difference diagram that show it are drawn by :mod:`knnx.reporting.comparison`.
 """
 
 import itertools
 import math
-import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+from knnx.stats.configurations import configuration_labels
 
 
 def holm(pvalues):
@@ -87,14 +96,13 @@ def _contestants(frame, metric, select):
     (the per-fold values, rows (dataset, repeat, fold), seeds averaged within a fold),
     ``chosen`` (dataset, contestant, configuration: which configuration stands for
     the contestant) and ``sizes`` (per dataset: mean n_train and n_test)."""
-    from knnx.reporting.summaries import configuration_labels
-
     if metric not in set(frame["metric"]):
         raise ResultsError(
-            f"--metric: no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}"
+            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+            param="metric",
         )
     if select not in ("all", "best-test", None):
-        raise ResultsError(f"--select: expected all or best-test, got '{select}'")
+        raise ResultsError(f"expected all or best-test, got '{select}'", param="select")
     rows = frame[frame["metric"] == metric]
     if "configuration" not in rows.columns:  # labels given by the caller are kept
         rows = rows.assign(configuration=configuration_labels(rows))
@@ -103,9 +111,11 @@ def _contestants(frame, metric, select):
     if select is None and len(several):
         name, count = several.index[0], int(several.iloc[0])
         raise ResultsError(
-            f"--select: algorithm '{name}' has {count} configurations; give --select all (each a contestant) or "
-            "--select best-test (each algorithm's best on the test folds: optimistic), or choose them honestly "
-            "with tune:"
+            f"algorithm '{name}' has {count} configurations; give {{select=all}} (each a contestant) or "
+            "{select=best-test} (each algorithm's best on the test folds: optimistic), or choose them honestly "
+            "with tune:",
+            param="select",
+            mentions=[("select", "all"), ("select", "best-test")],
         )
     means = rows.groupby(["dataset", "configuration"], sort=False)["value"].mean().unstack("configuration")
     folds = (
@@ -118,26 +128,38 @@ def _contestants(frame, metric, select):
         columns=["dataset", "contestant", "configuration"],
     )
     if select == "best-test":
-        lower = LOWER_IS_BETTER.get(metric, False)
-        best, best_folds, picks = {}, {}, []
-        for alg in dict.fromkeys(rows["algorithm"]):
-            configs = list(dict.fromkeys(rows.loc[rows["algorithm"] == alg, "configuration"]))
-            sub = means[configs]
-            absent = sub.isna().all(axis=1)
-            if absent.any():
-                raise ResultsError(
-                    f"algorithm '{alg}' has no '{metric}' results on dataset '{absent.index[absent][0]}'; a "
-                    "comparison across datasets needs every algorithm on every dataset"
-                )
-            # the first configuration (in file order) among those with the best mean
-            pick = sub.idxmin(axis=1) if lower else sub.idxmax(axis=1)
-            best[alg] = sub.min(axis=1) if lower else sub.max(axis=1)
-            best_folds[alg] = pd.Series(
-                [folds.loc[key, pick[key[0]]] for key in folds.index], index=folds.index, dtype=np.float64
+        means, folds, chosen = _best_test(rows, means, folds, metric)
+    _check_complete(means, metric)
+    sizes = rows.groupby("dataset", sort=False)[["n_train", "n_test"]].mean()
+    return {"means": means, "folds": folds, "chosen": chosen, "sizes": sizes}
+
+
+def _best_test(rows, means, folds, metric):
+    """``(means, folds, chosen)`` of each algorithm's configuration with the best mean per
+    dataset (the first in file order among equal means)."""
+    lower = LOWER_IS_BETTER.get(metric, False)
+    best, best_folds, picks = {}, {}, []
+    for alg in dict.fromkeys(rows["algorithm"]):
+        configs = list(dict.fromkeys(rows.loc[rows["algorithm"] == alg, "configuration"]))
+        sub = means[configs]
+        absent = sub.isna().all(axis=1)
+        if absent.any():
+            raise ResultsError(
+                f"algorithm '{alg}' has no '{metric}' results on dataset '{absent.index[absent][0]}'; a "
+                "comparison across datasets needs every algorithm on every dataset"
             )
-            picks += [(d, alg, pick[d]) for d in means.index if isinstance(pick[d], str)]
-        means, folds = pd.DataFrame(best), pd.DataFrame(best_folds)
-        chosen = pd.DataFrame(picks, columns=["dataset", "contestant", "configuration"])
+        pick = sub.idxmin(axis=1) if lower else sub.idxmax(axis=1)
+        best[alg] = sub.min(axis=1) if lower else sub.max(axis=1)
+        best_folds[alg] = pd.Series(
+            [folds.loc[key, pick[key[0]]] for key in folds.index], index=folds.index, dtype=np.float64
+        )
+        picks += [(d, alg, pick[d]) for d in means.index if isinstance(pick[d], str)]
+    chosen = pd.DataFrame(picks, columns=["dataset", "contestant", "configuration"])
+    return pd.DataFrame(best), pd.DataFrame(best_folds), chosen
+
+
+def _check_complete(means, metric):
+    """ResultsError unless every contestant has a mean on every dataset, and there are two of each."""
     missing = means.isna()
     if missing.any().any():
         d, c = next((d, c) for d in means.index for c in means.columns if missing.loc[d, c])
@@ -150,8 +172,6 @@ def _contestants(frame, metric, select):
             f"a comparison needs at least two configurations and two datasets; these results have "
             f"{len(means.columns)} and {len(means.index)}"
         )
-    sizes = rows.groupby("dataset", sort=False)[["n_train", "n_test"]].mean()
-    return {"means": means, "folds": folds, "chosen": chosen, "sizes": sizes}
 
 
 # Relative size below which two values' difference is rounding (e.g. the same mean summed
@@ -228,47 +248,105 @@ def rank_counts(means, metric="error", method="min"):
     return pd.DataFrame(counts, index=means.columns, columns=range(1, k + 1))
 
 
+def significant_winners(paired, metric="error", alpha=0.05):
+    """Per row of ``paired`` (:class:`CompareResult`'s per-dataset tests), the
+    configuration its test at ``alpha`` finds significantly better: ``winner`` under the
+    paired t-test (``p``), ``winner_corrected`` under Nadeau and Bengio's corrected test
+    (``p_corrected``); None where the test is not significant or the mean difference is
+    zero (or nan). The better of the pair has the better mean (the lower for metrics
+    where lower is better). The one significance rule of :func:`significance_counts`,
+    :func:`pairwise_significance` and the report."""
+    lower = LOWER_IS_BETTER.get(metric, False)
+    out = {"winner": [], "winner_corrected": []}
+    for row in paired.itertuples(index=False):
+        decided = bool(row.mean_difference) and not math.isnan(row.mean_difference)
+        a_better = (row.mean_difference < 0) if lower else (row.mean_difference > 0)
+        better = row.a if a_better else row.b
+        for column, key in (("p", "winner"), ("p_corrected", "winner_corrected")):
+            out[key].append(better if decided and getattr(row, column) < alpha else None)
+    return paired.assign(**{k: pd.Series(v, index=paired.index, dtype=object) for k, v in out.items()})
+
+
 def significance_counts(paired, configurations, metric="error", alpha=0.05):
     """Per configuration, how many (dataset, rival) pairs its paired test over the folds
-    (``paired``: :func:`compare`'s per-dataset tests) finds significant at ``alpha``,
+    (``paired``: :class:`CompareResult`'s per-dataset tests) finds significant at ``alpha``,
     counted as ``better`` for the configuration with the better mean and ``worse`` for the
     other (Nock et al. 2014, Fig. 5), under the paired t-test (``better``, ``worse``) and
     under Nadeau and Bengio's corrected test (``better_corrected``, ``worse_corrected``).
-    A zero mean difference is never counted."""
-    lower = LOWER_IS_BETTER.get(metric, False)
+    A zero mean difference is never counted (:func:`significant_winners`)."""
     counts = {
         c: dict.fromkeys(("better", "worse", "better_corrected", "worse_corrected"), 0)
         for c in configurations
     }
-    for row in paired.itertuples(index=False):
-        if not row.mean_difference or math.isnan(row.mean_difference):
-            continue
-        a_better = (row.mean_difference < 0) if lower else (row.mean_difference > 0)
-        winner, loser = (row.a, row.b) if a_better else (row.b, row.a)
-        for column, suffix in (("p", ""), ("p_corrected", "_corrected")):
-            if getattr(row, column) < alpha:
+    verdicts = significant_winners(paired, metric, alpha)
+    for row in verdicts.itertuples(index=False):
+        for winner, suffix in ((row.winner, ""), (row.winner_corrected, "_corrected")):
+            if winner is not None:
                 counts[winner]["better" + suffix] += 1
-                counts[loser]["worse" + suffix] += 1
+                counts[row.b if winner == row.a else row.a]["worse" + suffix] += 1
     frame = pd.DataFrame.from_dict(counts, orient="index")
     return frame.rename_axis("configuration").reset_index()
 
 
-def compare(frame, metric="error", select="all", alpha=0.05):
-    """The comparison of the module docstring. Returns a dict of DataFrames: ``means``
-    (datasets x configurations), ``ranks`` (same shape), ``mean_ranks`` (configuration,
-    mean_rank, n_datasets; best first), ``pairwise`` (a, b, wins, ties, losses,
-    statistic, p, p_holm), ``friedman`` (one row), ``per_dataset``, ``paired`` (the paired
-    tests per dataset and pair, :func:`paired_tests`), ``rank_counts`` (configuration and
-    the datasets ranking it 1st, 2nd, ...: :func:`rank_counts`, ties sharing the best
-    rank) and ``significance`` (:func:`significance_counts` at ``alpha``)."""
-    from scipy.stats import friedmanchisquare, rankdata, wilcoxon
+def pairwise_significance(paired, metric="error", alpha=0.05, corrected=True):
+    """Per pair (a, b), on how many datasets the paired test over the folds
+    (:func:`significant_winners`; Nadeau and Bengio's corrected test, or with
+    ``corrected=False`` the paired t-test) finds ``a`` significantly better
+    (``a_better``) and ``b`` significantly better (``b_better``), pairs in
+    ``paired``'s order."""
+    verdicts = significant_winners(paired, metric, alpha)
+    winner = verdicts["winner_corrected" if corrected else "winner"]
+    return (
+        verdicts.assign(a_better=winner == verdicts["a"], b_better=winner == verdicts["b"])
+        .groupby(["a", "b"], sort=False)[["a_better", "b_better"]]
+        .sum()
+        .reset_index()
+    )
 
-    if metric not in METRICS:
-        raise ResultsError(f"--metric: '{metric}' is not a metric; known: {', '.join(METRICS)}")
-    if not 0 < alpha < 1:
-        raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
-    parts = _contestants(frame, metric, select)
-    means = parts["means"]
+
+@dataclass(frozen=True)
+class CompareResult:
+    """What :func:`compare` finds (tables as DataFrames):
+
+    * ``metric``, ``select``, ``alpha``: what was compared, how the contestants were
+      chosen, the level of the critical difference and of the significance counts;
+    * ``means``: datasets x configurations, each configuration's mean; ``ranks``: the
+      same shape, 1 the best, ties sharing the average rank;
+    * ``mean_ranks``: configuration, mean_rank, n_datasets; best first;
+    * ``friedman``: one row (n_datasets, n_configurations, chi2, df, p,
+      iman_davenport_f, p_f, critical_difference); :attr:`friedman_row` is that row;
+    * ``pairwise``: a, b, wins, ties, losses, statistic, p, p_holm (Wilcoxon-Holm);
+    * ``per_dataset``: dataset, configuration, mean, std, n_folds, rank (and with
+      best-test, the configuration chosen);
+    * ``paired``: the paired tests per dataset and pair (:func:`paired_tests`);
+      ``folds``: the per-fold values they use;
+    * ``rank_counts``: configuration and the datasets ranking it 1st, 2nd, ...
+      (:func:`rank_counts`, ties sharing the best rank);
+    * ``significance``: :func:`significance_counts` at ``alpha``."""
+
+    metric: str
+    select: str | None
+    alpha: float
+    means: pd.DataFrame
+    ranks: pd.DataFrame
+    mean_ranks: pd.DataFrame
+    pairwise: pd.DataFrame
+    friedman: pd.DataFrame
+    per_dataset: pd.DataFrame
+    paired: pd.DataFrame
+    folds: pd.DataFrame
+    rank_counts: pd.DataFrame
+    significance: pd.DataFrame
+
+    @property
+    def friedman_row(self):
+        """The one row of ``friedman`` (a Series)."""
+        return self.friedman.iloc[0]
+
+
+def _ranks(means, metric):
+    from scipy.stats import rankdata
+
     lower = LOWER_IS_BETTER.get(metric, False)
     values = means.to_numpy(dtype=np.float64)
     ranks = pd.DataFrame(
@@ -276,10 +354,21 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         index=means.index,
         columns=means.columns,
     )
-    n, k = values.shape
     mean_ranks = pd.DataFrame(
-        {"configuration": means.columns, "mean_rank": ranks.mean(axis=0).to_numpy(), "n_datasets": n}
+        {
+            "configuration": means.columns,
+            "mean_rank": ranks.mean(axis=0).to_numpy(),
+            "n_datasets": len(values),
+        }
     ).sort_values("mean_rank", kind="stable", ignore_index=True)
+    return ranks, mean_ranks
+
+
+def _friedman(values, alpha):
+    """Friedman's and Iman-Davenport's tests and Nemenyi's critical difference, one row."""
+    from scipy.stats import friedmanchisquare
+
+    n, k = values.shape
     if k >= 3 and np.all(values == values[:, :1]):  # every dataset ties every configuration
         chi2, p, f_value, p_f = 0.0, 1.0, 0.0, 1.0  # scipy: 0/0
     elif k >= 3:
@@ -287,22 +376,27 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         f_value, p_f = iman_davenport(float(chi2), k, n)
     else:
         chi2 = p = f_value = p_f = math.nan
-    friedman = pd.DataFrame(
-        [
-            {
-                "n_datasets": n,
-                "n_configurations": k,
-                "chi2": float(chi2),
-                "df": k - 1,
-                "p": float(p),
-                "iman_davenport_f": f_value,
-                "p_f": p_f,
-                "critical_difference": nemenyi_cd(k, n, alpha),
-            }
-        ]
-    )
+    row = {
+        "n_datasets": n,
+        "n_configurations": k,
+        "chi2": float(chi2),
+        "df": k - 1,
+        "p": float(p),
+        "iman_davenport_f": f_value,
+        "p_f": p_f,
+        "critical_difference": nemenyi_cd(k, n, alpha),
+    }
+    return pd.DataFrame([row])
+
+
+def _wilcoxon_holm(means, metric):
+    """Per pair: wins, ties, losses over datasets and the Wilcoxon signed-rank test, Holm-adjusted."""
+    from scipy.stats import wilcoxon
+
+    lower = LOWER_IS_BETTER.get(metric, False)
+    values = means.to_numpy(dtype=np.float64)
     pairs = []
-    for i, j in itertools.combinations(range(k), 2):
+    for i, j in itertools.combinations(range(values.shape[1]), 2):
         a, b = values[:, i], values[:, j]
         better = a < b if lower else a > b
         worse = a > b if lower else a < b
@@ -324,13 +418,17 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         )
     pairwise = pd.DataFrame(pairs)
     pairwise["p_holm"] = holm(pairwise["p"])
-    folds = parts["folds"]
-    per_dataset = []
+    return pairwise
+
+
+def _per_dataset(parts, ranks, select):
+    means, folds = parts["means"], parts["folds"]
+    rows = []
     for d in means.index:
         for c in means.columns:
             n_folds = int(folds.loc[d, c].notna().sum())
             std = float(folds.loc[d, c].std(ddof=1)) if n_folds > 1 else math.nan
-            per_dataset.append(
+            rows.append(
                 {
                     "dataset": d,
                     "configuration": c,
@@ -339,17 +437,23 @@ def compare(frame, metric="error", select="all", alpha=0.05):
                     "n_folds": n_folds,
                 }
             )
-    per_dataset = pd.DataFrame(per_dataset)
+    per_dataset = pd.DataFrame(rows)
     per_dataset["rank"] = [ranks.loc[r.dataset, r.configuration] for r in per_dataset.itertuples()]
     if select == "best-test":
         chosen = parts["chosen"].set_index(["dataset", "contestant"])["configuration"]
         per_dataset["chosen"] = [chosen[(r.dataset, r.configuration)] for r in per_dataset.itertuples()]
+    return per_dataset
+
+
+def _paired(parts):
+    """The paired tests (:func:`paired_tests`) of every pair on every dataset, over the folds they share."""
+    means, folds = parts["means"], parts["folds"]
     paired = []
     for d in means.index:
         block = folds.loc[d]
         n_train, n_test = parts["sizes"].loc[d, ["n_train", "n_test"]]
         ratio = float(n_test) / float(n_train)
-        for i, j in itertools.combinations(range(k), 2):
+        for i, j in itertools.combinations(range(len(means.columns)), 2):
             a, b = block[means.columns[i]].to_numpy(), block[means.columns[j]].to_numpy()
             shared = ~(np.isnan(a) | np.isnan(b))
             paired.append(
@@ -361,133 +465,36 @@ def compare(frame, metric="error", select="all", alpha=0.05):
                     "test_train_ratio": ratio,
                 }
             )
-    paired = pd.DataFrame(paired)
+    return pd.DataFrame(paired)
+
+
+def compare(frame, metric="error", select="all", alpha=0.05):
+    """The comparison of the module docstring, as a :class:`CompareResult`."""
+    if metric not in METRICS:
+        raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(METRICS)}", param="metric")
+    if not 0 < alpha < 1:
+        raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
+    parts = _contestants(frame, metric, select)
+    means = parts["means"]
+    ranks, mean_ranks = _ranks(means, metric)
+    paired = _paired(parts)
     counts = rank_counts(means, metric, method="min")
     counts = counts.rename(columns=lambda r: f"rank_{r}").rename_axis("configuration").reset_index()
-    return {
-        "metric": metric,
-        "select": select,
-        "means": means,
-        "ranks": ranks,
-        "mean_ranks": mean_ranks,
-        "pairwise": pairwise,
-        "friedman": friedman,
-        "per_dataset": per_dataset,
-        "paired": paired,
-        "folds": folds,
-        "rank_counts": counts,
-        "significance": significance_counts(paired, list(means.columns), metric, alpha),
-    }
-
-
-def comparison_table(result, fmt="md", digits=4):
-    """Datasets x configurations, each cell "mean (rank)", then the average ranks, as
-    Markdown, CSV or LaTeX (booktabs)."""
-    means, ranks = result["means"], result["ranks"]
-    header = ["dataset", *means.columns]
-    body = [
-        [str(d), *(f"{means.loc[d, c]:.{digits}f} ({ranks.loc[d, c]:g})" for c in means.columns)]
-        for d in means.index
-    ]
-    average = ranks.mean(axis=0)
-    footer = ["average rank", *(f"{average[c]:.2f}" for c in means.columns)]
-    if fmt == "csv":
-        return pd.DataFrame([*body, footer], columns=header).to_csv(index=False, lineterminator="\n")
-    if fmt == "md":
-        lines = [f"{selection_note(result)}\n"] if result.get("select") == "best-test" else []
-        lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in [*body, footer]]
-        return "\n".join(lines) + "\n"
-    if fmt == "latex":
-        from knnx.reporting.summaries import latex_escape as esc
-
-        lines = ["\\begin{tabular}{l" + "r" * len(means.columns) + "}", "\\toprule"]
-        lines.append(" & ".join(esc(h) for h in header) + " \\\\")
-        lines.append("\\midrule")
-        lines += [" & ".join(esc(c) for c in row) + " \\\\" for row in body]
-        lines.append("\\midrule")
-        lines.append(" & ".join(esc(c) for c in footer) + " \\\\")
-        lines += ["\\bottomrule", "\\end{tabular}"]
-        return "\n".join(lines) + "\n"
-    raise ResultsError(f"--format: expected md, csv or latex, got '{fmt}'")
-
-
-def friedman_sentence(f, alpha=0.05):
-    """One line for the ``friedman`` row of :func:`compare`."""
-    tail = (
-        f"Nemenyi critical difference at alpha {alpha:g} = {f.critical_difference:.4g} "
-        f"({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)"
+    return CompareResult(
+        metric=metric,
+        select=select,
+        alpha=alpha,
+        means=means,
+        ranks=ranks,
+        mean_ranks=mean_ranks,
+        pairwise=_wilcoxon_holm(means, metric),
+        friedman=_friedman(means.to_numpy(dtype=np.float64), alpha),
+        per_dataset=_per_dataset(parts, ranks, select),
+        paired=paired,
+        folds=parts["folds"],
+        rank_counts=counts,
+        significance=significance_counts(paired, list(means.columns), metric, alpha),
     )
-    if int(f.n_configurations) < 3:
-        return f"Friedman's test needs three configurations or more; with two, see the Wilcoxon test. {tail}"
-    return (
-        f"Friedman chi2 = {f.chi2:.4g} (df {int(f.df)}), p = {f.p:.4g}; Iman-Davenport F = "
-        f"{f.iman_davenport_f:.4g}, p = {f.p_f:.4g}; {tail}"
-    )
-
-
-def selection_note(result):
-    """One sentence saying how the contestants were chosen."""
-    if result.get("select") == "best-test":
-        return (
-            "Each algorithm is represented on each dataset by its configuration with the best mean on the test "
-            "folds: optimistic, since the test folds chose it (use tune: for an honest choice)."
-        )
-    return "Each configuration (an algorithm and the parameters that vary) is a contestant."
-
-
-def write_comparison(result, out, fmt="md", metric="error", alpha=0.05):
-    """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, paired.csv,
-    rank_counts.csv, significance.csv, table.md (or .tex/.csv),
-    and, with scikit-posthocs installed, nemenyi.csv, cd.png and cd.svg, in the folder
-    ``out`` (each written atomically). Returns the names of the files written."""
-    from pathlib import Path
-
-    from knnx.results import atomic_write_text
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-
-    def csv(frame):
-        return frame.to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
-
-    atomic_write_text(out / "ranks.csv", csv(result["mean_ranks"]))
-    atomic_write_text(out / "pairwise.csv", csv(result["pairwise"]))
-    atomic_write_text(out / "friedman.csv", csv(result["friedman"]))
-    atomic_write_text(out / "per_dataset.csv", csv(result["per_dataset"]))
-    atomic_write_text(out / "paired.csv", csv(result["paired"]))
-    atomic_write_text(out / "rank_counts.csv", csv(result["rank_counts"]))
-    atomic_write_text(out / "significance.csv", csv(result["significance"]))
-    suffix = {"md": "md", "latex": "tex", "csv": "csv"}[fmt]
-    atomic_write_text(out / f"table.{suffix}", comparison_table(result, fmt))
-    written = [
-        "ranks.csv",
-        "pairwise.csv",
-        "friedman.csv",
-        "per_dataset.csv",
-        "paired.csv",
-        "rank_counts.csv",
-        "significance.csv",
-        f"table.{suffix}",
-    ]
-    try:
-        pvalues = nemenyi_pvalues(result)
-    except ResultsError:
-        return written  # no scikit-posthocs: the tables only
-    import matplotlib.pyplot as plt
-
-    from knnx.results import save_figure
-
-    atomic_write_text(
-        out / "nemenyi.csv", pvalues.to_csv(lineterminator="\n", float_format=lambda v: repr(float(v)))
-    )
-    fig = cd_diagram(result, metric, alpha)
-    try:
-        save_figure(fig, out / "cd.png", dpi=150)
-        save_figure(fig, out / "cd.svg", dpi=150)
-    finally:
-        plt.close(fig)
-    return [*written, "nemenyi.csv", "cd.png", "cd.svg"]
 
 
 def nemenyi_pvalues(result):
@@ -499,40 +506,7 @@ def nemenyi_pvalues(result):
         raise ResultsError(
             "the critical-difference diagram needs scikit-posthocs: pip install 'knnx[stats]'"
         ) from None
-    means = result["means"]
+    means = result.means
     table = sp.posthoc_nemenyi_friedman(means.to_numpy(dtype=np.float64))
     table.index = table.columns = means.columns
     return table
-
-
-def cd_diagram(result, metric="error", alpha=0.05):
-    """The critical-difference diagram (Demšar 2006, Fig. 1) as a matplotlib Figure, drawn
-    by scikit-posthocs: configurations placed at their mean ranks, groups that
-    Nemenyi's test at ``alpha`` does not tell apart joined by bars, and the critical
-    difference drawn above the axis."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import scikit_posthocs as sp
-
-    from knnx.reporting.figures import plain_text
-
-    pvalues = nemenyi_pvalues(result)
-    ranks = result["ranks"].mean(axis=0)
-    f = result["friedman"].iloc[0]
-    with plain_text():
-        fig, ax = plt.subplots(figsize=(7, 1.8 + 0.4 * len(ranks)))
-        sp.critical_difference_diagram(ranks, pvalues, cd=float(f["critical_difference"]), alpha=alpha, ax=ax)
-        ax.set_title(
-            f"{metric}: mean ranks over {int(f['n_datasets'])} datasets (Nemenyi CD = "
-            f"{f['critical_difference']:.3g} at alpha {alpha:g})",
-            fontsize=9,
-            pad=28,  # above the critical-difference bar that scikit-posthocs draws over the axis
-        )
-        with warnings.catch_warnings():
-            # long configuration labels can leave tight_layout no room: the figure keeps
-            # matplotlib's default margins then, which is all the warning says
-            warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
-            fig.tight_layout()
-    return fig

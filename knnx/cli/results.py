@@ -1,0 +1,170 @@
+"""Commands on a run's results: ``knnx table``, ``compare``, ``report``, ``check`` and ``plot``."""
+
+import math
+import sys
+from pathlib import Path
+
+import typer
+
+from knnx.cli.core import TableFormat, console, note_last_round, reported, require_file
+from knnx.errors import KnnxError, ResultsError, WriteError
+
+
+def table_cmd(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    by: str = typer.Option(
+        "dataset,configuration",
+        "--by",
+        help="Comma-separated grouping columns; a parameter by name (k or param_k); configuration = the "
+        "algorithm and the parameters that vary (seeds pooled).",
+    ),
+    metric: str = typer.Option("error", "--metric", help="Metric to tabulate."),
+    fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
+):
+    """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
+    from knnx.reporting.summaries import read_results, results_table
+    from knnx.results import last_round
+
+    with reported():
+        require_file(results, "RESULTS")
+        frame = read_results(results)
+        note_last_round(last_round(frame)[1])
+        text = results_table(
+            frame, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
+        )
+    sys.stdout.write(text)
+
+
+def compare(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    metric: str = typer.Option("error", "--metric", help="The metric compared."),
+    select: str = typer.Option(
+        None,
+        "--select",
+        help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
+        "on the test folds (optimistic). Needed when an algorithm has several configurations.",
+    ),
+    alpha: float = typer.Option(
+        0.05,
+        "--alpha",
+        help="Level of the critical difference and of the significance counts (significance.csv).",
+    ),
+    out: Path = typer.Option(None, "--out", help="Folder for ranks.csv, pairwise.csv, friedman.csv, ..."),
+    fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
+):
+    """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
+    from knnx.reporting.comparison import comparison_table, friedman_sentence, write_comparison
+    from knnx.results import last_round, prepare_output_folder, read_results
+    from knnx.stats.compare import compare as run_compare
+
+    with reported():
+        require_file(results, "RESULTS")
+        frame, last = last_round(read_results(results))
+        note_last_round(last)
+        result = run_compare(frame, metric=metric, select=select, alpha=alpha)
+        if out is not None:
+            write_comparison(result, prepare_output_folder(out), fmt.value, metric=metric, alpha=alpha)
+    sys.stdout.write(comparison_table(result, fmt.value))
+    if fmt is TableFormat.md:
+        sys.stdout.write(f"\n{friedman_sentence(result.friedman_row, alpha)}\n")
+
+
+def report(
+    out: Path = typer.Argument(..., help="The folder of a run (holding results.csv)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Level of the tests and the critical difference."),
+):
+    """Write OUT/report.html: one self-contained page (tables, comparison, figures, failures, timings)."""
+    from knnx.reporting.html import write_report
+
+    with reported():
+        if not out.is_dir():
+            raise ResultsError(f"OUT: {out} is not a folder; give the folder of a run (holding results.csv)")
+        if not 0 < alpha < 1:
+            raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
+        try:
+            path = write_report(out, alpha=alpha)
+        except WriteError as exc:  # not a run: a folder the page cannot go to is a bad argument
+            raise ResultsError(f"OUT: {exc}") from None
+    console.print(f"wrote {path}")
+
+
+def _parse_atol_for(items):
+    """{algorithm: tolerance} from ``--atol-for ALGORITHM=TOL`` options (one-line errors)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            tol = float(value) if sep and name.strip() else None
+        except ValueError:
+            tol = None
+        if tol is None or not tol >= 0 or tol == float("inf"):
+            raise KnnxError(f"--atol-for: expected ALGORITHM=TOL with a finite TOL >= 0, got '{item}'")
+        out[name.strip()] = tol
+    return out
+
+
+def check(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    reference: Path = typer.Option(..., "--reference", help="Committed reference results."),
+    atol: float = typer.Option(0.01, "--atol", min=0.0, help="Largest allowed |mean - reference mean|."),
+    atol_for: list[str] = typer.Option(
+        None, "--atol-for", help="ALGORITHM=TOL: another tolerance for one algorithm's groups (repeatable)."
+    ),
+):
+    """Compare per-group means with reference results; exit 1 listing every group that moved."""
+    from knnx.reporting.summaries import check_against_reference, new_groups
+
+    with reported():
+        if not math.isfinite(atol):
+            raise KnnxError(f"--atol: expected a finite number >= 0, got {atol}")
+        per_algorithm = _parse_atol_for(atol_for or [])
+        require_file(results, "RESULTS")
+        require_file(reference, "--reference")
+        problems = check_against_reference(results, reference, atol=atol, atol_for=per_algorithm)
+        fresh = new_groups(results, reference)
+    for line in fresh:
+        console.print(f"new (not in the reference, not checked): {line}", markup=False)
+    if problems:
+        for line in problems:
+            console.print(f"moved: {line}", markup=False)
+        console.print(f"{len(problems)} group(s) outside tolerance {atol}")
+        raise typer.Exit(1)
+    console.print(f"all groups of {reference} within {atol}")
+
+
+def plot(
+    results: Path = typer.Argument(..., help="A results.csv file."),
+    metric: str = typer.Option("error", "--metric", help="Metric on the vertical axis."),
+    x: str = typer.Option(
+        None,
+        "--x",
+        help="Parameter on the horizontal axis, numeric or not, or 'configuration' for every configuration "
+        "side by side (default: the first numeric parameter that varies, else the first that varies, else "
+        "the configurations).",
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="Image file (default: METRIC-X.png, or METRIC.png for the configurations, beside RESULTS).",
+    ),
+):
+    """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
+    from knnx.reporting.figures import default_x, figure_name
+    from knnx.reporting.figures import plot as plot_results
+    from knnx.results import last_round, read_results
+
+    # The default file is named as the run names its own figures (knnx.reporting.figures.figure_name:
+    # anything but letters, digits and "_." replaced, so that a metric "a/b" names no folder).
+    with reported():
+        require_file(results, "RESULTS")
+        frame, last = last_round(read_results(results))
+        note_last_round(last)
+        if x is None:
+            x = default_x(frame, metric) or "configuration"
+        name = figure_name(metric, None if x == "configuration" else x)
+        target = out if out is not None else Path(results).with_name(name)
+        try:
+            plot_results(frame, metric=metric, x=x, out=target)
+        except WriteError as exc:  # not a run: a place the figure cannot go is a bad argument
+            raise ResultsError(f"--out: {exc}") from None
+    console.print(f"wrote {target}")
