@@ -160,7 +160,10 @@ def dask_client(jobs, scheduler):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise KnnxError("--executor dask needs dask and distributed: pip install 'knnx[dask]'") from None
+        raise KnnxError(
+            "{executor=dask} needs dask and distributed: pip install 'knnx[dask]'",
+            mentions=[("executor", "dask")],
+        ) from None
     cluster = None
     try:
         if scheduler is None:
@@ -183,7 +186,10 @@ def dask_client(jobs, scheduler):
                 client = Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise KnnxError(f"--scheduler {scheduler}: cannot connect ({first})") from None
+                raise KnnxError(
+                    f"{{scheduler={scheduler}}}: cannot connect ({first})",
+                    mentions=[("scheduler", scheduler)],
+                ) from None
         try:
             yield client
         finally:

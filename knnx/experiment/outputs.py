@@ -15,6 +15,7 @@ from knnx.results import (
     COLUMNS,
     CURVE_COLUMNS,
     ROUND,
+    CellId,
     atomic_write_text,
     last_round,
     read_curves,
@@ -54,10 +55,7 @@ def finish_outputs(out, *, order, metrics, names, rounds=False, curves=False, ht
 
 
 def _cell_positions(frame, order):
-    return [
-        order.get((r.dataset, r.algorithm, r.params, int(r.repeat), int(r.fold)), len(order))
-        for r in frame.itertuples()
-    ]
+    return [order.get(cell, len(order)) for cell in CellId.of_frame(frame)]
 
 
 def sort_results(path, order, metrics, names, rounds=False):

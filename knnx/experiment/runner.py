@@ -95,14 +95,14 @@ from pathlib import Path
 
 import yaml
 
-from knnx.errors import CellError, KnnxError, ResultsError, WriteError
+from knnx.errors import CellError, DataError, KnnxError, ResultsError, WriteError
 from knnx.experiment.cells import graph_widths, kind_of
 from knnx.experiment.context import PROCESS
 from knnx.experiment.executors import dask_client, execute, workers
 from knnx.experiment.outputs import finish_outputs
 from knnx.experiment.progress import Progress
 from knnx.experiment.provenance import cell_keys, record_environment, record_warmup
-from knnx.limits import WORKER_BYTES, check_memory, format_bytes
+from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
 from knnx.results import (
     CURVE_COLUMNS,
     FAILURE_COLUMNS,
@@ -193,10 +193,12 @@ def run_spec(
         # each worker process loads the datasets of its cells (about 4x their size at the peak)
         biggest = max(ds.X.nbytes for ds in vspec.datasets)
         held = sum(ds.X.nbytes for ds in vspec.datasets)
-        check_memory(
+        problem = memory_problem(
             held + jobs * (WORKER_BYTES + 4 * biggest),
-            f"--jobs {jobs}: {jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
+            f"{jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
         )
+        if problem is not None:
+            raise DataError(f"{{jobs={jobs}}}: {problem}", mentions=[("jobs", jobs)])
     with dask_client(jobs, scheduler) if executor == "dask" else nullcontext() as client:
         out = prepare_output_folder(
             out if out is not None else Path("results") / vspec.spec.name,
@@ -214,11 +216,11 @@ def run_spec(
 
 def _check_options(jobs, executor, scheduler):
     if executor not in ("local", "dask"):
-        raise KnnxError(f"--executor: {executor!r} is not an executor; use local or dask")
+        raise KnnxError(f"{executor!r} is not an executor; use local or dask", param="executor")
     if scheduler is not None and executor != "dask":
-        raise KnnxError("--scheduler: only with --executor dask")
+        raise KnnxError("only with {executor=dask}", param="scheduler", mentions=[("executor", "dask")])
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise KnnxError(f"--jobs: expected an integer >= 1, got {jobs!r}")
+        raise KnnxError(f"expected an integer >= 1, got {jobs!r}", param="jobs")
 
 
 class _Run:

@@ -28,6 +28,15 @@ ALGORITHM_ATOL = {
     name: 1e-6 for name in ("svm_platt", "svm_rbf", "svm_linear", "sgd", "adaboost", "itml_knn")
 }
 
+# Metrics that compare with a synthetic dataset's true posterior get a few units in the last
+# place, whatever the algorithm: the posterior comes from scipy's multivariate_normal.logpdf
+# (LAPACK and BLAS) and numpy's exp and log, whose kernels the CPU chooses (numpy dispatches
+# float64 exp and log to AVX-512 code where the CPU has it, to libm's elsewhere). Seen: the
+# same commit moved js by 1.4e-17 and sym_kl by 1.1e-16 between an AVX-512 and an AVX2
+# machine, while the error and Brier score of the same cells (the estimators' own outputs)
+# stayed exact. 1e-15 is about ten units in the last place of a divergence near 0.5.
+METRIC_ATOL = {"sym_kl": 1e-15, "js": 1e-15}
+
 
 def find_specs(spec_dir, words=()):
     """The ``regress_*.yaml`` specs of ``spec_dir`` (sorted), keeping those whose stem
@@ -38,15 +47,23 @@ def find_specs(spec_dir, words=()):
     return specs
 
 
-def check(results, reference, atol=0.0, atol_for=None):
+def check(results, reference, atol=0.0, atol_for=None, atol_metric=None):
     """``(ok, problems)``: groups that moved beyond their tolerance (``atol``; per algorithm
-    ``atol_for``, default :data:`ALGORITHM_ATOL`, never below ``atol``), reference groups
+    ``atol_for``, default :data:`ALGORITHM_ATOL`, and per metric ``atol_metric``, default
+    :data:`METRIC_ATOL`, the larger applying, never below ``atol``), reference groups
     missing, and groups the reference lacks."""
     atol_for = {
         name: max(tol, atol) for name, tol in (ALGORITHM_ATOL if atol_for is None else atol_for).items()
     }
     problems = [
-        f"moved: {p}" for p in check_against_reference(results, reference, atol=atol, atol_for=atol_for)
+        f"moved: {p}"
+        for p in check_against_reference(
+            results,
+            reference,
+            atol=atol,
+            atol_for=atol_for,
+            atol_metric=METRIC_ATOL if atol_metric is None else atol_metric,
+        )
     ]
     fresh = new_groups(results, reference)
     problems += [

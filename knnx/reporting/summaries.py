@@ -146,7 +146,7 @@ def results_table(results, by=("dataset", "configuration"), metric="error", fmt=
     return format_table(summarize(last_round(frame)[0], by, metric), fmt)
 
 
-def check_against_reference(path, reference, atol=0.01, atol_for=None):
+def check_against_reference(path, reference, atol=0.01, atol_for=None, atol_metric=None):
     """Compare per-group means with a reference results file.
 
     Groups are (dataset, algorithm, params, protocol, metric). Returns a list of
@@ -156,10 +156,11 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None):
 
     ``atol_for`` maps an algorithm name to its own tolerance, overriding ``atol`` for
     its groups (the regression gate keeps knnx's algorithms exact and gives wrapped
-    third-party baselines a small one, see :mod:`knnx.papers.gate`). A change below
+    third-party baselines a small one, see :mod:`knnx.papers.gate`); ``atol_metric`` maps a
+    metric to a tolerance its groups get at least. A change below
     1e-6 is printed with all 17 significant digits, so that it is visible.
     """
-    atol_for = dict(atol_for or {})
+    atol_for, atol_metric = dict(atol_for or {}), dict(atol_metric or {})
     ours = summarize(read_results(path), by=GROUP_KEYS)
     ref = summarize(read_results(reference), by=GROUP_KEYS)
     merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""), indicator="found")
@@ -168,7 +169,7 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None):
         group = f"{row.dataset} {row.algorithm} {row.params} {row.metric}"
         if ours["protocol"].nunique() > 1 or ref["protocol"].nunique() > 1:
             group += f" {row.protocol}"
-        tol = atol_for.get(row.algorithm, atol)
+        tol = max(atol_for.get(row.algorithm, atol), atol_metric.get(row.metric, 0.0))
         if row.found == "left_only":
             problems.append(f"{group}: missing from {path}")
             continue
