@@ -32,9 +32,10 @@ ALGORITHM_ATOL = {
 # place, whatever the algorithm: the posterior comes from scipy's multivariate_normal.logpdf
 # (LAPACK and BLAS) and numpy's exp and log, whose kernels the CPU chooses (numpy dispatches
 # float64 exp and log to AVX-512 code where the CPU has it, to libm's elsewhere). Seen: the
-# same commit moved js by 1.4e-17 and sym_kl by 1.1e-16 on a machine with AVX2 and no
-# AVX-512 against references made on the machine of earlier runs, while the error and Brier score of the same cells (the estimators' own outputs)
-# stayed exact. 1e-15 is about ten units in the last place of a divergence near 0.5.
+# same commit moved js by 1.4e-17 and sym_kl by 1.1e-16 on a machine with AVX2 and no AVX-512
+# against references made on the machine of earlier runs, while the error and Brier score of
+# the same cells (the estimators' own outputs) stayed exact. 1e-15 is about ten units in the
+# last place of a divergence near 0.5.
 METRIC_ATOL = {"sym_kl": 1e-15, "js": 1e-15}
 
 
