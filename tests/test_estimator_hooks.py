@@ -67,7 +67,7 @@ def test_a_registered_class_with_the_hook_joins_lpo_risk(monkeypatch):
     monkeypatch.setattr("knnx.estimators.registry.ALGORITHMS", dict(ALGORITHMS))
 
     class MyKNN(KNNClassifier):
-        pass
+        _lpo_risk = KNNClassifier._lpo_risk  # the same rule: kNN's closed form, said again
 
     register_algorithm("my_knn", MyKNN)
     assert list(LPO_RISK) == ["knn", "my_knn"]
@@ -111,3 +111,32 @@ def test_a_knnx_class_by_import_path_has_its_neighbour_count_checked():
             "<spec>: algorithms[0].params.k: k=101 exceeds the 100 training samples of dataset 'iris' "
             "under protocol kfold"
         )
+
+
+def test_a_subclass_does_not_inherit_the_closed_form(monkeypatch, tmp_path):
+    """A subclass of KNNClassifier may change the rule (here: predict always class 0), so
+    kNN's leave-p-out closed form is not its risk: it has no lpo_risk unless it sets the
+    hook itself, and protocol lpo refuses it in one line, as before the hooks existed."""
+    from knnx import run_spec
+    from knnx.errors import SpecError
+
+    monkeypatch.setattr("knnx.estimators.registry.ALGORITHMS", dict(ALGORITHMS))
+
+    class AlwaysZero(KNNClassifier):
+        def predict(self, X):
+            return np.zeros(len(X), dtype=int)
+
+    register_algorithm("always_zero", AlwaysZero)
+    assert lpo_risk_of(AlwaysZero) is None and "always_zero" not in LPO_RISK
+    assert resolve_algorithm({"name": "always_zero"}).lpo_risk is None
+    spec = {
+        "name": "sub",
+        "datasets": ["iris"],
+        "protocol": {"kind": "lpo", "p": 2},
+        "algorithms": [{"name": "always_zero", "params": {"k": 3}}],
+    }
+    with pytest.raises(
+        SpecError, match=r"always_zero has no closed-form leave-p-out risk; protocol lpo supports: knn$"
+    ):
+        run_spec(spec, out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()

@@ -10,7 +10,7 @@ points i of its reciprocal neighbourhood, r_ij = y_ic y_jc (eq. 8-11 of Piro et 
 
 Every function here takes plain arrays, integer codes and the named tuples of
 knnx._kernels.leveraged (Graph, Schedule, ClassRun) and UNNRule / MaxHeap below;
-knnx.unn holds the Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2):
+knnx.estimators.unn holds the Python objects. Loss codes (``psi`` is the surrogate, c_amari = (1 - alpha) / 2):
 
     EXP              psi(x) = exp(-x)
     SQUARED          psi(x) = (1 - x)^2

@@ -149,7 +149,7 @@ def progress_bar(name, unit):
     callback.
 
     ETA: ``eta_seconds`` as the caller estimates it (``knnx run``: from the times of the
-    finished cells, see :func:`knnx.experiment.runner.eta_seconds`), counted down between reports;
+    finished cells, see :func:`knnx.experiment.progress.eta_seconds`), counted down between reports;
     None shows ``-:--:--``. A caller that gives none gets the mean time
     of the units finished since its first report times the units left."""
     from rich.text import Text

@@ -70,14 +70,15 @@ RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.neighbors.gr
 FOREIGN_NEIGHBOR_COUNTS = ("k", "k_max", "n_neighbors")
 
 
-def neighbor_counts(cls, params):
+def neighbor_counts(cls, params, foreign=FOREIGN_NEIGHBOR_COUNTS):
     """The neighbour counts a setting ``params`` of class ``cls`` asks of the neighbour
     search: the integer values (the items of a list too: a tuned cell's grid) of the
     parameters named by ``cls._neighbor_counts`` (``k``; ``k_max`` for ``knn_lpo``),
-    or, for a class without that attribute, of :data:`FOREIGN_NEIGHBOR_COUNTS`."""
+    or, for a class without that attribute, of the names ``foreign`` (default
+    :data:`FOREIGN_NEIGHBOR_COUNTS`)."""
     names = getattr(cls, "_neighbor_counts", None)
     if names is None:
-        names = FOREIGN_NEIGHBOR_COUNTS
+        names = foreign
     return [
         v
         for name in names
@@ -90,7 +91,14 @@ def neighbor_counts(cls, params):
 def lpo_risk_of(cls):
     """The closed-form leave-p-out risk of class ``cls``, ``f(params, X, y, p,
     graphs=None) -> risk`` (its ``_lpo_risk`` hook; ``graphs``: a knnx.GraphStore to
-    search through, see knnx.neighbors.graphs), or None if it has none."""
+    search through, see knnx.neighbors.graphs), or None if it has none.
+
+    The hook must be the class's own, not inherited: a subclass of KNNClassifier may
+    change its rule (override ``predict``), and kNN's closed form would then be the risk
+    of another classifier. A subclass that keeps the rule says so by setting
+    ``_lpo_risk = KNNClassifier._lpo_risk`` again."""
+    if cls is None or "_lpo_risk" not in vars(cls):
+        return None
     risk = getattr(cls, "_lpo_risk", None)
     return risk if callable(risk) else None
 

@@ -536,6 +536,12 @@ def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize
     return X[first], ds.y[first], X[rest], ds.y[rest], int(rng.integers(2**63))
 
 
+# The parameters that size the shared graphs for a class that does not declare its own
+# (``_neighbor_counts``): an estimator from outside knnx that opts in to the store takes
+# ``k`` or ``k_max`` of it (not ``n_neighbors``: validation checks no graph memory for it).
+GRAPH_WIDTH_FOREIGN = ("k", "k_max")
+
+
 def graph_widths(vspec):
     """Per dataset index, the largest neighbour count any cell asks (its estimator's
     :func:`knnx.estimators.registry.neighbor_counts`; a tuned cell's whole grid): the
@@ -544,7 +550,8 @@ def graph_widths(vspec):
     out = {}
     for c in vspec.cells:
         cls = classes[c.algorithm_index] if classes else None
-        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *neighbor_counts(cls, c.params)])
+        counts = neighbor_counts(cls, c.params, foreign=GRAPH_WIDTH_FOREIGN)
+        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *counts])
     return out
 
 

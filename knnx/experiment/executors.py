@@ -72,21 +72,23 @@ class _Throttled:
             self.report(index, done, total)
 
 
-def execute(tasks, jobs, client, fit_progress=None):
+def execute(tasks, jobs, client, fit_progress=None, ctx=None):
     """Run the tasks; yield ``(task, outcome)`` as each finishes, outcome being
     ``run_cell``'s result or the CellError of a failed cell. Other errors propagate.
     ``client``: a Dask Client (executor "dask"), else None (this process or a pool).
 
     ``fit_progress(index, done, total)``, if given, receives the progress of long fits
     (throttled; from pool workers through a queue; none from Dask workers), and
-    ``fit_progress(index, 0, 0, text)`` the warm-up's text (see :func:`run_cell`)."""
+    ``fit_progress(index, 0, 0, text)`` the warm-up's text (see :func:`run_cell`).
+    ``ctx``: the context of this process's cells (default ``PROCESS``); pool and Dask
+    workers use their own."""
     if client is not None:
         yield from _execute_dask(tasks, client)
         return
     relay = _Throttled(fit_progress) if fit_progress is not None else None
     if jobs <= 1 or len(tasks) <= 1:
         for task in tasks:
-            yield task, checked(run_cell, task, relay)
+            yield task, checked(run_cell, task, relay, ctx)
         return
     mp = get_context("spawn")  # fork is unsafe once numba's thread pool has started
     reports = mp.SimpleQueue() if fit_progress is not None else None

@@ -264,7 +264,7 @@ class _Run:
         for task in tasks if in_process else ():
             lent.setdefault(task.data.key(), self.vspec.datasets[self.by_index[task.index].dataset_index])
         with self.ctx.lend(lent):
-            for task, outcome in execute(tasks, jobs, client, relay):
+            for task, outcome in execute(tasks, jobs, client, relay, self.ctx):
                 if isinstance(outcome, CellError):
                     self._failed(self.by_index[task.index], outcome)
                 else:

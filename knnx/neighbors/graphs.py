@@ -10,7 +10,7 @@ allows), stores them and returns the first k. Without a store nothing is kept: t
 is no hidden or global graph cache anywhere in knnx.
 
 Estimators that search neighbours take the store as their ``graphs`` parameter
-(:class:`knnx.KNNClassifier`, :class:`knnx.UNN`, :class:`knnx.GNNB`, ...), as
+(:class:`knnx.KNNClassifier`, :class:`knnx.UNNClassifier`, :class:`knnx.GNNBClassifier`, ...), as
 scikit-learn's ``Pipeline`` takes a ``memory``: results are identical with or without
 it, only the time differs. Copying an estimator (``sklearn.base.clone``, grid search)
 shares its store rather than copying the graphs.
