@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from knnx.cli import app
-from knnx.errors import CellError
+from knnx.errors import CellError, KnnxError
 from knnx.experiment import executors
 from knnx.experiment.context import PROCESS
 from knnx.experiment.runner import run_spec
@@ -202,8 +202,13 @@ def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
 
 
 def test_executor_options_are_checked(tmp_path, monkeypatch):
-    with pytest.raises(Exception, match="--scheduler: only with --executor dask"):
+    # the library names its parameters, the command line its flags
+    with pytest.raises(KnnxError, match=r"^scheduler: only with executor='dask'$"):
         run_spec(MANY, out=tmp_path, scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(KnnxError, match=r"^jobs: expected an integer >= 1, got 0$"):
+        run_spec(MANY, out=tmp_path, jobs=0)
+    result = CliRunner().invoke(app, ["run", "x.yaml", "--scheduler", "tcp://127.0.0.1:1"])
+    assert result.exit_code == 2 and "--scheduler: only with --executor dask" in result.stderr
     result = CliRunner().invoke(app, ["run", "x.yaml", "--executor", "spark"])
     assert (
         result.exit_code == 2 and "--executor: 'spark' is not an executor; use local or dask" in result.stderr
