@@ -253,3 +253,29 @@ def test_modules_and_functions_stay_short(path):
         and node.end_lineno - min([node.lineno, *(d.lineno for d in node.decorator_list)]) + 1 > 80
     ]
     assert long == [], f"{path.name}: {', '.join(long)}"
+
+
+def test_every_cell_kind_defines_the_whole_interface():
+    """Each kind of CELL_KINDS defines applies, tasks, hash_material and run (none is left
+    abstract), and the last applies to every spec, so kind_of always finds one."""
+    import inspect
+
+    from knnx.experiment.cells import CELL_KINDS, ActiveLoop, CellKind, ExactLpo, FitPredict, kind_of
+    from knnx.spec import validate_spec
+
+    assert CELL_KINDS == (ActiveLoop, ExactLpo, FitPredict)
+    assert inspect.isabstract(CellKind)
+    assert [k for k in CELL_KINDS if inspect.isabstract(k)] == []
+    base = {"name": "k", "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": 3}}]}
+    assert kind_of(validate_spec({**base, "protocol": {"kind": "kfold", "folds": 2}})) is FitPredict
+    assert kind_of(validate_spec({**base, "protocol": {"kind": "lpo", "p": 2}})) is ExactLpo
+    active = {
+        "kind": "active",
+        "name": "a",
+        "datasets": ["iris"],
+        "start": 20,
+        "rounds": 2,
+        "m": 2,
+        "repeats": 1,
+    }
+    assert kind_of(validate_spec(active)) is ActiveLoop

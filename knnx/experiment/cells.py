@@ -18,6 +18,7 @@ summarised (``rounds``). Adding a kind is a class here and a line in CELL_KINDS.
 
 import inspect
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -125,36 +126,37 @@ class ActiveTask(CellTask):
     loop: dict = field(default_factory=dict)  # active_learning's keyword arguments
 
 
-class CellKind:
+class CellKind(ABC):
     """The base of the cell kinds (see the module docstring). Class methods only: a
-    kind holds no state."""
+    kind holds no state. A kind defines the four abstract methods (a kind of
+    CELL_KINDS that misses one is abstract, which tests/test_architecture.py refuses)."""
 
     name: ClassVar[str]
     rounds: ClassVar[bool] = False  # rows per round (a ``round`` column), summarised per round
     loads_dataset: ClassVar[bool] = True  # run() is given the validated dataset (else None)
 
     @classmethod
+    @abstractmethod
     def applies(cls, vspec):
         """Whether a validated spec's cells are of this kind."""
-        raise NotImplementedError
 
     @classmethod
+    @abstractmethod
     def tasks(cls, vspec, cells, graph_k, warm_up):
         """The tasks of ``cells`` (cells of ``vspec``); ``graph_k``: {dataset index: width
         of its shared graphs}, empty for none."""
-        raise NotImplementedError
 
     @classmethod
+    @abstractmethod
     def hash_material(cls, vspec):
         """``(common, per_cell)``: what every cell's hash covers, and a function of a cell
         giving what its own covers besides (see provenance.cell_keys)."""
-        raise NotImplementedError
 
     @classmethod
+    @abstractmethod
     def run(cls, task, ds, store, fit_progress=None):
         """Run one task on its dataset ``ds``; return ``(rows, curve_rows)``. ``store``:
         the GraphStore its searches go through, or None."""
-        raise NotImplementedError
 
     @classmethod
     def warm_runs(cls, task, ds):
