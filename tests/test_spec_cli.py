@@ -125,7 +125,7 @@ BAD = [
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [{nme: ripley}]"),
-        "needs exactly one of 'name', 'csv', 'synthetic' or 'loader' (keys given: nme)",
+        "needs exactly one of 'name', 'csv', 'synthetic', 'loader' or 'suite' (keys given: nme)",
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [{name: vote, fill_value: .nan}]"),

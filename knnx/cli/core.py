@@ -75,6 +75,7 @@ class TableFormat(StrEnum):
 class ListFormat(StrEnum):
     table = "table"
     csv = "csv"
+    md = "md"
 
 
 class RiskFormat(StrEnum):

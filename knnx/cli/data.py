@@ -10,26 +10,50 @@ from knnx.cli.core import ListFormat, RiskFormat, Weights, console, reported
 from knnx.errors import KnnxError
 
 
-def datasets(fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="table or csv.")):
-    """List the bundled datasets: name, n, d, classes, predefined split, size on file, source."""
+SUITE_COLUMNS = ["name", "n", "d", "numeric", "nominal", "classes", "imbalance", "missing", "partitions", "source"]
+
+
+def datasets(
+    fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="table, csv or md (Markdown)."),
+    suite: str = typer.Option(
+        None, "--suite", help="List a benchmark suite (keel-standard, keel-imbalanced) instead of the bundled sets."
+    ),
+):
+    """List the bundled datasets (name, n, d, classes, predefined split, size on file, source), or with
+    --suite a benchmark suite's (name, n, d = numeric + nominal, classes, imbalance ratio, missing
+    cells, the source's partitions, source)."""
     from knnx.datasets import describe_bundled
+    from knnx.datasets.suites import describe_suite
 
     with reported():
-        rows = describe_bundled()
-    keys = ["name", "n", "d", "classes", "split", "files", "source"]
+        rows = describe_suite(suite) if suite is not None else describe_bundled()
+    if suite is not None:
+        keys = SUITE_COLUMNS
+        title = (
+            f"suite {suite}: {len(rows)} datasets; n and d as filed (d = numeric + nominal attributes), "
+            "imbalance = largest class / smallest, missing = missing cells"
+        )
+    else:
+        keys = ["name", "n", "d", "classes", "split", "files", "source"]
+        if fmt is not ListFormat.table:
+            keys = ["name", "n", "d", "classes", "class_counts", "split", "files", "source"]
+        title = (
+            "bundled datasets: n x d as loaded with the default treatments, 'files' as shipped "
+            "(datasets/README.md explains each treatment; --format csv adds class counts)"
+        )
     if fmt is ListFormat.csv:
-        keys = ["name", "n", "d", "classes", "class_counts", "split", "files", "source"]
         import csv
 
         writer = csv.DictWriter(sys.stdout, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
         return
-    table = Table(
-        *keys,
-        title="bundled datasets: n x d as loaded with the default treatments, 'files' as shipped "
-        "(datasets/README.md explains each treatment; --format csv adds class counts)",
-    )
+    if fmt is ListFormat.md:
+        lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+        lines += ["| " + " | ".join(str(r[k]).replace("|", "\\|") for k in keys) + " |" for r in rows]
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    table = Table(*keys, title=title)
     for row in rows:
         table.add_row(*(str(row[k]) for k in keys))
     console.print(table)

@@ -37,6 +37,7 @@ import numpy as np
 from knnx._text import describe_control, find_control, find_leaf
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
+from knnx.datasets.suites import SUITES, check_suite_entry, expand_suite, is_suite_dataset, load_suite_dataset
 from knnx.datasets.synthetic import GENERATORS
 from knnx.datasets.tabular import load_csv
 from knnx.errors import DataError
@@ -59,12 +60,14 @@ __all__ = [
     "register_dataset",
     "expand_entry",
     "as_dataset",
+    "SUITES",
+    "load_suite_dataset",
 ]
 
 DATASETS = {name: partial(load_bundled, name) for name in BUNDLED}
 
 _CSV_KEYS = ("csv", "label", "missing", "fill_value", "categorical", "id")
-_FORMS = ("name", "csv", "synthetic", "loader")
+_FORMS = ("name", "csv", "synthetic", "loader", "suite")
 
 # Datasets registered in Python (register_dataset): name -> loader function.
 REGISTERED = {}
@@ -115,7 +118,8 @@ def check_entry(entry):
     if len(forms) != 1:
         keys = ", ".join(map(str, entry)) or "none"
         raise DataError(
-            f"dataset entry needs exactly one of 'name', 'csv', 'synthetic' or 'loader' (keys given: {keys})"
+            "dataset entry needs exactly one of 'name', 'csv', 'synthetic', 'loader' or 'suite' "
+            f"(keys given: {keys})"
         )
     form = forms[0]
     for key, value in entry.items():
@@ -127,6 +131,11 @@ def check_entry(entry):
         raise DataError(f"{form}: expected a non-empty string, got {entry[form]!r}")
     if "id" in entry and (isinstance(entry["id"], bool) or not isinstance(entry["id"], str | int)):
         raise DataError(f"id: expected a string, got {entry['id']!r}")
+    if form == "suite":
+        if "id" in entry:
+            raise DataError("suite entry: 'id' names one dataset, and a suite stands for many")
+        check_suite_entry(entry)
+        return
     if form == "loader":
         unknown = sorted(set(entry) - {"loader", "params", "id"})
         if unknown:
@@ -175,6 +184,8 @@ def dataset_label(entry):
         from pathlib import Path
 
         return Path(entry["csv"]).stem
+    if "suite" in entry:
+        return f"suite {entry['suite']}"
     if "loader" in entry:
         args = ",".join(f"{k}={_format_value(v)}" for k, v in sorted(entry.get("params", {}).items()))
         name = entry["loader"].rsplit(":", 1)[-1].rsplit(".", 1)[-1]
@@ -192,6 +203,9 @@ def expand_entry(entry):
     DataError for an empty list or a value listed twice."""
     if not isinstance(entry, dict):
         return [entry]
+    if "suite" in entry:
+        check_entry(entry)
+        return expand_suite(entry)
     if "loader" in entry:
         options = entry.get("params", {}) if isinstance(entry.get("params", {}), dict) else {}
     else:
@@ -383,6 +397,10 @@ def load_dataset(entry, *, seed=0, base_dir=None):
             raise DataError(f"loader {body['loader']}: is a {type(fn).__name__}, not a function")
         where = f"loader {body['loader']}"
         return as_dataset(_call_loader(fn, body.get("params", {}), seed, where), label, where)
+    if form == "suite":
+        raise DataError(f"suite {body['suite']}: a suite stands for many datasets; list it under datasets: in a spec")
+    if form == "name" and is_suite_dataset(body["name"]):
+        return replace(load_suite_dataset(body.pop("name"), **body), name=label)
     if form == "name" and body["name"] not in BUNDLED:
         name = body.pop("name")
         fn = _loader_for(name)

@@ -4,10 +4,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
 
 import numpy as np
 
 from knnx.errors import DataError
+
+
+class Attribute(NamedTuple):
+    """One input attribute as its source declares it: ``kind`` is ``numeric`` or
+    ``nominal``; ``categories`` lists a nominal attribute's values (their codes are
+    their positions), ``()`` for a numeric one."""
+
+    name: str
+    kind: str
+    categories: tuple = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,6 +42,16 @@ class Dataset:
     metadata : dict
         ``source``, ``citation``, ``notes``, ``sha256`` (of the files read) and the
         loader options in force.
+    attributes : tuple of Attribute
+        The input attributes before encoding (suite datasets; ``()`` where the
+        source does not type them).
+    values : ndarray of shape (n_samples, len(attributes)), float64, or None
+        The attributes before encoding: numbers as they are, a nominal attribute's
+        category code, NaN for a missing value. ``X`` is their encoding for a
+        Euclidean method (see the loader's ``categorical`` and ``missing``).
+    partitions : dict
+        The source's own partitions: scheme name (``10-fold``) -> each row's test
+        fold ``0 .. k-1`` (``protocol: {kind: partitions}``).
     """
 
     name: str
@@ -41,6 +62,9 @@ class Dataset:
     split: tuple | None = None
     posterior: Callable | None = None
     metadata: dict = field(default_factory=dict)
+    attributes: tuple = ()
+    values: np.ndarray | None = None
+    partitions: dict = field(default_factory=dict)
 
     @property
     def n_samples(self):

@@ -52,6 +52,20 @@ def predefined(dataset, seedseq):
     return [Split(0, 0, np.sort(train), np.sort(test))]
 
 
+def partitions(dataset, seedseq, scheme="10-fold"):
+    """The source's own partition ``scheme`` (KEEL's ``10-fold``): fold f tests the
+    rows the source puts in its f-th test file and trains on the others (repeat 0)."""
+    if scheme not in dataset.partitions:
+        have = ", ".join(dataset.partitions) or "none"
+        raise SpecError(
+            f"protocol.kind partitions: dataset '{dataset.name}' has no {scheme} partition from its source "
+            f"(it has: {have}); filter the suite with has_partitions: {scheme}, or use kfold"
+        )
+    fold_of = dataset.partitions[scheme]
+    k = int(scheme.split("-")[0])
+    return [Split(0, f, np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(k)]
+
+
 def kfold(dataset, seedseq, folds=5, repeats=1, stratified=True):
     """k-fold cross-validation, repeated ``repeats`` times with fresh shuffles."""
     y = dataset.y
@@ -147,6 +161,7 @@ def leave_p_out(dataset, seedseq, p=10):
 
 PROTOCOLS = {
     "predefined": predefined,
+    "partitions": partitions,
     "holdout": holdout,
     "kfold": kfold,
     "5x2": five_by_two,

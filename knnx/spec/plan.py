@@ -178,10 +178,10 @@ class PlannedDataset:
 
 def entry_place(spec, d0, entry):
     """How messages name an (expanded) entry of ``spec.datasets[d0]``: ``datasets[0]``, or
-    ``datasets[0] (id)`` for one of the datasets a list-valued option makes."""
+    ``datasets[0] (id)`` for one of the datasets a list-valued option or a suite makes."""
     where = f"datasets[{d0}]"
     if entry is not spec.datasets[d0]:
-        where += f" ({entry['id']})"
+        where += f" ({entry['id'] if 'id' in entry else entry['name']})"
     return where
 
 

@@ -50,6 +50,14 @@ class Predefined(_ProtocolModel):
     kind: Literal["predefined"]
 
 
+class Partitions(_ProtocolModel):
+    kind: Literal["partitions"]
+    scheme: Annotated[str, Field(pattern=r"^[1-9][0-9]*-fold$")] = "10-fold"
+
+    def n_splits(self):
+        return int(self.scheme.split("-")[0])
+
+
 class Holdout(_ProtocolModel):
     kind: Literal["holdout"]
     test_size: Annotated[float, Field(gt=0, lt=1)] = 0.3
@@ -99,7 +107,7 @@ class LeavePOut(_ProtocolModel):
 
 
 Protocol = Annotated[
-    Predefined | Holdout | KFold | FiveByTwo | Subsample | LeavePOut, Field(discriminator="kind")
+    Predefined | Partitions | Holdout | KFold | FiveByTwo | Subsample | LeavePOut, Field(discriminator="kind")
 ]
 
 # kind -> model, in the order of the Protocol union: the one list of protocol kinds.
