@@ -89,7 +89,7 @@ BAD = [
     ),
     (
         GOOD.replace("{kind: predefined}", "{kind: loo}"),
-        "protocol: unknown protocol kind 'loo'; known: predefined, holdout, kfold, 5x2, subsample",
+        "protocol: unknown protocol kind 'loo'; known: predefined, partitions, holdout, kfold, 5x2, subsample",
     ),
     (
         GOOD.replace("{kind: predefined}", "{kind: kfold, folds: 1}"),

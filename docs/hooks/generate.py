@@ -7,7 +7,9 @@ A page holds a marker line and the hook replaces it:
 * ``<!-- generated: paper-targets -->``: the declared paper targets of
   ``knnx/papers/targets`` (paper, what each runs, its tables);
 * ``<!-- generated: cli -->``: every command of the ``knnx`` command line, from the typer
-  app of :mod:`knnx.cli` (usage, arguments and options with their help and defaults).
+  app of :mod:`knnx.cli` (usage, arguments and options with their help and defaults);
+* ``<!-- generated: suite-tables -->``: the datasets of every benchmark suite, from
+  ``datasets/suites/MANIFEST.json`` (:func:`knnx.datasets.suites.describe_suite`).
 
 A paper page's side-by-side table sits between two marker lines,
 ``<!-- paper-table: TARGET/TABLE -->`` and ``<!-- /paper-table: TARGET/TABLE -->``, and the
@@ -347,5 +349,27 @@ def cli_reference():
             lines.append(
                 f"| {label} | {_cell(_param_type(param, sub))} | {_cell(_param_default(param))} | {_cell(' '.join(help_text.split()))} |"
             )
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+@generator("suite-tables")
+def suite_tables():
+    """The benchmark suites' datasets, from datasets/suites/MANIFEST.json."""
+    from knnx.datasets.suites import SUITES, describe_suite
+
+    keys = ["name", "n", "d", "numeric", "nominal", "classes", "imbalance", "missing", "partitions", "source"]
+    lines = []
+    for suite, what in SUITES.items():
+        rows = describe_suite(suite)
+        with_parts = sum(r["partitions"] != "-" for r in rows)
+        lines += [
+            f"### {suite}",
+            "",
+            f"{what}: {len(rows)} datasets, {with_parts} with the source's partitions.",
+            "",
+        ]
+        lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+        lines += ["| " + " | ".join(_cell(str(r[k])) for k in keys) + " |" for r in rows]
         lines.append("")
     return "\n".join(lines) + "\n"

@@ -9,14 +9,26 @@ from rich.table import Table
 from knnx.cli.core import ListFormat, RiskFormat, Weights, console, reported
 from knnx.errors import KnnxError
 
-
-SUITE_COLUMNS = ["name", "n", "d", "numeric", "nominal", "classes", "imbalance", "missing", "partitions", "source"]
+SUITE_COLUMNS = [
+    "name",
+    "n",
+    "d",
+    "numeric",
+    "nominal",
+    "classes",
+    "imbalance",
+    "missing",
+    "partitions",
+    "source",
+]
 
 
 def datasets(
     fmt: ListFormat = typer.Option(ListFormat.table, "--format", help="table, csv or md (Markdown)."),
     suite: str = typer.Option(
-        None, "--suite", help="List a benchmark suite (keel-standard, keel-imbalanced) instead of the bundled sets."
+        None,
+        "--suite",
+        help="List a benchmark suite (keel-standard, keel-imbalanced) instead of the bundled sets.",
     ),
 ):
     """List the bundled datasets (name, n, d, classes, predefined split, size on file, source), or with

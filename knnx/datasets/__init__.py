@@ -398,7 +398,9 @@ def load_dataset(entry, *, seed=0, base_dir=None):
         where = f"loader {body['loader']}"
         return as_dataset(_call_loader(fn, body.get("params", {}), seed, where), label, where)
     if form == "suite":
-        raise DataError(f"suite {body['suite']}: a suite stands for many datasets; list it under datasets: in a spec")
+        raise DataError(
+            f"suite {body['suite']}: a suite stands for many datasets; list it under datasets: in a spec"
+        )
     if form == "name" and is_suite_dataset(body["name"]):
         return replace(load_suite_dataset(body.pop("name"), **body), name=label)
     if form == "name" and body["name"] not in BUNDLED:

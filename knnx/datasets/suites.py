@@ -16,9 +16,11 @@ whole suite, filtered (:func:`select`)::
       - {suite: keel-standard, max_rows: 5000, has_partitions: 10-fold}
 
 In a suite entry, ``min_rows`` / ``max_rows``, ``min_features`` / ``max_features``,
-``min_classes`` / ``max_classes`` and ``min_imbalance`` / ``max_imbalance`` keep the
-datasets within those bounds (the rows and attributes as filed, before any
-treatment; the imbalance ratio is the largest class over the smallest);
+``min_classes`` / ``max_classes``, ``min_imbalance`` / ``max_imbalance`` and
+``min_minority`` / ``max_minority`` keep the datasets within those bounds (the rows
+and attributes as filed, before any treatment; the imbalance ratio is the largest
+class over the smallest; the minority is the smallest class's rows, which stratified
+folds need);
 ``has_nominal`` and ``has_missing`` (true or false) keep those with (or without)
 nominal attributes or missing values, ``has_partitions`` (a scheme such as
 ``10-fold``, or true for any) those with the source's partitions. The treatment
@@ -55,6 +57,7 @@ BOUNDS = {
     "features": None,  # numeric + nominal
     "classes": "n_classes",
     "imbalance": "imbalance_ratio",
+    "minority": None,  # rows of the smallest class
 }
 FILTERS = tuple(f"{side}_{b}" for b in BOUNDS for side in ("min", "max")) + (
     "has_nominal",
@@ -122,11 +125,17 @@ def check_suite_entry(entry):
         elif key in ("has_nominal", "has_missing") and not isinstance(value, bool):
             raise DataError(f"suite {suite}: {key} must be true or false, got {value!r}")
         elif key == "has_partitions" and not isinstance(value, bool | str):
-            raise DataError(f"suite {suite}: has_partitions must be true, false or a scheme (10-fold), got {value!r}")
+            raise DataError(
+                f"suite {suite}: has_partitions must be true, false or a scheme (10-fold), got {value!r}"
+            )
 
 
 def _value(entry, bound):
-    return n_features(entry) if bound == "features" else entry[BOUNDS[bound]]
+    if bound == "features":
+        return n_features(entry)
+    if bound == "minority":
+        return min(entry["class_counts"].values())
+    return entry[BOUNDS[bound]]
 
 
 def _keeps(entry, filters):
@@ -177,7 +186,11 @@ def describe_suite(suite=None):
         if suite is not None and d["suite"] != suite:
             continue
         src = d["source"]
-        where = f"{src['package']} {src['version']}" if "package" in src else f"{src['repository']}@{src['commit'][:7]}"
+        where = (
+            f"{src['package']} {src['version']}"
+            if "package" in src
+            else f"{src['repository']}@{src['commit'][:7]}"
+        )
         schemes = d.get("partitions", {}).get("schemes", {})
         rows.append(
             {
@@ -224,7 +237,9 @@ def _parse(text, path, entry):
     n_attr = len(attributes)
     rows = [line.split(",") for line in lines[1:]]
     if len(rows) != entry["n_rows"] or any(len(r) != n_attr + 1 for r in rows):
-        raise DataError(f"{path}: rows or columns differ from MANIFEST.json ({entry['n_rows']} x {n_attr + 1})")
+        raise DataError(
+            f"{path}: rows or columns differ from MANIFEST.json ({entry['n_rows']} x {n_attr + 1})"
+        )
     values = np.full((len(rows), n_attr), np.nan)
     for j, attr in enumerate(attributes):
         column = [r[j] for r in rows]
@@ -233,12 +248,16 @@ def _parse(text, path, entry):
             try:
                 values[:, j] = [codes[v] if v != "" else np.nan for v in column]
             except KeyError as exc:
-                raise DataError(f"{path}: attribute '{attr.name}' holds {exc}, not one of its categories") from None
+                raise DataError(
+                    f"{path}: attribute '{attr.name}' holds {exc}, not one of its categories"
+                ) from None
         else:
             try:
                 values[:, j] = [float(v) if v != "" else np.nan for v in column]
             except ValueError:
-                raise DataError(f"{path}: attribute '{attr.name}' holds a value that is not a number") from None
+                raise DataError(
+                    f"{path}: attribute '{attr.name}' holds a value that is not a number"
+                ) from None
     labels = np.array([r[-1] for r in rows], dtype=object)
     return attributes, values, labels
 
@@ -297,7 +316,12 @@ def _load_cached(name, categorical, missing, fill_value):
         "licence": entry["licence"],
         "notes": "; ".join(entry.get("treatments", [])),
         "sha256": {entry["file"]: entry["sha256"]},
-        "options": {"categorical": categorical, "missing": missing, "fill_value": fill_value, "rows_dropped": dropped},
+        "options": {
+            "categorical": categorical,
+            "missing": missing,
+            "fill_value": fill_value,
+            "rows_dropped": dropped,
+        },
     }
     ds = make_dataset(name, X, y, classes, names, metadata=meta)
     return replace(ds, attributes=tuple(attributes), values=values, partitions=partitions)
@@ -311,7 +335,9 @@ def load_suite_dataset(name, *, categorical="onehot", missing="drop_rows", fill_
     if name not in manifest():
         raise DataError(f"unknown suite dataset '{name}'")
     if categorical not in CATEGORICAL_CHOICES:
-        raise DataError(f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got {categorical!r}")
+        raise DataError(
+            f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got {categorical!r}"
+        )
     if missing not in MISSING_CHOICES:
         raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got {missing!r}")
     if missing == "fill" and fill_value is None:
