@@ -366,6 +366,26 @@ def as_dataset(result, name, where):
     )
 
 
+def _load_named(body, label, seed):
+    """The dataset of a ``{"name": ...}`` entry: a suite dataset, a registered or plugin
+    loader's, or a bundled one."""
+    name = body.pop("name")
+    if is_suite_dataset(name):
+        return load_suite_dataset(name, **body)
+    if name not in BUNDLED:
+        fn = _loader_for(name)
+        if fn is None:
+            known = sorted(set(BUNDLED) | set(REGISTERED) | set(entry_point_names(DATASET_GROUP)))
+            raise DataError(
+                f"unknown dataset '{name}'; known: {', '.join(known)}, and the suites' datasets "
+                "(knnx datasets --suite keel-standard)"
+            )
+        return as_dataset(_call_loader(fn, body, seed, f"dataset '{name}'"), label, f"dataset '{name}'")
+    if "seed" in body:  # the subsample of max_rows follows the spec's seed
+        raise DataError(f"{name}: unknown option 'seed'; bundled datasets are seeded by the spec")
+    return load_bundled(name, seed=seed, **body)
+
+
 def load_dataset(entry, *, seed=0, base_dir=None):
     """Load a dataset from a spec entry (see module docstring).
 
@@ -401,20 +421,8 @@ def load_dataset(entry, *, seed=0, base_dir=None):
         raise DataError(
             f"suite {body['suite']}: a suite stands for many datasets; list it under datasets: in a spec"
         )
-    if form == "name" and is_suite_dataset(body["name"]):
-        return replace(load_suite_dataset(body.pop("name"), **body), name=label)
-    if form == "name" and body["name"] not in BUNDLED:
-        name = body.pop("name")
-        fn = _loader_for(name)
-        if fn is None:
-            known = sorted(set(BUNDLED) | set(REGISTERED) | set(entry_point_names(DATASET_GROUP)))
-            raise DataError(f"unknown dataset '{name}'; known: {', '.join(known)}")
-        return as_dataset(_call_loader(fn, body, seed, f"dataset '{name}'"), label, f"dataset '{name}'")
     if form == "name":
-        name = body.pop("name")
-        if "seed" in body:  # the subsample of max_rows follows the spec's seed
-            raise DataError(f"{name}: unknown option 'seed'; bundled datasets are seeded by the spec")
-        ds = load_bundled(name, seed=seed, **body)
+        ds = _load_named(body, label, seed)
     elif form == "csv":
         unknown = sorted(set(body) - set(_CSV_KEYS))
         if unknown:
