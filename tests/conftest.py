@@ -29,6 +29,16 @@ def brute_kneighbors(X, k, queries=None):
     return np.take_along_axis(D, order, 1), order
 
 
+def sk_g_mean(y_true, y_pred):
+    """Oracle of ``g_mean``: imbalanced-learn's ``geometric_mean_score(y_true, y_pred,
+    labels=np.unique(y_true), average="multiclass")``, the geometric mean of scikit-learn's
+    recalls of the classes of ``y_true``, 0 when one of them is 0."""
+    from sklearn.metrics import recall_score
+
+    recall = recall_score(y_true, y_pred, labels=np.unique(y_true), average=None, zero_division=0)
+    return 0.0 if (recall == 0).any() else float(np.prod(recall) ** (1 / len(recall)))
+
+
 def load_script(folder, name):
     """The script <folder>/<name>.py of the repository imported as a module (experiments/ and
     benchmarks/ are folders of scripts, not packages). The folder goes on sys.path first, as

@@ -44,6 +44,7 @@ def test_every_metric_has_an_input_kind():
         "brier",
         "f_measure_auc",
         "rejection_auc",
+        "auc",
     }
     assert {n for n, k in METRIC_INPUT.items() if k == "posterior"} == {"sym_kl", "js"}
     for name in ("error", "log_loss", "brier", "sym_kl", "js", "rejection_auc"):

@@ -236,7 +236,8 @@ def test_probability_metrics_are_known_and_validated(tmp_path):
     result = invoke("validate", write_spec(tmp_path, GOOD.replace("metrics: [error]", "metrics: [eror]")))
     assert (
         "metrics[0]: unknown metric 'eror'; known: error, accuracy, f1_macro, recall_macro, precision_macro, "
-        "log_loss, brier, f_measure_auc, rejection_auc, sym_kl, js" in result.stderr
+        "balanced_accuracy, g_mean, mcc, log_loss, brier, f_measure_auc, rejection_auc, auc, sym_kl, js"
+        in result.stderr
     )
 
 

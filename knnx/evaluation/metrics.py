@@ -4,13 +4,16 @@ the true posterior of synthetic data.
 Every metric takes two arrays; :data:`METRIC_INPUT` says which:
 
 * ``label`` — ``f(y_true, y_pred)``, integer class codes: ``error``, ``accuracy``,
-  ``f1_macro``, ``recall_macro``, ``precision_macro``. Macro averages run over the
-  classes present in ``y_true`` or ``y_pred`` (as scikit-learn does by default); a
-  class with no predicted (or no true) sample contributes 0 to precision (recall),
-  and F1 is 0 when precision + recall is 0.
+  ``f1_macro``, ``recall_macro``, ``precision_macro``, ``balanced_accuracy``,
+  ``g_mean``, ``mcc``. Macro averages run over the classes present in ``y_true`` or
+  ``y_pred`` (as scikit-learn does by default); a class with no predicted (or no true)
+  sample contributes 0 to precision (recall), and F1 is 0 when precision + recall is
+  0. ``balanced_accuracy`` and ``g_mean`` average the recalls of the classes present
+  in ``y_true`` only.
 * ``proba`` — ``f(y_true, proba)``, ``proba`` of shape (n_samples, n_classes) with
   column c the estimated probability of class code c: ``log_loss``, ``brier``,
-  ``f_measure_auc``, ``rejection_auc``.
+  ``f_measure_auc``, ``rejection_auc``, ``auc``. ``auc`` is the only metric that can
+  be undefined (NaN): on a ``y_true`` of a single class.
 * ``posterior`` — ``f(posterior, proba)``, both of shape (n_samples, n_classes),
   ``posterior`` the true class probabilities at the test points: ``sym_kl``, ``js``.
 
@@ -89,6 +92,69 @@ def recall_macro(y_true, y_pred):
 
 def f1_macro(y_true, y_pred):
     return float(_per_class(y_true, y_pred)[2].mean())
+
+
+def _true_class_recalls(y_true, y_pred):
+    """Recall of each class present in ``y_true``, in class order (a class that is only
+    predicted has no recall and is left out)."""
+    cm = _confusion(y_true, y_pred)
+    true_pos = cm.sum(axis=1)
+    present = true_pos > 0
+    return np.diag(cm)[present] / true_pos[present]
+
+
+def balanced_accuracy(y_true, y_pred):
+    """Mean recall over the classes present in ``y_true``.
+
+    Equals ``sklearn.metrics.balanced_accuracy_score(y_true, y_pred)`` (adjusted=False),
+    which also leaves out a class that is predicted but never true.
+    """
+    return float(_true_class_recalls(y_true, y_pred).mean())
+
+
+def g_mean(y_true, y_pred):
+    """Geometric mean of the recalls of the classes present in ``y_true``:
+    ``(Π_c R_c)^(1/m)``, R_c = (points of class c predicted c) / (points of class c),
+    over the m classes that occur in ``y_true``; for two classes ``sqrt(TPR · TNR)``.
+
+    Zero recall: a class present in ``y_true`` of which no point is predicted right
+    makes the product, hence ``g_mean``, exactly 0 (imbalanced-learn's default
+    ``correction=0``). Computed as ``exp(mean_c ln R_c)`` when every R_c > 0.
+
+    Equals imbalanced-learn's ``geometric_mean_score(y_true, y_pred,
+    labels=np.unique(y_true), average="multiclass")``, and the same without ``labels``
+    whenever every predicted class occurs in ``y_true``. Without ``labels``
+    imbalanced-learn takes the classes of ``y_true`` and ``y_pred`` together and gives a
+    class that is predicted but never true recall 0, hence ``g_mean`` 0; knnx leaves
+    such a class out, as :func:`balanced_accuracy` (and scikit-learn's) does, since its
+    recall is undefined.
+    """
+    recall = _true_class_recalls(y_true, y_pred)
+    if (recall == 0).any():
+        return 0.0
+    return float(np.exp(np.mean(np.log(recall))))
+
+
+def mcc(y_true, y_pred):
+    """Matthews correlation coefficient, multiclass (Gorodkin's R_K), in [-1, 1].
+
+    With C the confusion matrix over the classes of ``y_true`` and ``y_pred``, t_k its
+    row sums (true counts), p_k its column sums (predicted counts), c = trace(C) the
+    correct predictions and s the number of samples::
+
+        MCC = (c·s - Σ_k t_k p_k) / sqrt((s² - Σ_k p_k²) (s² - Σ_k t_k²))
+
+    For two classes it is (TP·TN - FP·FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)). When
+    the denominator is 0 (``y_true`` or ``y_pred`` holds a single class) it is 0.0, as
+    ``sklearn.metrics.matthews_corrcoef``, which it equals.
+    """
+    cm = _confusion(y_true, y_pred).astype(np.float64)
+    t, p = cm.sum(axis=1), cm.sum(axis=0)
+    s = t.sum()
+    denominator = (s * s - p @ p) * (s * s - t @ t)
+    if denominator == 0:
+        return 0.0
+    return float((np.trace(cm) * s - t @ p) / np.sqrt(denominator))
 
 
 # -- probability metrics ---------------------------------------------------------------
@@ -188,6 +254,62 @@ def rejection_auc(y_true, proba):
     return float(threshold_curves(y_true, proba)[1].mean())
 
 
+def _average_ranks(scores):
+    """Ranks 1..n within each column of ``scores`` (n_samples, n_columns), in ascending
+    order; tied values share the mean of the ranks they span."""
+    n = scores.shape[0]
+    order = np.argsort(scores, axis=0, kind="stable")
+    ordered = np.take_along_axis(scores, order, axis=0)
+    starts = np.ones(ordered.shape, dtype=bool)  # first of a run of equal values
+    starts[1:] = ordered[1:] != ordered[:-1]
+    ends = np.ones(ordered.shape, dtype=bool)  # last of a run
+    ends[:-1] = starts[1:]
+    at = np.arange(n)[:, None]
+    first = np.maximum.accumulate(np.where(starts, at, 0), axis=0)
+    last = np.minimum.accumulate(np.where(ends, at, n - 1)[::-1], axis=0)[::-1]
+    ranks = np.empty(ordered.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=0)
+    return ranks
+
+
+def auc(y_true, proba):
+    """Area under the ROC curve: binary, or the macro one-vs-rest mean over classes.
+
+    A class c is scored by the Mann-Whitney statistic of column c against ``y_true == c``:
+    ``AUC_c = (Σ_{i: y_i = c} r_i - n_c (n_c + 1) / 2) / (n_c (n - n_c))``, r_i the rank of
+    ``proba[i, c]`` among all n points (ties given their mean rank), n_c the points of
+    class c: the probability that a point of class c scores above one of another class,
+    a tie counting one half.
+
+    * Two columns: ``AUC_1``, i.e. ``sklearn.metrics.roc_auc_score(y_true, proba[:, 1])``.
+    * More: the mean of ``AUC_c`` over the classes c that occur in ``y_true``, which is
+      ``roc_auc_score(y_true, proba, multi_class="ovr", average="macro")`` whenever
+      every class occurs in ``y_true``. A class absent from ``y_true`` (e.g. from a test
+      part) has no positive and is left out of the mean, as the macro averages leave
+      out absent classes; scikit-learn instead refuses such a ``y_true`` (or, given
+      ``labels``, returns NaN).
+    * NaN when no class has both a positive and a negative, i.e. when ``y_true`` holds a
+      single class (or none): the ROC curve is undefined, as in scikit-learn. The
+      value is written as ``nan``; tables (:func:`knnx.reporting.summaries.summarize`),
+      figures and ``knnx compare`` leave it out of their means, spreads and counts; a
+      tuned cell whose inner fold has a single class fails
+      (:func:`knnx.evaluation.tuning.tune`).
+    """
+    y_true, proba = _check_proba_labels(y_true, proba)
+    if proba.shape[1] == 2:
+        positive, scores = (y_true == 1)[:, None], proba[:, 1:]
+    else:
+        positive, scores = y_true[:, None] == np.arange(proba.shape[1]), proba
+    n_pos = positive.sum(axis=0)
+    n_neg = len(y_true) - n_pos
+    scorable = (n_pos > 0) & (n_neg > 0)
+    if not scorable.any():
+        return float("nan")
+    n_pos, n_neg = n_pos[scorable], n_neg[scorable]
+    rank_sums = np.where(positive[:, scorable], _average_ranks(scores[:, scorable]), 0.0).sum(axis=0)
+    return float(np.mean((rank_sums - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)))
+
+
 # -- posterior metrics -----------------------------------------------------------------
 
 
@@ -243,10 +365,14 @@ METRICS = {
     "f1_macro": f1_macro,
     "recall_macro": recall_macro,
     "precision_macro": precision_macro,
+    "balanced_accuracy": balanced_accuracy,
+    "g_mean": g_mean,
+    "mcc": mcc,
     "log_loss": log_loss,
     "brier": brier,
     "f_measure_auc": f_measure_auc,
     "rejection_auc": rejection_auc,
+    "auc": auc,
     "sym_kl": sym_kl,
     "js": js,
 }
@@ -259,15 +385,20 @@ METRIC_INPUT = {
     "f1_macro": "label",
     "recall_macro": "label",
     "precision_macro": "label",
+    "balanced_accuracy": "label",
+    "g_mean": "label",
+    "mcc": "label",
     "log_loss": "proba",
     "brier": "proba",
     "f_measure_auc": "proba",
     "rejection_auc": "proba",
+    "auc": "proba",
     "sym_kl": "posterior",
     "js": "posterior",
 }
 
-# Whether a smaller value is better (used to mark the best row in tables).
+# Whether a smaller value is better (used to mark the best row in tables, to rank in
+# comparisons and to choose in tuning); a metric not listed is better when higher.
 LOWER_IS_BETTER = {
     "error": True,
     "log_loss": True,

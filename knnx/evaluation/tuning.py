@@ -28,9 +28,11 @@ def tune(make, task, grid, X, y, n_classes):
     estimator) is fitted on every inner training fold and scored on the held-out fold
     (``error`` and ``accuracy`` by accuracy, any other metric by its value, negated when
     lower is better); the setting with the highest mean score wins, the first in
-    ParameterGrid order on a tie. Returns the setting and ``{name: chosen value}`` for
-    the parameters of ``grid`` that vary (a number as itself, another value by its
-    position in the spec's list)."""
+    ParameterGrid order on a tie. A metric undefined (NaN) on an inner fold (``auc`` on
+    a held-out part of a single class: NaN for every setting alike) raises ValueError,
+    the cell fails, rather than choose among settings that all score NaN. Returns the
+    setting and ``{name: chosen value}`` for the parameters of ``grid`` that vary (a
+    number as itself, another value by its position in the spec's list)."""
     from sklearn.metrics import accuracy_score
     from sklearn.model_selection import StratifiedKFold
 
@@ -48,6 +50,12 @@ def tune(make, task, grid, X, y, n_classes):
             else:
                 value = METRICS[metric](y[held], np.asarray(est.predict(X[held])))
             scores[i, j] = -value if LOWER_IS_BETTER.get(metric, False) else value
+    undefined = np.isnan(scores).any(axis=0)
+    if undefined.any():
+        raise ValueError(
+            f"tune.metric {metric} is undefined on inner fold {int(np.argmax(undefined))}: its held-out "
+            "part has a single class; use more rows per class or fewer inner folds (tune.cv)"
+        )
     means = np.average(scores, axis=1)
     best = task.settings[int(np.argmax(means))]  # argmax: the first of the best
     chosen = {}

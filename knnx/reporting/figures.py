@@ -245,8 +245,8 @@ def _draw_lines(frame, metric, x, ticks):
     for ax, name in zip(grid, datasets, strict=False):
         sub = frame[frame["dataset"] == name]
         for line, part in sub.groupby("_line", sort=False):
-            stats = part.groupby("_x")["value"].agg(["mean", "std", "size"]).sort_index()
-            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+            stats = part.groupby("_x")["value"].agg(["mean", "std", "count"]).sort_index()
+            std = stats["std"].where(stats["count"] > 1, 0.0).to_numpy(dtype=float)
             xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
             ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
         if ticks is not None:
@@ -312,8 +312,8 @@ def plot_comparison(results, metric="error", out=None):
             # per-fold values, spread a little vertically in a fixed pattern (no randomness)
             offsets = (np.arange(len(sub)) % 5 - 2) * 0.06
             ax.plot(sub["value"].to_numpy(dtype=float), ys + offsets, ".", ms=3, color="0.6", zorder=1)
-            stats = sub.groupby("configuration", sort=False)["value"].agg(["mean", "std", "size"])
-            std = stats["std"].where(stats["size"] > 1, 0.0).to_numpy(dtype=float)
+            stats = sub.groupby("configuration", sort=False)["value"].agg(["mean", "std", "count"])
+            std = stats["std"].where(stats["count"] > 1, 0.0).to_numpy(dtype=float)
             for j, config in enumerate(stats.index):  # one colour per algorithm
                 ax.errorbar(
                     stats["mean"].iloc[j],

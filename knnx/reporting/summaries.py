@@ -13,7 +13,9 @@ GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
-    """Mean, standard deviation (ddof=1; 0 for a single value) and count per group.
+    """Mean, standard deviation (ddof=1; 0 for a single value) and count per group, of
+    the values that are not NaN (a metric undefined on a fold, such as ``auc`` on a test
+    part of a single class, is left out of all three).
 
     ``by`` names columns of the results frame; a parameter by its bare name (``k``)
     or its column (``param_k``); ``configuration`` for :func:`configuration_labels`
@@ -44,8 +46,14 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
         frame = frame[frame["metric"] == metric]
     keys = by + (["metric"] if "metric" not in by else [])
     grouped = frame.groupby(keys, sort=False)["value"]
-    out = grouped.agg(mean="mean", std=lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0, n="size")
+    out = grouped.agg(mean="mean", std=_std, n="count")
     return out.reset_index()
+
+
+def _std(values):
+    """Sample standard deviation (ddof=1) of the values that are not NaN; 0 for one or none."""
+    values = values.dropna()
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
 
 
 def mark_best(summary, within="dataset"):

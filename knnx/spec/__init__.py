@@ -32,8 +32,9 @@ settings and strategies, run by the same runner (``knnx run``), one cell per
 (dataset, strategy, repeat). A spec without ``kind`` is the form above.
 
 Metrics (``knnx.evaluation.metrics.METRICS``) take predicted labels (``error``, ``accuracy``,
-``f1_macro``, ``recall_macro``, ``precision_macro``), predicted probabilities
-(``log_loss``, ``brier``, ``f_measure_auc``, ``rejection_auc``) or the true
+``f1_macro``, ``recall_macro``, ``precision_macro``, ``balanced_accuracy``, ``g_mean``,
+``mcc``), predicted probabilities (``log_loss``, ``brier``, ``f_measure_auc``,
+``rejection_auc``, ``auc``) or the true
 posterior of a synthetic dataset beside the predicted probabilities (``sym_kl``,
 ``js``); ``knnx.evaluation.metrics.METRIC_INPUT`` says which.
 
