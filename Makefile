@@ -45,6 +45,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weight
 	$(PYTHON) benchmarks/weighted.py --table3 --scaling
 	$(PYTHON) benchmarks/tune.py
 	$(PYTHON) benchmarks/scale.py --csv results/bench/scale.csv
+	$(PYTHON) benchmarks/suites.py --csv results/bench/suites.csv
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml

@@ -8,13 +8,14 @@ from conftest import sk_g_mean
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import metrics as skm
 
-from knnx.datasets import load_bundled
+from knnx.datasets import load_bundled, load_dataset
 from knnx.errors import SpecError
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.evaluation.protocols import PROTOCOLS, make_splits
 
 PARAMS = {
     "predefined": {},
+    "partitions": {"scheme": "10-fold"},
     "holdout": {"test_size": 0.25, "repeats": 3},
     "kfold": {"folds": 4, "repeats": 2},
     "5x2": {},
@@ -25,14 +26,15 @@ PARAMS = {
 
 @pytest.mark.parametrize("kind", sorted(PROTOCOLS))
 def test_splits_partition_and_are_deterministic(kind, seed):
-    ds = load_bundled("ripley" if kind == "predefined" else "wine")
+    ds = {"predefined": load_bundled("ripley"), "partitions": load_dataset("keel.wine")}.get(kind)
+    ds = load_bundled("wine") if ds is None else ds
     a = make_splits(ds, np.random.SeedSequence(seed), kind, **PARAMS[kind])
     b = make_splits(ds, np.random.SeedSequence(seed), kind, **PARAMS[kind])
     for s, t in zip(a, b, strict=True):
         assert_array_equal(s.train, t.train) and assert_array_equal(s.test, t.test)
         assert len(np.intersect1d(s.train, s.test)) == 0
         assert len(s.train) + len(s.test) == ds.n_samples
-    if kind in ("kfold", "5x2"):
+    if kind in ("kfold", "5x2", "partitions"):
         for r in {s.repeat for s in a}:
             tests = np.concatenate([s.test for s in a if s.repeat == r])
             assert_array_equal(np.sort(tests), np.arange(ds.n_samples))  # every row tested once
