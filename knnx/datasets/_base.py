@@ -83,6 +83,15 @@ class Dataset:
         counts = np.bincount(self.y, minlength=self.n_classes)
         return {str(c): int(n) for c, n in zip(self.classes, counts, strict=True)}
 
+    def numeric_columns(self):
+        """Boolean mask of the columns of X that hold numeric attributes: with
+        ``attributes``, the columns named as a numeric attribute; without, every column
+        but the one-hot ones (named ``attribute=category``)."""
+        if self.attributes:
+            numeric = {a.name for a in self.attributes if a.kind == "numeric"}
+            return np.array([f in numeric for f in self.feature_names], dtype=bool)
+        return np.array(["=" not in f for f in self.feature_names], dtype=bool)
+
     def split_sizes(self):
         """(n_train, n_test) of the predefined split, or None."""
         if self.split is None:

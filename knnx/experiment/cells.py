@@ -93,7 +93,7 @@ class SplitTask(CellTask):
     estimator: object  # the class (pickled by reference) or its import path
     train: np.ndarray
     test: np.ndarray
-    standardize: bool
+    standardize: bool | str
     metrics: tuple
     record_curves: bool = False
     curve_points: int = 0
@@ -109,9 +109,13 @@ class SplitTask(CellTask):
 
     def parts(self, ds):
         """``(X_train, y_train, X_test, y_test)``, standardised with the training part's
-        mean and std if the spec asks."""
+        mean and std if the spec asks (``numeric``: the numeric attributes' columns only)."""
         X_train, X_test = ds.X[self.train], ds.X[self.test]
-        if self.standardize:
+        if self.standardize == "numeric":
+            cols = ds.numeric_columns()
+            X_train, X_test = X_train.copy(), X_test.copy()
+            X_train[:, cols], X_test[:, cols] = standardize(X_train[:, cols], X_test[:, cols])
+        elif self.standardize:
             X_train, X_test = standardize(X_train, X_test)
         return X_train, ds.y[self.train], X_test, ds.y[self.test]
 

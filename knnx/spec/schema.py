@@ -118,7 +118,12 @@ PROTOCOL_MODELS = {
 
 
 class Preprocess(_Strict):
-    standardize: bool = False
+    standardize: bool | Literal["numeric"] = Field(
+        False,
+        description="true: every feature to mean 0, sd 1 on the training part; numeric: only the "
+        "features of numeric attributes (a nominal attribute's one-hot or ordinal columns stay as "
+        "they are); false: none.",
+    )
 
 
 def _not_only_dots(name):
