@@ -38,7 +38,9 @@ from knnx.spec.schema import Partitions
 REPO = Path(__file__).resolve().parents[1]
 SUITES_DIR = REPO / "datasets" / "suites"
 MANIFEST = json.loads((SUITES_DIR / "MANIFEST.json").read_text(encoding="utf-8"))
-ENTRIES = {d["id"]: d for d in MANIFEST["datasets"]}
+# The vendored suites; suite "bundled" describes datasets/ (tested at the end of this file).
+ENTRIES = {d["id"]: d for d in MANIFEST["datasets"] if d["suite"] != "bundled"}
+BUNDLED_ENTRIES = {d["id"]: d for d in MANIFEST["datasets"] if d["suite"] == "bundled"}
 SUITE_NAMES = ["keel-standard", "keel-imbalanced"]
 PREFIX = {"keel-standard": "keel.", "keel-imbalanced": "keel-imb."}
 
@@ -124,9 +126,13 @@ def test_the_data_folder_holds_exactly_the_files_the_manifest_names():
 
 def test_suite_sizes_and_ids():
     ids = [d["id"] for d in MANIFEST["datasets"]]
-    assert len(ids) == len(set(ids)) == 148
-    assert Counter(d["suite"] for d in MANIFEST["datasets"]) == {"keel-standard": 48, "keel-imbalanced": 100}
-    assert set(suites_module.SUITES) == set(SUITE_NAMES)
+    assert len(ids) == len(set(ids)) == 148 + 26
+    assert Counter(d["suite"] for d in MANIFEST["datasets"]) == {
+        "keel-standard": 48,
+        "keel-imbalanced": 100,
+        "bundled": 26,
+    }
+    assert set(suites_module.SUITES) == {*SUITE_NAMES, "bundled"}
     for entry in ENTRIES.values():
         assert entry["id"] == PREFIX[entry["suite"]] + entry["name"]
     for suite in SUITE_NAMES:  # each suite's ids in the manifest are sorted
@@ -673,11 +679,6 @@ def test_a_damaged_manifest_is_one_line_naming_it_for_a_suite_entry(tmp_path, da
     assert_refused(tmp_path, spec, f"{manifest}: suite manifest not found")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (knnx/datasets/suites.py is_suite_dataset): a damaged or missing MANIFEST.json "
-    "makes a suite dataset named in a spec 'unknown dataset', hiding the manifest's own error",
-)
 @pytest.mark.parametrize("how", ["unreadable", "missing"])
 def test_a_damaged_manifest_is_one_line_naming_it_for_a_named_dataset(tmp_path, data_copy, how):
     manifest = data_copy / "MANIFEST.json"
@@ -753,21 +754,13 @@ def test_datasets_unknown_suite_is_one_line_exit_2():
     result = invoke("datasets", "--suite", "nope", "--format", "csv")
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        "error: --suite: unknown suite 'nope'; known: keel-standard, keel-imbalanced"
+        "error: --suite: unknown suite 'nope'; known: keel-standard, keel-imbalanced, bundled"
     ]
 
 
-# ----------------------------------------------------------------------------- known bugs
-# Marked xfail (strict, as the project's pytest settings make every xfail): each fails on the
-# code as it is; once knnx is fixed it passes, strict turns that into a failure, and the mark
-# is to be removed. The other one is test_a_damaged_manifest_is_one_line_naming_it_for_a_named_dataset.
+# ----------------------------------------------------------------------------- data folder
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (knnx/datasets/suites.py _load_cached): the loaded datasets are cached by name, "
-    "not by folder, so after KNNX_DATA changes a dataset comes from the old folder, unchecked",
-)
 def test_a_dataset_is_read_from_the_folder_knnx_data_names_now(tmp_path, monkeypatch):
     suites_module._load_cached.cache_clear()
     assert load_suite_dataset("keel.iris").X.shape == (150, 4)  # from the repository, now cached
@@ -782,3 +775,48 @@ def test_a_dataset_is_read_from_the_folder_knnx_data_names_now(tmp_path, monkeyp
     finally:
         suites_module._manifest_cached.cache_clear()
         suites_module._load_cached.cache_clear()
+
+
+# ----------------------------------------------------------------------------- suite bundled
+
+
+def test_suite_bundled_describes_the_bundled_files():
+    """Suite ``bundled``: one entry per dataset of datasets/, its files' sha256 those of
+    datasets/MANIFEST.csv and of the files themselves, its counts those of the files."""
+    import csv
+    import hashlib
+
+    from knnx.datasets.bundled import BUNDLED
+
+    assert sorted(BUNDLED_ENTRIES) == sorted(BUNDLED)
+    filed = {r["file"]: r for r in csv.DictReader(open(REPO / "datasets" / "MANIFEST.csv", encoding="utf-8"))}
+    for name, entry in BUNDLED_ENTRIES.items():
+        files = entry["source"]["files"]
+        assert list(files) == list(BUNDLED[name].files)
+        rows = 0
+        for f, sha in files.items():
+            assert (
+                sha == filed[f]["sha256"] == hashlib.sha256((REPO / "datasets" / f).read_bytes()).hexdigest()
+            )
+            rows += int(filed[f]["n_rows"])
+        assert entry["n_rows"] == rows
+        assert entry["n_numeric"] + entry["n_nominal"] == int(
+            filed[files and next(iter(files))]["n_features"]
+        )
+        assert (entry["split"] == "train/test") == (len(files) == 2)
+    # Types read from the values: german's 13 text attributes are nominal; vote's and
+    # cancer's empty cells are counted.
+    assert BUNDLED_ENTRIES["german"]["n_nominal"] == 13
+    assert (
+        BUNDLED_ENTRIES["vote"]["missing_cells"] == 392 and BUNDLED_ENTRIES["cancer"]["missing_cells"] == 16
+    )
+
+
+def test_suite_bundled_expands_to_bundled_names():
+    from knnx.datasets import expand_entry
+
+    small = expand_entry({"suite": "bundled", "max_rows": 700})
+    expected = sorted(i for i, d in BUNDLED_ENTRIES.items() if d["n_rows"] <= 700)
+    assert [e["name"] for e in small] == expected and "iris" in expected
+    ds = load_dataset(small[expected.index("iris")])
+    assert ds.X.shape == (150, 4) and ds.attributes == ()  # loaded by the bundled loader
