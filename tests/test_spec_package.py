@@ -121,7 +121,15 @@ def test_apply_overrides_refuses_with_one_line(overrides, message):
 def test_the_protocol_table_covers_every_model_of_the_union():
     union = typing.get_args(typing.get_args(Protocol)[0])
     assert list(PROTOCOL_MODELS.values()) == list(union)
-    assert list(PROTOCOL_MODELS) == ["predefined", "holdout", "kfold", "5x2", "subsample", "lpo"]
+    assert list(PROTOCOL_MODELS) == [
+        "predefined",
+        "partitions",
+        "holdout",
+        "kfold",
+        "5x2",
+        "subsample",
+        "lpo",
+    ]
     assert set(PROTOCOL_MODELS) == set(PROTOCOLS)  # every kind has its splits
     for kind, model in PROTOCOL_MODELS.items():
         assert model(kind=kind).kind == kind
@@ -129,6 +137,8 @@ def test_the_protocol_table_covers_every_model_of_the_union():
 
 def test_protocol_models_say_their_splits_and_held_out_rows():
     assert Predefined(kind="predefined").n_splits() == 1
+    assert PROTOCOL_MODELS["partitions"](kind="partitions").n_splits() == 10
+    assert PROTOCOL_MODELS["partitions"](kind="partitions", scheme="5-fold").n_splits() == 5
     assert Holdout(kind="holdout", repeats=4).n_splits() == 4
     assert KFold(kind="kfold", folds=3, repeats=2).n_splits() == 6
     assert FiveByTwo(kind="5x2").n_splits() == 10
