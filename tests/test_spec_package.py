@@ -144,7 +144,7 @@ def test_protocol_models_say_their_splits_and_held_out_rows():
     assert FiveByTwo(kind="5x2").n_splits() == 10
     assert Subsample(kind="subsample", repeats=7).n_splits() == 7
     assert LeavePOut(kind="lpo", p=4).n_splits() == 1
-    assert [m(kind=k).held_out for k, m in PROTOCOL_MODELS.items()] == [0, 0, 0, 0, 0, 10]
+    assert [m(kind=k).held_out for k, m in PROTOCOL_MODELS.items()] == [0, 0, 0, 0, 0, 0, 10]
     assert KFold(kind="kfold", folds=3).options() == {"folds": 3, "repeats": 1, "stratified": True}
 
 
