@@ -61,9 +61,10 @@ def test_documented_treatments():
     german = load_bundled("german")
     assert german.n_features == 61  # 7 numeric + 54 one-hot columns
     assert_allclose(german.X[:, [n.startswith("A1=") or n == "A1" for n in german.feature_names]].sum(1), 1.0)
-    assert load_bundled("australian", corrupted="drop").n_features == 11
-    with pytest.raises(DataError, match="iris: unknown option 'corrupted'"):
-        load_bundled("iris", corrupted="drop")
+    australian = load_bundled("australian")  # Statlog's values, decimal points included
+    assert_array_equal(australian.X[0, [1, 2, 6]], [22.08, 11.46, 1.585])
+    with pytest.raises(DataError, match="australian: unknown option 'corrupted'"):
+        load_bundled("australian", corrupted="drop")
 
 
 def test_labels_keep_original_names():

@@ -83,7 +83,7 @@ def _format_value(value):
     return repr(value) if isinstance(value, str) else str(value)
 
 
-_TEXT_OPTIONS = ("missing", "categorical", "label", "corrupted")
+_TEXT_OPTIONS = ("missing", "categorical", "label")
 _LIST_PARAMS = ("means", "covs", "priors")  # gaussians takes arrays; other parameters are numbers
 
 

