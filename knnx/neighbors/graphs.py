@@ -91,9 +91,11 @@ class GraphStore:
 
     # --- the protocol knnx.kneighbors uses ----------------------------------------------
 
-    def key(self, X, queries):
-        """The store's key of a search of ``queries`` (None: leave-one-out) among ``X``."""
-        return fingerprint(X), ("loo" if queries is None else fingerprint(queries))
+    def key(self, X, queries, metric=None):
+        """The store's key of a search of ``queries`` (None: leave-one-out) among ``X``
+        under the fitted metric whose checksum is ``metric`` (None: squared Euclidean)."""
+        key = fingerprint(X), ("loo" if queries is None else fingerprint(queries))
+        return key if metric is None else (*key, metric)
 
     def get(self, key, k):
         """``(neigh_dist, neigh_ind)`` with k columns from a stored graph with at least k,
@@ -119,11 +121,13 @@ class GraphStore:
 
     # --- public --------------------------------------------------------------------------
 
-    def add(self, X, neigh_dist, neigh_ind, queries=None):
+    def add(self, X, neigh_dist, neigh_ind, queries=None, metric=None):
         """Store a graph computed elsewhere: the k nearest rows of ``X`` to each row of
         ``queries`` (None: to each row of X, itself excluded). Returns self.
 
-        ``neigh_dist`` holds squared distances, shape (n_queries, k); ``neigh_ind`` row
+        ``metric``: the fitted :class:`knnx.neighbors.metrics.Metric` the graph is for
+        (None: squared Euclidean). ``neigh_dist`` holds reduced distances (squared
+        Euclidean by default), shape (n_queries, k); ``neigh_ind`` row
         indices into X, same shape; each row ordered by (distance, index). Checked: the
         shapes, that indices are valid (and, leave-one-out, no row lists itself) and the
         order; not checked: that they are the nearest (the store answers with what it is
@@ -148,7 +152,13 @@ class GraphStore:
         step_d, step_i = np.diff(dist, axis=1), np.diff(ind, axis=1)
         if np.any((step_d < 0) | ((step_d == 0) & (step_i <= 0))):
             raise ValueError("neigh_dist and neigh_ind: each row must be ordered by (distance, index)")
-        self.put(self.key(X, queries), dist, ind)
+        if metric is not None:  # the search looks the graph up by the rows it ranks
+            X = metric.prepare(X, "X")
+            queries = None if queries is None else metric.prepare(queries, "queries")
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+            queries = None if queries is None else np.ascontiguousarray(queries, dtype=np.float64)
+        self.put(self.key(X, queries, None if metric is None else metric.checksum), dist, ind)
         return self
 
     def with_k_max(self, k_max):

@@ -2,9 +2,11 @@
 
 Semantics (every algorithm in knnx relies on them):
 
-* Distance is squared Euclidean, evaluated in float64 as ``sum_l (q_l - r_l)**2``
-  in feature order. Rankings use that value exactly.
-* Neighbours are ordered by (squared distance, reference index): of two references
+* Distance is squared Euclidean by default, evaluated in float64 as
+  ``sum_l (q_l - r_l)**2`` in feature order; rankings use that value exactly. Every
+  other metric (``metric=``, see :mod:`knnx.neighbors.metrics`) ranks its reduced
+  distance, also exact in float64.
+* Neighbours are ordered by (reduced distance, reference index): of two references
   at the same distance the one with the smaller index comes first.
 * ``queries=None`` asks for the leave-one-out graph of ``X``: each point is excluded
   from its own list, but its duplicates (other indices at distance 0) are not.
@@ -18,6 +20,7 @@ import numbers
 import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
+from knnx._kernels.metrics import CHEBYSHEV, MANHATTAN, MINKOWSKI, PRECOMPUTED, metric_select_rows
 from knnx._kernels.neighbors import (
     brute_rows,
     reciprocal_csr,
@@ -25,6 +28,7 @@ from knnx._kernels.neighbors import (
 )
 from knnx.errors import DataError
 from knnx.limits import check_memory, graph_bytes
+from knnx.neighbors.metrics import fit_metric
 from knnx.neighbors.screen import (
     _CHUNK_ROWS,
     _SEED_SAMPLE,
@@ -147,21 +151,33 @@ def _check_spread(spread, d):
         )
 
 
-def kneighbors(X, n_neighbors, queries=None, *, squared=True, graphs=None):
-    """Exact k nearest neighbours in squared Euclidean distance.
+def kneighbors(
+    X, n_neighbors, queries=None, *, metric="euclidean", metric_params=None, nominal=None, y=None,
+    squared=True, graphs=None,
+):
+    """Exact k nearest neighbours, squared Euclidean by default.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        Reference points.
+        Reference points (for ``metric="precomputed"``: the square matrix of their
+        distances).
     n_neighbors : int
         Number of neighbours k, ``1 <= k <= n_samples`` (``n_samples - 1`` when
         ``queries is None``).
     queries : array-like of shape (n_queries, n_features), optional
-        Query points. If None, the leave-one-out graph of ``X`` is returned: each
-        point is excluded from its own list (its duplicates are not).
+        Query points (precomputed: their distances to the references, shape
+        (n_queries, n_samples)). If None, the leave-one-out graph of ``X`` is returned:
+        each point is excluded from its own list (its duplicates are not).
+    metric : str or knnx.neighbors.metrics.Metric, default "euclidean"
+        The distance (see :mod:`knnx.neighbors.metrics`): a name, fitted here on ``X``
+        (and ``y``), or a metric already fitted on a training part.
+    metric_params, nominal, y :
+        For a metric given by name: its parameters, the columns holding nominal codes,
+        and the class codes of ``X`` (hvdm and vdm fit their tables on them).
     squared : bool, default True
-        Return squared distances (the ranked quantity). If False, their square roots.
+        Return the reduced distances (the ranked quantity: squared Euclidean distances
+        by default). If False, the distances.
     graphs : knnx.GraphStore, optional
         Where to look for the graph first and keep it after (see :mod:`knnx.neighbors.graphs`):
         the result is the same, only the time differs. Without it nothing is kept.
@@ -175,40 +191,101 @@ def kneighbors(X, n_neighbors, queries=None, *, squared=True, graphs=None):
 
     Notes
     -----
-    Candidates are screened with a float32 BLAS product under a rigorous rounding
-    bound, then their distances are recomputed in float64 and ranked exactly; the
-    output equals a brute-force evaluation of every distance (see
-    :mod:`knnx._kernels.neighbors`). When k is large relative to n_samples * n_features
-    (see ``_SELECT_FACTOR``), every float64 distance is evaluated instead and the k
-    smallest are selected and sorted (``select_rows``): the same output. Memory: the
-    float32 copy of the data (4 bytes an entry; no float64 copy is made), the outputs,
-    and O(block) working space; never n x n.
+    Squared Euclidean (and the metrics reduced to it by a map of the rows:
+    seuclidean, mahalanobis, cosine): candidates are screened with a float32 BLAS
+    product under a rigorous rounding bound, then their distances are recomputed in
+    float64 and ranked exactly; the output equals a brute-force evaluation of every
+    distance (see :mod:`knnx._kernels.neighbors`). When k is large relative to
+    n_samples * n_features (see ``_SELECT_FACTOR``), every float64 distance is
+    evaluated instead and the k smallest are selected and sorted (``select_rows``):
+    the same output. The other metrics evaluate every reduced distance in float64
+    (:mod:`knnx._kernels.metrics`) and select the k smallest the same way. Memory:
+    the float32 copy of the data (4 bytes an entry; no float64 copy is made), the
+    outputs, and O(block) working space; never n x n.
     """
-    R = as_float_array(X, "X")
+    if isinstance(metric, str) and metric == "euclidean" and not metric_params:
+        M = None
+    else:
+        M = fit_metric(metric, X, y, nominal=nominal, metric_params=metric_params)
+    R0 = as_float_array(X, "X") if M is None else M.prepare(X, "X")
     loo = queries is None
-    Q = R if loo else as_float_array(queries, "queries")
-    n_ref, d = R.shape
-    if Q.shape[1] != d:
-        raise DataError(f"queries: has {Q.shape[1]} features, X has {d}")
+    Q0 = R0 if loo else (as_float_array(queries, "queries") if M is None else M.prepare(queries, "queries"))
+    n_ref, d = R0.shape
+    if Q0.shape[1] != d:
+        raise DataError(f"queries: has {Q0.shape[1]} features, X has {d}")
+    k = _check_k(n_neighbors, n_ref - 1 if loo else n_ref, loo)
+    if M is not None and M.name == "precomputed" and loo and n_ref != d:
+        raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {R0.shape}")
+
+    def search(k_search):
+        if M is None or M.euclidean_path:
+            return _exact(R0, Q0, loo, k_search)
+        return _metric_exact(M, R0, Q0, loo, k_search)
+
+    if graphs is None or Q0.shape[0] == 0:
+        return _finish(*search(k), squared, M)
+    # The k-graph is the first k columns of any larger one (neighbours are ordered by
+    # (distance, index)), so a store computes once at its k_max.
+    key = graphs.key(R0, None if loo else Q0, None if M is None else M.checksum)
+    hit = graphs.get(key, k)
+    if hit is None:
+        full = search(max(k, min(graphs.k_max, n_ref - 1 if loo else n_ref)))
+        graphs.put(key, *full)
+        hit = full[0][:, :k].copy(), full[1][:, :k].copy()
+    return _finish(*hit, squared, M)
+
+
+def _check_k(n_neighbors, k_max, loo):
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral):
         raise DataError(f"n_neighbors: expected an integer, got {n_neighbors!r}")
     k = int(n_neighbors)
-    k_max = n_ref - 1 if loo else n_ref
     if not 1 <= k <= k_max:
         what = "n_samples - 1 (leave-one-out)" if loo else "n_samples"
         raise DataError(f"n_neighbors: must be between 1 and {what} = {k_max}, got {k}")
+    return k
 
-    if graphs is None or Q.shape[0] == 0:
-        return _finish(*_exact(R, Q, loo, k), squared)
-    # The k-graph is the first k columns of any larger one (neighbours are ordered by
-    # (distance, index)), so a store computes once at its k_max.
-    key = graphs.key(R, None if loo else Q)
-    hit = graphs.get(key, k)
-    if hit is None:
-        full = _exact(R, Q, loo, max(k, min(graphs.k_max, k_max)))
-        graphs.put(key, *full)
-        hit = full[0][:, :k].copy(), full[1][:, :k].copy()
-    return _finish(*hit, squared)
+
+def _metric_exact(M, R, Q, loo, k):
+    """Reduced distances and indices of the k nearest under a kernel metric."""
+    m, (n_ref, d) = Q.shape[0], R.shape
+    check_memory(
+        graph_bytes(m, k, n_ref, d), f"a neighbour graph of {m} queries x {k} neighbours among {n_ref} rows"
+    )
+    out_dist = np.empty((m, k), dtype=np.float64)
+    out_ind = np.empty((m, k), dtype=np.intp)
+    if m == 0:
+        return out_dist, out_ind
+    if M.code in (MANHATTAN, CHEBYSHEV, MINKOWSKI):
+        _check_power_scale(R, Q, loo, M.power if M.code == MINKOWSKI else 1.0)
+    RT = np.empty((0, n_ref)) if M.code == PRECOMPUTED else np.ascontiguousarray(R.T)
+    rows = np.arange(m, dtype=np.intp)
+    with PARALLEL_LOCK:
+        metric_select_rows(
+            M.code, Q, RT, rows, loo, M.power, M.kinds, M.scale, M.vd, M.vd_off, M.n_vals, out_dist, out_ind
+        )
+    return out_dist, out_ind
+
+
+def _check_power_scale(R, Q, loo, power):
+    """Refuse data whose sums of |differences| ** power would overflow or underflow."""
+    center = _mean(R)
+    spread = _max_abs_dev(R, center)
+    if not loo:
+        spread = max(spread, _max_abs_dev(Q, center))
+    d = R.shape[1]
+    if spread == 0:
+        return
+    log_top = power * np.log10(2.0 * spread) + np.log10(d) if np.isfinite(spread) else np.inf
+    if not log_top < 300:
+        raise DataError(
+            f"X: values too far apart for float64 sums of |x - y|^{power:g} (max |x - mean| = {spread:.3g} over "
+            f"{d} features); rescale the data"
+        )
+    if power * np.log10(spread) < -300:
+        raise DataError(
+            f"X: values too close together for float64 sums of |x - y|^{power:g} (max |x - mean| = "
+            f"{spread:.3g}); rescale the data"
+        )
 
 
 def _exact(R, Q, loo, k):
@@ -303,9 +380,12 @@ def warm_up_path(path):
     _run_path(first, Q, R, 1, loo, _centre(R, Q, loo), out_dist, out_ind)
 
 
-def _finish(out_dist, out_ind, squared):
+def _finish(out_dist, out_ind, squared, metric=None):
     if not squared:
-        np.sqrt(out_dist, out=out_dist)
+        if metric is None:
+            np.sqrt(out_dist, out=out_dist)
+        else:
+            out_dist = metric.distance(out_dist)
     return out_dist, out_ind
 
 

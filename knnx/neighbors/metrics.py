@@ -1,0 +1,413 @@
+"""The distances knnx searches under: their definitions, what they learn from the
+training part, and the data they accept.
+
+A metric is named by a string (:data:`METRIC_NAMES`) and *fitted* on the training part
+(:func:`fit_metric`): ranges, standard deviations, variances, a covariance or VDM's
+class-conditional frequencies come from the rows it is given, never from the rows it
+is later asked about. The fitted :class:`Metric` is what :func:`knnx.kneighbors`
+searches with; its ``checksum`` covers the name and every fitted statistic, so that a
+:class:`knnx.GraphStore` shares a graph only between searches under the same distance.
+
+Every search ranks a *reduced distance* (a monotone function of the distance, exact in
+float64) and orders ties by reference index; ``Metric.distance`` turns reduced
+distances into distances.
+
+============  ==============================================  ==========================
+metric        reduced distance (``q``, ``r``: two rows)         distance
+============  ==============================================  ==========================
+euclidean     sum (q - r)^2, feature order                      sqrt
+seuclidean    euclidean's, between the rows divided by sigma    sqrt
+mahalanobis   euclidean's, between the rows times L (L L' = VI) sqrt
+cosine        euclidean's, between the rows divided by |row|    reduced / 2 (= 1 - cos)
+manhattan     sum |q - r|                                       the same
+chebyshev     max |q - r|                                       the same
+minkowski     sum |q - r|^p (p = 1: manhattan, p = 2: euclidean) reduced^(1/p)
+hamming       number of attributes with q != r                  reduced / d
+heom          sum d_a^2 (Wilson & Martinez 1997)                sqrt
+hvdm          sum d_a^2 (Wilson & Martinez 1997)                sqrt
+vdm           hvdm with every attribute nominal                 sqrt
+gower         sum delta_a d_a / sum delta_a (Gower 1971)         the same
+precomputed   the given value                                   the same
+============  ==============================================  ==========================
+
+The statistics, fitted on the training rows: ``seuclidean``'s variances (ddof 1,
+``metric_params={"V": ...}`` to give them; a zero variance counts as 1);
+``mahalanobis``'s inverse covariance (ddof 1, or ``{"VI": ...}``; a singular covariance
+is refused); the numeric attributes' ranges (max - min, heom and gower) and standard
+deviations (ddof 0, hvdm: divisor 4 sigma), each counting as 1 where it is 0; hvdm's
+and vdm's tables ``sum_c (P(c|x) - P(c|y))^2`` (the squared normalized_vdm, P counted on
+the training rows; a value absent from them has P(c|x) = 0 for every class). Numeric
+differences are not clipped: a query outside the training range can have d_a > 1.
+
+Missing values (NaN) are allowed by heom, hvdm and vdm (an attribute missing in either
+row has d_a = 1) and gower (the attribute is left out of both sums; a pair without a
+common attribute has distance 1); every other metric refuses them. Nominal attributes
+(``nominal``: their column indices, values the category codes 0, 1, ...) are allowed by
+heom, hvdm, gower (overlap: 0 if equal, else 1; hvdm: its table), vdm (every attribute
+is nominal) and hamming; the numeric metrics refuse them.
+"""
+
+import hashlib
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from knnx._kernels import metrics as K
+from knnx.errors import DataError
+
+__all__ = ["METRIC_NAMES", "MetricInfo", "METRICS", "Metric", "fit_metric", "data_problem"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric accepts: nominal attributes, missing values, and whether its
+    statistics use the class labels (hvdm, vdm)."""
+
+    nominal: bool = False
+    missing: bool = False
+    uses_labels: bool = False
+    params: tuple = ()  # the keys of metric_params it takes
+
+
+METRICS = {
+    "euclidean": MetricInfo(),
+    "seuclidean": MetricInfo(params=("V",)),
+    "mahalanobis": MetricInfo(params=("VI",)),
+    "cosine": MetricInfo(),
+    "manhattan": MetricInfo(),
+    "cityblock": MetricInfo(),
+    "chebyshev": MetricInfo(),
+    "minkowski": MetricInfo(params=("p",)),
+    "hamming": MetricInfo(nominal=True),
+    "heom": MetricInfo(nominal=True, missing=True),
+    "hvdm": MetricInfo(nominal=True, missing=True, uses_labels=True),
+    "vdm": MetricInfo(nominal=True, missing=True, uses_labels=True),
+    "gower": MetricInfo(nominal=True, missing=True),
+    "precomputed": MetricInfo(),
+}
+METRIC_NAMES = tuple(METRICS)
+# The metrics whose numeric attributes may hold missing values / nominal codes.
+MIXED = ("heom", "hvdm", "gower")
+
+
+@dataclass(frozen=True, eq=False)
+class Metric:
+    """A metric fitted on a training part; see the module docstring.
+
+    ``code``: 0 for the Euclidean search path (euclidean and the metrics reduced to it
+    by a map of the rows), else a :mod:`knnx._kernels.metrics` code. The map: rows
+    divided by ``divisor`` (seuclidean), times ``L`` (mahalanobis), divided by their
+    norm (cosine). ``kinds``, ``scale``, ``vd``, ``vd_off``, ``n_vals``: the kernel's
+    per-attribute arrays.
+    """
+
+    name: str
+    code: int
+    n_features: int
+    nominal: tuple = ()
+    power: float = 2.0
+    divisor: np.ndarray | None = None
+    L: np.ndarray | None = None
+    kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    scale: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    vd: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    vd_off: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    n_vals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+
+    @property
+    def info(self):
+        return METRICS[self.name]
+
+    @property
+    def euclidean_path(self):
+        """Whether the search runs the (screened) squared-Euclidean path on mapped rows."""
+        return self.code == 0
+
+    @property
+    def checksum(self):
+        """A digest of the name, the parameters and every fitted statistic."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"{self.name}|{self.code}|{self.n_features}|{self.nominal}|{self.power!r}".encode())
+        for a in (self.divisor, self.L, self.kinds, self.scale, self.vd, self.vd_off, self.n_vals):
+            if a is not None:
+                a = np.ascontiguousarray(a)
+                h.update(f"{a.dtype.str}{a.shape}".encode())
+                h.update(a.data)
+        return h.hexdigest()
+
+    def prepare(self, X, what="X"):
+        """The rows the search kernels take: ``X`` checked against the metric (missing
+        values, nominal codes) and mapped (seuclidean, mahalanobis, cosine); C-contiguous
+        float64."""
+        X = _as_2d(X, what)
+        if self.name == "precomputed":
+            return _check_finite(X, what, self.name)
+        if X.shape[1] != self.n_features:
+            raise DataError(f"{what}: has {X.shape[1]} features, the metric was fitted on {self.n_features}")
+        if not self.info.missing:
+            _check_finite(X, what, self.name)
+        if self.nominal:
+            _check_codes(X, self.nominal, what)
+        if self.name == "cosine":
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+            if X.shape[0] and not (norms > 0).all():
+                row = int(np.flatnonzero(~(norms > 0))[0])
+                raise DataError(f"{what}: row {row} is all zeros; the cosine distance needs a non-zero row")
+            return np.ascontiguousarray(X / norms[:, None])
+        if self.divisor is not None:
+            return np.ascontiguousarray(X / self.divisor)
+        if self.L is not None:
+            return np.ascontiguousarray(X @ self.L)
+        return X
+
+    def distance(self, reduced):
+        """Distances from reduced distances (a new array)."""
+        reduced = np.asarray(reduced, dtype=np.float64)
+        if self.code == 0:
+            return reduced / 2.0 if self.name == "cosine" else np.sqrt(reduced)
+        if self.code in (K.HEOM, K.HVDM):
+            return np.sqrt(reduced)
+        if self.code == K.MINKOWSKI:
+            return reduced ** (1.0 / self.power)
+        if self.code == K.HAMMING:
+            return reduced / self.n_features
+        return reduced.copy()
+
+    def __repr__(self):
+        return f"Metric({self.name!r}, n_features={self.n_features}, nominal={list(self.nominal)})"
+
+
+def _as_2d(X, what):
+    try:
+        A = np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{what}: expected a numeric 2-D array ({exc})") from None
+    if A.ndim != 2:
+        raise DataError(f"{what}: expected a 2-D array (n_samples, n_features), got {A.ndim}-D")
+    if A.shape[1] == 0:
+        raise DataError(f"{what}: has no feature columns")
+    return A
+
+
+def _check_finite(X, what, name):
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        if np.isnan(X[r, c]):
+            raise DataError(
+                f"{what}: missing value (NaN) at row {r}, column {c}; metric '{name}' has no missing-value "
+                f"rule (use heom, hvdm or gower, or drop or fill the missing values)"
+            )
+        raise DataError(f"{what}: non-finite value {X[r, c]} at row {r}, column {c}")
+    return X
+
+
+def _check_codes(X, nominal, what):
+    cols = X[:, list(nominal)]
+    present = ~np.isnan(cols)
+    bad = present & ((cols < 0) | (cols != np.floor(cols)) | ~np.isfinite(cols))
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DataError(
+            f"{what}: nominal column {nominal[c]} holds {cols[r, c]!r} at row {r}; "
+            "expected a category code 0, 1, 2, ..."
+        )
+
+
+def _nominal_columns(nominal, d):
+    """``nominal`` (None, column indices or a boolean mask of length d) as sorted indices."""
+    if nominal is None:
+        return ()
+    arr = np.asarray(nominal)
+    if arr.dtype == bool:
+        if arr.shape != (d,):
+            raise DataError(f"nominal: a boolean mask needs {d} entries (one per feature), got {arr.shape}")
+        return tuple(int(i) for i in np.flatnonzero(arr))
+    cols = []
+    for v in np.ravel(arr).tolist():
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < d:
+            raise DataError(f"nominal: expected column indices in [0, {d}), got {v!r}")
+        cols.append(int(v))
+    return tuple(sorted(set(cols)))
+
+
+def data_problem(metric, nominal, has_missing, where=""):
+    """Why metric ``metric`` cannot run on data with these nominal columns (names or
+    indices) and missing values: one line, or None. For spec validation."""
+    info = METRICS[metric]
+    at = f"{where}: " if where else ""
+    if nominal and not info.nominal:
+        return (
+            f"{at}column {nominal[0]!r} is nominal; metric '{metric}' takes numeric attributes only "
+            "(use heom, hvdm, gower or hamming, or categorical: onehot)"
+        )
+    if has_missing and not info.missing:
+        return (
+            f"{at}column {has_missing!r} has missing values; metric '{metric}' has no missing-value rule "
+            "(use heom, hvdm or gower, or missing: drop_rows)"
+        )
+    return None
+
+
+def check_metric_params(metric, metric_params):
+    """One-line DataError for an unknown metric, unknown or invalid metric_params."""
+    if metric not in METRICS:
+        raise DataError(f"metric: expected one of {', '.join(METRIC_NAMES)}, got {metric!r}")
+    params = dict(metric_params or {})
+    extra = sorted(set(params) - set(METRICS[metric].params))
+    if extra:
+        takes = ", ".join(METRICS[metric].params) or "none"
+        raise DataError(f"metric_params: metric '{metric}' takes {takes}, got {extra[0]!r}")
+    if metric == "minkowski":
+        p = params.get("p", 2.0)
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p >= 1) or math.isnan(p):
+            raise DataError(f"metric_params: minkowski's p must be a number >= 1 (or inf), got {p!r}")
+    return params
+
+
+def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
+    """Fit ``metric`` on the training rows ``X`` (labels ``y``, class codes 0..C-1, for
+    hvdm and vdm). ``nominal``: the columns holding category codes (indices or a
+    boolean mask; vdm: every column). Returns a :class:`Metric`; DataError (one line)
+    for data the metric cannot take or a statistic it cannot fit."""
+    if isinstance(metric, Metric):
+        return metric
+    params = check_metric_params(metric, metric_params)
+    X = _as_2d(X, "X")
+    d = X.shape[1]
+    if metric == "precomputed":
+        if X.shape[0] != d:
+            raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {X.shape}")
+        _check_finite(X, "X", metric)
+        return Metric(metric, K.PRECOMPUTED, d)
+    cols = tuple(range(d)) if metric == "vdm" else _nominal_columns(nominal, d)
+    info = METRICS[metric]
+    if cols and not info.nominal:
+        raise DataError(
+            f"nominal: column {cols[0]} is nominal; metric '{metric}' takes numeric attributes only "
+            "(use heom, hvdm, gower or hamming)"
+        )
+    if not info.missing:
+        _check_finite(X, "X", metric)
+    if cols:
+        _check_codes(X, cols, "X")
+    if info.uses_labels and y is None:
+        raise DataError(f"y: metric '{metric}' fits its tables on the class labels; none given")
+    return _FITTERS.get(metric, _fit_plain)(metric, X, y, cols, params)
+
+
+def _fit_plain(metric, X, y, cols, params):
+    d = X.shape[1]
+    if metric in ("euclidean", "cosine"):
+        return Metric(metric, 0, d)
+    name = "manhattan" if metric == "cityblock" else metric
+    code = {"manhattan": K.MANHATTAN, "chebyshev": K.CHEBYSHEV, "hamming": K.HAMMING}[name]
+    return Metric(name, code, d, nominal=cols)
+
+
+def _fit_minkowski(metric, X, y, cols, params):
+    p = float(params.get("p", 2.0))
+    d = X.shape[1]
+    if p == 1.0:
+        return Metric("manhattan", K.MANHATTAN, d)
+    if p == 2.0:
+        return Metric("euclidean", 0, d)
+    if math.isinf(p):
+        return Metric("chebyshev", K.CHEBYSHEV, d)
+    return Metric("minkowski", K.MINKOWSKI, d, power=p)
+
+
+def _fit_seuclidean(metric, X, y, cols, params):
+    d = X.shape[1]
+    if "V" in params:
+        V = np.asarray(params["V"], dtype=np.float64).ravel()
+        if V.shape != (d,) or not (np.isfinite(V).all() and (V > 0).all()):
+            raise DataError(f"metric_params: seuclidean's V must hold {d} positive variances, got {params['V']!r}")
+    else:
+        V = np.var(X, axis=0, ddof=1) if X.shape[0] > 1 else np.ones(d)
+        V = np.where(V > 0, V, 1.0)
+    return Metric(metric, 0, d, divisor=np.sqrt(V))
+
+
+def _fit_mahalanobis(metric, X, y, cols, params):
+    d = X.shape[1]
+    if "VI" in params:
+        VI = np.asarray(params["VI"], dtype=np.float64)
+        if VI.shape != (d, d) or not np.isfinite(VI).all() or not np.allclose(VI, VI.T):
+            raise DataError(f"metric_params: mahalanobis's VI must be a symmetric {d} x {d} matrix")
+    else:
+        if X.shape[0] <= d:
+            raise DataError(
+                f"X: mahalanobis needs more training rows than features to fit a covariance "
+                f"({X.shape[0]} rows, {d} features); give VI in metric_params"
+            )
+        cov = np.atleast_2d(np.cov(X, rowvar=False, ddof=1))
+        rank = np.linalg.matrix_rank(cov)
+        if rank < d:
+            raise DataError(
+                f"X: the training part's covariance is singular (rank {rank} < {d} features); mahalanobis "
+                "needs it invertible (drop collinear or constant columns, or give VI in metric_params)"
+            )
+        VI = np.linalg.inv(cov)
+        VI = (VI + VI.T) / 2.0
+    try:
+        L = np.linalg.cholesky(VI)
+    except np.linalg.LinAlgError:
+        raise DataError("metric_params: mahalanobis's VI must be positive definite") from None
+    return Metric(metric, 0, d, L=np.ascontiguousarray(L))
+
+
+def _scales(X, cols, how):
+    """Per-attribute divisors of the numeric attributes (1 for nominal ones and where
+    the statistic is 0 or undefined): the range (``range``) or 4 standard deviations."""
+    d = X.shape[1]
+    scale = np.ones(d)
+    for t in range(d):
+        if t in cols:
+            continue
+        v = X[:, t]
+        v = v[~np.isnan(v)]
+        if v.size == 0:
+            continue
+        s = float(v.max() - v.min()) if how == "range" else 4.0 * float(v.std())
+        if s > 0 and np.isfinite(s):
+            scale[t] = s
+    return scale
+
+
+def _fit_mixed(metric, X, y, cols, params):
+    d = X.shape[1]
+    kinds = np.zeros(d, dtype=np.int64)
+    kinds[list(cols)] = K.NOMINAL
+    code = {"heom": K.HEOM, "hvdm": K.HVDM, "vdm": K.HVDM, "gower": K.GOWER}[metric]
+    scale = _scales(X, cols, "std" if code == K.HVDM else "range")
+    vd, vd_off, n_vals = np.zeros(0), np.zeros(d, dtype=np.intp), np.zeros(d, dtype=np.intp)
+    if code == K.HVDM and cols:
+        y = np.ascontiguousarray(y, dtype=np.intp)
+        if y.shape != (X.shape[0],):
+            raise DataError(f"y: expected {X.shape[0]} class codes, got shape {y.shape}")
+        n_classes = int(y.max()) + 1 if y.size else 1
+        tables = []
+        offset = 0
+        for t in cols:
+            col = np.ascontiguousarray(X[:, t])
+            top = np.nanmax(col) if np.isfinite(col).any() else -1.0
+            nv = int(top) + 2  # the codes seen, and the unseen value
+            tables.append(K.vdm_table(col, y, nv, n_classes).ravel())
+            vd_off[t], n_vals[t] = offset, nv
+            offset += nv * nv
+        vd = np.concatenate(tables)
+    return Metric(metric, code, d, nominal=cols, kinds=kinds, scale=scale, vd=vd, vd_off=vd_off, n_vals=n_vals)
+
+
+_FITTERS = {
+    "minkowski": _fit_minkowski,
+    "seuclidean": _fit_seuclidean,
+    "mahalanobis": _fit_mahalanobis,
+    "heom": _fit_mixed,
+    "hvdm": _fit_mixed,
+    "vdm": _fit_mixed,
+    "gower": _fit_mixed,
+}
