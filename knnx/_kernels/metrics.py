@@ -158,7 +158,9 @@ def _row_distances(code, Q, r, RT, power, kinds, scale, vd, vd_off, n_vals, D, W
 
 
 @njit(parallel=True, cache=True)
-def metric_select_rows(code, Q, RT, rows, exclude_self, power, kinds, scale, vd, vd_off, n_vals, out_dist, out_ind):
+def metric_select_rows(
+    code, Q, RT, rows, exclude_self, power, kinds, scale, vd, vd_off, n_vals, out_dist, out_ind
+):
     """Exact top-k of the queries ``Q[rows]`` under metric ``code``.
 
     RT : (d, n_ref) references transposed (for PRECOMPUTED, shape (0, n_ref): the

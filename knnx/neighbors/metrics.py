@@ -279,7 +279,9 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
     d = X.shape[1]
     if metric == "precomputed":
         if X.shape[0] != d:
-            raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {X.shape}")
+            raise DataError(
+                f"X: metric 'precomputed' needs the square training distance matrix, got {X.shape}"
+            )
         _check_finite(X, "X", metric)
         return Metric(metric, K.PRECOMPUTED, d)
     cols = tuple(range(d)) if metric == "vdm" else _nominal_columns(nominal, d)
@@ -324,7 +326,9 @@ def _fit_seuclidean(metric, X, y, cols, params):
     if "V" in params:
         V = np.asarray(params["V"], dtype=np.float64).ravel()
         if V.shape != (d,) or not (np.isfinite(V).all() and (V > 0).all()):
-            raise DataError(f"metric_params: seuclidean's V must hold {d} positive variances, got {params['V']!r}")
+            raise DataError(
+                f"metric_params: seuclidean's V must hold {d} positive variances, got {params['V']!r}"
+            )
     else:
         V = np.var(X, axis=0, ddof=1) if X.shape[0] > 1 else np.ones(d)
         V = np.where(V > 0, V, 1.0)
@@ -399,7 +403,9 @@ def _fit_mixed(metric, X, y, cols, params):
             vd_off[t], n_vals[t] = offset, nv
             offset += nv * nv
         vd = np.concatenate(tables)
-    return Metric(metric, code, d, nominal=cols, kinds=kinds, scale=scale, vd=vd, vd_off=vd_off, n_vals=n_vals)
+    return Metric(
+        metric, code, d, nominal=cols, kinds=kinds, scale=scale, vd=vd, vd_off=vd_off, n_vals=n_vals
+    )
 
 
 _FITTERS = {

@@ -152,8 +152,16 @@ def _check_spread(spread, d):
 
 
 def kneighbors(
-    X, n_neighbors, queries=None, *, metric="euclidean", metric_params=None, nominal=None, y=None,
-    squared=True, graphs=None,
+    X,
+    n_neighbors,
+    queries=None,
+    *,
+    metric="euclidean",
+    metric_params=None,
+    nominal=None,
+    y=None,
+    squared=True,
+    graphs=None,
 ):
     """Exact k nearest neighbours, squared Euclidean by default.
 
