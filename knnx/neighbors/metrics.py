@@ -44,7 +44,11 @@ row has d_a = 1) and gower (the attribute is left out of both sums; a pair witho
 common attribute has distance 1); every other metric refuses them. Nominal attributes
 (``nominal``: their column indices, values the category codes 0, 1, ...) are allowed by
 heom, hvdm, gower (overlap: 0 if equal, else 1; hvdm: its table), vdm (every attribute
-is nominal) and hamming; the numeric metrics refuse them.
+is nominal) and hamming; the numeric metrics refuse them unless
+``metric_params={"onehot": True}`` asks them to see each nominal attribute as its
+one-hot indicators, one per category seen in the training part (a category it lacks
+has every indicator 0) -- the encoding ``categorical: onehot`` gives, fitted on the
+training part, so that one dataset can be compared under numeric and mixed metrics.
 """
 
 import hashlib
@@ -72,14 +76,14 @@ class MetricInfo:
 
 
 METRICS = {
-    "euclidean": MetricInfo(),
-    "seuclidean": MetricInfo(params=("V",)),
-    "mahalanobis": MetricInfo(params=("VI",)),
-    "cosine": MetricInfo(),
-    "manhattan": MetricInfo(),
-    "cityblock": MetricInfo(),
-    "chebyshev": MetricInfo(),
-    "minkowski": MetricInfo(params=("p",)),
+    "euclidean": MetricInfo(params=("onehot",)),
+    "seuclidean": MetricInfo(params=("V", "onehot")),
+    "mahalanobis": MetricInfo(params=("VI", "onehot")),
+    "cosine": MetricInfo(params=("onehot",)),
+    "manhattan": MetricInfo(params=("onehot",)),
+    "cityblock": MetricInfo(params=("onehot",)),
+    "chebyshev": MetricInfo(params=("onehot",)),
+    "minkowski": MetricInfo(params=("p", "onehot")),
     "hamming": MetricInfo(nominal=True),
     "heom": MetricInfo(nominal=True, missing=True),
     "hvdm": MetricInfo(nominal=True, missing=True, uses_labels=True),
@@ -115,6 +119,7 @@ class Metric:
     vd: np.ndarray = field(default_factory=lambda: np.zeros(0))
     vd_off: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     n_vals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    onehot: tuple = ()  # (column, number of categories) of the nominal columns a numeric metric encodes
 
     @property
     def info(self):
@@ -129,7 +134,9 @@ class Metric:
     def checksum(self):
         """A digest of the name, the parameters and every fitted statistic."""
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{self.name}|{self.code}|{self.n_features}|{self.nominal}|{self.power!r}".encode())
+        h.update(
+            f"{self.name}|{self.code}|{self.n_features}|{self.nominal}|{self.power!r}|{self.onehot}".encode()
+        )
         for a in (self.divisor, self.L, self.kinds, self.scale, self.vd, self.vd_off, self.n_vals):
             if a is not None:
                 a = np.ascontiguousarray(a)
@@ -150,6 +157,8 @@ class Metric:
             _check_finite(X, what, self.name)
         if self.nominal:
             _check_codes(X, self.nominal, what)
+        if self.onehot:
+            X = _encode_onehot(X, self.onehot)
         if self.name == "cosine":
             norms = np.sqrt(np.einsum("ij,ij->i", X, X))
             if X.shape[0] and not (norms > 0).all():
@@ -204,6 +213,18 @@ def _check_finite(X, what, name):
     return X
 
 
+def _encode_onehot(X, onehot):
+    """X with each nominal column (``onehot``: (column, categories) pairs) replaced by
+    its indicators, in place order; a code >= categories has every indicator 0."""
+    blocks, start = [], 0
+    for col, n_cats in onehot:
+        blocks.append(X[:, start:col])
+        blocks.append((X[:, col, None] == np.arange(n_cats)).astype(np.float64))
+        start = col + 1
+    blocks.append(X[:, start:])
+    return np.ascontiguousarray(np.hstack(blocks))
+
+
 def _check_codes(X, nominal, what):
     cols = X[:, list(nominal)]
     present = ~np.isnan(cols)
@@ -233,15 +254,16 @@ def _nominal_columns(nominal, d):
     return tuple(sorted(set(cols)))
 
 
-def data_problem(metric, nominal, has_missing, where=""):
+def data_problem(metric, nominal, has_missing, where="", metric_params=None):
     """Why metric ``metric`` cannot run on data with these nominal columns (names or
-    indices) and missing values: one line, or None. For spec validation."""
+    indices) and missing values (the first column holding one, or None): one line, or
+    None. For spec validation."""
     info = METRICS[metric]
     at = f"{where}: " if where else ""
-    if nominal and not info.nominal:
+    if nominal and not info.nominal and not (metric_params or {}).get("onehot"):
         return (
             f"{at}column {nominal[0]!r} is nominal; metric '{metric}' takes numeric attributes only "
-            "(use heom, hvdm, gower or hamming, or categorical: onehot)"
+            "(use heom, hvdm, gower or hamming, metric_params: {onehot: true}, or categorical: onehot)"
         )
     if has_missing and not info.missing:
         return (
@@ -260,6 +282,8 @@ def check_metric_params(metric, metric_params):
     if extra:
         takes = ", ".join(METRICS[metric].params) or "none"
         raise DataError(f"metric_params: metric '{metric}' takes {takes}, got {extra[0]!r}")
+    if not isinstance(params.get("onehot", False), bool):
+        raise DataError(f"metric_params: onehot must be true or false, got {params['onehot']!r}")
     if metric == "minkowski":
         p = params.get("p", 2.0)
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p >= 1) or math.isnan(p):
@@ -286,10 +310,13 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
         return Metric(metric, K.PRECOMPUTED, d)
     cols = tuple(range(d)) if metric == "vdm" else _nominal_columns(nominal, d)
     info = METRICS[metric]
+    if cols and params.pop("onehot", False):
+        return _fit_onehot(metric, X, y, cols, params)
+    params.pop("onehot", None)
     if cols and not info.nominal:
         raise DataError(
             f"nominal: column {cols[0]} is nominal; metric '{metric}' takes numeric attributes only "
-            "(use heom, hvdm, gower or hamming)"
+            "(use heom, hvdm, gower or hamming, or metric_params={'onehot': True})"
         )
     if not info.missing:
         _check_finite(X, "X", metric)
@@ -298,6 +325,17 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
     if info.uses_labels and y is None:
         raise DataError(f"y: metric '{metric}' fits its tables on the class labels; none given")
     return _FITTERS.get(metric, _fit_plain)(metric, X, y, cols, params)
+
+
+def _fit_onehot(metric, X, y, cols, params):
+    """A numeric metric on X with its nominal columns one-hot encoded (categories seen
+    in these rows); the statistics are fitted on the encoded rows."""
+    _check_finite(X, "X", metric)
+    _check_codes(X, cols, "X")
+    onehot = tuple((c, int(X[:, c].max()) + 1 if X.shape[0] else 0) for c in cols)
+    inner = fit_metric(metric, _encode_onehot(X, onehot), y, metric_params=params)
+    fields = {f: getattr(inner, f) for f in ("name", "code", "power", "divisor", "L")}
+    return Metric(n_features=X.shape[1], nominal=cols, onehot=onehot, **fields)
 
 
 def _fit_plain(metric, X, y, cols, params):

@@ -211,7 +211,7 @@ def kneighbors(
     the float32 copy of the data (4 bytes an entry; no float64 copy is made), the
     outputs, and O(block) working space; never n x n.
     """
-    if isinstance(metric, str) and metric == "euclidean" and not metric_params:
+    if isinstance(metric, str) and metric == "euclidean" and not metric_params and not _any(nominal):
         M = None
     else:
         M = fit_metric(metric, X, y, nominal=nominal, metric_params=metric_params)
@@ -241,6 +241,14 @@ def kneighbors(
         graphs.put(key, *full)
         hit = full[0][:, :k].copy(), full[1][:, :k].copy()
     return _finish(*hit, squared, M)
+
+
+def _any(nominal):
+    """Whether ``nominal`` (None, column indices or a boolean mask) names a column."""
+    if nominal is None:
+        return False
+    arr = np.asarray(nominal)
+    return bool(arr.any()) if arr.dtype == bool else arr.size > 0
 
 
 def _check_k(n_neighbors, k_max, loo):
