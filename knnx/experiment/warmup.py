@@ -123,7 +123,9 @@ def tiny_problem(n_classes, n_features, need):
 
 class TinyGraphs(GraphStore):
     """The warm-up's graph store: it answers every neighbour search of a tiny fit itself
-    (:func:`brute_graph`) and notes it in ``searches`` as ``(leave-one-out?, k)``. So a
+    (:func:`brute_graph`, squared Euclidean whatever the metric: the answer only feeds the
+    tiny fit) and notes it in ``searches`` as ``(leave-one-out?, k)``, with a third item
+    ``"metric"`` for a search under another metric. So a
     tiny fit runs no search kernel at its own sizes (the cell's sizes choose those), and
     no graph is stored anywhere."""
 
@@ -131,12 +133,12 @@ class TinyGraphs(GraphStore):
         super().__init__(0)
         self.searches = []
 
-    def key(self, X, queries):
-        return X, queries  # the arrays themselves, from which get answers
+    def key(self, X, queries, metric=None):
+        return X, queries, metric  # the arrays themselves, from which get answers
 
     def get(self, key, k):
-        X, queries = key
-        self.searches.append((queries is None, k))
+        X, queries, metric = key
+        self.searches.append((queries is None, k) if metric is None else (queries is None, k, "metric"))
         return brute_graph(X, queries, k)
 
     def put(self, key, dist, ind):  # never called: get always answers

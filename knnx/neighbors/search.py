@@ -357,12 +357,15 @@ def search_paths(m, n_ref, d, k, loo):
 
 def search_plan(searches, n_train, n_test, d, k_max=0):
     """The kernel paths (:func:`search_paths`, in first use order) of a cell's searches:
-    each of ``searches``, ``(leave-one-out?, k)``, taken at the cell's sizes (the
+    each of ``searches``, ``(leave-one-out?, k)`` (a third item, under a metric other than
+    squared Euclidean, adds "metric", the kernel of :mod:`knnx._kernels.metrics`), taken at the cell's sizes (the
     leave-one-out graph of its ``n_train`` training rows, or its ``n_test`` test rows
     against them, ``d`` features) with its width raised to ``k_max`` as a
     :class:`knnx.GraphStore` of that width raises it (capped at what the data allows)."""
     paths = []
-    for loo, k in dict.fromkeys(searches):
+    if any(len(s) > 2 for s in searches):
+        paths.append("metric")  # a metric other than squared Euclidean: its kernel too
+    for loo, k, *_ in dict.fromkeys(searches):
         m, k_cap = (n_train, n_train - 1) if loo else (n_test, n_train)
         k = max(k, min(k_max, k_cap))
         if m > 0 and 1 <= k <= k_cap:
@@ -375,6 +378,7 @@ def warm_sizes(path):
     kernels of ``path`` (see :func:`search_paths`): "seed" and "symmetric" need 8192 and
     1025 rows to occur."""
     return {
+        "metric": (40, 8, 2, False),
         "select": (40, 8, 1, False),
         "brute": (40, 8, 1, False),
         "screen": (4 * _candidate_capacity(1) + 1, 8, 1, False),
@@ -391,6 +395,9 @@ def warm_up_path(path):
     rng = np.random.default_rng(0)
     R = rng.standard_normal((n_ref, d))
     Q = R if loo else rng.standard_normal((m, d))
+    if path == "metric":  # one compilation serves every metric code
+        _metric_exact(fit_metric("manhattan", R), R, Q, loo, 1)
+        return
     out_dist, out_ind = np.empty((Q.shape[0], 1)), np.empty((Q.shape[0], 1), dtype=np.intp)
     first = "screen" if path in ("seed", "symmetric") else path
     _run_path(first, Q, R, 1, loo, _centre(R, Q, loo), out_dist, out_ind)
