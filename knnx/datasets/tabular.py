@@ -29,26 +29,36 @@ Treatments, applied in this order and recorded in ``metadata["options"]``:
   one 0/1 column per category, categories in sorted order, named ``col=value``;
   ``ordinal`` writes the sorted category's code 0..m-1. One-hot columns replace the
   original column in place. Categories come from the whole file; no label is used,
-  so this is not fitted on the test part.
+  so this is not fitted on the test part. ``keep`` writes the codes as ``ordinal``
+  does and types the data: each nominal attribute is one column of category codes,
+  listed in ``Dataset.nominal`` (its index in X) and ``Dataset.attributes`` (with its
+  categories), for a metric that takes nominal attributes (heom, hvdm, gower, vdm,
+  hamming: :mod:`knnx.neighbors.metrics`). Columns a loader declares nominal
+  (``nominal``: the bundled datasets whose nominal attributes are stored as numbers)
+  are nominal under ``keep`` only, their categories as declared (or their values'
+  sorted); under ``onehot`` and ``ordinal`` they stay the numbers they are.
 * ``missing``: empty cells. ``error`` (default for user CSVs) refuses, naming the
   first column and line; ``drop_rows`` removes rows with any missing feature (a
-  predefined split is re-indexed accordingly); ``fill`` writes ``fill_value``.
+  predefined split is re-indexed accordingly); ``fill`` writes ``fill_value`` (into a
+  kept nominal column only if it is one of its codes); ``keep`` leaves them NaN, for
+  a metric with a missing-value rule (heom, hvdm, vdm, gower).
 """
 
 import csv
 import io
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from knnx.datasets._base import encode_labels, make_dataset
+from knnx.datasets._base import Attribute, encode_labels, make_dataset
 from knnx.errors import DataError
 from knnx.limits import check_memory
 
-MISSING_CHOICES = ("error", "drop_rows", "fill")
-CATEGORICAL_CHOICES = ("onehot", "ordinal")
+MISSING_CHOICES = ("error", "drop_rows", "fill", "keep")
+CATEGORICAL_CHOICES = ("onehot", "ordinal", "keep")
 # Spellings of a missing value that other tools write; knnx reads only empty cells as missing.
 MISSING_MARKERS = frozenset({"nan", "na", "n/a", "null", "none", "?"})
 
@@ -197,6 +207,7 @@ def table_to_dataset(
     drop_columns=(),
     metadata=None,
     allow_text=True,
+    nominal=None,
 ):
     """Load one CSV, or a (train, test) pair forming a predefined split, as a Dataset.
 
@@ -207,12 +218,15 @@ def table_to_dataset(
         One file, or two files (train then test) whose rows are concatenated.
     label : str
         Name of the class column.
-    missing : {"error", "drop_rows", "fill"}
+    missing : {"error", "drop_rows", "fill", "keep"}
     fill_value : float, required with ``missing="fill"``
-    categorical : {"onehot", "ordinal"}
+    categorical : {"onehot", "ordinal", "keep"}
     drop_columns : sequence of str
     allow_text : bool
         If False, a text column is an error even when ``categorical`` is set.
+    nominal : dict, optional
+        Columns declared nominal (column name -> its categories as the file writes
+        them, in code order, or None for its values sorted); used by ``keep`` only.
     """
     _check_options(name, missing, fill_value, categorical)
     features, labels, sizes, where, at = _read_parts(paths, label)
@@ -220,11 +234,20 @@ def table_to_dataset(
         if col not in features.columns:
             raise DataError(f"{where}: cannot drop unknown column '{col}'")
     features = features.drop(columns=list(drop_columns))
+    declared = dict(nominal or {})
+    unknown = sorted(set(declared) - set(features.columns))
+    if unknown:
+        raise DataError(f"{where}: column '{unknown[0]}' is declared nominal but is not in the file")
     _check_labels(labels, label, at)
-    X, names = _encode_features(features, at, categorical if allow_text else None, categorical)
+    X, names, attributes = _encode_features(
+        features, at, categorical if allow_text else None, categorical, declared
+    )
+    kept = tuple(j for j, a in enumerate(attributes) if a.kind == "nominal")
     split = None
     if len(sizes) == 2:
         split = (np.arange(sizes[0]), np.arange(sizes[0], sizes[0] + sizes[1]))
+    if missing == "fill" and kept:
+        _check_fill_codes(X, attributes, kept, fill_value, where)
     X, labels, split, n_dropped = _treat_missing(X, labels, split, names, missing, fill_value, where, at)
     y, classes = encode_labels(labels.to_numpy(dtype=object), where)
     if len(classes) < 2:
@@ -240,7 +263,26 @@ def table_to_dataset(
         "drop_columns": list(drop_columns),
         "rows_dropped": n_dropped,
     }
-    return make_dataset(name, X, y, classes, names, split=split, metadata=meta)
+    ds = make_dataset(name, X, y, classes, names, split=split, metadata=meta)
+    if categorical == "keep":
+        ds = replace(ds, attributes=tuple(attributes), nominal=kept)
+    return ds
+
+
+def _check_fill_codes(X, attributes, kept, fill_value, where):
+    """``missing: fill`` under ``categorical: keep`` writes ``fill_value`` into the kept
+    nominal columns too: refuse it unless it is a code of each that has a missing cell."""
+    value = float(fill_value)
+    for j in kept:
+        if not np.isnan(X[:, j]).any():
+            continue
+        m = len(attributes[j].categories)
+        if not (value == int(value) and 0 <= value < m):
+            raise DataError(
+                f"{where}: missing: fill writes {fill_value!r} into nominal column '{attributes[j].name}', whose "
+                f"category codes are 0..{m - 1}; with categorical: keep use missing: keep (a metric with a "
+                "missing-value rule), drop_rows, or a fill_value that is a code"
+            )
 
 
 def _check_options(name, missing, fill_value, categorical):
@@ -285,29 +327,86 @@ def _check_labels(labels, label, at):
             )
 
 
-def _encode_features(features, at, text_allowed, categorical):
-    """``(X, names)``: numeric columns as they are, text columns one-hot (``categorical``
-    onehot, one column ``name=category`` per category, sorted) or as ordinal codes;
-    ``text_allowed``: the encoding text columns may take, None if they are an error."""
-    blocks, names = [], []
+def _encode_features(features, at, text_allowed, categorical, declared=None):
+    """``(X, names, attributes)``: numeric columns as they are, text columns one-hot
+    (``categorical`` onehot, one column ``name=category`` per category, sorted) or as
+    codes (ordinal, keep); ``text_allowed``: the encoding text columns may take, None
+    if they are an error. ``attributes``: one Attribute per column of X under ``keep``
+    (the columns of ``declared``, name -> categories or None, are nominal then)."""
+    declared = declared or {}
+    keep = categorical == "keep"
+    blocks, names, attributes = [], [], []
     for col in features.columns:
+        if keep and col in declared:
+            codes, cats = _declared_codes(features[col], declared[col], at, col)
+            blocks.append(codes[:, None])
+            names.append(col)
+            attributes.append(Attribute(col, "nominal", cats))
+            continue
         values, is_text = _numeric_or_text(features[col], at, col, text_allowed)
         if not is_text:
             blocks.append(values[:, None])
             names.append(col)
+            attributes.append(Attribute(col, "numeric"))
             continue
         text = features[col]
         cats = sorted(text.dropna().unique())
-        if categorical == "ordinal":
+        if categorical in ("ordinal", "keep"):
             codes = text.map({c: float(i) for i, c in enumerate(cats)}).to_numpy(dtype=np.float64)
             blocks.append(codes[:, None])
             names.append(col)
+            attributes.append(Attribute(col, "nominal", tuple(cats)))
         else:
             onehot = np.stack([(text == c).to_numpy(dtype=np.float64) for c in cats], axis=1)
             onehot[text.isna().to_numpy()] = np.nan
             blocks.append(onehot)
             names.extend(f"{col}={c}" for c in cats)
-    return np.hstack(blocks), names
+    return np.hstack(blocks), names, attributes
+
+
+def _declared_codes(column, categories, at, name):
+    """``(codes, categories)`` of a column declared nominal: each cell's position among
+    ``categories`` (the values as the file writes them; a number matches a category of
+    equal value, so ``1.0`` is ``1``), or, for None, among its values sorted (numbers in
+    numeric order, else text order). NaN for an empty cell; DataError naming the
+    first cell that is not a category."""
+    present = column.notna().to_numpy()
+    cells = column.tolist()
+    numbers = parse_numbers(cells)
+    numeric = bool(np.isfinite(numbers[present]).all())
+    if categories is None:
+        if numeric:
+            values = sorted(set(numbers[present].tolist()))
+            categories = tuple(_number_text(v) for v in values)
+        else:
+            categories = tuple(sorted(column.dropna().unique()))
+    categories = tuple(str(c) for c in categories)
+    if numeric:
+        lookup = {}
+        for i, c in enumerate(categories):
+            value = parse_numbers([c])[0]
+            if not np.isnan(value):
+                lookup.setdefault(value, i)
+        keys = numbers
+    else:
+        lookup = {c: i for i, c in enumerate(categories)}
+        keys = cells
+    codes = np.full(len(cells), np.nan)
+    for row in np.flatnonzero(present):
+        code = lookup.get(keys[row])
+        if code is None:
+            shown = ", ".join(categories[:12]) + (", ..." if len(categories) > 12 else "")
+            raise DataError(
+                f"{at(row, name)}: {_cell(cells[row])} is not one of the declared categories of nominal "
+                f"column '{name}' ({shown})"
+            )
+        codes[row] = code
+    return codes, categories
+
+
+def _number_text(value):
+    """A category name for a number: ``1`` for 1.0, else its shortest repr."""
+    return str(int(value)) if value == int(value) and abs(value) < 2**53 else repr(value)
 
 
 def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
@@ -323,6 +422,8 @@ def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
             f"{at(row, names[col].split('=')[0])}: missing value "
             "(set missing: drop_rows, or missing: fill with a fill_value)"
         )
+    if missing == "keep":
+        return X, labels, split, 0
     if missing == "fill":
         return np.where(np.isnan(X), float(fill_value), X), labels, split, 0
     keep = ~nan_rows
@@ -345,8 +446,10 @@ def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
 def load_csv(path, label="label", *, name=None, missing="error", fill_value=None, categorical=None):
     """Load a user's CSV file as a Dataset (no predefined split).
 
-    Text feature columns are an error unless ``categorical`` is ``onehot`` or
-    ``ordinal``; missing values are an error unless ``missing`` says otherwise.
+    Text feature columns are an error unless ``categorical`` is ``onehot``,
+    ``ordinal`` or ``keep`` (one column of codes per text column, recorded in
+    ``Dataset.nominal``); missing values are an error unless ``missing`` says otherwise
+    (``keep``: NaN).
     """
     path = Path(path)
     return table_to_dataset(
