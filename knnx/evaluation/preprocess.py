@@ -17,6 +17,11 @@ and standard deviation (ddof 0) of the training rows divided by ``divisor``:
   they lie astronomically far from the training rows; that is a DataError naming the
   column, not a silent infinity.
 
+Missing values (NaN, kept by the loaders' ``missing: keep``) are left out of a
+column's statistics, computed on its other training values as above (a column with
+none keeps mean 0 and scale 1), and stay NaN once standardised. Data without NaN take
+exactly the computation above.
+
 No floating-point warnings are printed: overflows are expected and handled here.
 """
 
@@ -30,8 +35,26 @@ _TINY = 1e-150
 
 
 def fit_standardizer(X):
-    """``(divisor, mean, scale)``, three arrays of shape (n_features,), from rows ``X``."""
+    """``(divisor, mean, scale)``, three arrays of shape (n_features,), from rows ``X``
+    (a column's NaN left out of its statistics)."""
     X = np.asarray(X, dtype=np.float64)
+    missing = np.isnan(X).any(axis=0)
+    if missing.any():
+        divisor, mean, scale = _fit_finite(X[:, ~missing])
+        out = [np.ones(X.shape[1]), np.zeros(X.shape[1]), np.ones(X.shape[1])]
+        for stat, part in zip(out, (divisor, mean, scale), strict=True):
+            stat[~missing] = part
+        for j in np.flatnonzero(missing):
+            col = X[:, j]
+            present = col[~np.isnan(col)]
+            if present.size:
+                for stat, part in zip(out, _fit_finite(present[:, None]), strict=True):
+                    stat[j] = part[0]
+        return tuple(out)
+    return _fit_finite(X)
+
+
+def _fit_finite(X):
     divisor = np.ones(X.shape[1])
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         mean = X.mean(axis=0)
@@ -55,8 +78,11 @@ def apply_standardizer(standardizer, X, what="X"):
     divisor, mean, scale = standardizer
     with np.errstate(over="ignore", invalid="ignore"):
         Z = (np.asarray(X, dtype=np.float64) / divisor - mean) / scale
-    if not np.isfinite(Z).all():
-        column = int(np.flatnonzero(~np.isfinite(Z).all(axis=0))[0])
+    bad = ~np.isfinite(Z)
+    if bad.any():
+        bad &= ~np.isnan(np.asarray(X, dtype=np.float64))  # a missing value stays missing
+    if bad.any():
+        column = int(np.flatnonzero(bad.any(axis=0))[0])
         raise DataError(
             f"{what}: standardised values of feature {column} overflow float64 (the rows lie too far from the "
             "training rows' mean for their spread); rescale the data"
