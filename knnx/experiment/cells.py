@@ -28,10 +28,11 @@ from knnx import datasets
 from knnx.datasets import load_dataset
 from knnx.estimators.registry import lpo_risk_of, neighbor_counts
 from knnx.evaluation.metrics import METRIC_INPUT
-from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
+from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer
 from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, score
 from knnx.evaluation.tuning import TuneTask, tune
 from knnx.experiment.context import DataRef
+from knnx.experiment.parts import data_checksum, split_parts, with_graphs, with_types
 from knnx.experiment.warmup import rows_needed
 from knnx.lpo.active import active_learning
 from knnx.plugins import add_import_dirs, import_object
@@ -109,15 +110,12 @@ class SplitTask(CellTask):
 
     def parts(self, ds):
         """``(X_train, y_train, X_test, y_test)``, standardised with the training part's
-        mean and std if the spec asks (``numeric``: the numeric attributes' columns only)."""
-        X_train, X_test = ds.X[self.train], ds.X[self.test]
-        if self.standardize == "numeric":
-            cols = ds.numeric_columns()
-            X_train, X_test = X_train.copy(), X_test.copy()
-            X_train[:, cols], X_test[:, cols] = standardize(X_train[:, cols], X_test[:, cols])
-        elif self.standardize:
-            X_train, X_test = standardize(X_train, X_test)
-        return X_train, ds.y[self.train], X_test, ds.y[self.test]
+        mean and std if the spec asks (``numeric``: the numeric attributes' columns only;
+        ``true``: every column but those of nominal codes, ``ds.nominal``). A missing
+        value (NaN) is left out of the statistics and stays NaN. A precomputed distance
+        matrix (``ds.precomputed``) is sliced on both axes, ``X[train][:, train]`` and
+        ``X[test][:, train]``, and never standardised."""
+        return split_parts(ds, self.train, self.test, self.standardize)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -264,7 +262,7 @@ class FitPredict(CellKind):
             "share_graphs": spec.share_graphs,  # the timings differ
             "curve_points": spec.curve_points,
         }
-        data = [array_checksum(ds.X, ds.y) for ds in vspec.datasets]
+        data = [data_checksum(ds) for ds in vspec.datasets]
         splits = {
             (d, s.repeat, s.fold): array_checksum(s.train, s.test)
             for d, ds_splits in enumerate(vspec.splits)
@@ -295,10 +293,10 @@ class FitPredict(CellKind):
         if task.tune is not None:
 
             def make(s):
-                return with_graphs(estimator_cls(**s), store)
+                return with_types(with_graphs(estimator_cls(**s), store), ds)
 
             setting, chosen = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
-        estimator = with_graphs(estimator_cls(**setting), store)
+        estimator = with_types(with_graphs(estimator_cls(**setting), store), ds)
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
         t0 = time.perf_counter()
         estimator.fit(X_train, y_train, **fit_kwargs)
@@ -325,6 +323,8 @@ class FitPredict(CellKind):
 
     @classmethod
     def warm_runs(cls, task, ds):
+        if ds.precomputed:  # a tiny problem of features is no distance matrix
+            return []
         estimator_cls = task.estimator_class()
         metrics = list(task.metrics) + ([task.tune.metric] if task.tune is not None else [])
         proba = needs_proba([m for m in metrics if m in METRIC_INPUT])
@@ -384,13 +384,19 @@ class ExactLpo(FitPredict):
     def run(cls, task, ds, store, fit_progress=None):
         X, y, _, _ = task.parts(ds)
         p = task.held_out
+        estimator_cls = task.estimator_class()
+        params = task.params
+        if ds.nominal and params.get("nominal", False) is None:  # the class's nominal, left unset
+            params = {**params, "nominal": list(ds.nominal)}
         t0 = time.perf_counter()
-        risk = lpo_risk_of(task.estimator_class())(task.params, X, y, p, graphs=store)
+        risk = lpo_risk_of(estimator_cls)(params, X, y, p, graphs=store)
         base = task.base_row(len(y) - p, p, time.perf_counter() - t0, 0.0)
         return [{**base, "metric": "error", "value": risk}], []
 
     @classmethod
     def warm_runs(cls, task, ds):
+        if ds.precomputed:
+            return []
         settings = task.tune.settings if task.tune is not None else [task.params]
         estimator_cls = task.estimator_class()
         risk = lpo_risk_of(estimator_cls)
@@ -567,17 +573,3 @@ def _fit_kwargs(estimator, index, fit_progress):
     if fit_progress is None or "progress" not in inspect.signature(estimator.fit).parameters:
         return {}
     return {"progress": lambda done, total: fit_progress(index, done, total)}
-
-
-def with_graphs(estimator, store):
-    """``estimator``, given ``store`` as its ``graphs`` parameter when it has one left at
-    None (knnx's neighbour estimators; any estimator may opt in the same way) and
-    ``store`` is not None; unchanged otherwise."""
-    if store is not None:
-        try:
-            params = estimator.get_params(deep=False)
-        except Exception:  # noqa: BLE001 - not ours to judge here: fit will say
-            return estimator
-        if "graphs" in params and params["graphs"] is None:
-            estimator.set_params(graphs=store)
-    return estimator
