@@ -9,6 +9,7 @@ from knnx.datasets import dataset_label
 from knnx.errors import KnnxError, SpecError
 from knnx.limits import graph_bytes, lpo_bytes, memory_problem
 from knnx.spec.checks import use_python_path
+from knnx.spec.datatypes import euclidean_only_problem
 from knnx.spec.messages import pydantic_problems
 from knnx.spec.plan import Cell, ValidatedSpec, load_entry
 from knnx.spec.schema import MAX_CELLS, Name, _Strict
@@ -174,8 +175,12 @@ def _load_datasets(spec, base_dir):
 
 
 def _dataset_problems(spec, lab, ds):
-    """Rows for the start set and every query, then the memory of exact LpO tuning and of
-    the committee's neighbours at the last round."""
+    """Column types the loop cannot take (it searches Euclidean distances between
+    features), rows for the start set and every query, then the memory of exact LpO
+    tuning and of the committee's neighbours at the last round."""
+    typed = euclidean_only_problem(ds, "active learning")
+    if typed is not None:
+        return [typed]
     need = spec.start + (spec.pool if spec.pool is not None else spec.rounds * spec.m)
     if ds.n_samples < need or ds.n_samples - spec.start < spec.rounds * spec.m:
         # (the sizes below would be of rows the data does not have)

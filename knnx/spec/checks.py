@@ -3,8 +3,10 @@ line each, without the source label) or raising SpecError when nothing after it 
 be checked: the spec's folders and datasets entries, the size of its grid, its
 metrics, its algorithm entries and ids, what its protocol asks of them, and, once a
 dataset is loaded and split, what would fail its cells at run time (classes, the
-neighbour counts, tuning folds, the estimator classes' ``_data_problems`` hooks,
-exact LpO's limits and the memory of the shared neighbour graphs)."""
+neighbour counts, tuning folds, what the dataset's column types ask of the
+algorithms' metrics (:mod:`knnx.spec.datatypes`), the estimator classes'
+``_data_problems`` hooks, exact LpO's limits and the memory of the shared neighbour
+graphs)."""
 
 import math
 
@@ -17,6 +19,7 @@ from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.limits import graph_bytes, lpo_bytes, memory_problem
 from knnx.neighbors.search import check_scale
 from knnx.plugins import add_import_dirs
+from knnx.spec.datatypes import type_problems
 from knnx.spec.grids import fitted_settings, hook
 from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
@@ -213,10 +216,10 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
     rule of the kernels (without standardisation), each setting against the largest
     training part (iteration counts, memory, feature splits, classes), exact LpO's own
     limits, and the memory of the neighbour graphs the run shares. One line each."""
-    problems = []
-    if not spec.preprocess.standardize:
+    problems = type_problems(resolved, settings, ds)
+    if not spec.preprocess.standardize and not ds.precomputed:  # distances are not coordinates
         try:
-            check_scale(ds.X)  # each training part and its queries are rows of X
+            check_scale(_present(ds.X))  # each training part and its queries are rows of X
         except KnnxError as exc:
             problems.append(f"'{ds.name}': {exc}")
     n_train = max(len(s.train) for s in ds_splits) - spec.protocol.held_out
@@ -228,6 +231,18 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
                 problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
                 break
     return problems + _memory_problems(spec, resolved, settings, ds, n_train, n_test)
+
+
+def _present(X):
+    """X with each missing value (NaN, ``missing: keep``) replaced by its column's mean
+    of the others: the spread the kernels see, which a missing value does not widen."""
+    missing = np.isnan(X)
+    if not missing.any():
+        return X
+    with np.errstate(all="ignore"):
+        means = np.nanmean(X, axis=0)
+    means = np.where(np.isnan(means), 0.0, means)
+    return np.where(missing, means[None, :], X)
 
 
 def _memory_problems(spec, resolved, settings, ds, n_train, n_test):

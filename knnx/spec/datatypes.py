@@ -1,0 +1,162 @@
+"""What a dataset's column types ask of the algorithms run on it: one line per
+algorithm and dataset, naming both and the column.
+
+A dataset may hold nominal category codes (``Dataset.nominal``, from ``categorical:
+keep``), missing values (NaN, from ``missing: keep``) or be a distance matrix
+(``Dataset.precomputed``, from a loader). An algorithm whose class has a ``metric``
+parameter runs under the metric of its setting (``metric``, default ``euclidean``;
+``metric_params``), and what that metric takes is :data:`knnx.neighbors.metrics.METRICS`'
+(the wording is :func:`knnx.neighbors.metrics.data_problem`'s); the metric is also
+fitted on the whole dataset (:func:`knnx.neighbors.metrics.fit_metric`), which finds
+what would fail every training part (a singular covariance for mahalanobis: a training
+part's rows are some of the dataset's, so its covariance is singular too). An algorithm
+without one (cw, pw, cpw, scikit-learn's classifiers, the user's), or with a metric
+knnx does not know, reads every column as a number: it takes no nominal codes
+(``categorical: onehot`` makes numbers of them), no missing values unless its
+scikit-learn tags say ``allow_nan``, and no distance matrix.
+"""
+
+import numpy as np
+
+from knnx.neighbors.metrics import METRICS, MIXED, data_problem, fit_metric
+from knnx.spec.plan import canonical_json
+
+
+def type_problems(resolved, settings, ds):
+    """The problems of each algorithm's settings (``settings[a]``: the settings its cells
+    fit; ``resolved[a]``: its ResolvedAlgorithm) on dataset ``ds``: the first of each
+    algorithm, one line each, without the dataset entry's place."""
+    facts = _facts(ds)
+    fits = {}  # (metric, metric_params) -> the problem of its fit on the whole dataset
+    problems = []
+    for a, grid in enumerate(settings):
+        ref = resolved[a]
+        if ref is None or not grid:
+            continue
+        params = _params(ref.cls)
+        at = f"algorithms[{a}] ({ref.id}) on '{ds.name}'"
+        for g in grid:
+            problem = _setting_problem(ref, params, g, ds, facts, fits, at)
+            if problem:
+                problems.append(problem)
+                break
+    return problems
+
+
+def euclidean_only_problem(ds, what):
+    """Why ``what`` (a method that reads every column as a number, e.g. an active
+    learning loop) cannot run on ``ds``: its first nominal column, missing value or its
+    distance matrix; None if it can."""
+    facts = _facts(ds)
+    if ds.precomputed:
+        return f"'{ds.name}' is a precomputed distance matrix; {what} reads features"
+    if facts["nominal"]:
+        return (
+            f"'{ds.name}': column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep); "
+            f"{what} reads every column as a number: use categorical: onehot"
+        )
+    if facts["missing"]:
+        return (
+            f"'{ds.name}': column '{facts['missing']}' has missing values (missing: keep); {what} takes none: "
+            "use missing: drop_rows or fill"
+        )
+    return None
+
+
+def _facts(ds):
+    """The dataset's nominal columns (names) and its first column with a missing value
+    (name, or None)."""
+    names = ds.feature_names
+    nominal = [names[j] for j in ds.nominal]
+    missing = None
+    if not ds.precomputed:
+        cols = np.flatnonzero(np.isnan(ds.X).any(axis=0))
+        if cols.size:
+            missing = names[int(cols[0])]
+    return {"nominal": nominal, "missing": missing}
+
+
+def _params(cls):
+    try:
+        return cls().get_params(deep=False)
+    except Exception:  # noqa: BLE001 - the class was checked when resolved
+        return {}
+
+
+def _setting_problem(ref, params, g, ds, facts, fits, at):
+    metric = g.get("metric", "euclidean") if "metric" in params else None
+    known = isinstance(metric, str) and metric in METRICS
+    if ds.precomputed:
+        if metric == "precomputed":
+            return None
+        if metric is None:
+            return (
+                f"{at}: '{ds.name}' is a precomputed distance matrix, and {ref.id} has no metric parameter (it "
+                "would read the distances as features); use an algorithm with metric: precomputed"
+            )
+        return (
+            f"{at}: '{ds.name}' is a precomputed distance matrix; {ref.id} runs under metric {metric!r} (set "
+            "metric: precomputed)"
+        )
+    if metric == "precomputed":
+        return (
+            f"{at}: metric 'precomputed' needs a dataset of distances (a loader's Dataset with "
+            f"precomputed=True); '{ds.name}' holds features"
+        )
+    if not known:
+        return _numbers_only_problem(ref, g, facts, at)
+    problem = data_problem(metric, facts["nominal"], facts["missing"], at)
+    if problem:
+        return problem
+    if facts["nominal"] and "nominal" not in params and metric in MIXED:
+        return (
+            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes, and {ref.id} has no nominal "
+            f"parameter to tell metric '{metric}' which columns they are; use categorical: onehot"
+        )
+    return _fit_problem(metric, g.get("metric_params"), ds, fits, at)
+
+
+def _numbers_only_problem(ref, g, facts, at):
+    """An algorithm that reads every column as a number: no nominal codes, no missing
+    values unless its scikit-learn tags allow NaN."""
+    if facts["nominal"]:
+        return (
+            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which "
+            f"{ref.id} would read as numbers (it has no metric that takes nominal attributes); use "
+            "categorical: onehot"
+        )
+    if facts["missing"] and not _allows_nan(ref.cls, g):
+        return (
+            f"{at}: column '{facts['missing']}' has missing values (missing: keep), which {ref.id} does not "
+            "take (its scikit-learn tags do not allow NaN); use missing: drop_rows or fill"
+        )
+    return None
+
+
+def _allows_nan(cls, setting):
+    from sklearn.utils import get_tags
+
+    for make in (lambda: cls(**setting), cls):
+        try:
+            return bool(get_tags(make()).input_tags.allow_nan)
+        except Exception:  # noqa: BLE001 - a class without tags, or a setting it refuses here
+            continue
+    return False
+
+
+def _fit_problem(metric, metric_params, ds, fits, at):
+    """The metric fitted on the whole dataset (statistics that fail there fail on every
+    training part): its DataError as a line, or None."""
+    try:
+        key = (metric, canonical_json(metric_params))
+    except (TypeError, ValueError):
+        key = (metric, repr(metric_params))
+    if key not in fits:
+        try:
+            nominal = list(ds.nominal) or None
+            fit_metric(metric, ds.X, ds.y, nominal=nominal, metric_params=metric_params)
+            fits[key] = None
+        except Exception as exc:  # noqa: BLE001 - DataError, or metric_params of the wrong type
+            text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            fits[key] = f"metric '{metric}' fitted on all its rows: {text}"
+    return None if fits[key] is None else f"{at}: {fits[key]}"
