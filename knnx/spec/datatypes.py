@@ -64,16 +64,19 @@ def euclidean_only_problem(ds, what):
 
 
 def _facts(ds):
-    """The dataset's nominal columns (names) and its first column with a missing value
-    (name, or None)."""
+    """The dataset's nominal columns (names), its first column with a missing value and,
+    if it is typed (``categorical: keep``), its first numeric column (names, or None)."""
     names = ds.feature_names
     nominal = [names[j] for j in ds.nominal]
+    numeric = None
+    if ds.nominal and len(ds.nominal) < len(names):
+        numeric = next(f for j, f in enumerate(names) if j not in ds.nominal)
     missing = None
     if not ds.precomputed:
         cols = np.flatnonzero(np.isnan(ds.X).any(axis=0))
         if cols.size:
             missing = names[int(cols[0])]
-    return {"nominal": nominal, "missing": missing}
+    return {"nominal": nominal, "missing": missing, "numeric": numeric}
 
 
 def _params(cls):
@@ -108,6 +111,11 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
     problem = data_problem(metric, facts["nominal"], facts["missing"], at)
     if problem:
         return problem
+    if metric == "vdm" and facts["numeric"]:
+        return (
+            f"{at}: column '{facts['numeric']}' is numeric; metric 'vdm' reads every column as nominal (use hvdm, "
+            "heom or gower for numeric and nominal attributes)"
+        )
     if facts["nominal"] and "nominal" not in params and metric in MIXED:
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes, and {ref.id} has no nominal "
