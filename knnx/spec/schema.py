@@ -120,9 +120,10 @@ PROTOCOL_MODELS = {
 class Preprocess(_Strict):
     standardize: bool | Literal["numeric"] = Field(
         False,
-        description="true: every feature to mean 0, sd 1 on the training part; numeric: only the "
-        "features of numeric attributes (a nominal attribute's one-hot or ordinal columns stay as "
-        "they are); false: none.",
+        description="true: every feature to mean 0, sd 1 on the training part (never the columns of "
+        "nominal codes of categorical: keep, nor a precomputed distance matrix; missing values left out); "
+        "numeric: only the features of numeric attributes (a nominal attribute's one-hot or ordinal "
+        "columns stay as they are); false: none.",
     )
 
 
