@@ -536,13 +536,13 @@ REFUSED = [
         "[{name: german, categorical: keep, id: g}]",
         STAND_IN.replace("METRIC", "euclidean"),
         "datasets[0]: algorithms[0] (MetricNN) on 'g': column 'A1' is nominal; metric 'euclidean' takes numeric "
-        "attributes only (use heom, hvdm, gower or hamming, or categorical: onehot)",
+        "attributes only (use heom, hvdm, gower or hamming, metric_params: {onehot: true}, or categorical: onehot)",
     ),
     (
         "[{name: german, categorical: keep, id: g}]",
         STAND_IN.replace("METRIC", "[hvdm, mahalanobis]"),
         "datasets[0]: algorithms[0] (MetricNN) on 'g': column 'A1' is nominal; metric 'mahalanobis' takes numeric "
-        "attributes only (use heom, hvdm, gower or hamming, or categorical: onehot)",
+        "attributes only (use heom, hvdm, gower or hamming, metric_params: {onehot: true}, or categorical: onehot)",
     ),
     (
         "[{name: vote, missing: keep, id: v}]",
@@ -650,6 +650,10 @@ def test_validate_refuses_data_the_algorithm_cannot_take(lab, tmp_path, datasets
             STAND_IN.replace("METRIC", "[heom, hvdm, gower, vdm]"),
         ),
         ("[{name: vote, missing: keep}]", '[{estimator: "sklearn.ensemble:HistGradientBoostingClassifier"}]'),
+        (
+            "[{name: german, categorical: keep}]",
+            '[{estimator: "typedlab:MetricNN", params: {metric: [euclidean, manhattan], metric_params: {onehot: true}}}]',
+        ),
         ("[german, {name: german, categorical: ordinal}]", "[{name: cpw, params: {max_epochs: 2}}]"),
         ("[iris]", STAND_IN.replace("METRIC", "[mahalanobis, seuclidean, cosine, chebyshev]")),
         ('[{loader: "typedlab:balance_distances"}]', STAND_IN.replace("METRIC", "precomputed")),

@@ -108,7 +108,9 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
         )
     if not known:
         return _numbers_only_problem(ref, g, facts, at)
-    problem = data_problem(metric, facts["nominal"], facts["missing"], at)
+    metric_params = g.get("metric_params")
+    given = metric_params if isinstance(metric_params, dict) else None  # else the fit below says
+    problem = data_problem(metric, facts["nominal"], facts["missing"], at, metric_params=given)
     if problem:
         return problem
     if metric == "vdm" and facts["numeric"]:
@@ -116,12 +118,13 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
             f"{at}: column '{facts['numeric']}' is numeric; metric 'vdm' reads every column as nominal (use hvdm, "
             "heom or gower for numeric and nominal attributes)"
         )
-    if facts["nominal"] and "nominal" not in params and metric in MIXED:
+    told = metric in MIXED or bool((given or {}).get("onehot"))  # needs to be told the nominal columns
+    if facts["nominal"] and "nominal" not in params and told:
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes, and {ref.id} has no nominal "
             f"parameter to tell metric '{metric}' which columns they are; use categorical: onehot"
         )
-    return _fit_problem(metric, g.get("metric_params"), ds, fits, at)
+    return _fit_problem(metric, metric_params, ds, fits, at)
 
 
 def _numbers_only_problem(ref, g, facts, at):
