@@ -36,7 +36,8 @@ The statistics, fitted on the training rows: ``seuclidean``'s variances (ddof 1,
 is refused); the numeric attributes' ranges (max - min, heom and gower) and standard
 deviations (ddof 0, hvdm: divisor 4 sigma), each counting as 1 where it is 0; hvdm's
 and vdm's tables ``sum_c (P(c|x) - P(c|y))^2`` (the squared normalized_vdm, P counted on
-the training rows; a value absent from them has P(c|x) = 0 for every class). Numeric
+the training rows; a value absent from them has P(c|x) = 0 for every class; codes
+below :data:`MAX_CATEGORIES`). Numeric
 differences are not clipped: a query outside the training range can have d_a > 1.
 
 Missing values (NaN) are allowed by heom, hvdm and vdm (an attribute missing in either
@@ -92,6 +93,9 @@ METRICS = {
     "precomputed": MetricInfo(),
 }
 METRIC_NAMES = tuple(METRICS)
+# hvdm and vdm keep a (categories + 1)^2 table per nominal attribute: codes below this
+# (8 MiB a table at most).
+MAX_CATEGORIES = 1024
 # The metrics whose numeric attributes may hold missing values / nominal codes.
 MIXED = ("heom", "hvdm", "gower")
 
@@ -436,6 +440,11 @@ def _fit_mixed(metric, X, y, cols, params):
         for t in cols:
             col = np.ascontiguousarray(X[:, t])
             top = np.nanmax(col) if np.isfinite(col).any() else -1.0
+            if top >= MAX_CATEGORIES:
+                raise DataError(
+                    f"X: nominal column {t} holds the code {top:g}; {metric}'s tables take codes below "
+                    f"{MAX_CATEGORIES} (is it a numeric column? declare it numeric, or use heom or gower)"
+                )
             nv = int(top) + 2  # the codes seen, and the unseen value
             tables.append(K.vdm_table(col, y, nv, n_classes).ravel())
             vd_off[t], n_vals[t] = offset, nv

@@ -181,8 +181,8 @@ def kneighbors(
         The distance (see :mod:`knnx.neighbors.metrics`): a name, fitted here on ``X``
         (and ``y``), or a metric already fitted on a training part.
     metric_params, nominal, y :
-        For a metric given by name: its parameters, the columns holding nominal codes,
-        and the class codes of ``X`` (hvdm and vdm fit their tables on them).
+        For a metric given by name: its parameters, the nominal columns, and the class
+        codes of ``X`` (hvdm and vdm fit their tables on them).
     squared : bool, default True
         Return the reduced distances (the ranked quantity: squared Euclidean distances
         by default). If False, the distances.
@@ -211,19 +211,10 @@ def kneighbors(
     the float32 copy of the data (4 bytes an entry; no float64 copy is made), the
     outputs, and O(block) working space; never n x n.
     """
-    if isinstance(metric, str) and metric == "euclidean" and not metric_params and not _any(nominal):
-        M = None
-    else:
-        M = fit_metric(metric, X, y, nominal=nominal, metric_params=metric_params)
-    R0 = as_float_array(X, "X") if M is None else M.prepare(X, "X")
+    M, R0, Q0 = _prepared(X, queries, metric, metric_params, nominal, y)
     loo = queries is None
-    Q0 = R0 if loo else (as_float_array(queries, "queries") if M is None else M.prepare(queries, "queries"))
-    n_ref, d = R0.shape
-    if Q0.shape[1] != d:
-        raise DataError(f"queries: has {Q0.shape[1]} features, X has {d}")
+    n_ref = R0.shape[0]
     k = _check_k(n_neighbors, n_ref - 1 if loo else n_ref, loo)
-    if M is not None and M.name == "precomputed" and loo and n_ref != d:
-        raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {R0.shape}")
 
     def search(k_search):
         if M is None or M.euclidean_path:
@@ -241,6 +232,26 @@ def kneighbors(
         graphs.put(key, *full)
         hit = full[0][:, :k].copy(), full[1][:, :k].copy()
     return _finish(*hit, squared, M)
+
+
+def _prepared(X, queries, metric, metric_params, nominal, y):
+    """``(fitted metric or None for plain squared Euclidean, references, queries)``: the
+    validated (and, for a mapped metric, mapped) arrays the search ranks; queries are
+    the references themselves for a leave-one-out search."""
+    if isinstance(metric, str) and metric == "euclidean" and not metric_params and not _any(nominal):
+        M = None
+    else:
+        M = fit_metric(metric, X, y, nominal=nominal, metric_params=metric_params)
+    R0 = as_float_array(X, "X") if M is None else M.prepare(X, "X")
+    if queries is None:
+        Q0 = R0
+    else:
+        Q0 = as_float_array(queries, "queries") if M is None else M.prepare(queries, "queries")
+    if Q0.shape[1] != R0.shape[1]:
+        raise DataError(f"queries: has {Q0.shape[1]} features, X has {R0.shape[1]}")
+    if M is not None and M.name == "precomputed" and queries is None and R0.shape[0] != R0.shape[1]:
+        raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {R0.shape}")
+    return M, R0, Q0
 
 
 def _any(nominal):
