@@ -206,9 +206,8 @@ def kneighbors(
     distance (see :mod:`knnx._kernels.neighbors`). When k is large relative to
     n_samples * n_features (see ``_SELECT_FACTOR``), every float64 distance is
     evaluated instead and the k smallest are selected and sorted (``select_rows``):
-    the same output. The other metrics evaluate every reduced distance in float64
-    (:mod:`knnx._kernels.metrics`) and select the k smallest the same way. Memory:
-    the float32 copy of the data (4 bytes an entry; no float64 copy is made), the
+    the same output. The other metrics select the same way from every float64 reduced
+    distance (:mod:`knnx._kernels.metrics`). Memory: the float32 copy of the data, the
     outputs, and O(block) working space; never n x n.
     """
     M, R0, Q0 = _prepared(X, queries, metric, metric_params, nominal, y)
