@@ -180,22 +180,6 @@ def test_hvdm_labels_minus_one_plus_one():
 
 
 @pytest.mark.xfail(
-    reason="hvdm/vdm tables are (largest code + 2)^2 per attribute (_fit_mixed): a valid code "
-    "1e6 on 3 rows asks numba for 8 TB (MemoryError), code 3e4 for 7 GB",
-    strict=True,
-)
-def test_vdm_large_category_code():
-    X = np.array([[0.0], [1.0], [1e6]])
-    try:
-        dist, ind = kneighbors(X, 2, metric="vdm", y=[0, 1, 1])
-    except DataError:
-        return  # a one-line refusal is fine too
-    # P(.|0) = (1, 0), P(.|1) = P(.|1e6) = (0, 1)
-    assert_array_equal(ind, [[1, 2], [2, 0], [1, 0]])
-    assert_array_equal(dist, [[2.0, 2.0], [0.0, 2.0], [0.0, 2.0]])
-
-
-@pytest.mark.xfail(
     reason="_check_codes (knnx/neighbors/metrics.py) formats the value with !r: NumPy 2 "
     "prints np.float64(1.5)",
     strict=True,

@@ -13,7 +13,8 @@ from metric_oracles import mixed_data, mixed_distance, mixed_reduced, stable_knn
 from numpy.testing import assert_allclose, assert_array_equal
 
 from knnx import GraphStore, kneighbors
-from knnx.neighbors.metrics import fit_metric
+from knnx.errors import DataError
+from knnx.neighbors.metrics import MAX_CATEGORIES, fit_metric
 
 MIXED = ["heom", "hvdm", "gower", "vdm"]
 N, M = 260, 70  # more than 128 training rows: the kernel's sampled threshold strides
@@ -100,6 +101,26 @@ def test_unseen_nominal_value_has_zero_probabilities():
     X2 = np.array([[0.0], [0.0], [2.0], [2.0]])
     red2, _ = kneighbors(X2, 4, np.array([[1.0]]), metric="vdm", y=np.array([0, 1, 1, 1]))
     assert_allclose(red2, [[0.5, 0.5, 1.0, 1.0]], rtol=1e-15)
+
+
+def test_vdm_category_codes_up_to_the_table_limit():
+    # hvdm and vdm keep a (codes + 1)^2 table per attribute: codes below MAX_CATEGORIES
+    top = MAX_CATEGORIES - 1
+    X = np.array([[0.0], [1.0], [float(top)]])
+    dist, ind = kneighbors(X, 2, metric="vdm", y=[0, 1, 1])
+    # P(.|0) = (1, 0), P(.|1) = P(.|top) = (0, 1)
+    assert_array_equal(ind, [[1, 2], [2, 0], [1, 0]])
+    assert_array_equal(dist, [[2.0, 2.0], [0.0, 2.0], [0.0, 2.0]])
+    X[2, 0] = 1e6
+    for metric in ("vdm", "hvdm"):
+        with pytest.raises(
+            DataError,
+            match=rf"^X: nominal column 0 holds the code 1e\+06; {metric}'s tables take codes below {MAX_CATEGORIES}",
+        ) as err:
+            kneighbors(X, 2, metric=metric, nominal=[0], y=[0, 1, 1])
+        assert "\n" not in str(err.value)
+    # heom and gower compare codes: any code
+    assert_array_equal(kneighbors(X, 1, metric="heom", nominal=[0])[1], [[1], [0], [0]])
 
 
 def test_zero_spread_divisor_is_one():
