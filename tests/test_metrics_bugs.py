@@ -1,6 +1,5 @@
 """Defects of the metric search found by the exactness suite, each shown by the smallest
-input. They are marked xfail (strict: a fix turns them into failures that ask for the
-marker to go); ``pytest --runxfail tests/test_metrics_bugs.py`` shows them failing.
+input; each was a defect of the first version, fixed since.
 Inputs that make the kernels read or write outside their arrays run in a child
 process (one, forking per input), so that a crash fails the test instead of ending
 the run."""
@@ -111,12 +110,6 @@ def unsafe():
     return json.loads(run.stdout.splitlines()[-1])
 
 
-@pytest.mark.xfail(
-    reason="_sorted_candidates (knnx/_kernels/neighbors.py) buckets an infinite candidate "
-    "distance at int(inf * 0) = int(NaN): an out-of-bounds write; heom/hvdm reach it when "
-    "(|q - r| / s)^2 overflows",
-    strict=True,
-)
 def test_overflowing_heom_distances_do_not_corrupt_memory(unsafe):
     got = unsafe["overflow"]
     assert got["signal"] == 0, got
@@ -124,11 +117,6 @@ def test_overflowing_heom_distances_do_not_corrupt_memory(unsafe):
     assert len(got["output"].splitlines()) == 6
 
 
-@pytest.mark.xfail(
-    reason="fit_metric and Metric.prepare skip _check_finite for metrics with a missing-value "
-    "rule, so +-inf (not a missing value) reaches the heom/hvdm/gower kernel",
-    strict=True,
-)
 def test_infinite_values_are_refused_by_mixed_metrics(unsafe):
     got = unsafe["inf"]
     assert got["signal"] == 0, got
@@ -136,23 +124,11 @@ def test_infinite_values_are_refused_by_mixed_metrics(unsafe):
     assert len(lines) == 3 and all(" refused: " in line and "inf" in line for line in lines), lines
 
 
-@pytest.mark.xfail(
-    reason="kneighbors (knnx/neighbors/search.py) checks a precomputed X is square only for "
-    "leave-one-out; a fitted Metric skips fit_metric's check, and the kernel reads "
-    "queries[r, j] for j up to n_samples - 1, past the end of each query row",
-    strict=True,
-)
 def test_precomputed_fitted_metric_refuses_non_square_matrix(unsafe):
     got = unsafe["precomputed"]
     assert got["signal"] == 0 and got["output"].startswith("refused: "), got
 
 
-@pytest.mark.xfail(
-    reason="_vd_index (knnx/_kernels/metrics.py) converts the code with int() before comparing "
-    "it with the table size: a code >= 2**63 (accepted by _check_codes) overflows to a "
-    "negative row and the kernel reads outside hvdm's table instead of its unseen row",
-    strict=True,
-)
 def test_hvdm_huge_unseen_code_reads_the_unseen_row(unsafe):
     got = unsafe["huge code"]
     assert got["signal"] == 0, got
@@ -160,12 +136,6 @@ def test_hvdm_huge_unseen_code_reads_the_unseen_row(unsafe):
     assert len(lines) == 3 and lines[0] == lines[1] == lines[2], lines
 
 
-@pytest.mark.xfail(
-    reason="_fit_mixed casts y to intp without a check and vdm_table indexes counts[a, y[i]]: "
-    "label -1 wraps around to the last class, so labels -1/+1 merge into one class and "
-    "every vdm term is 0",
-    strict=True,
-)
 def test_hvdm_labels_minus_one_plus_one():
     X = np.array([[0.0], [0.0], [0.0], [1.0], [1.0], [1.0]])
     y01 = np.array([0, 0, 1, 1, 1, 1])
@@ -179,11 +149,6 @@ def test_hvdm_labels_minus_one_plus_one():
     assert_array_equal(got[1], ref[1])
 
 
-@pytest.mark.xfail(
-    reason="_check_codes (knnx/neighbors/metrics.py) formats the value with !r: NumPy 2 "
-    "prints np.float64(1.5)",
-    strict=True,
-)
 def test_nominal_code_message_prints_the_value():
     X = np.array([[0.0], [1.5], [1.0]])
     with pytest.raises(DataError) as err:
@@ -191,12 +156,6 @@ def test_nominal_code_message_prints_the_value():
     assert str(err.value).startswith("X: nominal column 0 holds 1.5 at row 1;")
 
 
-@pytest.mark.xfail(
-    reason="onehot (_fit_onehot) makes one indicator per code 0..max of the training column, "
-    "not per category present: a code absent from training but below the maximum gets an "
-    "indicator of its own instead of all zeros (the module docstring, docs/semantics.md)",
-    strict=True,
-)
 def test_onehot_absent_category_below_the_maximum_has_zero_indicators():
     X = np.array([[0.0], [2.0], [2.0]])  # codes 0 and 2; 1 absent
     params = {"onehot": True}

@@ -88,8 +88,9 @@ def _numeric_sums(code, q, row, power, D, first):
 @njit(cache=True, inline="always")
 def _vd_index(value, n_vals):
     """Row of a nominal code in its VDM table: the code, or the last (unseen) row."""
-    v = int(value)
-    return v if v < n_vals - 1 else n_vals - 1
+    if value < n_vals - 1:  # compared as a float: int() of a code >= 2**63 overflows
+        return int(value)
+    return n_vals - 1
 
 
 @njit(cache=True, inline="always")

@@ -540,7 +540,8 @@ def _sorted_candidates(cd, ci, c, k, sd, si, cnt):
     """
     top = 0.0
     for u in range(c):
-        top = max(top, cd[u])
+        if cd[u] < np.inf:
+            top = max(top, cd[u])
     scale = c / top if top > 0.0 else 0.0
     if not (scale < np.inf):
         scale = 0.0  # top subnormal: one bucket, sorted below
@@ -548,12 +549,14 @@ def _sorted_candidates(cd, ci, c, k, sd, si, cnt):
     for b in range(nb + 1):
         cnt[b] = 0
     for u in range(c):
-        b = min(int(cd[u] * scale), nb - 1)
+        x = cd[u] * scale
+        b = int(x) if x < nb - 1 else nb - 1  # inf (and NaN): the last bucket
         cnt[b + 1] += 1
     for b in range(nb):
         cnt[b + 1] += cnt[b]
     for u in range(c):
-        b = min(int(cd[u] * scale), nb - 1)
+        x = cd[u] * scale
+        b = int(x) if x < nb - 1 else nb - 1  # inf (and NaN): the last bucket
         pos = cnt[b]
         cnt[b] = pos + 1
         sd[pos] = cd[u]

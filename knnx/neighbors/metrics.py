@@ -34,7 +34,7 @@ The statistics, fitted on the training rows: ``seuclidean``'s variances (ddof 1,
 ``metric_params={"V": ...}`` to give them; a zero variance counts as 1);
 ``mahalanobis``'s inverse covariance (ddof 1, or ``{"VI": ...}``; a singular covariance
 is refused); the numeric attributes' ranges (max - min, heom and gower) and standard
-deviations (ddof 0, hvdm: divisor 4 sigma), each counting as 1 where it is 0; hvdm's
+deviations (ddof 0; hvdm divides by 4 sigma), a range or sigma of 0 counting as 1; hvdm's
 and vdm's tables ``sum_c (P(c|x) - P(c|y))^2`` (the squared normalized_vdm, P counted on
 the training rows; a value absent from them has P(c|x) = 0 for every class; codes
 below :data:`MAX_CATEGORIES`). Numeric
@@ -123,7 +123,7 @@ class Metric:
     vd: np.ndarray = field(default_factory=lambda: np.zeros(0))
     vd_off: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     n_vals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
-    onehot: tuple = ()  # (column, number of categories) of the nominal columns a numeric metric encodes
+    onehot: tuple = ()  # (column, categories seen in training) of the nominal columns a numeric metric encodes
 
     @property
     def info(self):
@@ -159,6 +159,8 @@ class Metric:
             raise DataError(f"{what}: has {X.shape[1]} features, the metric was fitted on {self.n_features}")
         if not self.info.missing:
             _check_finite(X, what, self.name)
+        else:
+            _check_no_inf(X, what)
         if self.nominal:
             _check_codes(X, self.nominal, what)
         if self.onehot:
@@ -218,15 +220,24 @@ def _check_finite(X, what, name):
 
 
 def _encode_onehot(X, onehot):
-    """X with each nominal column (``onehot``: (column, categories) pairs) replaced by
-    its indicators, in place order; a code >= categories has every indicator 0."""
+    """X with each nominal column (``onehot``: (column, categories seen in training)
+    pairs) replaced by its indicators, one per category, in place; a code absent from
+    the categories has every indicator 0."""
     blocks, start = [], 0
-    for col, n_cats in onehot:
+    for col, cats in onehot:
         blocks.append(X[:, start:col])
-        blocks.append((X[:, col, None] == np.arange(n_cats)).astype(np.float64))
+        blocks.append((X[:, col, None] == np.asarray(cats, dtype=np.float64)).astype(np.float64))
         start = col + 1
     blocks.append(X[:, start:])
     return np.ascontiguousarray(np.hstack(blocks))
+
+
+def _check_no_inf(X, what):
+    """Refuse +-inf (NaN, a missing value, is the metric's to handle)."""
+    bad = np.isinf(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DataError(f"{what}: non-finite value {X[r, c]} at row {r}, column {c}")
 
 
 def _check_codes(X, nominal, what):
@@ -236,7 +247,7 @@ def _check_codes(X, nominal, what):
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise DataError(
-            f"{what}: nominal column {nominal[c]} holds {cols[r, c]!r} at row {r}; "
+            f"{what}: nominal column {nominal[c]} holds {float(cols[r, c])!r} at row {r}; "
             "expected a category code 0, 1, 2, ..."
         )
 
@@ -324,6 +335,8 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
         )
     if not info.missing:
         _check_finite(X, "X", metric)
+    else:
+        _check_no_inf(X, "X")
     if cols:
         _check_codes(X, cols, "X")
     if info.uses_labels and y is None:
@@ -336,7 +349,7 @@ def _fit_onehot(metric, X, y, cols, params):
     in these rows); the statistics are fitted on the encoded rows."""
     _check_finite(X, "X", metric)
     _check_codes(X, cols, "X")
-    onehot = tuple((c, int(X[:, c].max()) + 1 if X.shape[0] else 0) for c in cols)
+    onehot = tuple((c, tuple(np.unique(X[:, c]).tolist())) for c in cols)
     inner = fit_metric(metric, _encode_onehot(X, onehot), y, metric_params=params)
     fields = {f: getattr(inner, f) for f in ("name", "code", "power", "divisor", "L")}
     return Metric(n_features=X.shape[1], nominal=cols, onehot=onehot, **fields)
@@ -431,9 +444,10 @@ def _fit_mixed(metric, X, y, cols, params):
     scale = _scales(X, cols, "std" if code == K.HVDM else "range")
     vd, vd_off, n_vals = np.zeros(0), np.zeros(d, dtype=np.intp), np.zeros(d, dtype=np.intp)
     if code == K.HVDM and cols:
-        y = np.ascontiguousarray(y, dtype=np.intp)
+        y = np.asarray(y)
         if y.shape != (X.shape[0],):
             raise DataError(f"y: expected {X.shape[0]} class codes, got shape {y.shape}")
+        y = np.ascontiguousarray(np.unique(y, return_inverse=True)[1], dtype=np.intp)  # any labels
         n_classes = int(y.max()) + 1 if y.size else 1
         tables = []
         offset = 0

@@ -248,7 +248,7 @@ def _prepared(X, queries, metric, metric_params, nominal, y):
         Q0 = as_float_array(queries, "queries") if M is None else M.prepare(queries, "queries")
     if Q0.shape[1] != R0.shape[1]:
         raise DataError(f"queries: has {Q0.shape[1]} features, X has {R0.shape[1]}")
-    if M is not None and M.name == "precomputed" and queries is None and R0.shape[0] != R0.shape[1]:
+    if M is not None and M.name == "precomputed" and R0.shape[0] != R0.shape[1]:
         raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {R0.shape}")
     return M, R0, Q0
 
