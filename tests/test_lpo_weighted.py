@@ -272,10 +272,10 @@ def test_bad_weights_and_graph_shapes():
     y = np.arange(10) % 2
     with pytest.raises(DataError, match="weights: expected 'uniform' or 'distance', got 'gaussian'"):
         lpo_risk(X, y, 2, 2, "gaussian")
-    dist, ind = kneighbors(X, 3)
+    dist, ind = kneighbors(X, 3, squared=False)
     with pytest.raises(DataError, match="needs k_max \\+ p - 1 = 4 neighbours per row, has 3"):
         lpo_risk_from_weighted_graph(ind, dist, y, 2, 3)
-    with pytest.raises(DataError, match="neigh_dist: squared distances must be finite and non-negative"):
+    with pytest.raises(DataError, match="neigh_dist: distances must be finite and non-negative"):
         lpo_risk_from_weighted_graph(ind, -dist, y, 2, 2)
 
 

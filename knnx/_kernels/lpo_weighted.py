@@ -1,13 +1,14 @@
 """Exact leave-p-out risk of distance-weighted kNN, two classes.
 
 Setting (as in :mod:`knnx._kernels.lpo`): a held-out point i of class t, its
-leave-one-out neighbours at positions 1 .. W ordered by (squared distance, index),
+leave-one-out neighbours at positions 1 .. W ordered by (distance, index),
 V the position of its k-th nearest *training* neighbour, P(V = j) = rank_prob[k - 1, j - k].
 Given V = j the k voters are position j and S, a uniform random (k - 1)-subset of
 positions 1 .. j - 1 (the complement of the q = j - k held-out ones).
 
-Vote (``KNNClassifier(weights="distance")``): a voter at squared distance d > 0
-votes 1 / sqrt(d) for its class; if some voters are at distance 0, only those vote,
+Vote (``KNNClassifier(weights="distance")``): a voter at distance d > 0 (the metric's
+distance, not a reduced one: for Euclidean the square root of the squared distance)
+votes 1 / d for its class; if some voters are at distance 0, only those vote,
 weight 1 each. With class-1 weights counted positive and class-0 weights negative,
 class 1 wins if the sum is > 0, class 0 if < 0, and a sum of exactly 0 (in real
 numbers, not after float rounding) is a tie costing 1/2.
@@ -221,15 +222,15 @@ def exact_values(v, out, limb_tag):
 
 
 @njit(cache=True)
-def signed_weights(lab, d2, out):
-    """out[u] = +-1 / sqrt(d2[u]) (+ for class 1) over the positive distances; returns
-    z, the number of leading zero distances (out[:len(d2) - z] is filled)."""
-    W = d2.shape[0]
+def signed_weights(lab, dist, out):
+    """out[u] = +-1 / dist[u] (+ for class 1) over the positive distances; returns
+    z, the number of leading zero distances (out[:len(dist) - z] is filled)."""
+    W = dist.shape[0]
     z = 0
-    while z < W and d2[z] == 0.0:
+    while z < W and dist[z] == 0.0:
         z += 1
     for u in range(W - z):
-        w = 1.0 / np.sqrt(d2[z + u])
+        w = 1.0 / dist[z + u]
         out[u] = w if lab[z + u] == 1 else -w
     return z
 

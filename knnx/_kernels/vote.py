@@ -13,9 +13,11 @@ TIE_RANDOM = 2
 def vote(neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba):
     """Class scores of each query from its k neighbours, and the winning class.
 
-    neigh_ind, neigh_dist : (m, k) neighbours ordered by (squared distance, index).
-    y : (n_ref,) intp class codes. weighted : use weights 1 / distance (Euclidean);
-        if some neighbours are at distance 0, only they vote, with weight 1 each.
+    neigh_ind, neigh_dist : (m, k) neighbours ordered by (distance, index) and their
+        distances (the metric's distances, not reduced ones: for Euclidean the square
+        roots of the squared distances; read only when ``weighted``).
+    y : (n_ref,) intp class codes. weighted : use weights 1 / distance; if some
+        neighbours are at distance 0, only they vote, with weight 1 each.
     tie : rule among the classes sharing the top score (equal float64 scores):
         TIE_NEAREST (0): the class of the nearest neighbour (first in neighbour
         order) belonging to one of them; TIE_LOWEST (1): the lowest class code;
@@ -41,7 +43,7 @@ def vote(neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba)
                 if neigh_dist[i, t] == 0.0:
                     scores[c] += 1.0
             else:
-                scores[c] += 1.0 / np.sqrt(neigh_dist[i, t])
+                scores[c] += 1.0 / neigh_dist[i, t]
         best = scores.max()
         winner = -1
         if tie == TIE_NEAREST:

@@ -6,13 +6,29 @@ in ``_``. Input validation uses scikit-learn's ``validate_data`` so that knnx
 estimators behave like any other in pipelines and pass ``check_estimator``; the
 computation itself is knnx's own.
 
+Metric: the estimators whose neighbours come from :func:`knnx.kneighbors` take
+``metric`` (a name of :data:`knnx.neighbors.metrics.METRIC_NAMES`, default
+"euclidean"), ``metric_params`` and ``nominal`` (:data:`METRIC_CONSTRAINTS`). ``fit``
+fits the metric on the training rows it is given (:func:`knnx.neighbors.metrics.fit_metric`:
+ranges, deviations, covariances and hvdm's tables from those rows only, never from
+the queries) and keeps it as ``metric_``; every search of the estimator, at fit and at
+prediction, ranks neighbours under that fitted metric. The Euclidean default searches
+exactly as before the parameter existed (same graphs, same bits). Metrics with a
+missing-value rule (heom, hvdm, vdm, gower) let NaN through input validation (and set
+scikit-learn's ``allow_nan`` tag); ``metric="precomputed"`` takes the square matrix
+of training distances at fit and the (n_queries, n_train) distances at prediction
+(scikit-learn's ``pairwise`` tag).
+
 Range: every estimator refuses data whose float64 squared distances would overflow
 or underflow (:func:`knnx.neighbors.search.check_scale`: ``max |x - mean| * sqrt(d) >
 1e150`` or ``0 < max |x - mean| < 1e-140``) with a one-line
 :class:`knnx.errors.DataError` (a ValueError) asking to rescale: at fit for the
 training rows, at prediction for the queries together with them. Estimators that
-search with :func:`knnx.kneighbors` get the check from it; the others call
-``_check_scale``.
+search with :func:`knnx.kneighbors` get the check from it (under their metric: for
+manhattan, chebyshev and minkowski the sums of |differences| ** p); the others call
+``_check_scale``, which checks the squared-Euclidean range of the rows the metric
+searches (euclidean, and seuclidean, mahalanobis, cosine after their map) and leaves
+the other metrics to the search.
 """
 
 import numpy as np
@@ -20,14 +36,62 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knnx.estimators.params import InstanceOf, check_params
+from knnx.errors import DataError
+from knnx.estimators.params import ColumnIndices, InstanceOf, Options, check_params
 from knnx.neighbors.graphs import GraphStore
+from knnx.neighbors.metrics import METRIC_NAMES, METRICS, check_metric_params, fit_metric
 from knnx.neighbors.search import check_scale, kneighbors
 
 # The ``graphs`` parameter of the estimators that search neighbours: a GraphStore the
 # searches go through (see knnx.neighbors.graphs), or None. Supplied by the experiment runner (or
 # by a user with a precomputed graph); never part of a spec's setting.
 GRAPHS = InstanceOf(GraphStore, "knnx.GraphStore")
+
+# The ``metric``, ``metric_params`` and ``nominal`` parameters of the estimators whose
+# neighbours come from knnx.kneighbors (see the module docstring). ``nominal``: the
+# columns holding category codes 0, 1, ... (filled by the experiment runner for a
+# dataset loaded with ``categorical: keep``), for the metrics that take them.
+METRIC_CONSTRAINTS = {
+    "metric": Options(*METRIC_NAMES),
+    "metric_params": InstanceOf(dict, "dict"),
+    "nominal": ColumnIndices(),
+}
+
+
+def metric_problems(params):
+    """Why a setting's ``metric``, ``metric_params`` and ``nominal`` cannot run together,
+    whatever the data: one line each ([] if none, or if the metric is not a known name:
+    its own constraint reports that)."""
+    metric = params.get("metric", "euclidean")
+    if not isinstance(metric, str) or metric not in METRICS:
+        return []
+    problems = []
+    try:
+        check_metric_params(metric, params.get("metric_params"))
+    except DataError as exc:
+        problems.append(str(exc))
+    nominal = params.get("nominal")
+    if (
+        ColumnIndices().check(nominal) is None
+        and nominal is not None
+        and len(nominal)
+        and not METRICS[metric].nominal
+    ):
+        first = int(list(nominal)[0])
+        problems.append(
+            f"nominal: column {first} holds category codes; metric '{metric}' takes numeric attributes "
+            "only (use heom, hvdm, gower, vdm or hamming)"
+        )
+    return problems
+
+
+def search_metric(metric):
+    """What :func:`knnx.kneighbors` is given for a fitted metric: the name "euclidean"
+    for plain Euclidean (the search, its graph keys and its bits exactly as without a
+    metric), else the fitted :class:`knnx.neighbors.metrics.Metric`."""
+    if metric is None or metric.name == "euclidean":
+        return "euclidean"
+    return metric
 
 
 class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
@@ -53,8 +117,25 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
         """Why a full setting (every parameter, defaults included) cannot run whatever the
         data: combinations that no single value's constraint shows. One line each, []
         if none. ``fit`` raises the first as a ValueError; spec validation reports them
-        before any work."""
-        return []
+        before any work. Here: the metric's (:func:`metric_problems`), for the classes
+        that take ``metric``; a subclass adding its own extends this list."""
+        return metric_problems(params) if cls._takes_metric() else []
+
+    @classmethod
+    def _takes_metric(cls):
+        return "metric" in cls._parameter_constraints
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        metric = getattr(self, "metric", None) if self._takes_metric() else None
+        if isinstance(metric, str) and metric in METRICS:
+            tags.input_tags.allow_nan = METRICS[metric].missing
+            tags.input_tags.pairwise = metric == "precomputed"
+        return tags
+
+    def _allows_nan(self):
+        metric = getattr(self, "metric", None) if self._takes_metric() else None
+        return isinstance(metric, str) and metric in METRICS and METRICS[metric].missing
 
     @classmethod
     def _data_problems(cls, params, n_samples, n_features, n_classes):
@@ -70,24 +151,57 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__}: {problems[0]}")
 
     def _validate_fit_data(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=False)
+        """Validated (X, y codes); for a class taking ``metric``, also ``metric_``, the
+        metric fitted on these rows (and labels: hvdm, vdm)."""
+        finite = "allow-nan" if self._allows_nan() else True
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, order="C", y_numeric=False, ensure_all_finite=finite
+        )
         check_classification_targets(y)
         self.classes_, y_codes = np.unique(y, return_inverse=True)
         problems = self._data_problems(self.get_params(), X.shape[0], X.shape[1], len(self.classes_))
         if problems:
             raise ValueError(f"{type(self).__name__}: {problems[0]}")
-        return np.ascontiguousarray(X), y_codes.astype(np.intp)
+        X, y_codes = np.ascontiguousarray(X), y_codes.astype(np.intp)
+        if self._takes_metric():
+            self.metric_ = self._fit_metric(X, y_codes)
+        return X, y_codes
+
+    def _fit_metric(self, X, y_codes, nominal=None):
+        """``metric`` fitted on the training rows X (class codes y_codes); ``nominal``:
+        the nominal columns (default: the ``nominal`` parameter)."""
+        nominal = self.nominal if nominal is None else nominal
+        return fit_metric(self.metric, X, y_codes, nominal=nominal, metric_params=self.metric_params)
 
     def _validate_query(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        finite = "allow-nan" if self._allows_nan() else True
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False, ensure_all_finite=finite)
         return np.ascontiguousarray(X)
 
-    def _kneighbors(self, X, n_neighbors, queries=None):
-        """:func:`knnx.kneighbors` through this estimator's ``graphs`` store, if any."""
-        return kneighbors(X, n_neighbors, queries, graphs=getattr(self, "graphs", None))
+    def _kneighbors(self, X, n_neighbors, queries=None, *, squared=True, metric=None):
+        """:func:`knnx.kneighbors` through this estimator's ``graphs`` store, if any, under
+        ``metric`` (a fitted Metric; default ``metric_``, Euclidean for a class without
+        one). ``squared``: reduced distances (True) or the metric's distances."""
+        metric = getattr(self, "metric_", None) if metric is None else metric
+        return kneighbors(
+            X,
+            n_neighbors,
+            queries,
+            metric=search_metric(metric),
+            squared=squared,
+            graphs=getattr(self, "graphs", None),
+        )
 
-    @staticmethod
-    def _check_scale(X, queries=None):
-        """DataError (one line) if squared distances of X (and queries) would overflow or underflow."""
-        check_scale(X, queries)
+    def _check_scale(self, X, queries=None):
+        """DataError (one line) if squared distances of X (and queries) would overflow or
+        underflow, on the rows the fitted metric searches by squared Euclidean distance
+        (euclidean; seuclidean, mahalanobis and cosine after their map); the other
+        metrics' ranges are checked by the search itself."""
+        metric = getattr(self, "metric_", None)
+        if metric is None or metric.name == "euclidean":
+            check_scale(X, queries)
+        elif metric.euclidean_path:
+            check_scale(
+                metric.prepare(X, "X"), None if queries is None else metric.prepare(queries, "queries")
+            )

@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from knnx.errors import DataError
-from knnx.estimators.base import NeighborsClassifierBase
+from knnx.estimators.base import METRIC_CONSTRAINTS, NeighborsClassifierBase
 from knnx.estimators.knn import KNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import C_RANGE, MAX_GRID, MAX_ITERATIONS, MAX_ROUNDS, MAX_SEED
@@ -26,20 +26,37 @@ from knnx.limits import C_RANGE, MAX_GRID, MAX_ITERATIONS, MAX_ROUNDS, MAX_SEED
 
 class SubsampledKNN(NeighborsClassifierBase):
     """Plurality kNN on max(k, round(fraction * n)) training rows drawn without
-    replacement (``seed``); the rows kept are ``sample_``."""
+    replacement (``seed``); the rows kept are ``sample_``.
+
+    ``metric``, ``metric_params``, ``nominal``: the distance, as
+    :class:`knnx.KNNClassifier`'s, fitted on the rows kept (the training set of the
+    kNN that predicts; ``metric_``). ``"precomputed"``: X is the square training
+    distance matrix at fit, the (n_queries, n_train) distances at prediction; the
+    rows and columns of the rows kept are used."""
 
     _parameter_constraints = {
         "k": Interval(1, integer=True),
         "fraction": Interval(0, 1, low_open=True),
         "seed": Interval(0, MAX_SEED, integer=True),
+        **METRIC_CONSTRAINTS,
     }
     _neighbor_param = ("k", 0)
     _neighbor_counts = ("k",)
 
-    def __init__(self, k=5, fraction=1.0, seed=0):
+    def __init__(self, k=5, fraction=1.0, seed=0, metric="euclidean", metric_params=None, nominal=None):
         self.k = k
         self.fraction = fraction
         self.seed = seed
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
+
+    def _fit_metric(self, X, y_codes, nominal=None):
+        return None  # the inner kNN fits it on the rows kept
+
+    def _columns(self, X):
+        """The query columns the inner kNN takes (precomputed: the rows kept)."""
+        return np.ascontiguousarray(X[:, self.sample_]) if self.metric == "precomputed" else X
 
     def fit(self, X, y):
         self._validate_params()
@@ -49,19 +66,23 @@ class SubsampledKNN(NeighborsClassifierBase):
             raise ValueError(f"SubsampledKNN: k={self.k} exceeds the training set size (n_samples = {n})")
         size = min(n, max(self.k, int(round(self.fraction * n))))
         self.sample_ = np.sort(np.random.default_rng(self.seed).choice(n, size=size, replace=False))
-        self._knn = KNNClassifier(k=self.k).fit(X[self.sample_], y_codes[self.sample_])
+        metric = {"metric": self.metric, "metric_params": self.metric_params, "nominal": self.nominal}
+        self._knn = KNNClassifier(k=self.k, **metric).fit(
+            self._columns(X[self.sample_]), y_codes[self.sample_]
+        )
+        self.metric_ = self._knn.metric_
         self._codes_seen = self._knn.classes_
         self.reported_ = {"prototype_fraction": size / n}
         return self
 
     def predict(self, X):
         X = self._validate_query(X)
-        return self.classes_[self._knn.predict(X)]
+        return self.classes_[self._knn.predict(self._columns(X))]
 
     def predict_proba(self, X):
         X = self._validate_query(X)
         proba = np.zeros((X.shape[0], len(self.classes_)))
-        proba[:, self._codes_seen] = self._knn.predict_proba(X)
+        proba[:, self._codes_seen] = self._knn.predict_proba(self._columns(X))
         return proba
 
 

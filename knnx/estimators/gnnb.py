@@ -6,6 +6,11 @@ Newton-Raphson step with an adaptive rate (Theorem 3), linear in the weighted ed
 eta(c, j) of the example's inverse neighbourhood (eq. 9-10), and the weights follow
 eq. (11). Training runs one class against the rest on the leave-one-out neighbour
 graph and its reciprocal CSR (knnx.neighbors.search), classes in parallel (numba prange).
+
+With ``metric``, each feature block is its own space: the metric is fitted on the
+block's training rows as they are searched (its columns, after ``block_norm``), and
+ranks that block's neighbours, training graph and prediction alike (see
+:class:`GNNBClassifier`).
 """
 
 import numpy as np
@@ -13,10 +18,12 @@ import numpy as np
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import gnnb as G
 from knnx._kernels import unn as K
-from knnx.estimators.base import GRAPHS
+from knnx.errors import DataError
+from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS
 from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
+from knnx.neighbors.metrics import METRICS
 
 PHIS = {
     "squared": K.SQUARED,
@@ -25,6 +32,14 @@ PHIS = {
     "matsushita": K.MATSUSHITA,
 }
 BLOCK_NORMS = ("l2", "l1", "none")
+
+
+def scales_rows(metric):
+    """Whether ``block_norm`` may scale the rows searched under ``metric``: the metrics
+    of numeric attributes only (not those taking nominal codes or missing values, whose
+    attributes the metric normalises itself, nor precomputed distances)."""
+    info = METRICS.get(metric)
+    return info is not None and not (info.nominal or info.missing) and metric != "precomputed"
 
 
 def balanced_loss(phi, x):
@@ -85,7 +100,11 @@ class GNNBClassifier(LeveragedNNClassifier):
         and the blocks' posteriors are averaged arithmetically (Sec. 6.4).
     block_norm : {"l2", "l1", "none"} or None, default None
         Each block's rows are scaled to unit norm before the neighbour search (fit
-        and predict alike). None: "l2" when n_splits > 1, "none" otherwise.
+        and predict alike). None: "l2" when n_splits > 1 and the metric takes numeric
+        attributes only, "none" otherwise. "l1" and "l2" are refused with the metrics
+        that take nominal codes or missing values (heom, hvdm, vdm, gower, hamming:
+        scaling a row would change its codes, and a missing value would spread to the
+        whole row) and with precomputed distances.
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order).
     prototypes : {"all", "leveraged"}, default "all"
@@ -105,7 +124,27 @@ class GNNBClassifier(LeveragedNNClassifier):
         counts as 0), the tied class at position min(floor(u_q s), s - 1) of the s tied
         classes in ``classes_`` order, so the same seed and query array give the same
         predictions. The training curve's ``train_error`` always uses ``frequent``.
-
+    metric : str, default "euclidean"
+        The distance of the neighbour searches, one of
+        :data:`knnx.neighbors.metrics.METRIC_NAMES`. Each feature block is searched
+        under its own fitted copy: the metric is fitted (``block_metrics_[b]``) on
+        block b's training rows exactly as they are searched, i.e. the block's
+        columns after ``block_norm`` (ranges, deviations, covariance, hvdm's tables
+        from those rows only), and ranks block b's training graph and its
+        neighbours at prediction. With one block and no row scaling this is the
+        metric fitted on all the training columns, ``metric_``. ``nominal`` columns
+        are those of X; each block takes the ones among its columns. heom, hvdm,
+        vdm and gower accept NaN (with ``block_norm="none"``); ``"precomputed"``
+        takes the square training distance matrix at fit and the (n_queries,
+        n_train) distances at prediction, with ``n_splits=1`` and no row scaling
+        (a distance matrix has no feature blocks).
+    metric_params : dict or None, default None
+        The metric's parameters (minkowski ``p``, seuclidean ``V``, mahalanobis
+        ``VI``: a V or VI given here must fit every block, so with n_splits > 1 leave
+        them to be fitted).
+    nominal : list of int or None, default None
+        Columns of X holding category codes (heom, hvdm, gower, hamming); set by the
+        experiment runner for a dataset loaded with ``categorical: keep``.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.neighbors.graphs`); results are the same with or without.
@@ -125,6 +164,11 @@ class GNNBClassifier(LeveragedNNClassifier):
         ``prototypes`` searches); ``prototype_fraction_`` = len(prototypes_) / n_samples.
     blocks_ : list of ndarray
         Column indices of each block.
+    metric_ : knnx.neighbors.metrics.Metric
+        The metric fitted on all the training columns (unscaled).
+    block_metrics_ : list of knnx.neighbors.metrics.Metric
+        The metric each block is searched under, fitted on that block's training
+        rows as searched (see ``metric``).
     n_iter_ : int
     curve_ : dict of ndarrays
         ``iteration`` (0..T); ``surrogate_risk`` (eq. 1); ``train_error`` (argmax
@@ -179,10 +223,31 @@ class GNNBClassifier(LeveragedNNClassifier):
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         "prototypes": Options(*PROTOTYPES),
         "tie": Options(*TIES),
+        **METRIC_CONSTRAINTS,
         "graphs": GRAPHS,
     }
     _neighbor_param = ("k", 1)
     _neighbor_counts = ("k",)
+
+    @classmethod
+    def _setting_problems(cls, params):
+        problems = super()._setting_problems(params)
+        metric, norm = params.get("metric", "euclidean"), params.get("block_norm")
+        if metric == "precomputed" and params.get("n_splits", 1) != 1:
+            problems.append(
+                "metric='precomputed' takes a distance matrix, which has no feature blocks; set n_splits=1"
+            )
+        elif norm in ("l1", "l2") and metric in METRICS and not scales_rows(metric):
+            why = (
+                "precomputed distances are not features"
+                if metric == "precomputed"
+                else "its nominal codes and missing values are not numbers to scale"
+            )
+            problems.append(
+                f"block_norm={norm!r} scales each row to unit norm, which metric {metric!r} does not allow "
+                f"({why}); use block_norm='none'"
+            )
+        return problems
 
     @classmethod
     def _data_problems(cls, params, n_samples, n_features, n_classes):
@@ -208,6 +273,9 @@ class GNNBClassifier(LeveragedNNClassifier):
         seed=None,
         prototypes="all",
         tie="frequent",
+        metric="euclidean",
+        metric_params=None,
+        nominal=None,
         graphs=None,
     ):
         self.k = k
@@ -220,6 +288,9 @@ class GNNBClassifier(LeveragedNNClassifier):
         self.seed = seed
         self.prototypes = prototypes
         self.tie = tie
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -232,7 +303,25 @@ class GNNBClassifier(LeveragedNNClassifier):
     def _norm(self):
         if self.block_norm is not None:
             return self.block_norm
-        return "l2" if self.n_splits > 1 else "none"
+        return "l2" if self.n_splits > 1 and scales_rows(self.metric) else "none"
+
+    def _fit_block_metrics(self, X, y_codes):
+        """``block_metrics_``: per block, the metric fitted on the block's training rows
+        as searched (``metric_`` itself for one unscaled block); the nominal columns of
+        X become the block's own positions."""
+        nominal = () if self.nominal is None else np.asarray(self.nominal, dtype=np.intp)
+        self.block_metrics_ = []
+        for b, cols in enumerate(self.blocks_):
+            if len(cols) == X.shape[1] and self._norm() == "none":
+                self.block_metrics_.append(self.metric_)
+                continue
+            try:
+                fitted = self._fit_metric(
+                    self._block(X, b), y_codes, nominal=np.flatnonzero(np.isin(cols, nominal))
+                )
+            except DataError as exc:
+                raise DataError(f"block {b} (columns {cols[0]}..{cols[-1]}): {exc}") from None
+            self.block_metrics_.append(fitted)
 
     def _block(self, X, b):
         """Block b's features, row-normalised. A single block covering every feature is
@@ -256,6 +345,7 @@ class GNNBClassifier(LeveragedNNClassifier):
         T = self.n_iter if self.n_iter is not None else m
         self.n_iter_ = T
         self.blocks_ = np.array_split(np.arange(d), self.n_splits)
+        self._fit_block_metrics(X, y_codes)
         phi = PHIS[self.phi]
         train_classes, schedule = self._prepare_fit(y_codes, T, snap_at)
         snap_at = schedule.snap_at
@@ -276,7 +366,9 @@ class GNNBClassifier(LeveragedNNClassifier):
             if n_classes == 1:  # nothing to learn: every edge stays 0
                 curve["surrogate_risk"] += G.bcl_value(phi, 0.0) / s
                 continue
-            graph = self._graph(self._block(X, b))  # the block is freed before the kernel
+            graph = self._graph(
+                self._block(X, b), self.block_metrics_[b]
+            )  # the block is freed before the kernel
             with PARALLEL_LOCK:  # classes train in parallel
                 alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
                     graph,
@@ -303,7 +395,10 @@ class GNNBClassifier(LeveragedNNClassifier):
     def _set_prototypes(self, X, y_codes):
         """Per block: the rows searched at prediction (see ``prototypes``), their block
         features, codes and alpha."""
-        self._set_search_sets(((self._block(X, b), self.alpha_[b]) for b in range(self.n_splits)), y_codes)
+        self._set_search_sets(
+            ((self._block(X, b), self.alpha_[b], self.block_metrics_[b]) for b in range(self.n_splits)),
+            y_codes,
+        )
 
     def _block_h(self, X, b, with_classes=False):
         return self._search_scores(self._block(X, b), b, with_classes)

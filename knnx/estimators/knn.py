@@ -4,7 +4,7 @@ import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote
-from knnx.estimators.base import GRAPHS, NeighborsClassifierBase
+from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS, NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_SEED, lpo_bytes, memory_problem
 from knnx.lpo.risk import _argmin_k, lpo_risk, lpo_risk_from_graph, lpo_risk_from_weighted_graph
@@ -17,6 +17,15 @@ _TIE_CONSTRAINTS = {
     "tie": Options(*TIE_RULES),
     "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
 }
+
+
+def _metric_args(params):
+    """The metric arguments of :func:`knnx.lpo_risk` in a setting ``params``."""
+    return {
+        "metric": params.get("metric", "euclidean"),
+        "metric_params": params.get("metric_params"),
+        "nominal": params.get("nominal"),
+    }
 
 
 def tie_draws(tie, seed, n_queries):
@@ -37,7 +46,9 @@ class _VotingClassifier(NeighborsClassifierBase):
 
     def _scores(self, X):
         X = self._validate_query(X)
-        neigh_dist, neigh_ind = self._kneighbors(self._fit_X, self._vote_k(), X)
+        weighted = self.weights == "distance"
+        # the weighted vote reads the metric's distances; the plurality vote none
+        neigh_dist, neigh_ind = self._kneighbors(self._fit_X, self._vote_k(), X, squared=not weighted)
         pred = np.empty(X.shape[0], dtype=np.intp)
         proba = np.empty((X.shape[0], len(self.classes_)))
         draws = tie_draws(self.tie, self.seed, X.shape[0])
@@ -47,7 +58,7 @@ class _VotingClassifier(NeighborsClassifierBase):
                 neigh_dist,
                 self._fit_y,
                 len(self.classes_),
-                self.weights == "distance",
+                weighted,
                 _TIE_CODES[self.tie],
                 draws,
                 pred,
@@ -66,7 +77,7 @@ class _VotingClassifier(NeighborsClassifierBase):
 
 
 class KNNClassifier(_VotingClassifier):
-    """k-nearest-neighbour classifier on exact squared Euclidean neighbours.
+    """k-nearest-neighbour classifier on exact neighbours (squared Euclidean by default).
 
     Parameters
     ----------
@@ -74,8 +85,11 @@ class KNNClassifier(_VotingClassifier):
         Number of neighbours, 1 <= k <= n_samples of the training set.
     weights : {"uniform", "distance"}, default "uniform"
         ``uniform``: plurality vote. ``distance``: each neighbour votes with weight
-        1 / Euclidean distance; if some neighbours coincide with the query (distance
-        0), only those vote, with weight 1 each (as scikit-learn does).
+        1 / distance, the distance of ``metric`` (Euclidean by default; manhattan's
+        sum of |differences|, hvdm's square root of its sum, ...: ``Metric.distance``,
+        not the reduced distance the search ranks); if some neighbours are at
+        distance 0 from the query, only those vote, with weight 1 each (as
+        scikit-learn does).
     tie : {"nearest", "lowest", "random"}, default "nearest"
         Rule among the classes sharing the top score (equal float64 vote scores):
         ``nearest``: the class of the nearest neighbour (first in neighbour order)
@@ -84,6 +98,20 @@ class KNNClassifier(_VotingClassifier):
         ``predict_proba`` does not depend on it.
     seed : int or None, default None
         Seed of the ``tie="random"`` draws (None counts as 0); unused by the other rules.
+    metric : str, default "euclidean"
+        The distance neighbours are ranked by, one of
+        :data:`knnx.neighbors.metrics.METRIC_NAMES` (see :mod:`knnx.neighbors.metrics`),
+        fitted at ``fit`` on the training rows only (ranges, deviations, covariance,
+        hvdm's class-conditional tables) and kept as ``metric_``. heom, hvdm, vdm and
+        gower accept missing values (NaN) in X at fit and prediction.
+        ``"precomputed"``: X is the square matrix of training distances at fit and the
+        (n_queries, n_train) distances at prediction.
+    metric_params : dict or None, default None
+        The metric's parameters (minkowski ``p``, seuclidean ``V``, mahalanobis ``VI``).
+    nominal : list of int or None, default None
+        Columns of X holding category codes 0, 1, ... (the metrics that take nominal
+        attributes: heom, hvdm, gower, hamming; vdm treats every column so); set by the
+        experiment runner for a dataset loaded with ``categorical: keep``.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.neighbors.graphs`); predictions are the same with or without.
@@ -91,14 +119,17 @@ class KNNClassifier(_VotingClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    metric_ : knnx.neighbors.metrics.Metric
+        The metric fitted on the training rows.
     n_features_in_ : int
 
     Notes
     -----
-    Neighbours are ordered by (squared distance, training index), see
+    Neighbours are ordered by (reduced distance, training index), see
     :func:`knnx.kneighbors`. For a two-class problem with odd k and uniform weights
     no tie can occur, and predictions equal scikit-learn's
-    ``KNeighborsClassifier(algorithm="brute")`` (whatever ``tie``).
+    ``KNeighborsClassifier(algorithm="brute")`` (whatever ``tie``), under the same
+    metric where scikit-learn has it (euclidean, manhattan, chebyshev, minkowski, ...).
 
     ``tie="random"``: every call of ``predict`` draws u_i = the i-th value of
     ``np.random.default_rng(seed).random(n_queries)`` for query row i and, if s
@@ -110,7 +141,9 @@ class KNNClassifier(_VotingClassifier):
     n_samples raises ValueError. Data whose squared distances would overflow or
     underflow in float64 (``max |x - mean| * sqrt(d) > 1e150`` or ``0 < max |x -
     mean| < 1e-140``) is refused at ``fit`` (and queries at prediction) with a
-    one-line :class:`knnx.errors.DataError`. Identical rows are fine: they are
+    one-line :class:`knnx.errors.DataError` (under manhattan, chebyshev and
+    minkowski the search refuses sums of |differences| ** p that would, at
+    prediction). Identical rows are fine: they are
     ordered by index; with ``weights="distance"`` coincident neighbours take the
     vote alone, so every score stays finite.
     """
@@ -119,6 +152,7 @@ class KNNClassifier(_VotingClassifier):
         "k": Interval(1, integer=True),
         "weights": Options("uniform", "distance"),
         **_TIE_CONSTRAINTS,
+        **METRIC_CONSTRAINTS,
         "graphs": GRAPHS,
     }
     _neighbor_param = ("k", 0)
@@ -127,14 +161,30 @@ class KNNClassifier(_VotingClassifier):
     @classmethod
     def _lpo_risk(cls, params, X, y, p, graphs=None):
         """Exact R_LpO of KNNClassifier(**params) on (X, y): Celisse & Mary-Huard's closed
-        form (:func:`knnx.lpo_risk` at k = params["k"]); ``graphs``: a knnx.GraphStore."""
-        return float(lpo_risk(X, y, p, params["k"], params["weights"], graphs=graphs)[-1])
+        form (:func:`knnx.lpo_risk` at k = params["k"], under params' metric fitted on
+        all of (X, y)); ``graphs``: a knnx.GraphStore."""
+        return float(
+            lpo_risk(X, y, p, params["k"], params["weights"], graphs=graphs, **_metric_args(params))[-1]
+        )
 
-    def __init__(self, k=1, weights="uniform", tie="nearest", seed=None, graphs=None):
+    def __init__(
+        self,
+        k=1,
+        weights="uniform",
+        tie="nearest",
+        seed=None,
+        metric="euclidean",
+        metric_params=None,
+        nominal=None,
+        graphs=None,
+    ):
         self.k = k
         self.weights = weights
         self.tie = tie
         self.seed = seed
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -159,7 +209,10 @@ class KNNLpoClassifier(_VotingClassifier):
     ``fit`` computes R_LpO(k) for k = 1 .. k_max on the training data
     (:func:`knnx.lpo_risk`, with this estimator's ``weights``) and keeps k_p, the
     smallest k of minimal risk; prediction is then
-    ``KNNClassifier(k_p, weights=weights)``.
+    ``KNNClassifier(k_p, weights=weights, metric=metric)``. The leave-one-out graph
+    the risk is computed from ranks neighbours under the metric fitted on all the
+    training rows given to ``fit`` (not refitted on each split's n - p rows: the
+    statistics are those of the whole training part).
 
     Parameters
     ----------
@@ -185,6 +238,10 @@ class KNNLpoClassifier(_VotingClassifier):
         the closed forms cannot follow the nearest-neighbour or lowest-class rule.
     seed : int or None, default None
         Seed of the ``tie="random"`` draws at prediction, as :class:`KNNClassifier`.
+    metric, metric_params, nominal :
+        The distance, as :class:`KNNClassifier`: fitted on the training rows, it ranks
+        the neighbours of the LpO graph and of the prediction; ``weights="distance"``
+        weighs by its distances.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse (see :mod:`knnx.neighbors.graphs`); results are the same.
 
@@ -197,6 +254,7 @@ class KNNLpoClassifier(_VotingClassifier):
     k_max_ : int
     reported_ : dict
         ``{"chosen_k": k_}``: recorded by the experiment runner as extra rows.
+    metric_ : knnx.neighbors.metrics.Metric
     classes_, n_features_in_
     """
 
@@ -205,6 +263,7 @@ class KNNLpoClassifier(_VotingClassifier):
         "k_max": Interval(1, integer=True),
         "weights": Options("uniform", "distance"),
         **_TIE_CONSTRAINTS,
+        **METRIC_CONSTRAINTS,
         "graphs": GRAPHS,
     }
     _neighbor_param = ("p", 1)
@@ -226,12 +285,26 @@ class KNNLpoClassifier(_VotingClassifier):
                 problems.append(problem)
         return problems
 
-    def __init__(self, p=1, k_max=50, weights="uniform", tie="nearest", seed=None, graphs=None):
+    def __init__(
+        self,
+        p=1,
+        k_max=50,
+        weights="uniform",
+        tie="nearest",
+        seed=None,
+        metric="euclidean",
+        metric_params=None,
+        nominal=None,
+        graphs=None,
+    ):
         self.p = p
         self.k_max = k_max
         self.weights = weights
         self.tie = tie
         self.seed = seed
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -244,8 +317,9 @@ class KNNLpoClassifier(_VotingClassifier):
                 f"KNNLpoClassifier: p={self.p} must be below the training set size (n_samples = {n})"
             )
         self.k_max_ = min(self.k_max, n - self.p)
-        neigh_dist, neigh_ind = self._kneighbors(X, self.k_max_ + self.p - 1)
-        if self.weights == "distance":
+        weighted = self.weights == "distance"
+        neigh_dist, neigh_ind = self._kneighbors(X, self.k_max_ + self.p - 1, squared=not weighted)
+        if weighted:
             self.lpo_risk_ = lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, y_codes, self.p, self.k_max_)
         else:
             self.lpo_risk_ = lpo_risk_from_graph(neigh_ind, y_codes, self.p, self.k_max_)

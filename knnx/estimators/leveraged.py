@@ -7,6 +7,11 @@ with the leveraged k-NN rule h_c(x) = sum over j in NN_k(x) of alpha_jc y_jc. Wh
 they share lives here: the class order used for ties, the lazy chooser's order,
 the neighbour graph handed to the kernels, the search sets used at prediction and
 the vote.
+
+The neighbours (the training graph and the search at prediction) are ranked under the
+estimator's fitted metric (``metric_``, see :mod:`knnx.estimators.base`); GNNB fits one
+per feature block. With ``metric="precomputed"`` the search sets are the columns of
+the distance matrices: the rows kept at prediction select the query columns too.
 """
 
 import numpy as np
@@ -43,9 +48,10 @@ class LeveragedNNClassifier(NeighborsClassifierBase):
         schedule = L.Schedule(int(n_iter), self.chooser == "lazy", order, np.asarray(snap_at, dtype=np.intp))
         return train_classes, schedule
 
-    def _graph(self, X):
-        """The leave-one-out k-NN graph of the training rows X and its reciprocal CSR."""
-        _, nbr = self._kneighbors(X, self.k)
+    def _graph(self, X, metric=None):
+        """The leave-one-out k-NN graph of the training rows X (under ``metric``, a fitted
+        Metric; default ``metric_``) and its reciprocal CSR."""
+        _, nbr = self._kneighbors(X, self.k, metric=metric)
         rptr, rind = reciprocal_neighbors(nbr, X.shape[0])
         return L.Graph(nbr, rptr, rind)
 
@@ -55,24 +61,34 @@ class LeveragedNNClassifier(NeighborsClassifierBase):
         return np.column_stack([a[:, 0], a[:, 0]]) if len(self.classes_) == 2 else a
 
     def _set_search_sets(self, blocks, y_codes):
-        """Per block (features of the training rows, alpha (m, n_classes)): the rows
-        searched at prediction (``prototypes="all"``: every training row, those with
-        alpha = 0 taking a neighbour slot and voting 0; ``"leveraged"``: the rows with
-        a non-zero leveraging vector in that block), their codes and alpha; and the
-        prototypes (rows with a non-zero leveraging vector in some block) and their
-        fraction, whichever rows are searched."""
+        """Per block (features of the training rows, alpha (m, n_classes), the block's
+        fitted metric or None for ``metric_``): the rows searched at prediction
+        (``prototypes="all"``: every training row, those with alpha = 0 taking a
+        neighbour slot and voting 0; ``"leveraged"``: the rows with a non-zero
+        leveraging vector in that block), their codes and alpha, the query columns
+        they are (precomputed distances: those rows' columns, else None: every
+        column) and the metric; and the prototypes (rows with a non-zero leveraging
+        vector in some block) and their fraction, whichever rows are searched."""
         m = len(y_codes)
         kept = np.zeros(m, dtype=bool)
         self._search = []
-        for Xb, alpha in blocks:
+        for Xb, alpha, metric in blocks:
+            metric = self.metric_ if metric is None else metric
             leveraged = np.flatnonzero(np.any(alpha != 0.0, axis=1))
             kept[leveraged] = True
             rows = np.arange(m) if self.prototypes == "all" else leveraged
+            cols = None
+            ref = Xb[rows]
+            if metric.name == "precomputed" and self.prototypes != "all":
+                cols = rows
+                ref = ref[:, rows]
             self._search.append(
                 (
-                    np.ascontiguousarray(Xb[rows]),
+                    np.ascontiguousarray(ref),
                     np.ascontiguousarray(y_codes[rows]),
                     np.ascontiguousarray(alpha[rows]),
+                    cols,
+                    metric,
                 )
             )
         self.prototypes_ = np.flatnonzero(kept)
@@ -84,11 +100,13 @@ class LeveragedNNClassifier(NeighborsClassifierBase):
         (n, n_classes), all 0 when the search set is empty; with ``with_classes`` also
         the class codes of the neighbours searched, (n, n_neighbours), nearest first."""
         n_classes = len(self.classes_)
-        ref_X, ref_y, ref_alpha = self._search[b]
+        ref_X, ref_y, ref_alpha, cols, metric = self._search[b]
         if len(ref_y) == 0:
             h = np.zeros((Xq.shape[0], n_classes))
             return (h, np.zeros((Xq.shape[0], 0), dtype=np.intp)) if with_classes else h
-        _, ind = self._kneighbors(ref_X, min(self.k, len(ref_y)), Xq)
+        if cols is not None:
+            Xq = np.ascontiguousarray(Xq[:, cols])
+        _, ind = self._kneighbors(ref_X, min(self.k, len(ref_y)), Xq, metric=metric)
         alpha = ref_alpha[:, 1:] if n_classes == 2 else ref_alpha
         h = L.leveraged_scores(ind, np.ascontiguousarray(alpha), ref_y, n_classes, n_classes == 2)
         return (h, ref_y[ind]) if with_classes else h

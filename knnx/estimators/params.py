@@ -9,6 +9,8 @@ one-line error.
 import math
 from numbers import Integral, Real
 
+import numpy as np
+
 from knnx.errors import SpecError
 
 
@@ -105,3 +107,25 @@ class InstanceOf:
 
     def check(self, value):
         return None if value is None or isinstance(value, self.cls) else self.describe()
+
+
+class ColumnIndices:
+    """None, or column indices: a list, tuple or 1-D integer array of integers >= 0
+    (duplicates allowed; their order does not matter)."""
+
+    def describe(self):
+        return "None or a list of column indices (integers >= 0)"
+
+    def check(self, value):
+        if value is None:
+            return None
+        if isinstance(value, np.ndarray):
+            if value.ndim != 1 or (value.size and value.dtype.kind not in "iu"):
+                return self.describe()
+            values = value.tolist()
+        elif isinstance(value, list | tuple):
+            values = value
+        else:
+            return self.describe()
+        ok = all(isinstance(v, Integral) and not isinstance(v, bool) and v >= 0 for v in values)
+        return None if ok else self.describe()

@@ -62,7 +62,10 @@ ALGORITHMS = {
 
 # Parameters the runner supplies to the estimators that have them, never a spec: name ->
 # what it is.
-RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs"}
+RUNNER_PARAMS = {
+    "graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs",
+    "nominal": "the dataset's nominal columns, from a dataset loaded with categorical: keep",
+}
 
 
 # Parameters that count neighbours in a class that does not say which of its parameters
@@ -268,7 +271,10 @@ class ResolvedAlgorithm:
             return f"is supplied by the runner ({RUNNER_PARAMS[pname]}), not set in a spec"
         if pname not in params:
             known = sorted(name for name in params if name not in RUNNER_PARAMS)
-            return f"unknown parameter for {self.id}; known: {', '.join(known)}"
+            hint = getattr(self.cls, "_parameter_hints", {}).get(pname)
+            return f"unknown parameter for {self.id}; known: {', '.join(known)}" + (
+                f" ({hint})" if hint else ""
+            )
         if pname in self.fixed:
             return (
                 f"fixed to {self.fixed[pname]!r} by the name '{self.id if self.name != self.id else self.name}'"

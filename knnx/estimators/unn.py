@@ -11,7 +11,7 @@ import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import unn as K
-from knnx.estimators.base import GRAPHS
+from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS
 from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
@@ -108,7 +108,18 @@ class UNNClassifier(LeveragedNNClassifier):
         counts as 0), the tied class at position min(floor(u_q s), s - 1) of the s tied
         classes in ``classes_`` order, so the same seed and query array give the same
         predictions. The training curve's ``train_error`` always uses ``frequent``.
-
+    metric : str, default "euclidean"
+        The distance of every neighbourhood, training graph and prediction alike: one
+        of :data:`knnx.neighbors.metrics.METRIC_NAMES`, fitted at ``fit`` on the
+        training rows only (``metric_``). heom, hvdm, vdm and gower accept NaN;
+        ``"precomputed"``: X is the square training distance matrix at fit and the
+        (n_queries, n_train) distances at prediction (with ``prototypes="leveraged"``
+        the prototypes' columns are searched).
+    metric_params : dict or None, default None
+        The metric's parameters (minkowski ``p``, seuclidean ``V``, mahalanobis ``VI``).
+    nominal : list of int or None, default None
+        Columns of X holding category codes (heom, hvdm, gower, hamming); set by the
+        experiment runner for a dataset loaded with ``categorical: keep``.
     graphs : knnx.GraphStore or None, default None
         Neighbour graphs to reuse or a precomputed graph to use (see
         :mod:`knnx.neighbors.graphs`); results are the same with or without.
@@ -117,6 +128,8 @@ class UNNClassifier(LeveragedNNClassifier):
     ----------
     alpha_ : ndarray of shape (n_samples, n_classes)
         Leveraging coefficients alpha_jc of the training examples.
+    metric_ : knnx.neighbors.metrics.Metric
+        The metric fitted on the training rows.
     prototypes_ : ndarray of int
         Training indices with a non-zero leveraging vector (the only points searched
         at prediction with ``prototypes="leveraged"``).
@@ -139,7 +152,8 @@ class UNNClassifier(LeveragedNNClassifier):
     Notes
     -----
     * Training neighbourhoods exclude the point itself (:func:`knnx.kneighbors`
-      leave-one-out graph; duplicates are kept), ordered by (distance, index).
+      leave-one-out graph under ``metric_``; duplicates are kept), ordered by
+      (distance, index).
     * alpha_j in R^C, initialised to 0 (Algorithm 1 prints R^m: a typo).
     * Two classes: class 1 is trained; class 0 has the same edges, so
       alpha_j0 = alpha_j1 and h_0 = -h_1 (identical to training both).
@@ -181,6 +195,7 @@ class UNNClassifier(LeveragedNNClassifier):
         "seed": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         "prototypes": Options(*PROTOTYPES),
         "tie": Options(*TIES),
+        **METRIC_CONSTRAINTS,
         "graphs": GRAPHS,
     }
     _neighbor_param = ("k", 1)
@@ -211,6 +226,9 @@ class UNNClassifier(LeveragedNNClassifier):
         seed=None,
         prototypes="leveraged",
         tie="frequent",
+        metric="euclidean",
+        metric_params=None,
+        nominal=None,
         graphs=None,
     ):
         self.k = k
@@ -224,6 +242,9 @@ class UNNClassifier(LeveragedNNClassifier):
         self.seed = seed
         self.prototypes = prototypes
         self.tie = tie
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
         self.graphs = graphs
 
     def _codes(self):
@@ -294,7 +315,7 @@ class UNNClassifier(LeveragedNNClassifier):
         return out
 
     def _set_prototypes(self, X, y_codes):
-        self._set_search_sets([(X, self.alpha_)], y_codes)
+        self._set_search_sets([(X, self.alpha_, None)], y_codes)
 
     def _h(self, X):
         return self._search_scores(self._validate_query(X), 0)
@@ -345,8 +366,10 @@ class UNNCVClassifier(UNNClassifier):
     n_thetas : int, default 10
     cv : int, default 2
         Inner folds, stratified, drawn from ``seed`` (0 if None).
-    k, loss, chooser, smoothing, step, amari_alpha, seed, prototypes, tie, graphs : as
-        :class:`UNNClassifier` (inner folds and the final fit alike).
+    k, loss, chooser, smoothing, step, amari_alpha, seed, prototypes, tie, metric,
+    metric_params, nominal, graphs : as :class:`UNNClassifier` (inner folds and the
+        final fit alike: each inner fit fits the metric on its inner training fold,
+        the final fit on all the training rows).
 
     Attributes
     ----------
@@ -377,6 +400,9 @@ class UNNCVClassifier(UNNClassifier):
         seed=None,
         prototypes="leveraged",
         tie="frequent",
+        metric="euclidean",
+        metric_params=None,
+        nominal=None,
         graphs=None,
     ):
         self.k = k
@@ -390,6 +416,9 @@ class UNNCVClassifier(UNNClassifier):
         self.seed = seed
         self.prototypes = prototypes
         self.tie = tie
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
         self.graphs = graphs
 
     def fit(self, X, y):
@@ -433,6 +462,9 @@ class UNNCVClassifier(UNNClassifier):
             "seed",
             "prototypes",
             "tie",
+            "metric",
+            "metric_params",
+            "nominal",
             "graphs",
         )
         return {**{name: getattr(self, name) for name in keep}, **extra}

@@ -336,6 +336,13 @@ class WeightedMetricNN(NeighborsClassifierBase):
     }
     _neighbor_param = ("k", 0)
     _neighbor_counts = ("k",)
+    # What a spec that sets a search metric on CW/PW/CPW is told (registry.parameter_problem):
+    # their dissimilarity is learned, over the base norm.
+    _parameter_hints = dict.fromkeys(
+        ("metric", "metric_params", "nominal"),
+        "CW, PW and CPW learn their own weighted dissimilarity; its norm is the parameter base "
+        "('euclidean' or 'l1'), and they take numeric attributes only",
+    )
 
     @classmethod
     def _setting_problems(cls, params):

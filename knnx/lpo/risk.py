@@ -11,8 +11,13 @@ two classes) counts subsets of neighbours by the sign of their weighted sum.
 **The rule, ties and cost** (of :func:`lpo_risk` and everything built on it):
 
 * The kNN rule is :class:`knnx.KNNClassifier`'s: the neighbours of a held-out point
-  among the n - p training points, ordered by (squared Euclidean distance, row
-  index).
+  among the n - p training points, ordered by (distance, row index), the distance
+  being squared Euclidean by default or ``metric`` (see :mod:`knnx.neighbors.metrics`).
+  A metric with fitted statistics (ranges, deviations, a covariance, hvdm's tables) is
+  fitted once, on all n rows given: every split ranks its neighbours under the same
+  distance, that of the whole training part (the closed form needs one leave-one-out
+  graph; refitting on each split's n - p rows would change the distances from split
+  to split).
 * **Vote ties** are charged their expected cost under a uniform random choice
   among the tied classes: a tie among s classes that includes the true class
   costs 1 - 1/s, a tie that excludes it costs 1 (two classes, even k: a tie
@@ -31,8 +36,9 @@ two classes) counts subsets of neighbours by the sign of their weighted sum.
 **Distance weights** (``weights="distance"``, Sec. 2.2 of the paper; two classes):
 
 * Each of the k neighbours votes 1 / distance for its class, the weight being
-  ``1.0 / np.sqrt(d2)`` of the float64 squared distance ``d2`` that
-  :func:`knnx.kneighbors` returns (as :class:`knnx.KNNClassifier` does). If some
+  ``1.0 / d`` of the float64 distance ``d`` that :func:`knnx.kneighbors` returns
+  with ``squared=False`` (the metric's distance: for Euclidean the correctly rounded
+  square root of the squared distance), as :class:`knnx.KNNClassifier` does. If some
   of the k neighbours are at distance 0 from the held-out point, only those
   vote, weight 1 each (a plurality among them).
 * **Tie**: the two classes' weight sums are equal as real numbers, i.e. the
@@ -88,6 +94,7 @@ from knnx._kernels.lpo_weighted import (
 )
 from knnx.errors import DataError
 from knnx.limits import check_memory, lpo_bytes
+from knnx.neighbors.metrics import fit_metric
 from knnx.neighbors.search import as_float_array, kneighbors
 
 __all__ = ["lpo_risk", "lpo_risk_from_graph", "lpo_risk_from_weighted_graph", "select_k", "RANK_FLOOR"]
@@ -118,12 +125,38 @@ def _labels(y, n):
     return classes, codes.astype(np.intp)
 
 
-def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
+def _rows(X, metric):
+    """X as a 2-D float64 array: finite for Euclidean; the metric checks the rest."""
+    if isinstance(metric, str) and metric == "euclidean":
+        return as_float_array(X, "X")
+    try:
+        A = np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"X: expected a numeric 2-D array ({exc})") from None
+    if A.ndim != 2:
+        raise DataError(f"X: expected a 2-D array (n_samples, n_features), got {A.ndim}-D")
+    return A
+
+
+def graph_metric(metric, X, codes, nominal=None, metric_params=None):
+    """What :func:`knnx.kneighbors` searches the LpO graph of (X, codes) with: the name
+    "euclidean" for plain Euclidean (its search and graph keys exactly as without a
+    metric), else the metric fitted on all of X (and codes: hvdm, vdm)."""
+    if isinstance(metric, str) and metric == "euclidean" and not metric_params and nominal is None:
+        return "euclidean"
+    fitted = fit_metric(metric, X, codes, nominal=nominal, metric_params=metric_params)
+    return "euclidean" if fitted.name == "euclidean" else fitted
+
+
+def lpo_risk(
+    X, y, p, k_max, weights="uniform", *, graphs=None, metric="euclidean", metric_params=None, nominal=None
+):
     """Exact leave-p-out risk of kNN for k = 1 .. k_max.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        (for ``metric="precomputed"``: the square matrix of their distances)
     y : array-like of shape (n_samples,)
         Class labels: any number of classes with ``weights="uniform"``, at most two
         with ``weights="distance"``.
@@ -136,6 +169,12 @@ def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
         ``KNNClassifier(k, weights="distance")``, see the notes.
     graphs : knnx.GraphStore, optional
         Where the leave-one-out graph is looked up and kept (see :mod:`knnx.neighbors.graphs`).
+    metric : str or knnx.neighbors.metrics.Metric, default "euclidean"
+        The distance of the kNN rule (:mod:`knnx.neighbors.metrics`). A name is fitted
+        on all of X (and y: hvdm, vdm), the whole training part, once: every split's
+        neighbours are ranked under those statistics (see the module docstring).
+    metric_params, nominal :
+        The metric's parameters and the columns of X holding category codes.
 
     Returns
     -------
@@ -148,7 +187,7 @@ def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
     The rule, the cost of vote ties, the multiclass computation, distance weights and
     the cost in time are those of the module docstring (:mod:`knnx.lpo.risk`).
     """
-    X = as_float_array(X, "X")
+    X = _rows(X, metric)
     n = X.shape[0]
     classes, codes = _labels(y, n)
     if n < 2:
@@ -160,8 +199,10 @@ def lpo_risk(X, y, p, k_max, weights="uniform", *, graphs=None):
     if weights == "distance" and len(classes) > 2:
         raise DataError(f"weights='distance': exact LpO supports two classes, y has {len(classes)}")
     check_memory(lpo_bytes(n, X.shape[1], p, k_max), f"exact leave-{p}-out for k up to {k_max} on {n} rows")
-    neigh_dist, neigh_ind = kneighbors(X, k_max + p - 1, graphs=graphs)
-    if weights == "distance":
+    searched = graph_metric(metric, X, codes, nominal, metric_params)
+    weighted = weights == "distance"
+    neigh_dist, neigh_ind = kneighbors(X, k_max + p - 1, metric=searched, squared=not weighted, graphs=graphs)
+    if weighted:
         return lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, codes, p, k_max)
     return lpo_risk_from_graph(neigh_ind, codes, p, k_max)
 
@@ -193,9 +234,9 @@ def lpo_risk_from_graph(neigh_ind, y_codes, p, k_max):
 
 def lpo_risk_from_weighted_graph(neigh_ind, neigh_dist, y_codes, p, k_max):
     """:func:`lpo_risk` with ``weights="distance"`` from a precomputed leave-one-out
-    graph: neighbour indices and their squared distances (at least k_max + p - 1 per
-    row, ordered by (distance, index), as :func:`knnx.kneighbors` returns them) and
-    class codes 0 / 1."""
+    graph: neighbour indices and their distances (not squared: the weights are
+    1 / distance; at least k_max + p - 1 per row, ordered by (distance, index), as
+    :func:`knnx.kneighbors` returns them with ``squared=False``) and class codes 0 / 1."""
     return _weighted_risk(neigh_ind, neigh_dist, y_codes, p, 1, k_max)
 
 
@@ -215,7 +256,7 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
     ind = np.ascontiguousarray(neigh_ind[:, :width], dtype=np.intp)
     dist = np.ascontiguousarray(neigh_dist[:, :width], dtype=np.float64)
     if not (np.isfinite(dist).all() and (dist >= 0).all()):
-        raise DataError("neigh_dist: squared distances must be finite and non-negative")
+        raise DataError("neigh_dist: distances must be finite and non-negative")
     y_codes = np.ascontiguousarray(y_codes, dtype=np.intp)
     if y_codes.size and (y_codes.min() < 0 or y_codes.max() > 1):
         raise DataError(f"weights='distance': exact LpO supports two classes, y has {int(y_codes.max()) + 1}")
@@ -263,14 +304,18 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
     return total / n
 
 
-def select_k(X, y, p, k_max, weights="uniform", *, graphs=None):
+def select_k(
+    X, y, p, k_max, weights="uniform", *, graphs=None, metric="euclidean", metric_params=None, nominal=None
+):
     """k chosen by exact leave-p-out: the smallest k among those of minimal risk.
 
-    Returns ``(k_p, risk)`` with ``risk`` as in :func:`lpo_risk` (``graphs`` too).
-    Risks within 1e-12 of the minimum count as equal (the estimate is exact to about
-    1e-14).
+    Returns ``(k_p, risk)`` with ``risk`` as in :func:`lpo_risk` (``graphs`` and the
+    metric too: fitted on all of X, the whole training part). Risks within 1e-12 of
+    the minimum count as equal (the estimate is exact to about 1e-14).
     """
-    risk = lpo_risk(X, y, p, k_max, weights, graphs=graphs)
+    risk = lpo_risk(
+        X, y, p, k_max, weights, graphs=graphs, metric=metric, metric_params=metric_params, nominal=nominal
+    )
     return _argmin_k(risk), risk
 
 
