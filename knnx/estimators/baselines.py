@@ -30,9 +30,10 @@ class SubsampledKNN(NeighborsClassifierBase):
 
     ``metric``, ``metric_params``, ``nominal``: the distance, as
     :class:`knnx.KNNClassifier`'s, fitted on the rows kept (the training set of the
-    kNN that predicts; ``metric_``). ``"precomputed"``: X is the square training
-    distance matrix at fit, the (n_queries, n_train) distances at prediction; the
-    rows and columns of the rows kept are used."""
+    kNN that predicts: ``metric_``; X is first checked against the metric on all
+    rows). ``"precomputed"``: X is the square training distance matrix at fit, the
+    (n_queries, n_train) distances at prediction; the rows and columns of the rows
+    kept are used."""
 
     _parameter_constraints = {
         "k": Interval(1, integer=True),
@@ -51,9 +52,6 @@ class SubsampledKNN(NeighborsClassifierBase):
         self.metric_params = metric_params
         self.nominal = nominal
 
-    def _fit_metric(self, X, y_codes, nominal=None):
-        return None  # the inner kNN fits it on the rows kept
-
     def _columns(self, X):
         """The query columns the inner kNN takes (precomputed: the rows kept)."""
         return np.ascontiguousarray(X[:, self.sample_]) if self.metric == "precomputed" else X
@@ -70,7 +68,7 @@ class SubsampledKNN(NeighborsClassifierBase):
         self._knn = KNNClassifier(k=self.k, **metric).fit(
             self._columns(X[self.sample_]), y_codes[self.sample_]
         )
-        self.metric_ = self._knn.metric_
+        self.metric_ = self._knn.metric_  # fitted on the rows kept (the fit on all rows checked X)
         self._codes_seen = self._knn.classes_
         self.reported_ = {"prototype_fraction": size / n}
         return self

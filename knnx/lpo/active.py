@@ -7,6 +7,12 @@ closed form (:func:`committee_shares`), and so does its agreement
 Sec. 4.3: at each round pick the m pool points of lowest agreement, add them with
 their labels, re-tune k by exact LpO, and measure the error on the remaining pool;
 ``strategy="passive"`` adds m random pool points instead (the paper's p-LpO).
+
+Every function takes ``metric``, ``metric_params`` and ``nominal`` (see
+:mod:`knnx.neighbors.metrics`; default squared Euclidean): the kNN committee, the
+LpO tuning and the evaluated kNN rank neighbours under the metric fitted on the
+labelled training set in force (in :func:`active_learning`, refitted each round on
+the enlarged set; never on the pool or the queries).
 """
 
 import time
@@ -19,17 +25,24 @@ from knnx._kernels.agreement import committee_shares as _committee_shares_kernel
 from knnx._kernels.lpo import log_binomial_table, rank_probabilities
 from knnx.errors import DataError
 from knnx.estimators.knn import KNNClassifier
-from knnx.lpo.risk import RANK_FLOOR, _argmin_k, _check_int, lpo_risk_from_graph
-from knnx.neighbors.search import as_float_array, kneighbors
+from knnx.lpo.risk import RANK_FLOOR, _argmin_k, _check_int, _rows, graph_metric, lpo_risk_from_graph
+from knnx.neighbors.search import kneighbors
 
 __all__ = ["committee_shares", "lpo_agreement", "active_learning", "RoundRecord", "STRATEGIES"]
 
 STRATEGIES = ("qbc", "passive")
 
 
-def _shares_from_codes(X_train, codes, n_classes, X_query, k, p):
+def _metric_args(metric, metric_params, nominal):
+    return {"metric": metric, "metric_params": metric_params, "nominal": nominal}
+
+
+def _shares_from_codes(X_train, codes, n_classes, X_query, k, p, distance=None):
+    """Committee shares; ``distance``: :func:`_metric_args` (None: Euclidean), fitted on
+    the training set."""
     n = X_train.shape[0]
-    _, ind = kneighbors(X_train, k + p, X_query)
+    searched = "euclidean" if distance is None else graph_metric(X=X_train, codes=codes, **distance)
+    _, ind = kneighbors(X_train, k + p, X_query, metric=searched)
     PV = np.ascontiguousarray(rank_probabilities(n + 1, p + 1, k, p, RANK_FLOOR)[k - 1])
     LC = log_binomial_table(k + p, p)
     with PARALLEL_LOCK:
@@ -38,9 +51,9 @@ def _shares_from_codes(X_train, codes, n_classes, X_query, k, p):
         )
 
 
-def _check_committee(X_train, y_train, X_query, k, p):
-    X_train = as_float_array(X_train, "X_train")
-    X_query = as_float_array(X_query, "X_query")
+def _check_committee(X_train, y_train, X_query, k, p, metric="euclidean"):
+    X_train = _rows(X_train, metric, "X_train")
+    X_query = _rows(X_query, metric, "X_query")
     n = X_train.shape[0]
     y_train = np.asarray(y_train)
     if y_train.ndim != 1 or y_train.shape[0] != n:
@@ -55,7 +68,9 @@ def _check_committee(X_train, y_train, X_query, k, p):
     return X_train, codes.astype(np.intp), classes, X_query, k, p
 
 
-def committee_shares(X_train, y_train, X_query, k, p):
+def committee_shares(
+    X_train, y_train, X_query, k, p, *, metric="euclidean", metric_params=None, nominal=None
+):
     """Fraction of the LpO committee voting each class at each query point.
 
     Parameters
@@ -73,11 +88,13 @@ def committee_shares(X_train, y_train, X_query, k, p):
         1/s for each (a uniform random tie break, as in :func:`knnx.lpo_risk`); rows
         sum to one. Exact (terms below 1e-17 are skipped), computed from the k + p
         nearest training neighbours of each query, never by enumerating members.
-        Neighbours are ordered by (squared distance, training index), as in
-        :class:`knnx.KNNClassifier`.
+        Neighbours are ordered by (distance, training index), as in
+        :class:`knnx.KNNClassifier`, under ``metric`` fitted on (X_train, y_train)
+        (see the module docstring).
     """
-    X_train, codes, classes, X_query, k, p = _check_committee(X_train, y_train, X_query, k, p)
-    return _shares_from_codes(X_train, codes, len(classes), X_query, k, p)
+    X_train, codes, classes, X_query, k, p = _check_committee(X_train, y_train, X_query, k, p, metric)
+    distance = _metric_args(metric, metric_params, nominal)
+    return _shares_from_codes(X_train, codes, len(classes), X_query, k, p, distance)
 
 
 def agreement_from_shares(shares):
@@ -92,13 +109,14 @@ def agreement_from_shares(shares):
     return (n_classes * shares.max(axis=1) - 1.0) / (n_classes - 1.0)
 
 
-def lpo_agreement(X_train, y_train, X_query, k, p):
+def lpo_agreement(X_train, y_train, X_query, k, p, *, metric="euclidean", metric_params=None, nominal=None):
     """Agreement A_LpO(x) of the leave-p-out kNN committee at each query (Sec. 4.2).
 
-    See :func:`committee_shares` for the committee and the tie rule, and
+    See :func:`committee_shares` for the committee, the tie rule and the metric, and
     :func:`agreement_from_shares` for the map from shares to agreement.
     """
-    return agreement_from_shares(committee_shares(X_train, y_train, X_query, k, p))
+    distance = _metric_args(metric, metric_params, nominal)
+    return agreement_from_shares(committee_shares(X_train, y_train, X_query, k, p, **distance))
 
 
 @dataclass(frozen=True)
@@ -114,12 +132,13 @@ class RoundRecord:
     seconds: float  # wall time of the round (selection, tuning, evaluation)
 
 
-def _tune_k(X, codes, p, k_max):
+def _tune_k(X, codes, p, k_max, distance=None):
     n = X.shape[0]
     if n - p < 1:
         raise DataError(f"p_tune: {p} leaves no training point in a set of {n}")
     k_cap = min(k_max, n - p)
-    _, ind = kneighbors(X, k_cap + p - 1)
+    searched = "euclidean" if distance is None else graph_metric(X=X, codes=codes, **distance)
+    _, ind = kneighbors(X, k_cap + p - 1, metric=searched)
     return _argmin_k(lpo_risk_from_graph(ind, codes, p, k_cap))
 
 
@@ -137,6 +156,9 @@ def active_learning(
     k_max=50,
     k_fixed=None,
     seed=0,
+    metric="euclidean",
+    metric_params=None,
+    nominal=None,
 ):
     """Pool-based active learning with the LpO committee of kNN (Sec. 4.1, 4.3).
 
@@ -159,18 +181,18 @@ def active_learning(
     size ``p_select`` is capped at n - k so that every member still has k points.
 
     Labels may be of any type; classes absent from the start set but present in the
-    pool are handled (they get a zero committee share until queried).
+    pool are handled (they get a zero committee share until queried). The metric
+    (``metric``, ``metric_params``, ``nominal``): see the module docstring.
 
     Returns
     -------
     list of :class:`RoundRecord`, rounds 0 .. ``rounds``.
     """
-    X_start, y_start, X_pool, y_pool, rounds, m = _checked_inputs(
-        X_start, y_start, X_pool, y_pool, strategy, rounds, m
-    )
+    checked = _checked_inputs(X_start, y_start, X_pool, y_pool, strategy, rounds, m, metric)
+    X_start, y_start, X_pool, y_pool, rounds, m = checked
+    distance = _metric_args(metric, metric_params, nominal)
     classes, codes = np.unique(np.concatenate([y_start, y_pool]), return_inverse=True)
-    codes = codes.astype(np.intp)
-    n_classes = len(classes)
+    codes, n_classes = codes.astype(np.intp), len(classes)
     rng = np.random.default_rng(seed)
     order = rng.permutation(X_pool.shape[0])
     pool_X = X_pool[order]
@@ -180,38 +202,35 @@ def active_learning(
     in_pool = np.ones(pool_X.shape[0], dtype=bool)
 
     def evaluate(k, mean_agreement, r, t0):
-        clf = KNNClassifier(k=k).fit(train_X, train_y)
+        clf = KNNClassifier(k=k, **distance).fit(train_X, train_y)
         rest = np.flatnonzero(in_pool)
         err = float(np.mean(clf.predict(pool_X[rest]) != pool_y[rest]))
         return RoundRecord(r, train_X.shape[0], k, err, len(rest), mean_agreement, time.perf_counter() - t0)
 
     t0 = time.perf_counter()
-    k = int(k_fixed) if k_fixed is not None else _tune_k(train_X, train_y, p_tune, k_max)
+    k = int(k_fixed) if k_fixed is not None else _tune_k(train_X, train_y, p_tune, k_max, distance)
     records = [evaluate(k, float("nan"), 0, t0)]
     for r in range(1, rounds + 1):
         t0 = time.perf_counter()
         rest = np.flatnonzero(in_pool)
-        if strategy == "qbc":
-            p = min(p_select, train_X.shape[0] - k)
-            pick, mean_agreement = _query_by_committee(train_X, train_y, n_classes, pool_X[rest], k, p, m)
-        else:
-            pick, mean_agreement = rng.choice(len(rest), size=m, replace=False), float("nan")
+        train = (train_X, train_y, n_classes)
+        pick, mean_agreement = _pick(strategy, rng, train, pool_X[rest], k, p_select, m, distance)
         chosen = rest[pick]
         in_pool[chosen] = False
         train_X = np.vstack([train_X, pool_X[chosen]])
         train_y = np.concatenate([train_y, pool_y[chosen]])
-        k = int(k_fixed) if k_fixed is not None else _tune_k(train_X, train_y, p_tune, k_max)
+        k = int(k_fixed) if k_fixed is not None else _tune_k(train_X, train_y, p_tune, k_max, distance)
         records.append(evaluate(k, mean_agreement, r, t0))
     return records
 
 
-def _checked_inputs(X_start, y_start, X_pool, y_pool, strategy, rounds, m):
+def _checked_inputs(X_start, y_start, X_pool, y_pool, strategy, rounds, m, metric="euclidean"):
     """active_learning's arguments checked (DataError naming the first bad one) and
     converted: float arrays, label arrays, rounds and m as ints."""
     if strategy not in STRATEGIES:
         raise DataError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    X_start = as_float_array(X_start, "X_start")
-    X_pool = as_float_array(X_pool, "X_pool")
+    X_start = _rows(X_start, metric, "X_start")
+    X_pool = _rows(X_pool, metric, "X_pool")
     if X_pool.shape[1] != X_start.shape[1]:
         raise DataError(f"X_pool: expected {X_start.shape[1]} features (as X_start), got {X_pool.shape[1]}")
     y_start, y_pool = np.asarray(y_start), np.asarray(y_pool)
@@ -226,10 +245,20 @@ def _checked_inputs(X_start, y_start, X_pool, y_pool, strategy, rounds, m):
     return X_start, y_start, X_pool, y_pool, rounds, m
 
 
-def _query_by_committee(train_X, train_y, n_classes, candidates, k, p, m):
+def _pick(strategy, rng, train, candidates, k, p_select, m, distance):
+    """``(positions, mean agreement)`` of one round's queries among ``candidates``:
+    ``qbc``'s committee of p = min(p_select, n - k) (:func:`_query_by_committee`), or
+    ``passive``'s m uniform draws (mean agreement nan); ``train``: (X, codes, n_classes)."""
+    if strategy == "passive":
+        return rng.choice(len(candidates), size=m, replace=False), float("nan")
+    p = min(p_select, train[0].shape[0] - k)
+    return _query_by_committee(*train, candidates, k, p, m, distance)
+
+
+def _query_by_committee(train_X, train_y, n_classes, candidates, k, p, m, distance=None):
     """``(positions, mean agreement)`` of the ``m`` candidates of lowest agreement of the
     leave-``p``-out committee of kNN(k), the earlier first among equals (stable sort)."""
-    shares = _shares_from_codes(train_X, train_y, n_classes, candidates, k, p)
+    shares = _shares_from_codes(train_X, train_y, n_classes, candidates, k, p, distance)
     agreement = agreement_from_shares(shares)
     pick = np.argsort(agreement, kind="stable")[:m]
     return pick, float(agreement[pick].mean())

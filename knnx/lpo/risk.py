@@ -125,16 +125,17 @@ def _labels(y, n):
     return classes, codes.astype(np.intp)
 
 
-def _rows(X, metric):
-    """X as a 2-D float64 array: finite for Euclidean; the metric checks the rest."""
+def _rows(X, metric, name="X"):
+    """X as a 2-D float64 array: finite for Euclidean; the metric checks the rest
+    (missing values where it has a rule)."""
     if isinstance(metric, str) and metric == "euclidean":
-        return as_float_array(X, "X")
+        return as_float_array(X, name)
     try:
         A = np.ascontiguousarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise DataError(f"X: expected a numeric 2-D array ({exc})") from None
+        raise DataError(f"{name}: expected a numeric 2-D array ({exc})") from None
     if A.ndim != 2:
-        raise DataError(f"X: expected a 2-D array (n_samples, n_features), got {A.ndim}-D")
+        raise DataError(f"{name}: expected a 2-D array (n_samples, n_features), got {A.ndim}-D")
     return A
 
 
