@@ -78,11 +78,24 @@ def select_k_cmd(
     label: str = typer.Option("label", "--label", help="Label column of --csv."),
     k_max: int = typer.Option(50, "--k-max", help="Largest k (k_max <= n - p)."),
     weights: Weights = typer.Option(Weights.uniform, "--weights", help="uniform or distance."),
+    metric: str = typer.Option(
+        "euclidean",
+        "--metric",
+        help="Distance of the kNN rule (euclidean, manhattan, chebyshev, minkowski, seuclidean, mahalanobis, "
+        "cosine, hamming, heom, hvdm, vdm, gower), fitted on the rows used.",
+    ),
+    metric_param: list[str] = typer.Option(
+        None,
+        "--metric-param",
+        help="A numeric metric parameter KEY=VALUE, e.g. p=3 for minkowski (repeatable).",
+    ),
     fmt: RiskFormat = typer.Option(RiskFormat.table, "--format", help="table, csv or json."),
 ):
     """Choose k by exact leave-p-out: R_LpO(k) for k = 1..K_MAX and the smallest k of minimal risk.
 
-    Uses the training part of a dataset with a predefined split, else all of it.
+    Uses the training part of a dataset with a predefined split, else all of it. With --metric the
+    neighbours are ranked under that distance, its statistics (ranges, deviations, ...) fitted once on
+    those rows.
     """
     from knnx.datasets import load_dataset
     from knnx.lpo.risk import select_k
@@ -97,7 +110,8 @@ def select_k_cmd(
         part = "training part" if ds.split is not None else "all rows"
         idx = ds.split[0] if ds.split is not None else slice(None)
         X, y = ds.X[idx], ds.y[idx]
-        k_p, risk = select_k(X, y, p, k_max, weights.value)
+        params = _metric_params(metric, metric_param)
+        k_p, risk = select_k(X, y, p, k_max, weights.value, metric=metric, metric_params=params)
     if fmt is RiskFormat.csv:
         sys.stdout.write("k,lpo_risk\n" + "".join(f"{k},{r!r}\n" for k, r in enumerate(risk.tolist(), 1)))
         return
@@ -111,14 +125,45 @@ def select_k_cmd(
             "p": p,
             "k_max": k_max,
             "weights": weights.value,
+            "metric": metric,
+            "metric_params": params,
             "selected_k": k_p,
             "lpo_risk": risk.tolist(),
         }
         sys.stdout.write(json.dumps(doc) + "\n")
         return
-    table = Table("k", "lpo_risk", title=f"exact leave-{p}-out risk, {ds.name} ({part}, n = {X.shape[0]})")
+    settings = "".join(f" {key}={value}" for key, value in (params or {}).items())
+    under = "" if metric == "euclidean" and not params else f", metric {metric}{settings}"
+    table = Table(
+        "k", "lpo_risk", title=f"exact leave-{p}-out risk, {ds.name} ({part}, n = {X.shape[0]}{under})"
+    )
     for k, r in enumerate(risk.tolist(), 1):
         mark = " <- selected" if k == k_p else ""
         table.add_row(str(k), f"{r:.6f}{mark}")
     console.print(table)
     console.print(f"selected k = {k_p} (R_LpO = {risk[k_p - 1]:.6f}; smallest k of minimal risk)")
+
+
+def _metric_params(metric, pairs):
+    """``--metric`` checked and the ``--metric-param KEY=VALUE`` pairs as a dict of numbers
+    (KnnxError naming the flag otherwise)."""
+    from knnx.neighbors.metrics import METRIC_NAMES, check_metric_params
+
+    if metric not in METRIC_NAMES or metric == "precomputed":
+        names = ", ".join(n for n in METRIC_NAMES if n != "precomputed")
+        raise KnnxError(f"--metric: expected one of {names}, got {metric!r}")
+    params = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not key or number is None:
+            raise KnnxError(f"--metric-param: expected KEY=VALUE with a number VALUE (p=3), got {pair!r}")
+        params[key.strip()] = int(number) if number.is_integer() else number
+    try:
+        check_metric_params(metric, params)
+    except KnnxError as exc:
+        raise KnnxError(f"--metric-param: {str(exc).removeprefix('metric_params: ')}") from None
+    return params or None
