@@ -235,6 +235,30 @@ def test_knn_on_mixed_data_with_missing_values_equals_a_numpy_vote(metric, weigh
     assert_allclose(clf.predict_proba(Q), proba, rtol=1e-12)
 
 
+def _onehot(A, X):
+    """A with the NOMINAL columns replaced by indicators of the codes seen in X."""
+    parts = []
+    for j in range(A.shape[1]):
+        if j in NOMINAL:
+            parts.append((A[:, j, None] == np.arange(int(X[:, j].max()) + 1)).astype(float))
+        else:
+            parts.append(A[:, j, None])
+    return np.hstack(parts)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
+def test_a_numeric_metric_sees_nominal_columns_one_hot(metric):
+    X, y, Q = _mixed(8)
+    X, Q = np.nan_to_num(X), np.nan_to_num(Q)  # query codes 4, 5 unseen in training: no indicator
+    y = y % 2
+    ours = KNNClassifier(k=5, metric=metric, metric_params={"onehot": True}, nominal=NOMINAL).fit(X, y)
+    ref = KNeighborsClassifier(5, algorithm="brute", metric=metric).fit(_onehot(X, X), y)
+    assert_array_equal(ours.predict(Q), ref.predict(_onehot(Q, X)))
+    assert_array_equal(ours.predict_proba(Q), ref.predict_proba(_onehot(Q, X)))
+    unn = UNNClassifier(k=4, metric=metric, metric_params={"onehot": True}, nominal=NOMINAL).fit(X, y)
+    assert_array_equal(unn.alpha_, UNNClassifier(k=4, metric=metric).fit(_onehot(X, X), y).alpha_)
+
+
 def test_the_metric_is_fitted_on_the_training_rows_only():
     X, y, Q = _mixed(4)
     clf = KNNClassifier(k=3, metric="hvdm", nominal=NOMINAL).fit(X, y)
@@ -434,8 +458,15 @@ def test_precomputed_distances_equal_the_metric_they_hold():
     "estimator,message",
     [
         (KNNClassifier(metric="minkowski", metric_params={"p": 0.5}), "minkowski's p must be a number >= 1"),
-        (KNNClassifier(metric="manhattan", metric_params={"p": 3}), "metric 'manhattan' takes none, got 'p'"),
-        (KNNClassifier(nominal=[0]), "column 0 holds category codes; metric 'euclidean' takes numeric"),
+        (
+            KNNClassifier(metric="manhattan", metric_params={"p": 3}),
+            "metric 'manhattan' takes onehot, got 'p'",
+        ),
+        (KNNClassifier(nominal=[0]), "nominal: column 0 is nominal; metric 'euclidean' takes numeric"),
+        (
+            GNNBClassifier(metric="manhattan", metric_params={"onehot": True}, block_norm="l2", nominal=[0]),
+            "category codes",
+        ),
         (KNNClassifier(nominal="0"), "nominal must be None or a list of column indices"),
         (KNNClassifier(metric="l3"), "metric must be one of 'euclidean'"),
         (UNNClassifier(metric_params=[1]), "metric_params must be a dict or None"),
@@ -464,10 +495,13 @@ def test_registry_points_weighted_metrics_to_base_and_nominal_to_the_runner():
     knn = resolve_algorithm({"name": "knn"})
     assert knn.parameter_problem("metric", "hvdm") is None
     assert "must be one of" in knn.parameter_problem("metric", "l3")
-    assert "supplied by the runner" in knn.parameter_problem("nominal", [0])
+    assert knn.parameter_problem("nominal", [0, 2]) is None
+    assert "must be None or a list of column indices" in knn.parameter_problem("nominal", "a")
     defaults = knn.defaults()
     assert (
-        defaults["metric"] == "euclidean" and defaults["metric_params"] is None and "nominal" not in defaults
+        defaults["metric"] == "euclidean"
+        and defaults["metric_params"] is None
+        and defaults["nominal"] is None
     )
     assert knn.cls._setting_problems({**defaults, "metric": "minkowski", "metric_params": {"p": 0}})
 

@@ -39,7 +39,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from knnx.errors import DataError
 from knnx.estimators.params import ColumnIndices, InstanceOf, Options, check_params
 from knnx.neighbors.graphs import GraphStore
-from knnx.neighbors.metrics import METRIC_NAMES, METRICS, check_metric_params, fit_metric
+from knnx.neighbors.metrics import METRIC_NAMES, METRICS, check_metric_params, data_problem, fit_metric
 from knnx.neighbors.search import check_scale, kneighbors
 
 # The ``graphs`` parameter of the estimators that search neighbours: a GraphStore the
@@ -66,32 +66,31 @@ def metric_problems(params):
     if not isinstance(metric, str) or metric not in METRICS:
         return []
     problems = []
+    nominal, metric_params = params.get("nominal"), params.get("metric_params")
     try:
-        check_metric_params(metric, params.get("metric_params"))
+        if metric_params is None or isinstance(metric_params, dict):  # else its constraint says
+            check_metric_params(metric, metric_params)
     except DataError as exc:
         problems.append(str(exc))
-    nominal = params.get("nominal")
-    if (
-        ColumnIndices().check(nominal) is None
-        and nominal is not None
-        and len(nominal)
-        and not METRICS[metric].nominal
-    ):
-        first = int(list(nominal)[0])
-        problems.append(
-            f"nominal: column {first} holds category codes; metric '{metric}' takes numeric attributes "
-            "only (use heom, hvdm, gower, vdm or hamming)"
-        )
+    if ColumnIndices().check(nominal) is None and nominal is not None and len(nominal):
+        given = metric_params if isinstance(metric_params, dict) else None
+        problem = data_problem(metric, [int(j) for j in nominal], None, "nominal", metric_params=given)
+        if problem:
+            problems.append(problem)
     return problems
+
+
+def plain_euclidean(metric):
+    """Whether a fitted metric is squared Euclidean on the rows as given (no map, no
+    one-hot encoding): None counts as such."""
+    return metric is None or (metric.name == "euclidean" and not getattr(metric, "onehot", ()))
 
 
 def search_metric(metric):
     """What :func:`knnx.kneighbors` is given for a fitted metric: the name "euclidean"
     for plain Euclidean (the search, its graph keys and its bits exactly as without a
     metric), else the fitted :class:`knnx.neighbors.metrics.Metric`."""
-    if metric is None or metric.name == "euclidean":
-        return "euclidean"
-    return metric
+    return "euclidean" if plain_euclidean(metric) else metric
 
 
 class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
@@ -199,7 +198,7 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
         (euclidean; seuclidean, mahalanobis and cosine after their map); the other
         metrics' ranges are checked by the search itself."""
         metric = getattr(self, "metric_", None)
-        if metric is None or metric.name == "euclidean":
+        if plain_euclidean(metric):
             check_scale(X, queries)
         elif metric.euclidean_path:
             check_scale(

@@ -34,6 +34,10 @@ PHIS = {
 BLOCK_NORMS = ("l2", "l1", "none")
 
 
+def _has_nominal(nominal):
+    return nominal is not None and len(nominal) > 0
+
+
 def scales_rows(metric):
     """Whether ``block_norm`` may scale the rows searched under ``metric``: the metrics
     of numeric attributes only (not those taking nominal codes or missing values, whose
@@ -100,11 +104,12 @@ class GNNBClassifier(LeveragedNNClassifier):
         and the blocks' posteriors are averaged arithmetically (Sec. 6.4).
     block_norm : {"l2", "l1", "none"} or None, default None
         Each block's rows are scaled to unit norm before the neighbour search (fit
-        and predict alike). None: "l2" when n_splits > 1 and the metric takes numeric
-        attributes only, "none" otherwise. "l1" and "l2" are refused with the metrics
-        that take nominal codes or missing values (heom, hvdm, vdm, gower, hamming:
-        scaling a row would change its codes, and a missing value would spread to the
-        whole row) and with precomputed distances.
+        and predict alike). None: "l2" when n_splits > 1, the metric takes numeric
+        attributes only and no column is ``nominal``; "none" otherwise. "l1" and "l2"
+        are refused with the metrics that take nominal codes or missing values (heom,
+        hvdm, vdm, gower, hamming: scaling a row would change its codes, and a missing
+        value would spread to the whole row), with ``nominal`` columns (a numeric
+        metric's ``onehot`` encoding reads codes) and with precomputed distances.
     seed : int or None, default None
         Order of the ``lazy`` chooser (None: index order).
     prototypes : {"all", "leveraged"}, default "all"
@@ -247,6 +252,11 @@ class GNNBClassifier(LeveragedNNClassifier):
                 f"block_norm={norm!r} scales each row to unit norm, which metric {metric!r} does not allow "
                 f"({why}); use block_norm='none'"
             )
+        elif norm in ("l1", "l2") and _has_nominal(params.get("nominal")):
+            problems.append(
+                f"block_norm={norm!r} scales each row to unit norm, which would change the category codes of "
+                "the nominal columns; use block_norm='none'"
+            )
         return problems
 
     @classmethod
@@ -303,7 +313,8 @@ class GNNBClassifier(LeveragedNNClassifier):
     def _norm(self):
         if self.block_norm is not None:
             return self.block_norm
-        return "l2" if self.n_splits > 1 and scales_rows(self.metric) else "none"
+        scaled = self.n_splits > 1 and scales_rows(self.metric) and not _has_nominal(self.nominal)
+        return "l2" if scaled else "none"
 
     def _fit_block_metrics(self, X, y_codes):
         """``block_metrics_``: per block, the metric fitted on the block's training rows

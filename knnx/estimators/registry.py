@@ -62,10 +62,7 @@ ALGORITHMS = {
 
 # Parameters the runner supplies to the estimators that have them, never a spec: name ->
 # what it is.
-RUNNER_PARAMS = {
-    "graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs",
-    "nominal": "the dataset's nominal columns, from a dataset loaded with categorical: keep",
-}
+RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs"}
 
 
 # Parameters that count neighbours in a class that does not say which of its parameters

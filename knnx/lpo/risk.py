@@ -146,7 +146,7 @@ def graph_metric(metric, X, codes, nominal=None, metric_params=None):
     if isinstance(metric, str) and metric == "euclidean" and not metric_params and nominal is None:
         return "euclidean"
     fitted = fit_metric(metric, X, codes, nominal=nominal, metric_params=metric_params)
-    return "euclidean" if fitted.name == "euclidean" else fitted
+    return "euclidean" if fitted.name == "euclidean" and not fitted.onehot else fitted
 
 
 def lpo_risk(
