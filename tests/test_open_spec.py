@@ -736,7 +736,7 @@ def test_params_for_replaces_the_grid_on_the_datasets_it_names(tmp_path):
         ("{glass: {k: 0}}", "algorithms[0].params_for.glass.k: must be an integer >= 1, got 0"),
         (
             "{glass: {kk: 1}}",
-            "algorithms[0].params_for.glass.kk: unknown parameter for knn; known: k, seed, tie, weights",
+            "algorithms[0].params_for.glass.kk: unknown parameter for knn; known: k, metric, metric_params, nominal, seed, tie, weights",
         ),
         ("{glass: {k: [1, 1]}}", "algorithms[0].params_for.glass.k: value 1 is listed twice"),
         (
@@ -792,6 +792,9 @@ def test_set_overrides_equal_the_same_spec_written_out(tmp_path):
     assert saved["seed"] == 3 and saved["protocol"]["folds"] == 3
     assert saved["algorithms"][0]["params"] == {
         "k": [1, 3, 5],
+        "metric": "euclidean",
+        "metric_params": None,
+        "nominal": None,
         "seed": None,
         "tie": "nearest",
         "weights": "uniform",
@@ -873,7 +876,15 @@ def test_the_saved_spec_has_every_default_and_reruns_from_any_folder(tmp_path):
     assert saved["python_path"] == [str(exp)]
     assert saved["algorithms"][2] == {
         "name": "knn",
-        "params": {"k": [1, 3], "seed": None, "tie": "nearest", "weights": "uniform"},
+        "params": {
+            "k": [1, 3],
+            "metric": "euclidean",
+            "metric_params": None,
+            "nominal": None,
+            "seed": None,
+            "tie": "nearest",
+            "weights": "uniform",
+        },
     }
     cpw = saved["algorithms"][1]["params"]
     assert "scheme" not in cpw and cpw["max_epochs"] == 2 and cpw["beta"] == 8.0 and cpw["init"] == "auto"
@@ -911,7 +922,16 @@ def test_each_parameter_has_its_column_and_tables_group_by_it(tmp_path):
     }
     run_spec(spec, out=tmp_path)
     header = (tmp_path / "results.csv").read_text().splitlines()[0].split(",")
-    assert header[-5:] == ["param_fraction", "param_k", "param_seed", "param_tie", "param_weights"]
+    assert header[-8:] == [
+        "param_fraction",
+        "param_k",
+        "param_metric",
+        "param_metric_params",
+        "param_nominal",
+        "param_seed",
+        "param_tie",
+        "param_weights",
+    ]
     frame = read_results(tmp_path / "results.csv")
     knn = frame[frame.algorithm == "knn"]
     assert set(knn["param_k"]) == {"1", "3"} and set(knn["param_fraction"]) == {""}
@@ -944,7 +964,9 @@ def test_each_parameter_has_its_column_and_tables_group_by_it(tmp_path):
     result = runner.invoke(app, ["table", str(tmp_path / "results.csv"), "--by", "dataset,kk"])
     assert result.exit_code == 2
     assert result.output.startswith("error: --by: unknown column 'kk'; known: experiment, dataset")
-    assert result.output.rstrip().endswith("parameters: fraction, k, seed, tie, weights")
+    assert result.output.rstrip().endswith(
+        "parameters: fraction, k, metric, metric_params, nominal, seed, tie, weights"
+    )
 
 
 def test_a_results_file_without_parameter_columns_reads_the_same(tmp_path):

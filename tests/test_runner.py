@@ -45,7 +45,16 @@ def values(frame):
 def test_ripley_errors_match_sklearn(tmp_path):
     summary = run_spec(RIPLEY, out=tmp_path)
     frame = read_results(tmp_path / "results.csv")
-    assert list(frame.columns) == [*COLUMNS, "param_k", "param_seed", "param_tie", "param_weights"]
+    assert list(frame.columns) == [
+        *COLUMNS,
+        "param_k",
+        "param_metric",
+        "param_metric_params",
+        "param_nominal",
+        "param_seed",
+        "param_tie",
+        "param_weights",
+    ]
     assert summary.n_cells == 6 and len(frame) == 18
     ds = load_bundled("ripley")
     tr, te = ds.split
@@ -53,7 +62,10 @@ def test_ripley_errors_match_sklearn(tmp_path):
         ref = KNeighborsClassifier(n_neighbors=k, algorithm="brute").fit(ds.X[tr], ds.y[tr])
         ref_error = float(np.mean(ref.predict(ds.X[te]) != ds.y[te]))
         row = frame[
-            (frame.params == f'{{"k":{k},"seed":null,"tie":"nearest","weights":"uniform"}}')
+            (
+                frame.params
+                == f'{{"k":{k},"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}}'
+            )
             & (frame.metric == "error")
         ]
         assert row.value.item() == ref_error
@@ -179,7 +191,17 @@ def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path):
         (a.dataset == "iris")
         & (
             a.params
-            == json.dumps({"k": 5, "seed": None, "tie": "nearest", "weights": "uniform"}).replace(" ", "")
+            == json.dumps(
+                {
+                    "k": 5,
+                    "metric": "euclidean",
+                    "metric_params": None,
+                    "nominal": None,
+                    "seed": None,
+                    "tie": "nearest",
+                    "weights": "uniform",
+                }
+            ).replace(" ", "")
         )
         & (a.repeat == split.repeat)
         & (a.fold == split.fold)
@@ -222,7 +244,10 @@ def test_table_and_check_commands(tmp_path):
     moved = pd.read_csv(results)
     moved.loc[
         (moved.metric == "error")
-        & (moved.params == '{"k":1,"seed":null,"tie":"nearest","weights":"uniform"}'),
+        & (
+            moved.params
+            == '{"k":1,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}'
+        ),
         "value",
     ] += 0.02
     moved.to_csv(tmp_path / "moved.csv", index=False)
@@ -231,7 +256,7 @@ def test_table_and_check_commands(tmp_path):
     )
     assert bad.exit_code == 1
     assert (
-        'moved: ripley knn {"k":1,"seed":null,"tie":"nearest","weights":"uniform"} error: 0.170000 vs reference 0.150000'
+        'moved: ripley knn {"k":1,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"} error: 0.170000 vs reference 0.150000'
         in bad.stdout
     )
     # --atol-for: the moved knn group passes under its own larger tolerance, and only then
@@ -274,7 +299,10 @@ def test_plot_lines_carry_the_group_means(tmp_path):
     uniform = lines["knn weights=uniform"]
     sub = frame[(frame.dataset == "iris") & (frame.metric == "error")]
     expected = [
-        sub[sub.params == f'{{"k":{k},"seed":null,"tie":"nearest","weights":"uniform"}}'].value.mean()
+        sub[
+            sub.params
+            == f'{{"k":{k},"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}}'
+        ].value.mean()
         for k in (1, 5)
     ]
     assert list(uniform.get_xdata()) == [1, 5]
@@ -342,7 +370,7 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
     }
     with pytest.raises(CellError) as info:
         run_spec(spec, out=tmp_path)
-    message = 'cell ripley broken {"k":3,"seed":null,"tie":"nearest","weights":"uniform"} repeat 0 fold 0 failed: RuntimeError: boom'
+    message = 'cell ripley broken {"k":3,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"} repeat 0 fold 0 failed: RuntimeError: boom'
     assert str(info.value) == (
         f"1 of 2 cells failed and were not saved (listed in {tmp_path / 'failures.csv'}; a rerun retries them); "
         f"first: {message}"
@@ -354,7 +382,7 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
         {
             "dataset": "ripley",
             "algorithm": "broken",
-            "params": '{"k":3,"seed":null,"tie":"nearest","weights":"uniform"}',
+            "params": '{"k":3,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}',
             "repeat": 0,
             "fold": 0,
             "cell_key": failures.cell_key[0],
@@ -385,7 +413,7 @@ def test_names_like_na_survive_resume(tmp_path):
 def test_defaults_are_written_into_params(tmp_path):
     run_spec({**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": 3}}]}, out=tmp_path)
     assert set(read_results(tmp_path / "results.csv").params) == {
-        '{"k":3,"seed":null,"tie":"nearest","weights":"uniform"}'
+        '{"k":3,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}'
     }
 
 
@@ -412,7 +440,7 @@ def test_knn_lpo_records_the_chosen_k_and_resume_keeps_it(tmp_path):
     )
     for s in splits:
         for p in (1, 5):
-            params = f'{{"k_max":15,"p":{p},"seed":null,"tie":"nearest","weights":"uniform"}}'
+            params = f'{{"k_max":15,"metric":"euclidean","metric_params":null,"nominal":null,"p":{p},"seed":null,"tie":"nearest","weights":"uniform"}}'
             rows = frame[(frame.params == params) & (frame.fold.astype(int) == s.fold)]
             k, _ = select_k(ds.X[s.train], ds.y[s.train], p, 15)
             assert float(rows[rows.metric == "chosen_k"].value.item()) == k
@@ -465,7 +493,10 @@ def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
         risk = lpo_risk(ds.X, ds.y, 7, 9)
         rows = frame[frame.dataset == label]
         for k in (1, 4, 9):
-            row = rows[rows.params == f'{{"k":{k},"seed":null,"tie":"nearest","weights":"uniform"}}']
+            row = rows[
+                rows.params
+                == f'{{"k":{k},"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}}'
+            ]
             assert float(row.value.item()) == risk[k - 1]
             assert int(row.n_train.item()) == len(ds.y) - 7 and int(row.n_test.item()) == 7
     assert json.loads(frame.protocol.iloc[0]) == {"kind": "lpo", "p": 7}
@@ -571,7 +602,10 @@ def test_probability_and_posterior_metrics_match_oracles(tmp_path):
             ),  # the true posterior of paredes2006 has no zeros
             "js": np.mean(jensenshannon(truth, proba, axis=1) ** 2),
         }
-        rows = frame[frame.params == f'{{"k":{k},"seed":null,"tie":"nearest","weights":"uniform"}}']
+        rows = frame[
+            frame.params
+            == f'{{"k":{k},"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}}'
+        ]
         got = dict(zip(rows.metric, rows.value.astype(float), strict=True))
         assert list(got) == POSTERIOR["metrics"]
         for name, value in expected.items():
@@ -712,7 +746,11 @@ def test_curves_are_written_thinned_and_survive_a_crash(tmp_path, curved_algorit
     curves = read_curves(tmp_path / "curves.csv")
     assert list(curves.columns) == CURVE_COLUMNS and len(curves) == 2 * 3 * 2 * 50
     one = curves[
-        (curves.params == '{"k":5,"seed":null,"tie":"nearest","weights":"uniform"}') & (curves.fold == 2)
+        (
+            curves.params
+            == '{"k":5,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}'
+        )
+        & (curves.fold == 2)
     ]
     risk = one[one.series == "surrogate_risk"]
     iterations = np.rint(np.linspace(0, 300, 50)).astype(int)  # 0, 6, 12, ..., 300

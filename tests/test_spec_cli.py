@@ -36,8 +36,24 @@ def invoke(*args):
 def test_valid_spec_expands_the_grid(tmp_path):
     vspec = validate_spec(write_spec(tmp_path, GOOD))
     assert [c.params for c in vspec.cells] == [
-        {"k": 1, "seed": None, "tie": "nearest", "weights": "uniform"},
-        {"k": 3, "seed": None, "tie": "nearest", "weights": "uniform"},
+        {
+            "k": 1,
+            "metric": "euclidean",
+            "metric_params": None,
+            "nominal": None,
+            "seed": None,
+            "tie": "nearest",
+            "weights": "uniform",
+        },
+        {
+            "k": 3,
+            "metric": "euclidean",
+            "metric_params": None,
+            "nominal": None,
+            "seed": None,
+            "tie": "nearest",
+            "weights": "uniform",
+        },
     ]
     result = invoke("validate", tmp_path / "x.yaml")
     assert result.exit_code == 0 and "ok, 2 cells over 1 dataset(s)" in result.stdout
@@ -55,7 +71,7 @@ def test_expand_grid_is_a_cartesian_product_in_key_order():
 BAD = [
     (
         GOOD.replace("{k: [1, 3], weights: uniform}", "{kk: 3}"),
-        "algorithms[0].params.kk: unknown parameter for knn; known: k, seed, tie, weights",
+        "algorithms[0].params.kk: unknown parameter for knn; known: k, metric, metric_params, nominal, seed, tie, weights",
     ),
     (
         GOOD.replace("{k: [1, 3], weights: uniform}", "{k: 2, tie: middle}"),
@@ -115,7 +131,7 @@ BAD = [
             "    params: {k: [1, 3], weights: uniform}",
             "    params: {k: 3}\n  - name: knn\n    params: {k: [3]}",
         ),
-        'algorithms[1]: knn {"k":3,"seed":null,"tie":"nearest","weights":"uniform"} is also in algorithms[0]; each setting once',
+        'algorithms[1]: knn {"k":3,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"} is also in algorithms[0]; each setting once',
     ),
     (
         GOOD.replace("datasets: [ripley]", "datasets: [iris]").replace(

@@ -595,9 +595,15 @@ REFUSED = [
     ),
     (
         '[{loader: "typedlab:balance_distances", id: d}]',
+        "[{name: svm_linear}]",
+        "datasets[0]: algorithms[0] (svm_linear) on 'd': 'd' is a precomputed distance matrix, and svm_linear has "
+        "no metric parameter (it would read the distances as features); use an algorithm with metric: precomputed",
+    ),
+    (
+        '[{loader: "typedlab:balance_distances", id: d}]',
         "[{name: knn, params: {k: 1}}]",
-        "datasets[0]: algorithms[0] (knn) on 'd': 'd' is a precomputed distance matrix, and knn has no metric "
-        "parameter (it would read the distances as features); use an algorithm with metric: precomputed",
+        "datasets[0]: algorithms[0] (knn) on 'd': 'd' is a precomputed distance matrix; knn runs under metric "
+        "'euclidean' (set metric: precomputed)",
     ),
     (
         "[segment]",
