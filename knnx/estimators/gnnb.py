@@ -326,10 +326,10 @@ class GNNBClassifier(LeveragedNNClassifier):
             if len(cols) == X.shape[1] and self._norm() == "none":
                 self.block_metrics_.append(self.metric_)
                 continue
+            plain = self.metric == "euclidean" and not self.metric_params and not len(nominal)
+            rows = np.empty((0, len(cols))) if plain else self._block(X, b)  # plain: no statistics to fit
             try:
-                fitted = self._fit_metric(
-                    self._block(X, b), y_codes, nominal=np.flatnonzero(np.isin(cols, nominal))
-                )
+                fitted = self._fit_metric(rows, y_codes, nominal=np.flatnonzero(np.isin(cols, nominal)))
             except DataError as exc:
                 raise DataError(f"block {b} (columns {cols[0]}..{cols[-1]}): {exc}") from None
             self.block_metrics_.append(fitted)
