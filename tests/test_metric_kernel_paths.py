@@ -7,9 +7,10 @@ and orders each row by (reduced distance, index) with a stable argsort, the row'
 own index left out in leave-one-out. Every path of the kernel is reached: reference
 tiles of 8 and 64 and the default, the sampled first threshold and none (k at least
 the sample), compactions with ties at the threshold (integer data of few values),
-minkowski's screen by integer powers (p = 3) and by floor/ceil powers (p = 2.5),
-missing values and nominal codes (heom, hvdm, vdm, gower, and codes unseen in
-training), precomputed distances; queries and leave-one-out. SciPy's cdist checks
+minkowski's screen by integer powers (p = 3) and by floor/ceil powers (p = 2.5) and
+its early abandoning (p = 40), missing values and nominal codes (heom, hvdm, vdm,
+gower, and codes unseen in training), precomputed distances; queries and
+leave-one-out. SciPy's cdist checks
 the definitions of the numeric metrics (distances, to rounding).
 """
 
@@ -126,6 +127,8 @@ def _data(metric, kind, n, m, d, rng):
         params = {"p": 3}
     elif metric == "minkowski25":
         params = {"p": 2.5}
+    elif metric == "minkowski40":  # above the screen's powers: early abandoning
+        params = {"p": 40}
     if metric == "precomputed":
         A = rng.integers(0, 4, (n, d)).astype(float)
         B = rng.integers(0, 4, (m, d)).astype(float)
@@ -138,6 +141,7 @@ METRICS = [
     "chebyshev",
     "minkowski3",
     "minkowski25",
+    "minkowski40",
     "hamming",
     "heom",
     "hvdm",

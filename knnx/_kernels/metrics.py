@@ -5,12 +5,29 @@ input: C-contiguous float64 arrays, references transposed (``RT``, shape (d, n_r
 nominal attributes as non-negative integer codes stored as floats, NaN for a missing
 value only where the metric has a missing-value rule.
 
-Each query row computes its reduced distance (the ranked quantity, see below) to
-every reference, feature by feature across all references (the loop over references
-vectorises; each distance is still accumulated in feature order), then keeps the k
-smallest (distance, index) pairs exactly, as :func:`knnx._kernels.neighbors.select_rows`
-does for squared Euclidean: a sampled threshold, the references under it, a stable
-bucket sort. Ties are ordered by reference index.
+The search (:func:`metric_select_rows`) is exact: it returns the k smallest
+(reduced distance, index) pairs of every query, ties ordered by reference index, the
+distances each accumulated in feature order (bit for bit what a loop over the
+features gives). Queries go in blocks of _QUERY_BLOCK, one block per thread; a
+block walks the references tile by tile (a tile of the transposed references spans
+about _TILE_BYTES, so it stays in cache while every query of the block uses it), and
+each query computes its distances to the tile feature by feature across the tile
+(the loop over references vectorises). A query keeps as candidates, in increasing
+index order, the references that pass its threshold T: at first the k-th smallest
+distance to a strided sample of the references (k distinct references lie within it,
+so it bounds the k-th nearest distance), then, whenever more than k + max(k, 64)
+candidates are held, the k-th distance of the k smallest (distance, index) among
+them, which it keeps (``_compact``); from then on a reference must be strictly below
+T, since one at T comes after k candidates of smaller index. At the end the
+candidates are bucket-sorted by (distance, index) as in
+:func:`knnx._kernels.neighbors.select_rows`.
+
+MINKOWSKI first bounds each distance from below with integer powers of |q - r|
+(products, no libm power), a bound proved to stay below the reduced distance despite
+rounding (``_cheap_limit``), and computes the distance itself (libm power, feature
+order) only for the references the bound does not exclude; for powers above
+_CHEAP_MAX_POWER it abandons a reference once its partial sum passes T. Early
+abandoning of the other metrics was measured slower (see ``_tile_abandon``).
 
 Reduced distances, per metric code (``q``, ``r``: a query's and a reference's value of
 attribute t; ``s_t``: the attribute's scale, fitted by the caller):
@@ -56,8 +73,12 @@ _QUERY_BLOCK = 32
 _TILE_BYTES = 1 << 17
 _TILE_MIN = 64
 _TILE_MAX = 4096
-# MINKOWSKI powers up to this are screened by integer powers (_tile_cheap).
+# MINKOWSKI powers up to this are screened by integer powers (_tile_cheap); above
+# it, early abandoning (_tile_abandon): features for every reference of a tile
+# before the first test, then features per test.
 _CHEAP_MAX_POWER = 32.0
+_ABANDON_FIRST = 4
+_ABANDON_CHUNK = 4
 
 
 @njit(cache=True, inline="always")
@@ -250,9 +271,8 @@ def _compact(bd, bi, c, k, scratch):
 
 @njit(cache=True)
 def _cheap_powers(code, power):
-    """(m_lo, m_hi, usable): MINKOWSKI's bound raises |q - r| to floor(power) where it
-    is >= 1 and to ceil(power) where it is < 1 (each at most |q - r| ** power), by
-    repeated multiplication; usable for power <= _CHEAP_MAX_POWER."""
+    """(floor(power), ceil(power), usable) for MINKOWSKI's screen (:func:`_tile_cheap`),
+    usable for power <= _CHEAP_MAX_POWER."""
     if code != MINKOWSKI or not power <= _CHEAP_MAX_POWER:
         return 1, 1, False
     return int(np.floor(power)), int(np.ceil(power)), True
@@ -261,8 +281,10 @@ def _cheap_powers(code, power):
 @njit(cache=True)
 def _tile_cheap(Q, r, RT, j0, w, mlo, mhi, S, A, P):
     """S[u] = a float64 sum (feature order) of c_t <= |q_t - r_t| ** power up to the
-    rounding bounded in :func:`_cheap_limit`: c_t = a ** m by m - 1 multiplications,
-    a = |q_t - r_t|, m = m_hi where a < 1, else m_lo (see :func:`_cheap_powers`)."""
+    rounding bounded in :func:`_cheap_limit`, a = |q_t - r_t|: c_t = a ** m by m - 1
+    multiplications, m = ceil(power) where a < 1, else floor(power). (A tighter bound
+    for a fractional power, a ** floor(power) * a / (a (1 - f) + f), f its fraction:
+    the division made the screen slower at d = 16, measured.)"""
     d = RT.shape[0]
     for t in range(d):
         q = Q[r, t]
@@ -297,9 +319,9 @@ def _cheap_limit(T, d, mhi):
     reduced distance E (sum of |q_t - r_t| ** power, feature order) above T.
 
     Per term, c_t = a^m (1 + e), |e| <= (m - 1) u (u = 2^-53; below the normal range an
-    absolute m 2^-1075 more), and the libm power p_t >= a^power (1 - 2u) - 2^-1074
-    (within 1 ulp), a^power >= a^m: p_t >= c_t (1 - (m + 17) u) - 64 * 2^-1074 (with
-    margin). The float64 sums of d non-negative terms are within (d - 1) u relative
+    absolute m 2^-1075 more), a^m <= a^power, and the libm power p_t >= a^power (1 - 2u)
+    - 2^-1074 (within 1 ulp): p_t >= c_t (1 - (m + 17) u) - 64 * 2^-1074 (with margin,
+    m <= 32). The float64 sums of d non-negative terms are within (d - 1) u relative
     of the exact sums, so E >= S (1 - (2d + m + 17) u) - 64 d 2^-1074 (first order),
     and B = (T + 64 d 2^-1074)(1 + (4d + 4m + 128) u) covers that and the rounding
     of B itself. Partial sums of non-negative terms never decrease, so the bound holds
@@ -325,6 +347,60 @@ def _sample_threshold(code, Q, r, R, exclude_self, power, kinds, scale, vd, vd_o
     return _select_kth(sv, c, k - 1) if c >= k else np.inf
 
 
+@njit(cache=True)
+def _minkowski_upto(Q, r, R, j, power, T, strict):
+    """MINKOWSKI's reduced distance from Q[r] to R[j] as :func:`_exact_pair` sums it,
+    or, once a partial sum is past T (>= T when ``strict``, else > T), that partial
+    sum: the reference is then excluded all the same (sums of non-negative terms
+    never decrease)."""
+    acc = 0.0
+    for t in range(R.shape[1]):
+        v = abs(Q[r, t] - R[j, t]) ** power
+        acc = v if t == 0 else acc + v
+        if acc > T or (strict and acc == T):
+            break
+    return acc
+
+
+@njit(cache=True)
+def _tile_abandon(Q, r, RT, j0, w, power, T, strict, D, SU):
+    """MINKOWSKI unscreened (power above _CHEAP_MAX_POWER), with early abandoning: the
+    first _ABANDON_FIRST features for every reference of the tile, then the next
+    _ABANDON_CHUNK at a time only for the references whose partial sum can still pass
+    T (< T, or <= T when not ``strict``): a partial sum of non-negative terms never
+    decreases, so a reference past T stays past it. The survivors' distances are
+    complete, the same operations in the same order as :func:`_tile`; returns their
+    count, their tile positions in SU[:count] (increasing). Measured (one thread, n =
+    20000, 300 queries): power 40 3.5x (d = 16) and 4.6x (d = 64) faster than every
+    term. For the cheap terms it is slower (manhattan and hamming 1.7-4.9x, chebyshev
+    0.8-1.25x at d = 16 and 64): the survivors' terms are gathered, not vectorised."""
+    d = RT.shape[0]
+    f = min(d, _ABANDON_FIRST)
+    for t in range(f):
+        _numeric_sums(MINKOWSKI, Q[r, t], RT[t, j0 : j0 + w], power, D, t == 0)
+    ns = 0
+    for u in range(w):
+        SU[ns] = u
+        ns += (D[u] < T) if strict else (D[u] <= T)
+    t = f
+    while t < d and ns > 0:
+        t1 = min(d, t + _ABANDON_CHUNK)
+        for tt in range(t, t1):
+            q = Q[r, tt]
+            row = RT[tt, j0 : j0 + w]
+            for v in range(ns):
+                u = SU[v]
+                D[u] += abs(q - row[u]) ** power
+        t = t1
+        kept = 0
+        for v in range(ns):
+            u = SU[v]
+            SU[kept] = u
+            kept += (D[u] < T) if strict else (D[u] <= T)
+        ns = kept
+    return ns
+
+
 @njit(nogil=True, cache=True)
 def _scan(
     code, Q, R, RT, rows, b0, i0, nb, exclude_self, power, kinds, scale, vd, vd_off, n_vals,
@@ -334,13 +410,14 @@ def _scan(
     reference tile by reference tile.
 
     Per query: ``bd``/``bi`` hold, in increasing index order, every reference seen so
-    far that can still be among its k nearest: those with distance <= T(``strict``
+    far that can still be among its k nearest: those with distance <= T (``strict``
     0) or < T (``strict`` 1). When more than ``limit`` are held, the k smallest
     (distance, index) are kept, T becomes the k-th distance and the test strict: a
     later reference (larger index) at distance T ranks after those k."""
     d, n_ref = RT.shape
     mlo, mhi, cheap = _cheap_powers(code, power)
     cheap_limit = k + max(k, 8)
+    abandon = code == MINKOWSKI and not cheap
     for j0 in range(0, n_ref, tile):
         w = min(tile, n_ref - j0)
         for i in range(i0, i0 + nb):
@@ -388,7 +465,7 @@ def _scan(
                     if D[u] <= Tc:
                         e = P[v]
                         if np.isnan(e):
-                            e = _exact_pair(code, Q, r, R, j0 + u, power, kinds, scale, vd, vd_off, n_vals)
+                            e = _minkowski_upto(Q, r, R, j0 + u, power, Ti, strict[i])
                         if e < Ti or (e == Ti and not strict[i]):
                             bdi[c] = e
                             bii[c] = j0 + u
@@ -399,6 +476,14 @@ def _scan(
                                 c = k
                                 Tc = _cheap_limit(Ti, d, mhi)
                 T[i] = Ti
+            elif abandon:
+                ns = _tile_abandon(Q, r, RT, j0, w, power, Ti, strict[i], D, SU)
+                for v in range(ns):
+                    j = j0 + SU[v]
+                    if j != self_j:
+                        bdi[c] = D[SU[v]]
+                        bii[c] = j
+                        c += 1
             else:
                 _tile(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_vals, D, W)
                 # Branches, not a branch-free append: after the first compaction few
