@@ -283,12 +283,16 @@ def _metric_exact(M, R, Q, loo, k):
         return out_dist, out_ind
     if M.code in (MANHATTAN, CHEBYSHEV, MINKOWSKI):
         _check_power_scale(R, Q, loo, M.power if M.code == MINKOWSKI else 1.0)
-    RT = np.empty((0, n_ref)) if M.code == PRECOMPUTED else np.ascontiguousarray(R.T)
+    if M.code == PRECOMPUTED:
+        R, RT = np.empty((n_ref, 0)), np.empty((0, n_ref))
+    else:
+        RT = np.ascontiguousarray(R.T)
     rows = np.arange(m, dtype=np.intp)
     with PARALLEL_LOCK:
         metric_select_rows(
-            M.code, Q, RT, rows, loo, M.power, M.kinds, M.scale, M.vd, M.vd_off, M.n_vals, out_dist, out_ind
-        )
+            M.code, Q, R, RT, rows, loo, M.power, M.kinds, M.scale, M.vd, M.vd_off, M.n_vals,
+            0, out_dist, out_ind,
+        )  # fmt: skip
     return out_dist, out_ind
 
 
