@@ -38,6 +38,7 @@ format:
 
 bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --scaling: WeightedMetricNN's fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; scale.py: kNN graph and GNNB at n up to 1e5, d = 512
 	$(PYTHON) benchmarks/neighbors.py
+	$(PYTHON) benchmarks/metrics.py
 	$(PYTHON) benchmarks/lpo.py
 	$(PYTHON) benchmarks/lpo_weighted.py
 	$(PYTHON) benchmarks/unn.py
