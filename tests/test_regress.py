@@ -159,3 +159,18 @@ def test_gate_end_to_end(tmp_path):
 
     result = runner.invoke(cli.app, ["gate", "--specs", str(tmp_path / "none")])
     assert result.exit_code == 2 and result.output.startswith("error: --specs: no regress_*.yaml spec in ")
+
+
+def test_the_main_job_equals_its_reference_exactly(tmp_path):
+    """CI's last step, in the fast suite: a fresh run of experiments/ripley.yaml checked
+    against results/reference/ripley.csv with atol 0 (group keys, params included, must
+    match too: a parameter every row gains needs the reference regenerated)."""
+    from knnx.reporting.summaries import check_against_reference
+
+    out = tmp_path / "ripley"
+    result = CliRunner().invoke(
+        cli.app, ["run", str(ROOT / "experiments" / "ripley.yaml"), "--out", str(out), "--quiet", "--no-report"]
+    )
+    assert result.exit_code == 0, result.output
+    assert check_against_reference(out / "results.csv", REFERENCE_DIR / "ripley.csv", atol=0.0) == []
+    assert len(read_results(out / "results.csv")) == len(read_results(REFERENCE_DIR / "ripley.csv")) == 276
