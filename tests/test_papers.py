@@ -222,7 +222,16 @@ def test_headline_counts_are_aggregations_of_the_rows(project):
     # cells: cv 3 rows x 2 + split 1 + paired 1; ours: all but wine's two; paper numbers
     # beside ours: iris A, B, k3 A, k3 B, dna A, all judged; inside: iris A and dna A
     # one claim (b - a > 0, holding: see test_claims...)
-    assert counts == {"cells": 8, "ours": 6, "paper": 5, "judged": 5, "inside": 2, "claims": 1, "holding": 1}
+    assert counts == {
+        "cells": 8,
+        "ours": 6,
+        "paper": 5,
+        "judged": 5,
+        "inside": 2,
+        "claims": 1,
+        "holding": 1,
+        "holding_mean": 1,
+    }
 
 
 def test_comparison_csv_round_trips_and_report_md_is_written(project, monkeypatch):
@@ -348,7 +357,11 @@ def test_claims_hold_when_the_interval_lies_on_the_stated_side(project):
     assert judge(cell, Claim(op=">", value=0.07))["claim_holds"] is False  # 0.065 < 0.07
     assert judge(cell, Claim(op="<", value=0.2))["claim_holds"] is True
     single = {"ours_mean": 0.05, "ci_low": math.nan, "ci_high": math.nan}
-    assert judge(single, Claim(op="<", value=0.08)) == {"claim": "< 0.08", "claim_holds": True}
+    assert judge(single, Claim(op="<", value=0.08)) == {
+        "claim": "< 0.08",
+        "claim_holds": True,
+        "claim_holds_mean": True,
+    }
     assert (
         judge({"ours_mean": math.nan, "ci_low": math.nan, "ci_high": math.nan}, Claim(op="<"))["claim_holds"]
         is None
@@ -528,8 +541,54 @@ def test_group_within_median_mean_ratio_and_templated_claims_by_hand(tmp_path):
     assert rows.loc["s/g > 5", "diff"] == pytest.approx(6.5 - 7.0, rel=1e-12)
     assert rows["claim"].tolist() == ["> 5", "< 5"] and rows["claim_holds"].tolist() == [True, False]
     (tmp_path / "paper.csv").write_text("a,b,op,bound,ratio\ns,g,>=,5,7.0\n")
-    with pytest.raises(SpecError, match=r"^paper.csv: row s/g >= 5: claim op: expected < or >, got '>='$"):
+    with pytest.raises(
+        SpecError,
+        match=r"^paper.csv: row s/g >= 5: claim op: expected one of <, >, within, not_below, got '>='$",
+    ):
         comparison_rows(load_target(path, root=tmp_path), tmp_path)
+
+
+def test_two_verdicts_per_claim_interval_and_point_estimate():
+    """Hand-worked cells: mean -0.068 with interval [-0.124, -0.012] (the GNNB - SVM shape
+    of Nock et al.'s "on par"), mean 0.01 with interval [-0.03, 0.05], and one value."""
+    from knnx.papers.comparison import judge
+    from knnx.papers.declaration import Claim
+
+    below = {"ours_mean": -0.068, "ci_low": -0.124, "ci_high": -0.012}
+    wide = {"ours_mean": 0.01, "ci_low": -0.03, "ci_high": 0.05}
+    point = {"ours_mean": 0.015, "ci_low": math.nan, "ci_high": math.nan}
+
+    def verdicts(cell, op, value):
+        out = judge(cell, Claim(op=op, value=value))
+        return out["claim"], out["claim_holds"], out["claim_holds_mean"]
+
+    # a sign: the mean says yes, the interval (n = 8) does not
+    assert verdicts(wide, ">", 0) == ("> 0", False, True)
+    assert verdicts(below, ">", 0) == ("> 0", False, False)
+    assert verdicts(below, "<", 0) == ("< 0", True, True)
+    # equivalence: inside (-d, d), strictly
+    assert verdicts(wide, "within", 0.06) == ("within ±0.06", True, True)
+    assert verdicts(wide, "within", 0.05) == ("within ±0.05", False, True)  # 0.05 is not < 0.05
+    assert verdicts(wide, "within", 0.005) == ("within ±0.005", False, False)
+    assert verdicts(below, "within", 0.02) == ("within ±0.02", False, False)
+    # not significantly below: the interval reaches the bound
+    assert verdicts(wide, "not_below", 0) == ("not below 0", True, True)
+    assert verdicts(below, "not_below", 0) == ("not below 0", False, False)
+    assert verdicts(below, "not_below", -0.012) == ("not below -0.012", True, False)
+    # one value: both verdicts on it
+    assert verdicts(point, "within", 0.02) == ("within ±0.02", True, True)
+    assert verdicts(point, "not_below", 0.02) == ("not below 0.02", False, False)
+
+
+def test_a_within_claim_needs_a_positive_half_width(tmp_path):
+    from knnx.papers.comparison import _filled_claim
+    from knnx.papers.declaration import Claim
+
+    with pytest.raises(
+        SpecError, match=r"^p.csv: row r: claim value: a 'within' band needs a positive half-width, got -0.1$"
+    ):
+        _filled_claim(Claim(op="within", value="{d}"), {"d": -0.1}, "p.csv: row r")
+    assert _filled_claim(Claim(op="{op}", value="{d}"), {"op": "within", "d": "0.02"}, "w").value == 0.02
 
 
 def test_argmin_takes_the_parameter_of_least_mean_value_per_group():

@@ -16,8 +16,14 @@ paper           the paper's number (the low end of a printed range such as 17-15
 paper_high      the range's high end (= paper for a single number)
 diff            ours - paper, to the nearest end of a range (0 inside it)
 paper_in_ci     whether the paper's number (range) meets our interval; empty if none
-claim           a direction the paper states ("< 0"), else empty
-claim_holds     our interval on that side (our statistic, for a cell without one)
+claim           what the paper states of the statistic ("< 0", "within ±0.02",
+                "not below 0"), else empty
+claim_holds     the interval verdict: our whole interval on the stated side (inside
+                the band; for "not below", reaching the bound), our statistic for a
+                cell without an interval
+claim_holds_mean  the point-estimate verdict: our statistic on the stated side (inside
+                the band, not below the bound); beside ``claim_holds`` it tells "holds
+                on the mean, not significant at n = 8" from a claim the mean contradicts
 ==============  ==================================================================
 
 ``mean_difference``: each side's rows are averaged within each pair (the table's ``pair``
@@ -69,6 +75,7 @@ COMPARISON_COLUMNS = [
     "paper_in_ci",
     "claim",
     "claim_holds",
+    "claim_holds_mean",
 ]
 
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
@@ -262,7 +269,8 @@ def _argmins(rows, argmin):
 
 def _filled_claim(claim, variables, where):
     """The claim with its templates (op, value) filled from the row's variables; SpecError
-    naming the paper CSV's row if they do not give "<"/">" and a number."""
+    naming the paper CSV's row if they do not give one of :data:`CLAIM_OPS` and a number
+    (a positive one for ``within``)."""
     if claim is None:
         return None
     op, value = fill(claim.op, variables), fill(claim.value, variables)
@@ -270,22 +278,56 @@ def _filled_claim(claim, variables, where):
         value = float(value)
     except (TypeError, ValueError):
         raise SpecError(f"{where}: claim value: expected a number, got {value!r}") from None
-    if op not in ("<", ">"):
-        raise SpecError(f"{where}: claim op: expected < or >, got {op!r}")
+    if op not in CLAIM_OPS:
+        raise SpecError(f"{where}: claim op: expected one of {', '.join(CLAIM_OPS)}, got {op!r}")
+    if op == "within" and not value > 0:
+        raise SpecError(f"{where}: claim value: a 'within' band needs a positive half-width, got {value:g}")
     return claim.model_copy(update={"op": op, "value": value})
 
 
+# What a claim may state of a cell's statistic s, with its interval [lo, hi]:
+# op          interval verdict (claim_holds)      point verdict (claim_holds_mean)
+# "<" v       hi < v                              s < v
+# ">" v       lo > v                              s > v
+# "within" d  -d < lo and hi < d (equivalence)    |s| < d
+# "not_below" v   hi >= v (not significantly      s >= v
+#                 below v)
+CLAIM_OPS = ("<", ">", "within", "not_below")
+
+
+def _claim_text(claim):
+    if claim.op == "within":
+        return f"within ±{claim.value:g}"
+    if claim.op == "not_below":
+        return f"not below {claim.value:g}"
+    return f"{claim.op} {claim.value:g}"
+
+
+def _holds(op, value, low, high):
+    """Whether [low, high] (a point when low == high) meets the claim (see CLAIM_OPS)."""
+    if op == "<":
+        return high < value
+    if op == ">":
+        return low > value
+    if op == "within":
+        return -value < low and high < value
+    return high >= value  # not_below
+
+
 def judge(cell, claim):
-    """claim and claim_holds of a cell (see the module table)."""
+    """claim, claim_holds and claim_holds_mean of a cell (see the module table)."""
     if claim is None:
-        return {"claim": "", "claim_holds": None}
-    text = f"{claim.op} {claim.value:g}"
-    if math.isnan(cell["ours_mean"]):
-        return {"claim": text, "claim_holds": None}
-    judged = (cell["ci_high"], cell["ci_low"]) if not math.isnan(cell["ci_low"]) else (cell["ours_mean"],) * 2
-    upper, lower = judged
-    holds = upper < claim.value if claim.op == "<" else lower > claim.value
-    return {"claim": text, "claim_holds": bool(holds)}
+        return {"claim": "", "claim_holds": None, "claim_holds_mean": None}
+    text = _claim_text(claim)
+    ours = cell["ours_mean"]
+    if math.isnan(ours):
+        return {"claim": text, "claim_holds": None, "claim_holds_mean": None}
+    low, high = (cell["ci_low"], cell["ci_high"]) if not math.isnan(cell["ci_low"]) else (ours, ours)
+    return {
+        "claim": text,
+        "claim_holds": bool(_holds(claim.op, claim.value, low, high)),
+        "claim_holds_mean": bool(_holds(claim.op, claim.value, ours, ours)),
+    }
 
 
 def _typed(text):

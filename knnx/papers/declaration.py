@@ -74,14 +74,18 @@ class Run(_Model):
 
 
 class Claim(_Model):
-    """The paper states that the cell's statistic lies on one side of ``value`` (e.g. a
-    difference below 0). It holds when our whole interval lies on that side, or, for a
-    cell without an interval (one value, or policy none), when our statistic does. Both
-    fields may be templates on the paper CSV's columns (``"{op}"``, ``"{bound}"``): one
-    column then carries claims that differ by row."""
+    """What the paper states of the cell's statistic: a side of ``value`` (``<``, ``>``),
+    an equivalence (``within``: |statistic| < ``value``, e.g. "on par"), or no
+    significant shortfall (``not_below``: the interval reaches ``value``). Each claim gets
+    two verdicts (:mod:`knnx.papers.comparison`): the interval's (the whole interval on
+    the stated side, inside the band) and the point estimate's. Both fields may be
+    templates on the paper CSV's columns (``"{op}"``, ``"{bound}"``): one column then
+    carries claims that differ by row."""
 
-    op: str = Field(description='"<" or ">", or a template giving one')
-    value: float | str = Field(0.0, description="the bound, or a template giving it")
+    op: str = Field(description='"<", ">", "within" or "not_below", or a template giving one')
+    value: float | str = Field(
+        0.0, description="the bound (the band's half-width for within), or a template giving it"
+    )
 
 
 class ArgMin(_Model):

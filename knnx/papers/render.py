@@ -17,13 +17,18 @@ MISSING = "-"
 def headline(rows):
     """Counts over comparison rows: cells, with our result, with a paper number, with an
     interval and a paper number (``judged``), among those the paper's inside ours, the
-    judged claims and those holding."""
+    judged claims and those holding, by the interval and by the point estimate."""
     ours = rows["ours_mean"].notna()
     paper = rows["paper"].notna()
     judged = rows["paper_in_ci"].notna() & ours & paper
     inside = rows["paper_in_ci"].where(judged, False).astype(bool)
     claims = rows["claim_holds"].notna() if "claim_holds" in rows else pd.Series(False, index=rows.index)
     holds = rows["claim_holds"].where(claims, False).astype(bool) if "claim_holds" in rows else claims
+    on_mean = (
+        rows["claim_holds_mean"].where(claims, False).fillna(False).astype(bool)
+        if "claim_holds_mean" in rows
+        else claims & False
+    )
     return {
         "cells": int(len(rows)),
         "ours": int(ours.sum()),
@@ -32,6 +37,7 @@ def headline(rows):
         "inside": int(inside.sum()),
         "claims": int(claims.sum()),
         "holding": int(holds.sum()),
+        "holding_mean": int(on_mean.sum()),
     }
 
 
@@ -43,7 +49,10 @@ def headline_text(counts):
     if counts["judged"] or not counts.get("claims"):
         parts.append(f"paper's number inside our 95 % interval: {counts['inside']}/{counts['judged']}")
     if counts.get("claims"):
-        parts.append(f"claims holding: {counts['holding']}/{counts['claims']}")
+        parts.append(
+            f"claims holding: {counts['holding']}/{counts['claims']} by the interval,"
+            f" {counts.get('holding_mean', 0)}/{counts['claims']} on the mean"
+        )
     text = "; ".join(parts)
     missing = counts["cells"] - counts["ours"]
     if missing:
@@ -79,7 +88,7 @@ def table_cells(rows, digits=2):
     header = ["row", "column", "ours", "sd", "n", "95 % CI", "paper", "ours - paper", "paper in CI"]
     claims = "claim" in rows and rows["claim"].fillna("").astype(str).str.len().gt(0).any()
     if claims:
-        header += ["claim", "holds"]
+        header += ["claim", "holds (interval)", "holds (mean)"]
     body = []
     for _, r in rows.iterrows():
         ci = (
@@ -99,7 +108,11 @@ def table_cells(rows, digits=2):
                 _number(r["diff"], digits),
                 _inside(r["paper_in_ci"]),
             ]
-            + ([str(r["claim"] or MISSING), _inside(r["claim_holds"])] if claims else [])
+            + (
+                [str(r["claim"] or MISSING), _inside(r["claim_holds"]), _inside(r.get("claim_holds_mean"))]
+                if claims
+                else []
+            )
         )
     return [header, *body]
 
@@ -182,12 +195,15 @@ def report_markdown(targets, rows, times=None):
 def read_comparison(path):
     """comparison.csv back as written: every cell read as text, numbers parsed with
     Python's float() (exactly what was written, whatever the pandas version; "" is NaN),
-    ``n`` as int, ``paper_in_ci`` and ``claim_holds`` as True, False or None."""
+    ``n`` as int, ``paper_in_ci``, ``claim_holds`` and ``claim_holds_mean`` as True, False
+    or None (a file written before ``claim_holds_mean`` existed reads it as None)."""
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     for column in ("ours_mean", "ours_sd", "ci_low", "ci_high", "paper", "paper_high", "diff"):
         frame[column] = [float(v) if v != "" else math.nan for v in frame[column]]
     frame["n"] = [int(v) for v in frame["n"]]
-    for column in ("paper_in_ci", "claim_holds"):
+    if "claim_holds_mean" not in frame:
+        frame["claim_holds_mean"] = ""
+    for column in ("paper_in_ci", "claim_holds", "claim_holds_mean"):
         frame[column] = pd.Series(
             [{"True": True, "False": False}.get(v) for v in frame[column]], dtype=object
         )
