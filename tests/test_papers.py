@@ -608,3 +608,60 @@ def test_argmin_takes_the_parameter_of_least_mean_value_per_group():
     out = compute_cell(frame, table, Column(label="k", argmin=ArgMin(param="k")), {})
     # d1: k = 1 mean 0.3 (though its fold 0.1 is the lowest row), k = 3 mean 0.25 -> 3; d2: a tie -> 1
     assert out["n"] == 2 and out["ours_mean"] == pytest.approx((3 + 1) / 2)
+
+
+def test_dataset_grid_coordinates_become_columns_and_pair_a_ratio_of_means():
+    """posteriors[sigma=0.1,seed=0] gives dataset_sigma 0.1 and dataset_seed 0; a ratio
+    paired on dataset_sigma is the ratio of the means over the seeds (hand-worked:
+    (1 + 3) / 2 over (1 + 1) / 2 = 2 at sigma 0.1; at sigma 0.3, (9 + 1) / 2 over
+    (1 + 9) / 2 = 1, where the mean of per-seed ratios would be (9 + 1/9) / 2 = 4.56)."""
+    from knnx.papers.comparison import compute_cell, with_grid_columns
+    from knnx.papers.declaration import Column, Table
+
+    names = [f"p[sigma={s},seed={i}]" for s in (0.1, 0.3) for i in (0, 1)]
+    frame = pd.DataFrame(
+        {
+            "dataset": names * 2 + ["plain"],
+            "algorithm": ["a"] * 4 + ["b"] * 4 + ["a"],
+            "value": [1.0, 3.0, 9.0, 1.0, 1.0, 1.0, 1.0, 9.0, 5.0],
+        }
+    )
+    out = with_grid_columns(frame)
+    assert out["dataset_sigma"].tolist()[:4] == [0.1, 0.1, 0.3, 0.3]
+    assert out["dataset_seed"].tolist()[:4] == [0, 1, 0, 1] and out["dataset_sigma"].iloc[-1] is None
+    table = Table(
+        id="t", title="t", results=[], paper_values="p.csv", row="r", columns=[],
+        statistic="mean_ratio", interval="none", pair=["dataset_sigma"],
+    )  # fmt: skip
+    for sigma, ratio in ((0.1, 2.0), (0.3, 1.0)):
+        column = Column(
+            label="c",
+            select={"algorithm": "a", "dataset_sigma": sigma},
+            minus={"algorithm": "b", "dataset_sigma": sigma},
+        )
+        cell = compute_cell(out, table, column, {})
+        assert cell["n"] == 1 and cell["ours_mean"] == ratio
+
+
+def test_lpo_active_sets_the_papers_simulated_numbers_and_claim_at_q_0_2_only():
+    """Celisse & Mary-Huard's 21.5 % / 23 % belong to q = 0.2 (the q of Fig. 3; the model's
+    Bayes error is q): the other q are knnx's own rows, without a paper number or a claim."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    rows = comparison_rows(load_target("lpo-active", root=root), root).fillna({"claim": ""})
+    sec43 = rows[rows["table"] == "sec43"].set_index(["row", "column"])
+    assert sec43.loc[("celisse2011-q0.2", "LpO-QbC"), "paper"] == 0.215
+    assert sec43.loc[("celisse2011-q0.2", "passive LpO"), "paper"] == 0.23
+    assert sec43.loc[("spambase", "LpO-QbC"), "paper"] == 0.202
+    others = sec43.loc[[r for r in sec43.index if r[0].startswith("celisse2011-q") and r[0] != "celisse2011-q0.2"]]
+    assert len(others) == 8 and others["paper"].isna().all()
+    paired = rows[rows["table"] == "sec43-paired"].set_index("row")
+    assert paired["claim"].to_dict() == {
+        "spambase": "< 0",
+        "celisse2011-q0.0": "",
+        "celisse2011-q0.1": "",
+        "celisse2011-q0.2": "< 0",
+        "celisse2011-q0.3": "",
+        "celisse2011-q0.4": "",
+    }

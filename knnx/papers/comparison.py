@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import SpecError
+from knnx.papers.declaration import CLAIM_OPS
 from knnx.papers.intervals import interval
 from knnx.results import read_results
 
@@ -104,14 +105,42 @@ def comparison_rows(target, root="."):
 
 
 def pooled_results(root, folders):
-    """The rows of every ``FOLDER/results.csv`` that exists, pooled (empty if none)."""
+    """The rows of every ``FOLDER/results.csv`` that exists, pooled (empty if none), with
+    the coordinates of dataset grids as columns (:func:`with_grid_columns`)."""
     frames = [read_results(root / f / "results.csv") for f in folders if (root / f / "results.csv").is_file()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["value"])
+    return (
+        with_grid_columns(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=["value"])
+    )
+
+
+_GRID_NAME = re.compile(r"^(?P<base>.*)\[(?P<coords>[^\[\]]*)\]$")
+
+
+def with_grid_columns(frame):
+    """``frame`` with one column ``dataset_<axis>`` per axis of the dataset grids its
+    ``dataset`` names come from (``posteriors[sigma=0.5,seed=3]``: ``dataset_sigma`` 0.5,
+    ``dataset_seed`` 3, typed as numbers where they parse), so that a table can select,
+    pair or group on one coordinate (e.g. one cell per sigma over the seeds). Names
+    outside a grid leave these columns empty (None)."""
+    if "dataset" not in frame or frame.empty:
+        return frame
+    coords = {}
+    names = frame["dataset"].astype(str)
+    for name in names.unique():
+        match = _GRID_NAME.match(name)
+        parts = [p.split("=", 1) for p in match.group("coords").split(",")] if match else []
+        coords[name] = {f"dataset_{k}": _typed(v) for k, v in (p for p in parts if len(p) == 2)}
+    columns = sorted({c for values in coords.values() for c in values} - set(frame.columns))
+    extra = {
+        c: pd.Series([coords[n].get(c) for n in names], index=frame.index, dtype=object) for c in columns
+    }
+    return frame.assign(**extra) if extra else frame
 
 
 def table_rows(root, table):
     """``[(variables, paper row)]``: the paper CSV's rows passing ``where``, each its own
-    variables, then ``add_rows`` (their variables over the paper row they name)."""
+    variables, then ``add_rows`` (their variables over the paper row they name; one
+    naming none stands beside no paper number)."""
     with open(root / table.paper_values, newline="") as fh:
         paper = [{k: _typed(v) for k, v in r.items()} for r in csv.DictReader(fh)]
     kept = [r for r in paper if all(_matches(r.get(k), v) for k, v in table.where.items())]
@@ -119,7 +148,12 @@ def table_rows(root, table):
     for extra in table.add_rows:
         extra = dict(extra)
         named = extra.pop("paper_row", {})
-        match = next((r for r in paper if all(_matches(r.get(k), v) for k, v in named.items())), {})
+        # no paper_row: a row of knnx's own, beside no paper number
+        match = (
+            next((r for r in paper if all(_matches(r.get(k), v) for k, v in named.items())), {})
+            if named
+            else {}
+        )
         out.append(({**match, **extra}, match))
     return out
 

@@ -55,6 +55,9 @@ PAPERS = {
     "paredes2006": "Paredes & Vidal (2006): CW, PW, CPW learned weighted metrics",
 }
 
+# What a claim may state of a cell's statistic (knnx.papers.comparison judges them).
+CLAIM_OPS = ("<", ">", "within", "not_below")
+
 STATISTICS = ("mean", "median", "mean_difference", "mean_ratio", "contrast")
 Statistic = Literal["mean", "median", "mean_difference", "mean_ratio", "contrast"]
 
@@ -216,8 +219,10 @@ def load_target(name, variables=None, root=None):
                 raise SpecError(
                     f"{path}: {table.id}: {column.label}: statistic contrast needs two or more `terms`"
                 )
-            if column.claim is not None and "{" not in column.claim.op and column.claim.op not in ("<", ">"):
-                raise SpecError(f"{path}: {table.id}: {column.label}: claim op: expected < or >")
+            if column.claim is not None and "{" not in column.claim.op and column.claim.op not in CLAIM_OPS:
+                raise SpecError(
+                    f"{path}: {table.id}: {column.label}: claim op: expected one of {', '.join(CLAIM_OPS)}"
+                )
     values = {**target.variables, **(variables or {})}
     unknown = set(variables or {}) - set(target.variables)
     if unknown:
