@@ -49,3 +49,25 @@ def test_ripley_spec_validates():
     vspec = knnx.validate_spec(SPEC)
     algos = {a.name for a in vspec.spec.algorithms}
     assert {"knn", "unn", "knn_sample"} <= algos
+
+
+def test_the_retained_proportion_spec_holds_what_unn_keeps(ripley):
+    """experiments/unn_ripley_retained.yaml samples kNN at the proportion of rows UNN keeps
+    at each theta (the second reading of Fig. 2's x-axis), and the unn-ripley target pairs
+    each theta with that proportion: both must be UNN's prototype_fraction, recomputed here."""
+    import yaml
+
+    from knnx.papers import load_target
+
+    X, y, _, _ = ripley
+    thetas = [round(0.1 * i, 1) for i in range(1, 11)]
+    kept = {t: UNNClassifier(k=5, theta=t).fit(X, y).prototype_fraction_ for t in thetas}
+    spec = yaml.safe_load((SPEC.parent / "unn_ripley_retained.yaml").read_text())
+    assert spec["algorithms"][0]["params"]["fraction"] == [kept[t] for t in thetas]
+    table = next(t for t in load_target("unn-ripley").tables if t.id == "fig2")
+    pairs = {
+        r["theta"]: r["retained"]
+        for r in table.add_rows
+        if r["claim"] == "unn_below_random_sampling_retained"
+    }
+    assert pairs == kept
