@@ -299,3 +299,39 @@ def test_declaration_shown_is_the_file():
         b.text for b in read_blocks("docs/reproducing.md") if b.lang == "yaml" and "target: unn-uci" in b.text
     ]
     assert shown == [(ROOT / "knnx" / "papers" / "targets" / "unn-uci.yaml").read_text()]
+
+
+def test_every_paper_page_links_the_errata_page():
+    pages = sorted((ROOT / "docs" / "papers").glob("*.md"))
+    assert {p.stem for p in pages} >= {
+        "celisse2011",
+        "piro2012",
+        "dambrosio2012",
+        "nock2014",
+        "paredes2006",
+        "errata",
+    }
+    for page in pages:
+        if page.stem != "errata":
+            assert "](errata.md)" in page.read_text(encoding="utf-8"), page.name
+
+
+def test_the_errata_on_paredes_table2_hold_on_the_transcribed_values():
+    """docs/papers/errata.md: Table 2's Average row at beta = 32 (19.10) is not the mean of
+    its 12 values (19.06), the other five are (to 0.01); the StdD column is the population
+    sd of each row's six beta values over sqrt(6), within 0.01 (recomputed from rounded errors)."""
+    import numpy as np
+    import pandas as pd
+
+    table = pd.read_csv(ROOT / "experiments" / "paper_values" / "cpw_table2.csv")
+    betas = ["b0.125", "b0.5", "b2", "b8", "b32", "b128"]
+    sets, average = table[table.dataset != "average"], table[table.dataset == "average"].iloc[0]
+    assert len(sets) == 12
+    means = sets[betas].astype(float).mean()
+    assert round(means["b32"], 2) == 19.06 and average["b32"] == 19.10
+    for beta in betas[:4] + betas[5:]:
+        assert abs(means[beta] - average[beta]) <= 0.005 + 1e-9, beta
+    values = sets[betas].astype(float).to_numpy()
+    # within 0.01: recomputed from the printed (rounded) errors
+    np.testing.assert_allclose(values.std(axis=1, ddof=0) / np.sqrt(6), sets["stdd"], atol=0.01)
+    assert not np.allclose(values.std(axis=1, ddof=1) / np.sqrt(6), sets["stdd"], atol=0.01)
