@@ -654,7 +654,9 @@ def test_lpo_active_sets_the_papers_simulated_numbers_and_claim_at_q_0_2_only():
     assert sec43.loc[("celisse2011-q0.2", "LpO-QbC"), "paper"] == 0.215
     assert sec43.loc[("celisse2011-q0.2", "passive LpO"), "paper"] == 0.23
     assert sec43.loc[("spambase", "LpO-QbC"), "paper"] == 0.202
-    others = sec43.loc[[r for r in sec43.index if r[0].startswith("celisse2011-q") and r[0] != "celisse2011-q0.2"]]
+    others = sec43.loc[
+        [r for r in sec43.index if r[0].startswith("celisse2011-q") and r[0] != "celisse2011-q0.2"]
+    ]
     assert len(others) == 8 and others["paper"].isna().all()
     paired = rows[rows["table"] == "sec43-paired"].set_index("row")
     assert paired["claim"].to_dict() == {

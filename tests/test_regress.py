@@ -169,7 +169,8 @@ def test_the_main_job_equals_its_reference_exactly(tmp_path):
 
     out = tmp_path / "ripley"
     result = CliRunner().invoke(
-        cli.app, ["run", str(ROOT / "experiments" / "ripley.yaml"), "--out", str(out), "--quiet", "--no-report"]
+        cli.app,
+        ["run", str(ROOT / "experiments" / "ripley.yaml"), "--out", str(out), "--quiet", "--no-report"],
     )
     assert result.exit_code == 0, result.output
     assert check_against_reference(out / "results.csv", REFERENCE_DIR / "ripley.csv", atol=0.0) == []

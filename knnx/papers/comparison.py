@@ -326,7 +326,7 @@ def _filled_claim(claim, variables, where):
 # "within" d  -d < lo and hi < d (equivalence)    |s| < d
 # "not_below" v   hi >= v (not significantly      s >= v
 #                 below v)
-CLAIM_OPS = ("<", ">", "within", "not_below")
+# (the ops: knnx.papers.declaration.CLAIM_OPS)
 
 
 def _claim_text(claim):
