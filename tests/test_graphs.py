@@ -82,6 +82,13 @@ def test_a_store_drops_the_least_recently_used_graph_beyond_max_bytes():
     kneighbors(X, 4, queries[2], graphs=store)  # evicts the second
     assert store.nbytes == 2 * one
     assert set(store._shelf.graphs) == {store.key(X, queries[0]), store.key(X, queries[2])}
+    # the byte count is kept, not summed: it equals the stored arrays' bytes after a
+    # replacement by a wider graph (X's rows to queries[0] at 8 columns) and after clear()
+    kneighbors(X, 8, queries[0], graphs=store.with_k_max(8))
+    assert store.nbytes == sum(d.nbytes + i.nbytes for d, i in store._shelf.graphs.values()) == 2 * one
+    assert set(store._shelf.graphs) == {store.key(X, queries[0])}  # 2 one's worth: the 4-wide one left
+    store.clear()
+    assert store.nbytes == 0 and len(store) == 0
 
 
 def test_views_share_graphs_and_copies_share_the_store():

@@ -218,6 +218,36 @@ def test_eta_is_the_mean_time_of_like_cells_shared_by_the_workers():
     assert eta_seconds([], remaining) is None  # nothing measured yet
 
 
+def test_the_runs_incremental_eta_equals_eta_seconds_at_every_cell():
+    """Progress keeps running sums (O(pairs) per cell, not O(cells)); after every finished
+    or failed cell its estimate is eta_seconds of the same finished and remaining cells."""
+    from types import SimpleNamespace
+
+    from knnx.experiment.progress import Progress
+
+    rng = np.random.default_rng(0)
+    todo = [
+        SimpleNamespace(dataset=str(rng.choice(["a", "b", "c"])), algorithm=str(rng.choice(["knn", "unn"])))
+        for _ in range(60)
+    ]
+    for workers in (1, 2, 8):
+        p = Progress(None, todo, workers)
+        finished, order = [], rng.permutation(len(todo))
+        for n, i in enumerate(order):
+            cell = todo[i]
+            seconds = None if n % 7 == 3 else float(rng.exponential())  # some cells fail
+            p.cell_done(cell, seconds)
+            if seconds is not None:
+                finished.append((cell.dataset, cell.algorithm, seconds))
+            left = [(todo[j].dataset, todo[j].algorithm) for j in order[n + 1 :]]
+            expected = eta_seconds(finished, left, workers)
+            if expected is None:
+                assert p.estimate is None
+            else:
+                assert p.estimate[0] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        assert p.estimate[0] == 0.0 and not p.remaining
+
+
 def test_the_runner_passes_an_eta_to_a_callback_that_takes_one(tmp_path, monkeypatch):
     """None until a cell finished, then a number, 0 at the end; the warm-up's seconds are
     not cell time (the first ETA is of the order of a cell, not of a compilation)."""

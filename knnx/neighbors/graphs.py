@@ -54,6 +54,7 @@ class _Shelf:
     def __init__(self, max_bytes):
         self.max_bytes = max_bytes
         self.graphs = OrderedDict()
+        self.nbytes = 0  # kept equal to the stored arrays' bytes (a sum per put is O(graphs))
         self.hits = 0
         self.misses = 0
 
@@ -112,12 +113,15 @@ class GraphStore:
     def put(self, key, neigh_dist, neigh_ind):
         """Store a graph under ``key`` (see :meth:`key`), replacing any stored one."""
         shelf = self._shelf
+        old = shelf.graphs.get(key)
+        if old is not None:
+            shelf.nbytes -= old[0].nbytes + old[1].nbytes
         shelf.graphs[key] = (neigh_dist, neigh_ind)
         shelf.graphs.move_to_end(key)
-        total = self.nbytes
-        while total > shelf.max_bytes and len(shelf.graphs) > 1:
+        shelf.nbytes += neigh_dist.nbytes + neigh_ind.nbytes
+        while shelf.nbytes > shelf.max_bytes and len(shelf.graphs) > 1:
             _, (d, i) = shelf.graphs.popitem(last=False)
-            total -= d.nbytes + i.nbytes
+            shelf.nbytes -= d.nbytes + i.nbytes
 
     # --- public --------------------------------------------------------------------------
 
@@ -170,6 +174,7 @@ class GraphStore:
     def clear(self):
         """Drop every stored graph."""
         self._shelf.graphs.clear()
+        self._shelf.nbytes = 0
 
     @property
     def hits(self):
@@ -182,7 +187,7 @@ class GraphStore:
     @property
     def nbytes(self):
         """Bytes held by the stored graphs."""
-        return sum(d.nbytes + i.nbytes for d, i in self._shelf.graphs.values())
+        return self._shelf.nbytes
 
     def __len__(self):
         return len(self._shelf.graphs)
