@@ -77,7 +77,7 @@ unn-uci:  ## Table 2: UNN (theta by inner CV), ITML+kNN, kNN; five runs of 2-fol
 
 unn-uci-sensitivity: unn-uci  ## UNN's gap to Table 2: UNN over scaling x loss x smoothing x theta x k in the same 5x2 CV, summarised per dataset
 	knnx run experiments/unn_uci_sensitivity.yaml --out results/unn-uci-sensitivity --jobs 2
-	$(PYTHON) experiments/unn_uci_sensitivity.py --out results/unn-uci-sensitivity/summary.csv
+	$(PYTHON) experiments/unn_uci_sensitivity.py --out results/unn-uci-sensitivity/study.csv --readings-out results/unn-uci-sensitivity/readings.csv
 
 # UNN_SEEDS: the simulations per sigma (ten = the paper's count).
 UNN_SEEDS ?= [0,1,2,3,4,5,6,7,8,9]

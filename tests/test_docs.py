@@ -335,3 +335,46 @@ def test_the_errata_on_paredes_table2_hold_on_the_transcribed_values():
     # within 0.01: recomputed from the printed (rounded) errors
     np.testing.assert_allclose(values.std(axis=1, ddof=0) / np.sqrt(6), sets["stdd"], atol=0.01)
     assert not np.allclose(values.std(axis=1, ddof=1) / np.sqrt(6), sets["stdd"], atol=0.01)
+
+
+def test_the_sensitivity_tables_on_the_piro_page_are_the_committed_summary():
+    """The Piro et al. page shows UNN's sensitivity study from docs/data (the output of
+    experiments/unn_uci_sensitivity.py on the run of make unn-uci-sensitivity): each row of
+    the built tables is a row of the CSV, and the CSV is consistent with itself (the
+    oracle over all settings is at most the oracle within any level of any factor and at
+    most any reading's best at the paper's k; the best keeping at most 40 % is no better
+    than the best; the readings table has one row per metric x loss x smoothing)."""
+    import pandas as pd
+
+    hook = _hook()
+    source = (ROOT / "docs" / "papers" / "piro2012.md").read_text()
+    built = hook.on_page_markdown(source, page=None, config=None, files=None)
+    study = pd.read_csv(ROOT / "docs" / "data" / "unn_uci_sensitivity.csv")
+    readings = pd.read_csv(
+        ROOT / "docs" / "data" / "unn_uci_sensitivity_readings.csv", keep_default_na=False, na_values=[""]
+    )
+    assert "<!-- generated: unn-uci" not in built
+    rows = [line for line in built.splitlines() if line.startswith("| ")]
+    for _, r in study.iterrows():
+        line = next(x for x in rows if x.startswith(f"| {r['dataset']} | {r['k']} |"))
+        cells = line[2:-2].split(" | ")
+        assert cells[6].startswith(f"{r['best']:.1f} [") and cells[7] == r["best_setting"]
+        assert cells[9] == f"{r['reach']}/{r['n_settings']}"
+    factor = [
+        c for c in study.columns if c.startswith(("best_metric_", "best_loss_", "best_smoothing_", "best_k_"))
+    ]
+    assert (study[factor].min(axis=1) == study["best"]).all()  # the best is the best of some level
+    assert (study[factor].fillna(float("inf")).ge(study["best"], axis=0)).all().all()
+    assert (study["best_retained_40"] >= study["best"]).all() and (
+        study["reach"] <= study["n_settings"]
+    ).all()
+    assert (study["best_low"] <= study["best"]).all() and (study["best"] <= study["best_high"]).all()
+    ours = readings[readings["metric"] != "paper"]
+    assert len(ours) == 2 * 3 * 3 and not ours.duplicated(["metric", "loss", "smoothing"]).any()
+    for _, r in study.iterrows():
+        assert (ours[r["dataset"]] >= r["best"] - 1e-9).all(), r["dataset"]
+    paper = readings[readings["metric"] == "paper"].iloc[0]
+    assert paper["iris"] == pytest.approx(study.set_index("dataset").loc["iris", "paper_unn"])
+    default = ours[(ours["metric"] == "euclidean") & (ours["loss"] == "exp") & (ours["smoothing"] == "raw")]
+    shown = next(x for x in rows if x.startswith("| euclidean | exp | raw |"))
+    assert shown.split(" | ")[3] == f"{default['iris'].iloc[0]:.1f}"

@@ -9,7 +9,12 @@ A page holds a marker line and the hook replaces it:
 * ``<!-- generated: cli -->``: every command of the ``knnx`` command line, from the typer
   app of :mod:`knnx.cli` (usage, arguments and options with their help and defaults);
 * ``<!-- generated: suite-tables -->``: the datasets of every benchmark suite, from
-  ``datasets/suites/MANIFEST.json`` (:func:`knnx.datasets.suites.describe_suite`).
+  ``datasets/suites/MANIFEST.json`` (:func:`knnx.datasets.suites.describe_suite`);
+* ``<!-- generated: unn-uci-sensitivity -->``: UNN's sensitivity study on Piro et al.'s
+  Table 2, from ``docs/data/unn_uci_sensitivity.csv`` (the summary written by
+  ``experiments/unn_uci_sensitivity.py`` in ``make unn-uci-sensitivity``), and
+  ``<!-- generated: unn-uci-readings -->`` its per-reading table
+  (``docs/data/unn_uci_sensitivity_readings.csv``).
 
 A paper page's side-by-side table sits between two marker lines,
 ``<!-- paper-table: TARGET/TABLE -->`` and ``<!-- /paper-table: TARGET/TABLE -->``, and the
@@ -372,4 +377,56 @@ def suite_tables():
         lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
         lines += ["| " + " | ".join(_cell(str(r[k])) for k in keys) + " |" for r in rows]
         lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+SENSITIVITY = Path(__file__).resolve().parents[1] / "data" / "unn_uci_sensitivity.csv"
+READINGS = SENSITIVITY.with_name("unn_uci_sensitivity_readings.csv")
+
+
+def _pct(value):
+    return "-" if value != value else f"{value:.1f}"
+
+
+@generator("unn-uci-sensitivity")
+def unn_uci_sensitivity(path=SENSITIVITY):
+    """From the committed summary of UNN's sensitivity study: per dataset the paper's
+    numbers, ours, and the best configuration chosen on the test folds (an oracle) with
+    its interval, setting and kept proportion."""
+    import pandas as pd
+
+    t = pd.read_csv(path)
+    lines = [
+        "| dataset | k | paper UNN | paper kNN | kNN | UNN (θ by CV) | best [95 % CI] | best setting "
+        "| kept | reach | best, ≤ 40 % kept |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for _, r in t.iterrows():
+        lines.append(
+            f"| {r['dataset']} | {r['k']} | {_pct(r['paper_unn'])} | {_pct(r['paper_knn'])} | {_pct(r['knn'])} "
+            f"| {_pct(r['unn_cv'])} | {_pct(r['best'])} [{_pct(r['best_low'])}, {_pct(r['best_high'])}] "
+            f"| {r['best_setting']} | {r['best_fraction']:.2f} | {r['reach']}/{r['n_settings']} "
+            f"| {_pct(r['best_retained_40'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@generator("unn-uci-readings")
+def unn_uci_readings(path=READINGS):
+    """From the committed per-reading table of the same study: per reading (metric, loss,
+    smoothing), the least mean error over theta at the paper's k on each dataset."""
+    import pandas as pd
+
+    t = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    datasets = [c for c in t.columns if c not in ("metric", "loss", "smoothing", "at_or_below_paper", "of")]
+    lines = [
+        "| metric | loss | smoothing | " + " | ".join(datasets) + " | ≤ paper |",
+        "|---|---|---|" + "---|" * (len(datasets) + 1),
+    ]
+    for _, r in t.iterrows():
+        count = "" if r["of"] != r["of"] else f"{int(r['at_or_below_paper'])}/{int(r['of'])}"
+        name = "**paper (UNN)**" if r["metric"] == "paper" else r["metric"]
+        cells = " | ".join(_pct(float(r[d])) for d in datasets)
+        loss, smoothing = (x if isinstance(x, str) else "" for x in (r["loss"], r["smoothing"]))
+        lines.append(f"| {name} | {loss} | {smoothing} | {cells} | {count} |")
     return "\n".join(lines) + "\n"
