@@ -290,13 +290,15 @@ def verdict(cell, paper):
 
 def _argmins(rows, argmin):
     """One value per group: the parameter value whose rows have the least mean ``value``
-    within the group (folds and repeats averaged first; ties within 1e-12: the smallest
-    parameter value)."""
+    within the group (folds and repeats averaged first; means that tie the least under
+    knnx's tie rule, :mod:`knnx.stats.ties`: the smallest parameter value)."""
+    from knnx.stats.ties import best_mask
+
     column = f"param_{argmin.param}"
     out = []
     for _, group in rows.groupby(argmin.by, sort=True):
         means = group.assign(_v=group["value"].astype(np.float64)).groupby(column, sort=True)["_v"].mean()
-        best = means.to_numpy() <= means.min() + 1e-12
+        best = best_mask(means.to_numpy(dtype=np.float64), lower=True)
         out.append(min(float(_json(v)) for v in means.index[best]))
     return np.asarray(out, dtype=np.float64)
 

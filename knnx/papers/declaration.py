@@ -94,7 +94,8 @@ class Claim(_Model):
 class ArgMin(_Model):
     """Before the statistic, each group of selected rows (``by``) becomes one value: the
     value of parameter ``param`` whose rows have the least mean ``value`` in the group
-    (folds and repeats averaged first; means within 1e-12 of the least count as equal,
+    (folds and repeats averaged first; means that tie the least under knnx's tie rule,
+    :mod:`knnx.stats.ties`, count as equal,
     the smallest parameter value wins), e.g. the k of lowest test error per dataset."""
 
     param: str

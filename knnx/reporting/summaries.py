@@ -8,6 +8,7 @@ from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.results import read_results
 from knnx.stats.configurations import configuration_labels
+from knnx.stats.ties import best_mask
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 
@@ -57,7 +58,8 @@ def _std(values):
 
 
 def mark_best(summary, within="dataset"):
-    """Boolean column: the best mean per (``within``, metric) group (lowest error, highest score).
+    """Boolean column: the best mean per (``within``, metric) group (lowest error, highest
+    score), every mean that ties it (knnx's tie rule, :mod:`knnx.stats.ties`) marked too.
 
     Rows of reported quantities (names that are not metrics, e.g. ``chosen_k``) are
     never marked.
@@ -70,8 +72,8 @@ def mark_best(summary, within="dataset"):
         metric = sub["metric"].iloc[0]
         if metric not in METRICS and metric not in LOWER_IS_BETTER:
             continue  # a reported quantity (e.g. chosen_k), not a score
-        target = sub["mean"].min() if LOWER_IS_BETTER.get(metric, False) else sub["mean"].max()
-        best[summary.index.get_indexer(sub.index[np.isclose(sub["mean"], target, rtol=0, atol=1e-12)])] = True
+        tied = best_mask(sub["mean"].to_numpy(dtype=np.float64), LOWER_IS_BETTER.get(metric, False))
+        best[summary.index.get_indexer(sub.index[tied])] = True
     return best
 
 

@@ -10,8 +10,15 @@ dataset (a complete block design).
 
 Rules, all tested:
 
+* Equal means: knnx's one tie rule (:mod:`knnx.stats.ties`): two means tie when they
+  differ by at most 1e-12 relative (rounding, e.g. ``0.04`` and
+  ``0.039999999999999994``). Ranks, Friedman's statistic, the win/tie/loss counts,
+  Wilcoxon's differences (and their ranks) and the choice of ``best-test`` all see
+  tying values as equal
+  (each row's tying means snapped to one value, :func:`knnx.stats.ties.snap`);
+  the means shown are the means as computed.
 * Ranks per dataset: 1 is the best mean (the lowest for metrics where lower is
-  better, :data:`knnx.evaluation.metrics.LOWER_IS_BETTER`); equal means share the average of
+  better, :data:`knnx.evaluation.metrics.LOWER_IS_BETTER`); tying means share the average of
   their ranks (``scipy.stats.rankdata(method="average")``).
 * Friedman: ``scipy.stats.friedmanchisquare`` on the per-dataset means (three or more
   configurations), chi² with k − 1 degrees of freedom; Iman-Davenport's
@@ -22,7 +29,7 @@ Rules, all tested:
 * Nemenyi's critical difference at ``alpha``: q_alpha √(k (k + 1) / (6 N)), with q_alpha
   the studentized range quantile over √2 (``scipy.stats.studentized_range``; Demšar's
   Table 5a: 1.960, 2.343, 2.569, 2.728 for k = 2..5 at alpha = 0.05).
-* Pairs: wins, ties and losses count datasets by their means (a tie is equal means);
+* Pairs: wins, ties and losses count datasets by their means (a tie: tying means);
   the two-sided Wilcoxon signed-rank test of ``scipy.stats.wilcoxon`` on the
   per-dataset means (zero differences dropped, scipy's default; p = 1 when every
   difference is zero); Holm's step-down adjustment over all pairs.
@@ -46,6 +53,7 @@ import pandas as pd
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.stats.configurations import configuration_labels
+from knnx.stats.ties import TIE_RTOL, best_mask, rank_rows, snap
 
 
 def holm(pvalues):
@@ -136,7 +144,7 @@ def _contestants(frame, metric, select):
 
 def _best_test(rows, means, folds, metric):
     """``(means, folds, chosen)`` of each algorithm's configuration with the best mean per
-    dataset (the first in file order among equal means)."""
+    dataset (the first in file order among tying means, :mod:`knnx.stats.ties`)."""
     lower = LOWER_IS_BETTER.get(metric, False)
     best, best_folds, picks = {}, {}, []
     for alg in dict.fromkeys(rows["algorithm"]):
@@ -148,8 +156,13 @@ def _best_test(rows, means, folds, metric):
                 f"algorithm '{alg}' has no '{metric}' results on dataset '{absent.index[absent][0]}'; a "
                 "comparison across datasets needs every algorithm on every dataset"
             )
-        pick = sub.idxmin(axis=1) if lower else sub.idxmax(axis=1)
-        best[alg] = sub.min(axis=1) if lower else sub.max(axis=1)
+        # the first in file order among the means that tie the best
+        pick = pd.Series(
+            [sub.columns[int(np.argmax(best_mask(row, lower)))] for row in sub.to_numpy(dtype=np.float64)],
+            index=sub.index,
+            dtype=object,
+        )
+        best[alg] = pd.Series([sub.loc[d, pick[d]] for d in sub.index], index=sub.index, dtype=np.float64)
         best_folds[alg] = pd.Series(
             [folds.loc[key, pick[key[0]]] for key in folds.index], index=folds.index, dtype=np.float64
         )
@@ -175,8 +188,8 @@ def _check_complete(means, metric):
 
 
 # Relative size below which two values' difference is rounding (e.g. the same mean summed
-# in another order), not a difference between configurations.
-ROUNDING = 1e-12
+# in another order), not a difference between configurations: knnx's tie rule.
+ROUNDING = TIE_RTOL
 
 
 def paired_tests(a, b, test_train_ratio):
@@ -229,17 +242,16 @@ def paired_tests(a, b, test_train_ratio):
 
 def rank_counts(means, metric="error", method="min"):
     """How many datasets rank each configuration 1st, 2nd, ... (configurations x ranks
-    1..k). ``method``: how ties share ranks (``scipy.stats.rankdata``); "min" gives tied
-    configurations the best of their ranks, as Nock et al. (2014, Fig. 4) count."""
-    from scipy.stats import rankdata
-
+    1..k). ``method``: how tying means (:mod:`knnx.stats.ties`) share ranks
+    (``scipy.stats.rankdata``); "min" gives tied configurations the best of their ranks,
+    as Nock et al. (2014, Fig. 4) count."""
     if method not in ("min", "max", "dense", "ordinal"):
         raise ResultsError(
             f"rank_counts: method must give whole ranks (min, max, dense, ordinal), got {method!r}"
         )
     values = means.to_numpy(dtype=np.float64)
     lower = LOWER_IS_BETTER.get(metric, False)
-    ranks = rankdata(values if lower else -values, axis=1, method=method).astype(np.int64)
+    ranks = rank_rows(values, lower, method=method).astype(np.int64)
     k = values.shape[1]
     counts = np.zeros((k, k), dtype=np.int64)
     for row in ranks:
@@ -259,7 +271,8 @@ def significant_winners(paired, metric="error", alpha=0.05):
     lower = LOWER_IS_BETTER.get(metric, False)
     out = {"winner": [], "winner_corrected": []}
     for row in paired.itertuples(index=False):
-        decided = bool(row.mean_difference) and not math.isnan(row.mean_difference)
+        # a mean difference within rounding (the tie rule) decides nothing
+        decided = not math.isnan(row.mean_difference) and abs(row.mean_difference) > TIE_RTOL
         a_better = (row.mean_difference < 0) if lower else (row.mean_difference > 0)
         better = row.a if a_better else row.b
         for column, key in (("p", "winner"), ("p_corrected", "winner_corrected")):
@@ -345,12 +358,10 @@ class CompareResult:
 
 
 def _ranks(means, metric):
-    from scipy.stats import rankdata
-
     lower = LOWER_IS_BETTER.get(metric, False)
     values = means.to_numpy(dtype=np.float64)
     ranks = pd.DataFrame(
-        rankdata(values if lower else -values, axis=1, method="average"),
+        rank_rows(values, lower, method="average"),
         index=means.index,
         columns=means.columns,
     )
@@ -394,7 +405,7 @@ def _wilcoxon_holm(means, metric):
     from scipy.stats import wilcoxon
 
     lower = LOWER_IS_BETTER.get(metric, False)
-    values = means.to_numpy(dtype=np.float64)
+    values = snap(means.to_numpy(dtype=np.float64), axis=1)  # tying means are equal
     pairs = []
     for i, j in itertools.combinations(range(values.shape[1]), 2):
         a, b = values[:, i], values[:, j]
@@ -403,7 +414,9 @@ def _wilcoxon_holm(means, metric):
         if np.all(a == b):
             statistic, p_value = math.nan, 1.0
         else:
-            result = wilcoxon(a, b)
+            # the test ranks |a - b|: differences that tie (rounding) share a rank too
+            d = a - b
+            result = wilcoxon(np.sign(d) * snap(np.abs(d)))
             statistic, p_value = float(result.statistic), float(result.pvalue)
         pairs.append(
             {
@@ -488,7 +501,7 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         ranks=ranks,
         mean_ranks=mean_ranks,
         pairwise=_wilcoxon_holm(means, metric),
-        friedman=_friedman(means.to_numpy(dtype=np.float64), alpha),
+        friedman=_friedman(snap(means.to_numpy(dtype=np.float64), axis=1), alpha),
         per_dataset=_per_dataset(parts, ranks, select),
         paired=paired,
         folds=parts["folds"],
@@ -507,6 +520,6 @@ def nemenyi_pvalues(result):
             "the critical-difference diagram needs scikit-posthocs: pip install 'knnx[stats]'"
         ) from None
     means = result.means
-    table = sp.posthoc_nemenyi_friedman(means.to_numpy(dtype=np.float64))
+    table = sp.posthoc_nemenyi_friedman(snap(means.to_numpy(dtype=np.float64), axis=1))
     table.index = table.columns = means.columns
     return table
