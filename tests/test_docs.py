@@ -16,9 +16,15 @@ The rules (also written in docs/development.md, "Examples are tested"):
 
 Pages run in a temporary folder holding links to the repository's experiments/ and
 datasets/, so ``knnx run experiments/ripley.yaml`` works as in a checkout.
+
+The generated blocks of docs/**/*.md (the CLI reference, the spec schema, the dataset,
+target and paper tables; docs/hooks/generate.py) are committed and must be current:
+``test_generated_blocks_are_current`` makes them afresh and names any page that differs
+(``make docs-generated`` rewrites them).
 """
 
 import doctest
+import functools
 import io
 import re
 import shlex
@@ -42,6 +48,7 @@ NOT_RUN = {
     "make test",
     "make lint",
     "make docs",
+    "make docs-generated",
     "make regress",
     "make reproduce",
     "make report",
@@ -229,8 +236,10 @@ def test_make_commands_shown_are_makefile_targets():
     assert {"install", "test", "docs"} <= shown
 
 
+@functools.cache
 def _hook():
-    """The docs build hook (docs/hooks/generate.py), imported as mkdocs imports it."""
+    """The docs build hook (docs/hooks/generate.py), imported as mkdocs imports it (once:
+    it keeps what its generators made)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -283,6 +292,83 @@ def test_paper_tables_are_the_snapshot_rows():
     assert len(shown) == len(set(shown)), "a table shown twice"
     assert set(shown) == set(declared), set(declared) ^ set(shown)
     assert set(snapshot.target + "/" + snapshot.table) <= set(shown)
+
+
+def test_generated_blocks_are_current():
+    """Every generated block and paper table committed in docs/**/*.md is what the code and
+    the committed data give now (docs/hooks/generate.py makes it afresh here and compares),
+    and no page holds a marker line not yet filled. CI's check that the committed CLI
+    reference, spec schema, dataset tables and paper tables are current."""
+    hook = _hook()
+    rows = hook.snapshot_rows()
+    stale = {}
+    for path in hook.pages():
+        names = hook.stale_blocks(path.read_text(encoding="utf-8"), rows)
+        if names:
+            stale[str(path.relative_to(ROOT))] = names
+    assert not stale, "\n".join(
+        [f"{page}: not current: {', '.join(names)}" for page, names in stale.items()]
+        + ["run `make docs-generated` (python docs/hooks/generate.py --write) and commit the pages"]
+    )
+
+
+def test_generated_blocks_are_where_the_pages_need_them():
+    """The blocks a reader finds on GitHub (docs/*.md as stored), each on its page once."""
+    hook = _hook()
+    found = {}
+    for path in hook.pages():
+        for name, body in hook.generated_blocks(path.read_text(encoding="utf-8")):
+            found.setdefault(name, []).append(str(path.relative_to(ROOT)))
+            assert body.strip(), f"{path}: generated block {name} is empty"
+    assert found == {
+        "cli": ["docs/cli.md"],
+        "spec-schema": ["docs/spec.md"],
+        "bundled-datasets": ["docs/datasets.md"],
+        "suite-tables": ["docs/datasets.md"],
+        "paper-targets": ["docs/reproducing.md"],
+        "unn-uci-sensitivity": ["docs/papers/piro2012.md"],
+        "unn-uci-readings": ["docs/papers/piro2012.md"],
+    }
+    assert set(found) == set(hook.GENERATORS)
+
+
+def test_generated_block_is_written_and_checked():
+    """A marker line becomes a block; a stale block is named and rewritten; a block naming
+    no generator fails the build."""
+    hook = _hook()
+    page = "# A page\n\n<!-- generated: spec-schema -->\n\nText after.\n"
+    filled = hook.fill_page(page)
+    assert hook.stale_blocks(page) == ["spec-schema (a marker line, not yet a block)"]
+    assert hook.stale_blocks(filled) == []
+    assert filled.startswith("# A page\n\n<!-- generated: spec-schema (make docs-generated) -->\n\n")
+    assert filled.endswith("\n\n<!-- end generated: spec-schema -->\n\nText after.\n")
+    assert hook.generated_blocks(filled) == [("spec-schema", f"\n{hook.generated('spec-schema')}\n\n")]
+    edited = filled.replace("| `name` |", "| `the name` |")
+    assert edited != filled and hook.stale_blocks(edited) == ["spec-schema"]
+    assert hook.fill_page(edited) == filled
+    with pytest.raises(ValueError, match="no such generator"):
+        hook.fill_page("<!-- generated: nothing -->\n")
+
+
+def test_generated_blocks_command(tmp_path, monkeypatch, capsys):
+    """`python docs/hooks/generate.py` (main) lists the stale pages and exits 1; with
+    `--write` (make docs-generated) it rewrites them, and then they are current."""
+    hook = _hook()
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text("# A page\n\n<!-- generated: paper-targets -->\n", encoding="utf-8")
+    monkeypatch.setattr(hook, "ROOT", tmp_path)
+    monkeypatch.setattr(hook, "pages", lambda: [page])
+    assert hook.main([]) == 1
+    out = capsys.readouterr().out
+    assert "not current: docs/page.md (paper-targets (a marker line, not yet a block))" in out
+    assert "run `make docs-generated`" in out
+    assert hook.main(["--write"]) == 0
+    assert page.read_text(encoding="utf-8") == hook.fill_page(
+        "# A page\n\n<!-- generated: paper-targets -->\n"
+    )
+    assert hook.main([]) == 0
+    assert "every generated block of docs/ is current" in capsys.readouterr().out
 
 
 def test_paper_table_marker_naming_no_declared_table_fails_the_build():
@@ -353,7 +439,10 @@ def test_the_sensitivity_tables_on_the_piro_page_are_the_committed_summary():
     readings = pd.read_csv(
         ROOT / "docs" / "data" / "unn_uci_sensitivity_readings.csv", keep_default_na=False, na_values=[""]
     )
-    assert "<!-- generated: unn-uci" not in built
+    assert [name for name, body in hook.generated_blocks(built) if body.strip()] == [
+        "unn-uci-sensitivity",
+        "unn-uci-readings",
+    ]
     rows = [line for line in built.splitlines() if line.startswith("| ")]
     for _, r in study.iterrows():
         line = next(x for x in rows if x.startswith(f"| {r['dataset']} | {r['k']} |"))

@@ -1,34 +1,46 @@
-"""mkdocs hook: pages generated at build time from the code, never copied by hand.
+"""The generated parts of the documentation: written into the pages, checked current.
 
-A page holds a marker line and the hook replaces it:
+A generated block of a page sits between two comment lines,
+``<!-- generated: NAME (make docs-generated) -->`` and ``<!-- end generated: NAME -->``,
+and holds the text that the generator NAME makes from the code, committed, so that the
+page reads whole where it is stored (GitHub renders ``docs/*.md``). ``make
+docs-generated`` (``python docs/hooks/generate.py --write``) rewrites every block that
+is not current; ``tests/test_docs.py`` fails, naming the page and the block, when one is
+not (``python docs/hooks/generate.py`` without ``--write`` lists them and exits 1). As an
+mkdocs hook the module fills the blocks again when the site is built, so the site shows
+the code being built. A line holding only ``<!-- generated: NAME -->`` becomes such a
+block (the way to add one); a block naming no generator fails. The generators:
 
-* ``<!-- generated: spec-schema -->``: every key of a spec, from the pydantic models of
+* ``spec-schema``: every key of a spec, from the pydantic models of
   :mod:`knnx.spec.schema` and :mod:`knnx.spec.active` (type, default, allowed values, description);
-* ``<!-- generated: paper-targets -->``: the declared paper targets of
-  ``knnx/papers/targets`` (paper, what each runs, its tables);
-* ``<!-- generated: cli -->``: every command of the ``knnx`` command line, from the typer
-  app of :mod:`knnx.cli` (usage, arguments and options with their help and defaults);
-* ``<!-- generated: suite-tables -->``: the datasets of every benchmark suite, from
+* ``paper-targets``: the declared paper targets of ``knnx/papers/targets`` (paper, what
+  each runs, its tables);
+* ``cli``: every command of the ``knnx`` command line, from the typer app of
+  :mod:`knnx.cli` (usage, arguments and options with their help and defaults);
+* ``bundled-datasets``: the datasets of ``datasets/`` as loaded with their default
+  treatments (:func:`knnx.datasets.describe_bundled`, what ``knnx datasets`` lists);
+* ``suite-tables``: the datasets of every benchmark suite, from
   ``datasets/suites/MANIFEST.json`` (:func:`knnx.datasets.suites.describe_suite`);
-* ``<!-- generated: unn-uci-sensitivity -->``: UNN's sensitivity study on Piro et al.'s
-  Table 2, from ``docs/data/unn_uci_sensitivity.csv`` (the summary written by
+* ``unn-uci-sensitivity``: UNN's sensitivity study on Piro et al.'s Table 2, from
+  ``docs/data/unn_uci_sensitivity.csv`` (the summary written by
   ``experiments/unn_uci_sensitivity.py`` in ``make unn-uci-sensitivity``), and
-  ``<!-- generated: unn-uci-readings -->`` its per-reading table
-  (``docs/data/unn_uci_sensitivity_readings.csv``).
+  ``unn-uci-readings`` its per-reading table (``docs/data/unn_uci_sensitivity_readings.csv``).
 
 A paper page's side-by-side table sits between two marker lines,
-``<!-- paper-table: TARGET/TABLE -->`` and ``<!-- /paper-table: TARGET/TABLE -->``, and the
-hook fills the block (whatever the source holds there is replaced) from the committed
-snapshot of comparison rows, ``docs/data/comparison.csv``: the table's title (from the
-target's declaration, :func:`knnx.papers.load_target`), its rows rendered by
+``<!-- paper-table: TARGET/TABLE -->`` and ``<!-- /paper-table: TARGET/TABLE -->``, and is
+written and checked the same way, from the committed snapshot of comparison rows,
+``docs/data/comparison.csv``: the table's title (from the target's declaration,
+:func:`knnx.papers.load_target`), its rows rendered by
 :func:`knnx.papers.render.markdown_table` with the declared digits, and the headline counts
 (:func:`knnx.papers.render.headline_text`). Nothing is parsed back from rendered text. A
-block naming no declared table fails the build; a declared table without rows in the
-snapshot shows one line saying so.
+block naming no declared table fails; a declared table without rows in the snapshot
+shows one line saying so.
 """
 
+import argparse
 import enum
 import json
+import logging
 import re
 import sys
 import types
@@ -43,22 +55,127 @@ from pydantic_core import PydanticUndefined
 # The knnx beside this file, not another installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-MARKERS = {}
+DOCS = Path(__file__).resolve().parents[1]
+ROOT = DOCS.parent
+COMMAND = "make docs-generated"
+
+# generator name -> function returning the block's Markdown
+GENERATORS = {}
 
 
-def generator(marker):
+def generator(name):
     def register(func):
-        MARKERS[f"<!-- generated: {marker} -->"] = func
+        GENERATORS[name] = func
         return func
 
     return register
 
 
+def on_pre_build(config):
+    _generated.clear()  # mkdocs serve: each build generates afresh
+
+
 def on_page_markdown(markdown, page, config, files):
-    for marker, func in MARKERS.items():
-        if marker in markdown:
-            markdown = markdown.replace(marker, func())
-    return fill_paper_tables(markdown)
+    built = fill_page(markdown)
+    if built != markdown:  # the site shows the fresh text; the page as stored is behind it
+        logging.getLogger("mkdocs.hooks.generate").info(
+            "%s: generated blocks not current (%s); run `%s`",
+            getattr(getattr(page, "file", None), "src_uri", "a page"),
+            ", ".join(stale_blocks(markdown)),
+            COMMAND,
+        )
+    return built
+
+
+# --- generated blocks -------------------------------------------------------------------------
+
+GENERATED_BLOCK = re.compile(
+    r"^<!-- generated: (?P<name>[\w.-]+)(?: \([^)\n]*\))? -->\n(?P<body>.*?)^<!-- end generated: (?P=name) -->$",
+    re.M | re.S,
+)
+LONE_MARKER = re.compile(r"^<!-- generated: (?P<name>[\w.-]+) -->$", re.M)
+
+# name -> text: each generator runs once per process (the datasets' table loads them all)
+_generated = {}
+
+
+def generated(name):
+    """The Markdown of generator ``name``, trailing spaces and blank edges removed."""
+    if name not in GENERATORS:
+        raise ValueError(f"generated block {name!r}: no such generator; known: {', '.join(GENERATORS)}")
+    if name not in _generated:
+        text = GENERATORS[name]().strip("\n")
+        _generated[name] = "\n".join(line.rstrip() for line in text.split("\n"))
+    return _generated[name]
+
+
+def generated_block(name):
+    """Block ``name`` as a page holds it, its two comment lines included."""
+    return f"<!-- generated: {name} ({COMMAND}) -->\n\n{generated(name)}\n\n<!-- end generated: {name} -->"
+
+
+def generated_blocks(markdown):
+    """``[(name, body)]``: the generated blocks of a page in order (body: the text between
+    the comment lines)."""
+    return [(m.group("name"), m.group("body")) for m in GENERATED_BLOCK.finditer(markdown)]
+
+
+def fill_generated(markdown):
+    """``markdown`` with every generated block, and every line holding only a marker,
+    written afresh."""
+    markdown = GENERATED_BLOCK.sub(lambda m: generated_block(m.group("name")), markdown)
+    return LONE_MARKER.sub(lambda m: generated_block(m.group("name")), markdown)
+
+
+def fill_page(markdown, rows=None):
+    """``markdown`` with its generated blocks and paper tables written afresh."""
+    return fill_paper_tables(fill_generated(markdown), rows)
+
+
+def pages():
+    """The documentation's Markdown pages (docs/**/*.md but the hooks')."""
+    return sorted(p for p in DOCS.rglob("*.md") if DOCS / "hooks" not in p.parents)
+
+
+def stale_blocks(markdown, rows=None):
+    """The names of the blocks of ``markdown`` (generated blocks, lone markers and paper
+    tables) whose text is not what the code and the committed data give now."""
+    fresh = fill_page(markdown, rows)
+    if fresh == markdown:
+        return []
+    old = dict(generated_blocks(markdown) + paper_blocks(markdown))
+    new = dict(generated_blocks(fresh) + paper_blocks(fresh))
+    stale = [name for name in old if old[name] != new.get(name)]
+    stale += [f"{m.group('name')} (a marker line, not yet a block)" for m in LONE_MARKER.finditer(markdown)]
+    return stale or ["a block's comment lines"]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="docs/hooks/generate.py",
+        description="Check, or with --write rewrite, the generated blocks and paper tables of docs/**/*.md.",
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="rewrite every page whose blocks are not current"
+    )
+    args = parser.parse_args(argv)
+    rows = snapshot_rows()
+    stale = {}
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        names = stale_blocks(text, rows)
+        if names:
+            stale[path] = names
+            if args.write:
+                path.write_text(fill_page(text, rows), encoding="utf-8")
+    for path, names in stale.items():
+        verb = "rewrote" if args.write else "not current:"
+        print(f"{verb} {path.relative_to(ROOT)} ({', '.join(names)})")
+    if args.write or not stale:
+        print(f"every generated block of docs/ is current ({len(GENERATORS)} generators, paper tables)")
+        return 0
+    print(f"run `{COMMAND}` to rewrite them")
+    return 1
 
 
 @generator("paper-targets")
@@ -69,7 +186,7 @@ def paper_targets():
     from knnx.papers.declaration import TARGETS_DIR, Target
 
     lines = [
-        "Generated from `knnx/papers/targets/*.yaml` when the site is built "
+        "Generated from `knnx/papers/targets/*.yaml` by `make docs-generated` "
         "(`knnx reproduce --list` prints the titles). `{VAR}` is a variable of the target, "
         "set by `--var VAR=VALUE` (default in parentheses, when short).",
         "",
@@ -163,6 +280,11 @@ def _cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _html_text(text):
+    """Prose with ``<`` escaped: ``results/<spec name>`` would be an HTML tag, not shown."""
+    return text.replace("<", "&lt;")
+
+
 def _type_name(annotation):
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
@@ -247,8 +369,8 @@ def spec_schema():
     models = [spec.Spec, spec.AlgorithmEntry, spec.Tune, spec.Preprocess]
     protocols = typing.get_args(typing.get_args(spec.Protocol)[0])
     lines = [
-        "Generated from the pydantic models of `knnx/spec/schema.py` and `knnx/spec/active.py` when the site "
-        "is built. "
+        "Generated from the pydantic models of `knnx/spec/schema.py` and `knnx/spec/active.py` by "
+        "`make docs-generated`. "
         "Unknown keys are refused (`extra = forbid`) and values are not coerced (`strict`): "
         '`k: "3"` is a string, not a number.',
         "",
@@ -332,16 +454,17 @@ def cli_reference():
     group = typer.main.get_command(app)
     ctx = group.context_class(group, info_name="knnx")
     lines = [
-        "Generated from the typer app of `knnx/cli/` when the site is built; "
+        "Generated from the typer app of `knnx/cli/` by `make docs-generated`; "
         "`knnx COMMAND --help` prints the same text.",
         "",
     ]
     for name in sorted(group.commands):
         command = group.commands[name]
         sub = command.context_class(command, info_name=name, parent=ctx)
-        usage = re.sub(r"\{(\w+)\}", lambda m: m.group(1).upper(), command.get_usage(sub))
+        usage = re.sub(r"[{\[](\w+)[}\]]", lambda m: m.group(0).upper(), command.get_usage(sub))
+        usage = re.sub(r"\{(\w+)\}", r"\1", usage)
         lines += [f"## knnx {name}", "", "```text", usage, "```", ""]
-        lines += [" ".join((command.help or "").split()), ""]
+        lines += [_html_text(" ".join((command.help or "").split())), ""]
         lines += ["| argument or option | type | default | help |", "|---|---|---|---|"]
         for param in command.params:
             if param.name == "help":
@@ -352,9 +475,36 @@ def cli_reference():
                 label = f"`{(param.metavar or param.name).upper()}`"
             help_text = getattr(param, "help", "") or ""
             lines.append(
-                f"| {label} | {_cell(_param_type(param, sub))} | {_cell(_param_default(param))} | {_cell(' '.join(help_text.split()))} |"
+                f"| {label} | {_cell(_param_type(param, sub))} | {_cell(_param_default(param))} "
+                f"| {_html_text(_cell(' '.join(help_text.split())))} |"
             )
         lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+@generator("bundled-datasets")
+def bundled_datasets():
+    """The datasets of datasets/ as loaded with their default treatments (each is loaded:
+    a few seconds), with their declared nominal attributes."""
+    from knnx.datasets import describe_bundled
+    from knnx.datasets.bundled import BUNDLED
+
+    lines = [
+        "Generated by `make docs-generated` from `knnx.datasets.describe_bundled()`, which "
+        "`knnx datasets` prints (`--format csv` adds the class counts). n × d as loaded with the "
+        "default treatments (`datasets/README.md` explains each); *files*: rows × columns as shipped; "
+        "*split*: the predefined train/test split (`protocol: {kind: predefined}`); *nominal*: the "
+        "attributes declared nominal, kept as codes under `categorical: keep` "
+        "([Types](#types-nominal-attributes-missing-values-distance-matrices)).",
+        "",
+        "| name | n | d | classes | split | files | nominal | source | notes |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in describe_bundled():
+        nominal = len(BUNDLED[r["name"]].nominal) or "-"
+        cells = [f"`{r['name']}`", r["n"], r["d"], r["classes"], r["split"], r["files"].replace("x", " × ")]
+        cells += [nominal, r["source"], r["notes"] or "-"]
+        lines.append("| " + " | ".join(_html_text(_cell(c)) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -430,3 +580,7 @@ def unn_uci_readings(path=READINGS):
         loss, smoothing = (x if isinstance(x, str) else "" for x in (r["loss"], r["smoothing"]))
         lines.append(f"| {name} | {loss} | {smoothing} | {cells} | {count} |")
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
