@@ -1302,32 +1302,71 @@ def test_an_unreachable_scheduler_writes_nothing(tmp_path):
     _refused(args, tmp_path, "error: --scheduler tcp://127.0.0.1:9: cannot connect (")
 
 
-def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path):
-    """Failed cells come back from the workers as values: distributed logged each as
-    'Compute Failed' with its traceback on stderr."""
+DASK_DEFAULT_PORT = 8787  # distributed's default HTTP (dashboard) port
+
+
+@pytest.fixture
+def busy_dashboard_port():
+    """Port 8787 taken for the test, as another Dask cluster or notebook would take it:
+    listening sockets on 0.0.0.0 and 127.0.0.1 where free (one already taken by someone
+    else is as busy)."""
+    import socket
+
+    held = []
+    for host in ("0.0.0.0", "127.0.0.1"):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.bind((host, DASK_DEFAULT_PORT))
+            sock.listen()
+            held.append(sock)
+        except OSError:
+            sock.close()
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as tornado binds
+    with probe, pytest.raises(OSError):
+        probe.bind(("127.0.0.1", DASK_DEFAULT_PORT))
+    yield
+    for sock in held:
+        sock.close()
+
+
+def _dask_run(tmp_path, spec_text, jobs=2):
+    """``knnx run --executor dask --quiet`` in a fresh process: the finished process."""
     import subprocess
     import sys
 
+    (tmp_path / "s.yaml").write_text(spec_text)
+    code = "from knnx.cli import app; app()"
+    args = [sys.executable, "-c", code, "run", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o")]
+    args += ["--quiet", "--executor", "dask", "--jobs", str(jobs)]
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def test_a_dask_run_is_silent_when_port_8787_is_taken(tmp_path, busy_dashboard_port):
+    """The LocalCluster's scheduler serves HTTP on a free port of its own: with
+    dashboard_address=None it took distributed's default 8787 and, that port being taken,
+    warned 'Port 8787 is already in use' on stderr."""
+    pytest.importorskip("distributed")
+    done = _dask_run(
+        tmp_path, "name: p\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert len(read_results(tmp_path / "o" / "results.csv")) == 2
+
+
+def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path, busy_dashboard_port):
+    """Failed cells come back from the workers as values: distributed logged each as
+    'Compute Failed' with its traceback on stderr. Port 8787 taken changes nothing."""
     pytest.importorskip("distributed")
     # the fold that tests the 1e300 row trains on tiny values: its test rows overflow
     # when standardised (a data error only the run can see); the other fold runs
     (tmp_path / "d.csv").write_text("a,label\n0,x\n1e-300,y\n0,x\n1e-300,y\n1e-300,x\n1e300,y\n")
-    (tmp_path / "s.yaml").write_text(
+    done = _dask_run(
+        tmp_path,
         "name: f\ndatasets: [iris, {csv: d.csv, id: bad}]\npreprocess: {standardize: true}\n"
-        "protocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n"
+        "protocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n",
     )
-    code = "from knnx.cli import app; app()"
-    args = [
-        sys.executable,
-        "-c",
-        code,
-        "run",
-        str(tmp_path / "s.yaml"),
-        "--out",
-        str(tmp_path / "o"),
-        "--quiet",
-    ]
-    done = subprocess.run([*args, "--executor", "dask", "--jobs", "2"], capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [done.stderr.splitlines()[0]]
     assert done.stderr.startswith("error: 1 of 4 cells failed and were not saved")

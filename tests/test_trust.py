@@ -187,7 +187,13 @@ def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
     local = read_results(run_spec(spec, out=tmp_path / "local").out / "results.csv")
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            # as knnx's own cluster: no dashboard, HTTP on a free port (None means :8787)
+            dashboard_address=executors.LOOPBACK_ANY_PORT,
+            scheduler_kwargs={"dashboard": False},
         ) as cluster,
         Client(cluster) as client,
     ):

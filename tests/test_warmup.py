@@ -30,7 +30,8 @@ RIPLEY_K = {
 }
 # Every kind of setting the warm-up meets: several vote rules, boosting, learned weights,
 # LpO selection, a tuned grid, and a class outside knnx that draws from NumPy's global
-# random state (random_state=None), which the warm-up must leave as it found it.
+# random state (random_state=None), which the warm-up must leave as it found it (the tests
+# make it warm up: SGDClassifier has no kernels, see warms_up).
 MIXED = {
     "name": "wm",
     "seed": 3,
@@ -51,7 +52,9 @@ MIXED = {
 
 
 def values(frame):
-    return frame.drop(columns=["fit_seconds", "predict_seconds"]).reset_index(drop=True)
+    """The rows without their timings."""
+    timings = [c for c in ("fit_seconds", "predict_seconds", "tune_seconds") if c in frame]
+    return frame.drop(columns=timings).reset_index(drop=True)
 
 
 def last_warmup(out):
@@ -113,6 +116,9 @@ def test_results_are_identical_with_and_without_warm_up_in_process(tmp_path, mon
     """Same rows, same neighbour graphs computed (in the same order) and stored, and the
     same global random state at each cell: the warm-up's graphs, warnings and draws stay
     its own."""
+    from sklearn.linear_model import SGDClassifier
+
+    monkeypatch.setattr(SGDClassifier, "_warm_up", True, raising=False)  # warmed up as if it compiled
     warm, warm_store = _run(MIXED, tmp_path / "warm", monkeypatch, True)
     warm_calls = list(graph_calls)
     graph_calls.clear()
@@ -148,6 +154,8 @@ from sklearn.neighbors import KNeighborsClassifier
 class Picky(KNeighborsClassifier):
     """Refuses fewer than 100 training rows (every tiny warm-up problem), with a warning."""
 
+    _warm_up = True  # as a class with numba kernels says
+
     def fit(self, X, y):
         if len(X) < 100:
             warnings.warn("too few rows")
@@ -174,6 +182,64 @@ def test_a_failing_warm_up_is_skipped_and_changes_nothing(tmp_path, monkeypatch)
     assert not (tmp_path / "warm" / "failures.csv").exists()
     assert not (tmp_path / "warm" / "warnings.csv").exists()
     assert set(last_warmup(tmp_path / "warm")) == {"picky"}
+
+
+def test_estimators_without_kernels_are_not_warmed_up_nor_listed(tmp_path, monkeypatch):
+    """A scikit-learn estimator named by its import path compiles nothing: no tiny fit,
+    no 'compiling kernels' text, no warmup_seconds entry (a random forest's grid had 7.9 s
+    listed as compilation); knnx's knn warms up and is listed as before."""
+    monkeypatch.setattr(PROCESS, "warmed", set())
+    spec = {
+        **RIPLEY_K,
+        "algorithms": [
+            {
+                "estimator": "sklearn.neighbors:KNeighborsClassifier",
+                "id": "sk_knn",
+                "params": {"n_neighbors": 3},
+            },
+            {
+                "estimator": "sklearn.ensemble:RandomForestClassifier",
+                "id": "forest",
+                "params": {"n_estimators": 5},
+            },
+            {"name": "knn", "params": {"k": 3}},
+        ],
+    }
+    seen = []
+    run_spec(spec, out=tmp_path, progress=lambda done, total, text: seen.append(text))
+    assert [t for t in seen if t.startswith("compiling")] == [WARMUP_TEXT.format("knn")]
+    assert set(last_warmup(tmp_path)) == {"knn"} and last_warmup(tmp_path)["knn"] > 0
+    assert set(read_results(tmp_path / "results.csv").algorithm) == {"sk_knn", "forest", "knn"}
+
+
+def test_which_classes_warm_up():
+    """knnx's classes and those derived from them, classes that take knnx's graph store,
+    and classes that say so (``_warm_up``, which also leaves a class out)."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from knnx.estimators.knn import KNNClassifier
+    from knnx.estimators.registry import ALGORITHMS
+
+    class MyKNN(KNNClassifier):
+        pass
+
+    class Quiet(KNNClassifier):
+        _warm_up = False
+
+    class Sharing(ClassifierMixin, BaseEstimator):
+        def __init__(self, k=1, graphs=None):
+            self.k, self.graphs = k, graphs
+
+    class Jitted(KNeighborsClassifier):
+        _warm_up = True
+
+    kernels = ("knn", "knn_lpo", "unn", "unn_cv", "gnnb", "weighted_metric", "knn_sample", "itml_knn")
+    assert all(warmup.warms_up(ALGORITHMS[name]) for name in kernels)
+    assert warmup.warms_up(MyKNN) and warmup.warms_up(Sharing) and warmup.warms_up(Jitted)
+    assert not warmup.warms_up(Quiet)
+    assert not warmup.warms_up(KNeighborsClassifier) and not warmup.warms_up(RandomForestClassifier)
 
 
 def test_tiny_problems_fit_the_settings_they_warm_up():

@@ -91,6 +91,8 @@ class LinearSVMPlatt(NeighborsClassifierBase):
     or a class of one row, the posteriors are the training class frequencies.
     """
 
+    _warm_up = False  # scikit-learn underneath: no numba kernel to compile before timing
+
     _parameter_constraints = {
         "C": Interval(*C_RANGE),
         "seed": Interval(0, MAX_SEED, integer=True),
@@ -214,6 +216,8 @@ class _SklearnBaseline(NeighborsClassifierBase):
     classifier (on class codes). With a single class in the training data the class is
     predicted everywhere (the scikit-learn models refuse one class).
     """
+
+    _warm_up = False  # scikit-learn underneath: no numba kernel to compile before timing
 
     def fit(self, X, y):
         self._validate_params()

@@ -49,6 +49,9 @@ def workers(jobs, client):
 # Seconds to wait for a Dask scheduler given with --scheduler.
 DASK_CONNECT_TIMEOUT = 10
 
+# Where a LocalCluster's scheduler serves HTTP: loopback, a free port the system picks.
+LOOPBACK_ANY_PORT = "127.0.0.1:0"
+
 
 # At most one fit-progress report per cell this often (seconds): the display needs no more.
 FIT_PROGRESS_INTERVAL = 0.5
@@ -157,8 +160,9 @@ def _die_with_parent(parent_pid):
 def dask_client(jobs, scheduler):
     """A Dask distributed Client for ``--executor dask`` (see :func:`run_spec`): to the
     scheduler at ``scheduler``, else to a LocalCluster of ``jobs`` single-threaded worker
-    processes on loopback. Made before the output folder is touched, so that a scheduler
-    that cannot be reached is one line with nothing written."""
+    processes on loopback, with no dashboard and its HTTP server on a free port (not
+    distributed's default 8787, which may be taken). Made before the output folder is
+    touched, so that a scheduler that cannot be reached is one line with nothing written."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -175,7 +179,11 @@ def dask_client(jobs, scheduler):
                     threads_per_worker=1,
                     processes=True,
                     host="127.0.0.1",
-                    dashboard_address=None,
+                    # dashboard_address=None only drops the dashboard: the scheduler's HTTP
+                    # server (health, metrics) stays on the default :8787 and warns on stderr
+                    # when that port is taken. Port 0: a free port, whatever else runs.
+                    dashboard_address=LOOPBACK_ANY_PORT,
+                    scheduler_kwargs={"dashboard": False},
                     # knnx reports every failure itself (failed cells as values, a lost worker
                     # as the error of fut.result()); distributed's own warnings and errors on
                     # a loaded machine (unresponsive event loop, a heartbeat missed while the

@@ -141,7 +141,9 @@ def record_environment(path, n_todo):
 
 def record_warmup(path, seconds):
     """Add ``"warmup_seconds": {algorithm: seconds}`` (rounded to ms) to the newest entry of
-    environment.json, this run's (the run holds the folder's lock), rewritten atomically."""
+    environment.json, this run's (the run holds the folder's lock), rewritten atomically.
+    Only algorithms that warmed up are listed: a class without numba kernels (a
+    scikit-learn estimator) is never warmed up (:func:`knnx.experiment.warmup.warms_up`)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         runs = doc["runs"]

@@ -14,6 +14,17 @@ The tiny fit's neighbour searches are answered by NumPy and recorded
 sizes take and warms them up (:func:`knnx.neighbors.search.search_plan`,
 :func:`knnx.neighbors.search.warm_up_path`).
 
+Only classes that may run numba kernels are warmed up (:func:`warms_up`): knnx's estimators (a
+class of the knnx package or derived from one), a class with a ``graphs`` parameter (its
+neighbour searches run knnx's kernels), and any class whose ``_warm_up`` attribute is
+true; ``_warm_up = False`` leaves a class out. Any other class (a scikit-learn
+estimator, a plain estimator of the user's) has nothing to compile: it is not fitted on
+a tiny problem, its cells run as without warm-up, and it has no entry in
+environment.json's ``warmup_seconds`` (``{algorithm: seconds}``: the seconds each
+algorithm's warm-ups took, summed over the processes). The kernels knnx's classes share
+(neighbour search, votes) compile in the warm-up of the first of them that a process
+meets, and count as its seconds.
+
 Nothing of the cell changes: the warm-up runs with the global random states of
 ``random`` and NumPy saved and restored, its warnings discarded, and its neighbour
 graphs in a store of its own that keeps none (never the process's); a warm-up that
@@ -21,6 +32,7 @@ fails for any reason is skipped, and the cell then compiles what it needs as it 
 have without it.
 """
 
+import inspect
 import random
 import time
 import warnings
@@ -80,8 +92,32 @@ def warm_up(task, ds, ctx, note=None):
     return time.perf_counter() - start
 
 
+def warms_up(cls):
+    """Whether the warm-up fits estimator class ``cls``, i.e. whether its fit runs numba
+    kernels: its ``_warm_up`` attribute if it sets one (True or False), else whether it
+    or a class it derives from is defined in the knnx package, or it takes a ``graphs``
+    parameter (knnx's neighbour-graph store, whose searches are knnx's kernels)."""
+    declared = getattr(cls, "_warm_up", None)
+    if declared is not None:
+        return bool(declared)
+    if any(_in_knnx(getattr(c, "__module__", None)) for c in getattr(cls, "__mro__", ())):
+        return True
+    try:
+        return "graphs" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):  # no signature to read: nothing says it has kernels
+        return False
+
+
+def _in_knnx(module):
+    return isinstance(module, str) and (module == "knnx" or module.startswith("knnx."))
+
+
 def _plan(task, ds, warmed):
-    """``[(key, rows needed, run)]``: the settings of ``task`` not warmed up yet."""
+    """``[(key, rows needed, run)]``: the settings of ``task`` not warmed up yet (none
+    for a class without kernels, see :func:`warms_up`)."""
+    estimator_class = getattr(task, "estimator_class", None)  # a cell that fits a class
+    if estimator_class is not None and not warms_up(estimator_class()):
+        return []
     plan = []
     for key, need, run in task.kind.warm_runs(task, ds):
         if key in warmed or key in (k for k, _, _ in plan) or need > MAX_WARMUP_ROWS:

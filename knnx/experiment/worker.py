@@ -22,10 +22,11 @@ def run_cell(task, fit_progress=None, ctx=None):
     ``warnings``: what Python warnings the cell raised, as ``(category, message,
     count)`` in the order first seen (recorded, not printed). ``timing``: ``{"seconds":
     the cell's wall time, warm-up excluded, "warmup": {algorithm: seconds of warm-up}}``
-    (empty when this process had warmed up this cell's settings before). Before the
-    cell, if ``task.warm_up``, the process warms up the kernels of the cell's settings
-    (:func:`knnx.experiment.warmup.warm_up`); an exception of the cell carries that
-    warm-up as its ``warmup_seconds`` attribute."""
+    (empty when this process had warmed up this cell's settings before, or when the
+    cell's class has no kernels to warm up: :func:`knnx.experiment.warmup.warms_up`).
+    Before the cell, if ``task.warm_up``, the process warms up the kernels of the cell's
+    settings (:func:`knnx.experiment.warmup.warm_up`); an exception of the cell carries
+    that warm-up as its ``warmup_seconds`` attribute."""
     ctx = PROCESS if ctx is None else ctx
     start = time.perf_counter()
     spent = {}
