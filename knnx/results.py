@@ -3,7 +3,15 @@
 Schema (fixed column order)::
 
     experiment, dataset, algorithm, params, protocol, repeat, fold, seed,
-    metric, value, n_train, n_test, fit_seconds, predict_seconds
+    metric, value, n_train, n_test, fit_seconds, predict_seconds, tune_seconds
+
+Timings (seconds of wall time, ``time.perf_counter``, in the process that ran the
+cell): ``fit_seconds`` is what it took to get the fitted model, the whole of it: for
+a tuned cell (``tune:``) the inner search plus the refit on the training part;
+``tune_seconds`` the inner search alone (0 for a cell that is not tuned);
+``predict_seconds`` the ``predict`` call on the test part. The kernels' compilation is
+in none of them (the warm-up, see :mod:`knnx.experiment.runner`). A file written
+before ``tune_seconds`` existed is read with NaN there (not recorded).
 
 ``params`` and ``protocol`` are canonical JSON (sorted keys). ``seed`` is the
 spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
@@ -57,7 +65,14 @@ COLUMNS = [
     "n_test",
     "fit_seconds",
     "predict_seconds",
+    "tune_seconds",
 ]
+# Timing columns, one value per cell (repeated on each of its rows): ``knnx table
+# --metric`` tabulates them as it does metrics.
+TIMINGS = ("fit_seconds", "predict_seconds", "tune_seconds")
+# Columns a file of an older knnx may lack: read as NaN (not recorded); a row built
+# without them is written with their default.
+OPTIONAL_COLUMNS = {"tune_seconds": 0.0}
 CELL_COLUMNS = ["dataset", "algorithm", "params", "repeat", "fold"]
 
 
@@ -175,7 +190,7 @@ def rows_to_csv(rows, header=False, columns=COLUMNS):
     if header:
         writer.writeheader()
     for row in rows:
-        writer.writerow({c: _fmt(row[c]) for c in columns})
+        writer.writerow({c: _fmt(row[c] if c in row else OPTIONAL_COLUMNS[c]) for c in columns})
     return buf.getvalue()
 
 
@@ -238,6 +253,7 @@ OUTPUT_FILES = (
     "summary.csv",
     "summary.md",
     "spec.yaml",
+    "datasets.csv",
     "environment.json",
     "report.html",
 )
@@ -376,7 +392,7 @@ class ResultsWriter:
 # pandas' own C parser rounds some 17-digit decimals to a neighbouring float before
 # pandas 3.1 (float_precision="high"), and that option is deprecated from 3.1 on.
 INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iteration", "count", "round"})
-FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds"})
+FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds", "tune_seconds"})
 
 
 # What knnx writes: integers as digits, floats as Python's repr (nan, inf and -inf
@@ -427,7 +443,12 @@ def _read_table(source, path, columns, what):
 
 
 def _parse(source, path):
-    frame = _read_table(source, path, COLUMNS, "results")
+    frame = _read_table(source, path, [c for c in COLUMNS if c not in OPTIONAL_COLUMNS], "results")
+    for col in OPTIONAL_COLUMNS:
+        if col in frame.columns:
+            frame[col] = _parse_numbers(frame[col].tolist(), "number", col, path)
+        else:  # a file of an older knnx: not recorded
+            frame[col] = np.nan
     if ROUND in frame.columns:  # an active-learning run's
         frame[ROUND] = _parse_numbers(frame[ROUND].tolist(), "integer", ROUND, path)
         frame = frame[[*COLUMNS, ROUND]]
@@ -440,6 +461,48 @@ def _parse(source, path):
     return (
         pd.concat([frame, pd.DataFrame(extra, index=frame.index, dtype=object)], axis=1) if names else frame
     )
+
+
+# OUT/datasets.csv: what the run's tables print beside each dataset (written at the start
+# of a run from the loaded datasets): rows, attributes (before encoding; empty for a
+# precomputed distance matrix), classes, nominal attributes and missing values.
+DATASET_COLUMNS = ["dataset", "n", "d", "classes", "nominal", "missing"]
+
+
+def dataset_row(label, ds):
+    """The :data:`DATASET_COLUMNS` of a loaded dataset ``ds`` (knnx.datasets.Dataset)."""
+    if ds.attributes:
+        d, nominal = len(ds.attributes), sum(a.kind == "nominal" for a in ds.attributes)
+    else:
+        d, nominal = ds.n_features, len(ds.nominal)
+    values = ds.values if ds.values is not None else ds.X
+    return {
+        "dataset": label,
+        "n": ds.n_samples,
+        "d": "" if ds.precomputed else d,
+        "classes": ds.n_classes,
+        "nominal": nominal,
+        "missing": int(np.isnan(values).sum()),
+    }
+
+
+def read_datasets(path, frame=None):
+    """The characteristics of a run's datasets (:data:`DATASET_COLUMNS`, indexed by
+    dataset, numbers as floats, NaN where unknown) from ``path`` (a datasets.csv); None
+    when there is no such file. Without one, ``frame`` (results) gives n alone, as
+    n_train + n_test of a dataset's first fold (a protocol that tests every row once:
+    k-fold, holdout)."""
+    path = Path(path)
+    if path.is_file():
+        table = _read_table(path, path, DATASET_COLUMNS, "datasets")
+        out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
+        return out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
+    if frame is None or frame.empty:
+        return None
+    first = frame.drop_duplicates("dataset").set_index("dataset")
+    out = pd.DataFrame(index=first.index, columns=DATASET_COLUMNS[1:], dtype=np.float64)
+    out["n"] = (first["n_train"] + first["n_test"]).astype(np.float64)
+    return out
 
 
 def read_results(path):

@@ -125,16 +125,11 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     path = _results(HAND, tmp_path)
     result = runner.invoke(app, ["compare", str(path), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[2] == "| d1 | 0.1000 (1) | 0.2000 (2) | 0.3000 (3) |"
+    # one fold per cell: means without ± std; no datasets.csv beside: n from the fold's sizes
+    assert result.output.splitlines()[4] == "| d1 | 15 | – | – | **0.1000** | 0.2000 | 0.3000 |"
     files = {"friedman.csv", "pairwise.csv", "per_dataset.csv", "paired.csv", "ranks.csv", "table.md"}
-    files |= {"rank_counts.csv", "significance.csv"}
-    try:
-        import scikit_posthocs  # noqa: F401
-
-        files |= {"nemenyi.csv", "cd.png", "cd.svg"}
-    except ImportError:
-        pass
-    assert {p.name for p in (tmp_path / "cmp").iterdir()} == files
+    files |= {"rank_counts.csv", "significance.csv", "left_out.csv", "nemenyi.csv", "cd.png", "cd.svg"}
+    assert {p.name for p in (tmp_path / "cmp").iterdir()} == files  # every install: no extra needed
     friedman = pd.read_csv(tmp_path / "cmp" / "friedman.csv")
     assert list(friedman.columns) == [
         "n_datasets",
@@ -165,14 +160,14 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     assert lines[0].startswith(
         "Each algorithm is represented on each dataset by its configuration with the best mean"
     )
-    assert "optimistic" in lines[0]
-    assert lines[2] == "| dataset | knn | unn |" and lines[4] == "| d1 | 0.1000 (1) | 0.3000 (2) |"
+    assert "optimistic for knn, whose test folds chose among several configurations" in lines[0]
+    assert lines[2] == "| dataset | n | d | classes | knn | unn |"
+    assert lines[4] == "| d1 | 15 | – | – | **0.1000** | 0.3000 |"
     result = runner.invoke(app, ["compare", str(path), "--select", "all"])
-    assert result.output.splitlines()[0] == "| dataset | knn k=1 | knn k=3 | unn |"
+    assert result.output.splitlines()[2] == "| dataset | n | d | classes | knn k=1 | knn k=3 | unn |"
 
 
-def test_nemenyi_pvalues_agree_with_the_critical_difference():
-    pytest.importorskip("scikit_posthocs")
+def test_nemenyi_pvalues_agree_with_the_critical_difference_and_scikit_posthocs():
     from knnx.stats.compare import nemenyi_pvalues
 
     rng = np.random.default_rng(7)
@@ -184,6 +179,9 @@ def test_nemenyi_pvalues_agree_with_the_critical_difference():
     )
     result = compare(_results(means))
     pvalues = nemenyi_pvalues(result)
+    sp = pytest.importorskip("scikit_posthocs")  # the reference: the package's own computation
+    reference = sp.posthoc_nemenyi_friedman(means.to_numpy())
+    np.testing.assert_allclose(pvalues.to_numpy(), reference.to_numpy(), rtol=1e-6, atol=1e-12)
     cd = result.friedman["critical_difference"].iloc[0]
     mean_ranks = result.ranks.mean(axis=0)
     verdicts = set()
@@ -196,32 +194,29 @@ def test_nemenyi_pvalues_agree_with_the_critical_difference():
     assert verdicts == {True, False}
 
 
-def test_the_cd_diagram_shows_every_configuration(tmp_path, monkeypatch):
-    pytest.importorskip("scikit_posthocs")
+def test_the_cd_diagram_shows_every_configuration_without_scikit_posthocs(tmp_path, monkeypatch):
     import sys
 
     from knnx.reporting.comparison import cd_diagram, write_comparison
 
+    monkeypatch.setitem(sys.modules, "scikit_posthocs", None)  # not installed: drawn all the same
     result = compare(_results(HAND))
     fig = cd_diagram(result)
     texts = " ".join(t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text")))
-    assert all(name in texts for name in ("A (1.9)", "B (1.6)", "(2.5) C"))
+    assert all(name in texts for name in ("A (1.88)", "B (1.62)", "C (2.50)"))
     assert "Nemenyi CD = 1.66 at alpha 0.05" in texts
     written = write_comparison(result, tmp_path / "a")
-    assert written[-3:] == ["nemenyi.csv", "cd.png", "cd.svg"]
+    assert written[-4:] == ["nemenyi.csv", "table.md", "cd.png", "cd.svg"]
     assert (tmp_path / "a" / "cd.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = (tmp_path / "a" / "cd.svg").read_text()
     assert svg.startswith("<?xml") and "</svg>" in svg
-    monkeypatch.setitem(sys.modules, "scikit_posthocs", None)  # not installed: the tables only
-    assert write_comparison(result, tmp_path / "b") == [
-        "ranks.csv",
-        "pairwise.csv",
-        "friedman.csv",
-        "per_dataset.csv",
-        "paired.csv",
-        "rank_counts.csv",
-        "significance.csv",
+    with_control = compare(_results(HAND), control="A")
+    assert write_comparison(with_control, tmp_path / "b")[-5:] == [
+        "nemenyi.csv",
+        "control.csv",
         "table.md",
+        "cd.png",
+        "cd.svg",
     ]
 
 
@@ -403,7 +398,8 @@ def test_rounding_is_no_difference_and_a_missing_algorithm_is_one_line():
     algorithms = {"A": ("knn", '{"k":1}'), "B": ("knn", '{"k":3}'), "C": ("unn", "{}")}
     frame = _results(HAND, algorithms=algorithms)
     frame = frame[~((frame["dataset"] == "d2") & (frame["algorithm"] == "knn"))]
-    with pytest.raises(Exception, match="algorithm 'knn' has no 'error' results on dataset 'd2'"):
+    # knn is left out by name; one contestant is no comparison
+    with pytest.raises(Exception, match=r"left out: knn \(no 'error' results on 1 of 4 datasets \(d2\)\)"):
         compare(frame, select="best-test")
 
 
@@ -432,6 +428,10 @@ def test_compare_returns_a_typed_frozen_result():
         "folds",
         "rank_counts",
         "significance",
+        "left_out",
+        "control",
+        "rope",
+        "control_tests",
     ]
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.alpha = 0.05
@@ -472,7 +472,6 @@ def test_one_significance_rule_counts_per_configuration_and_per_pair():
 
 
 def test_the_cd_diagram_draws_on_a_given_axes_without_pyplot():
-    pytest.importorskip("scikit_posthocs")
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
@@ -482,8 +481,11 @@ def test_the_cd_diagram_draws_on_a_given_axes_without_pyplot():
     result = compare(_results(HAND))
     fig = Figure()
     left, right = fig.subplots(1, 2)
-    draw_cd_diagram(result, right)
-    assert "Nemenyi CD = 1.66 at alpha 0.05" in right.get_title() and left.get_title() == ""
-    assert not left.texts and {"A (1.9)", "B (1.6)", "(2.5) C"} <= {t.get_text().strip() for t in right.texts}
+    diagram = draw_cd_diagram(result, right)
+    fig.canvas.draw() if hasattr(fig.canvas, "draw") else None
+    assert "Nemenyi CD = 1.66 at alpha 0.05" in diagram.title_text.get_text() and left.get_title() == ""
+    assert not left.texts and {"A (1.88)", "B (1.62)", "C (2.50)"} == {
+        t.get_text() for t in diagram.labels.values()
+    }
     assert isinstance(cd_diagram(result), Figure)
     assert plt.get_fignums() == []  # no pyplot figure left open

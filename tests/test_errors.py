@@ -76,7 +76,10 @@ def test_the_command_line_names_the_flags(tmp_path):
         ("plot", "--x", "kk"): "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary: k "
         "(or --x configuration: every configuration side by side)\n",
         ("plot", "--out", str(tmp_path)): f"error: --out: {tmp_path} is a folder; give an image file name",
-        ("table", "--metric", "auc"): "error: --metric: no rows for metric 'auc'; present: error\n",
+        ("table", "--metric", "auc"): (
+            "error: --metric: no rows for metric 'auc'; present: error; timings: fit_seconds, predict_seconds, "
+            "tune_seconds\n"
+        ),
     }
     for (command, *options), expected in cases.items():
         result = runner.invoke(app, [command, str(path), *options])

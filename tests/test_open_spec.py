@@ -902,7 +902,11 @@ def test_the_saved_spec_has_every_default_and_reruns_from_any_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     from knnx.results import COLUMNS
 
-    cols = [c for c in COLUMNS if c not in ("experiment", "protocol", "fit_seconds", "predict_seconds")]
+    cols = [
+        c
+        for c in COLUMNS
+        if c not in ("experiment", "protocol", "fit_seconds", "predict_seconds", "tune_seconds")
+    ]
     a, b = (read_results(p / "results.csv")[cols] for p in (first, second))
     assert (a.metric == "error").sum() == 3 * 2 * (2 + 1 + 2) and a.equals(b)  # datasets x folds x settings
     assert (second / "spec.yaml").read_text() == (first / "spec.yaml").read_text()
@@ -1122,7 +1126,7 @@ def _cli(spec, out, *extra):
 
 def _values(out):
     frame = read_results(out / "results.csv")
-    return frame.drop(columns=["fit_seconds", "predict_seconds"]).reset_index(drop=True)
+    return frame.drop(columns=["fit_seconds", "predict_seconds", "tune_seconds"]).reset_index(drop=True)
 
 
 def test_one_spec_mixing_every_kind_of_entry_runs_on_every_executor_and_resumes(tmp_path):

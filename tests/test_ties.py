@@ -93,9 +93,12 @@ def test_table_bolds_and_compare_ranks_the_same_ties(tmp_path):
     iris = [line for line in table.output.splitlines() if line.startswith("| iris ")]
     bold = {line.split("|")[2].strip() for line in iris if "**" in line}
     assert bold == {"cmdw", "svc"}
-    done = runner.invoke(app, ["compare", str(path), "--select", "all"])
+    done = runner.invoke(app, ["compare", str(path), "--select", "all", "--out", str(tmp_path / "c")])
     assert done.exit_code == 0, done.output
-    assert "1.5" in next(line for line in done.output.splitlines() if line.startswith("| iris "))
+    iris = next(line for line in done.output.splitlines() if line.startswith("| iris "))
+    assert iris == "| iris | 15 | – | – | **0.0400** | **0.0400** | 0.0500 |"  # both bold
+    per = pd.read_csv(tmp_path / "c" / "per_dataset.csv").set_index(["dataset", "configuration"])
+    assert per.loc[("iris", "cmdw"), "rank"] == per.loc[("iris", "svc"), "rank"] == 1.5
 
 
 def test_paper_tables_take_the_smallest_parameter_among_tying_means():

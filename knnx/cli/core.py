@@ -72,6 +72,19 @@ class TableFormat(StrEnum):
     latex = "latex"
 
 
+class CompareFormat(StrEnum):
+    md = "md"
+    csv = "csv"
+    latex = "latex"
+    html = "html"
+
+
+class SignificanceTest(StrEnum):
+    corrected_t = "corrected-t"
+    t = "t"
+    five_by_two_f = "5x2cv-f"
+
+
 class ListFormat(StrEnum):
     table = "table"
     csv = "csv"

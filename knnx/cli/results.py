@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from knnx.cli.core import TableFormat, console, note_last_round, reported, require_file
+from knnx.cli.core import (
+    CompareFormat,
+    SignificanceTest,
+    TableFormat,
+    console,
+    err_console,
+    note_last_round,
+    reported,
+    require_file,
+)
 from knnx.errors import KnnxError, ResultsError, WriteError
 
 
@@ -18,10 +27,14 @@ def table_cmd(
         help="Comma-separated grouping columns; a parameter by name (k or param_k); configuration = the "
         "algorithm and the parameters that vary (seeds pooled).",
     ),
-    metric: str = typer.Option("error", "--metric", help="Metric to tabulate."),
+    metric: str = typer.Option(
+        "error",
+        "--metric",
+        help="Metric to tabulate, or a timing: fit_seconds, predict_seconds, tune_seconds.",
+    ),
     fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
 ):
-    """Mean ± std of a metric per group over repeats and folds; the best per dataset is marked."""
+    """Mean ± std of a metric (or a timing) per group over repeats and folds; the best per dataset is marked."""
     from knnx.reporting.summaries import read_results, results_table
     from knnx.results import last_round
 
@@ -47,26 +60,53 @@ def compare(
     alpha: float = typer.Option(
         0.05,
         "--alpha",
-        help="Level of the critical difference and of the significance counts (significance.csv).",
+        help="Level of the tests, the critical difference and the significance counts (significance.csv).",
     ),
-    out: Path = typer.Option(None, "--out", help="Folder for ranks.csv, pairwise.csv, friedman.csv, ..."),
-    fmt: TableFormat = typer.Option(TableFormat.md, "--format", help="md, csv or latex."),
+    control: str = typer.Option(
+        None,
+        "--control",
+        help="A contestant (its label, or an algorithm id naming one) to test every other against: Holm and "
+        "Bonferroni-Dunn after Friedman, the Bayesian signed-rank test; the table's daggers then compare with it.",
+    ),
+    test: SignificanceTest = typer.Option(
+        SignificanceTest.corrected_t,
+        "--test",
+        help="The per-dataset test behind the table's daggers: corrected-t (Nadeau-Bengio), t, or 5x2cv-f "
+        "(5 repeats of 2 folds).",
+    ),
+    rope: float = typer.Option(
+        0.01, "--rope", help="Half-width of the Bayesian signed-rank test's region of practical equivalence."
+    ),
+    out: Path = typer.Option(
+        None, "--out", help="Folder for the table, cd.png/cd.svg, ranks.csv, control.csv, ..."
+    ),
+    fmt: CompareFormat = typer.Option(CompareFormat.md, "--format", help="md, csv, latex or html."),
 ):
-    """Compare configurations across datasets: ranks, Friedman, Iman-Davenport, Nemenyi CD, Wilcoxon-Holm."""
-    from knnx.reporting.comparison import comparison_table, friedman_sentence, write_comparison
-    from knnx.results import last_round, prepare_output_folder, read_results
+    """Compare configurations across datasets: the table a paper prints (mean ± std, best in bold, daggers), ranks,
+    Friedman, Nemenyi CD, Wilcoxon-Holm, tests against a control."""
+    from knnx.reporting.comparison import comparison_table, left_out_lines, write_comparison
+    from knnx.results import last_round, prepare_output_folder, read_datasets, read_results
     from knnx.stats.compare import compare as run_compare
 
     with reported():
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
-        result = run_compare(frame, metric=metric, select=select, alpha=alpha)
+        result = run_compare(frame, metric=metric, select=select, alpha=alpha, control=control, rope=rope)
+        characteristics = read_datasets(Path(results).with_name("datasets.csv"), frame)
+        text = comparison_table(result, fmt.value, characteristics, test.value)
         if out is not None:
-            write_comparison(result, prepare_output_folder(out), fmt.value, metric=metric, alpha=alpha)
-    sys.stdout.write(comparison_table(result, fmt.value))
-    if fmt is TableFormat.md:
-        sys.stdout.write(f"\n{friedman_sentence(result.friedman_row, alpha)}\n")
+            write_comparison(
+                result,
+                prepare_output_folder(out),
+                fmt.value,
+                characteristics=characteristics,
+                test=test.value,
+            )
+    if fmt is not CompareFormat.md:  # Markdown names them in its text; the others keep stdout a file
+        for line in left_out_lines(result):
+            err_console.print(line, markup=False)
+    sys.stdout.write(text)
 
 
 def report(

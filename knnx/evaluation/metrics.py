@@ -408,4 +408,5 @@ LOWER_IS_BETTER = {
     "js": True,
     "fit_seconds": True,
     "predict_seconds": True,
+    "tune_seconds": True,
 }

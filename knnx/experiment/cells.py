@@ -64,8 +64,8 @@ class CellTask:
     warm_up: bool = False
     graph_k: int = 0  # width of the graphs the process's store keeps (0: no sharing)
 
-    def base_row(self, n_train, n_test, fit_seconds, predict_seconds):
-        """The columns every results row of this cell shares."""
+    def base_row(self, n_train, n_test, fit_seconds, predict_seconds, tune_seconds=0.0):
+        """The columns every results row of this cell shares (timings: see :mod:`knnx.results`)."""
         return {
             "experiment": self.experiment,
             "dataset": self.cell.dataset,
@@ -79,6 +79,7 @@ class CellTask:
             "n_test": n_test,
             "fit_seconds": fit_seconds,
             "predict_seconds": predict_seconds,
+            "tune_seconds": tune_seconds,
         }
 
     def describe(self):
@@ -290,12 +291,15 @@ class FitPredict(CellKind):
         estimator_cls = task.estimator_class()
         chosen = {}
         setting = task.params
+        tune_seconds = 0.0
         if task.tune is not None:
 
             def make(s):
                 return with_types(with_graphs(estimator_cls(**s), store), ds)
 
+            t = time.perf_counter()
             setting, chosen = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
+            tune_seconds = time.perf_counter() - t
         estimator = with_types(with_graphs(estimator_cls(**setting), store), ds)
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
         t0 = time.perf_counter()
@@ -304,7 +308,8 @@ class FitPredict(CellKind):
         y_pred = estimator.predict(X_test)
         t2 = time.perf_counter()
         check_predictions(y_pred, len(task.test), ds.n_classes)
-        base = task.base_row(len(task.train), len(task.test), t1 - t0, t2 - t1)
+        # fit_seconds: the inner search (if tuned) and the refit, as GridSearchCV.fit takes
+        base = task.base_row(len(task.train), len(task.test), tune_seconds + t1 - t0, t2 - t1, tune_seconds)
         proba = posterior = None
         if needs_proba(task.metrics):
             proba = proba_on_codes(estimator, X_test, ds.n_classes)

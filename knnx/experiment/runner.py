@@ -7,6 +7,7 @@
                          experiment, dataset, algorithm, params, repeat, fold,
                          iteration, series, value (sorted in cell order at the end)
     OUT/spec.yaml        the normalised spec (every default filled in)
+    OUT/datasets.csv     per dataset: n, d, classes, nominal attributes, missing values
     OUT/environment.json per run: knnx version, git commit, Python/numpy/numba versions,
                          CPU, seconds of warm-up (kernel compilation)
     OUT/summary.csv      mean, std, n per (dataset, algorithm, configuration, metric)
@@ -79,7 +80,8 @@ single-threaded there); results are identical to ``jobs=1``, only timings differ
 Warm-up: numba compiles a kernel (or loads it from its cache) at its first call, which
 would otherwise land in the first timed cell of each setting (seconds, on a first run).
 So every process that runs cells (this one, each pool or Dask worker) first fits and
-predicts each setting it meets on a tiny synthetic problem shaped like the cell's
+predicts each setting it meets of a class with numba kernels
+(:func:`knnx.experiment.warmup.warms_up`) on a tiny synthetic problem shaped like the cell's
 (:func:`knnx.experiment.warmup.warm_up`); the progress says ``compiling kernels (first run only):
 <algorithm>`` meanwhile. Results are identical with or without it (``PROCESS.warm_up``); the
 seconds it took, per algorithm and summed over the processes, are added to this run's
@@ -105,6 +107,7 @@ from knnx.experiment.provenance import cell_keys, record_environment, record_war
 from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
 from knnx.results import (
     CURVE_COLUMNS,
+    DATASET_COLUMNS,
     FAILURE_COLUMNS,
     LEDGER_COLUMNS,
     OUTPUT_FILES,
@@ -112,6 +115,7 @@ from knnx.results import (
     CellId,
     ResultsWriter,
     atomic_write_text,
+    dataset_row,
     output_lock,
     param_names,
     prepare_output_folder,
@@ -248,6 +252,9 @@ class _Run:
         """Resume (or clear), run the cells left, finish the outputs; the RunSummary."""
         done_keys = self._resume(resume)
         atomic_write_text(self.path("spec.yaml"), yaml.safe_dump(self.vspec.normalized(), sort_keys=False))
+        labels = {c.dataset_index: c.dataset for c in self.vspec.cells}
+        rows = [dataset_row(labels[i], ds) for i, ds in enumerate(self.vspec.datasets) if i in labels]
+        atomic_write_text(self.path("datasets.csv"), rows_to_csv(rows, header=True, columns=DATASET_COLUMNS))
         cells = self.vspec.cells
         record_environment(self.path("environment.json"), len(cells) - len(done_keys))
         todo = [c for c in cells if c.key() not in done_keys]
@@ -383,7 +390,7 @@ def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
     from knnx.reporting.figures import figure_files
 
-    names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml")]  # both rewritten
+    names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml", "datasets.csv")]  # rewritten
     for name in names:
         (out / name).unlink(missing_ok=True)
     for path in figure_files(out):

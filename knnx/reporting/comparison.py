@@ -1,50 +1,33 @@
-"""What ``knnx compare`` shows of a :class:`knnx.stats.compare.CompareResult`: the table
-of means and ranks (Markdown, CSV or LaTeX), the sentences on Friedman's test and on
-the choice of contestants, the critical-difference diagram (drawn on a matplotlib
-Axes, object API) and the files of ``knnx compare --out``."""
+"""What ``knnx compare`` shows of a :class:`knnx.stats.compare.CompareResult`: the
+comparison table (:mod:`knnx.reporting.wide`: Markdown, LaTeX, HTML or CSV), the
+sentences on Friedman's test and on the choice of contestants, the critical-difference
+diagram (:mod:`knnx.reporting.cd`, matplotlib alone: every install draws it) and the
+files of ``knnx compare --out``."""
 
-import warnings
 from pathlib import Path
 
-import pandas as pd
-from matplotlib.figure import Figure
-
-from knnx.errors import ResultsError
+from knnx.reporting.cd import cd_figure, nemenyi_cliques
+from knnx.reporting.cd import draw_cd_diagram as _draw
 from knnx.reporting.figures import plain_text
-from knnx.reporting.summaries import latex_escape
 from knnx.results import atomic_write_text, save_figure
 from knnx.stats.compare import nemenyi_pvalues
 
 
-def comparison_table(result, fmt="md", digits=4):
-    """Datasets x configurations, each cell "mean (rank)", then the average ranks, as
-    Markdown, CSV or LaTeX (booktabs)."""
-    means, ranks = result.means, result.ranks
-    header = ["dataset", *means.columns]
-    body = [
-        [str(d), *(f"{means.loc[d, c]:.{digits}f} ({ranks.loc[d, c]:g})" for c in means.columns)]
-        for d in means.index
-    ]
-    average = ranks.mean(axis=0)
-    footer = ["average rank", *(f"{average[c]:.2f}" for c in means.columns)]
-    if fmt == "csv":
-        return pd.DataFrame([*body, footer], columns=header).to_csv(index=False, lineterminator="\n")
+def comparison_table(result, fmt="md", characteristics=None, test="corrected-t", digits=None):
+    """The comparison table of ``result`` (:func:`knnx.reporting.wide.wide_table`) in
+    ``fmt`` (md, latex, html or csv); Markdown starts with the sentence on how the
+    contestants were chosen and names every contestant left out."""
+    from knnx.reporting.wide import render, wide_table
+
+    text = render(wide_table(result, characteristics, test), fmt, digits)
     if fmt == "md":
-        lines = [f"{selection_note(result)}\n"] if result.select == "best-test" else []
-        lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in [*body, footer]]
-        return "\n".join(lines) + "\n"
-    if fmt == "latex":
-        esc = latex_escape
-        lines = ["\\begin{tabular}{l" + "r" * len(means.columns) + "}", "\\toprule"]
-        lines.append(" & ".join(esc(h) for h in header) + " \\\\")
-        lines.append("\\midrule")
-        lines += [" & ".join(esc(c) for c in row) + " \\\\" for row in body]
-        lines.append("\\midrule")
-        lines.append(" & ".join(esc(c) for c in footer) + " \\\\")
-        lines += ["\\bottomrule", "\\end{tabular}"]
-        return "\n".join(lines) + "\n"
-    raise ResultsError(f"expected md, csv or latex, got '{fmt}'", param="fmt")
+        return "\n".join([selection_note(result), *left_out_lines(result), "", text])
+    return text
+
+
+def left_out_lines(result):
+    """One line per contestant the comparison left out, with why."""
+    return [f"Left out: {r.contestant}: {r.reason}." for r in result.left_out.itertuples(index=False)]
 
 
 def friedman_sentence(f, alpha=0.05):
@@ -62,60 +45,72 @@ def friedman_sentence(f, alpha=0.05):
 
 
 def selection_note(result):
-    """One sentence saying how the contestants were chosen."""
+    """One sentence saying how the contestants were chosen (with best-test: which
+    algorithms had a choice to make, the only ones the choice flatters)."""
     if result.select == "best-test":
+        per = result.per_dataset
+        several = (
+            list(dict.fromkeys(per.loc[per["choices"] > 1, "configuration"])) if "choices" in per else []
+        )
+        flattered = (
+            f"optimistic for {', '.join(several)}, whose test folds chose among several configurations"
+            if several
+            else "no algorithm had more than one configuration to choose from here, so nothing is flattered"
+        )
         return (
             "Each algorithm is represented on each dataset by its configuration with the best mean on the test "
-            "folds: optimistic, since the test folds chose it (use tune: for an honest choice)."
+            f"folds: {flattered} (use tune: for an honest choice)."
         )
     return "Each configuration (an algorithm and the parameters that vary) is a contestant."
 
 
-def draw_cd_diagram(result, ax, metric=None, alpha=None):
-    """Draw the critical-difference diagram (Demšar 2006, Fig. 1) of ``result`` on the
-    matplotlib Axes ``ax``, by scikit-posthocs (``pip install 'knnx[stats]'``):
-    configurations placed at their mean ranks, groups that Nemenyi's test at ``alpha``
-    (default: the comparison's) does not tell apart joined by bars, and the critical
-    difference drawn above the axis. ResultsError without scikit-posthocs."""
-    pvalues = nemenyi_pvalues(result)
-    import scikit_posthocs as sp
-
-    metric = result.metric if metric is None else metric
-    alpha = result.alpha if alpha is None else alpha
-    f = result.friedman_row
+def _diagram(result, metric):
+    """(mean ranks, critical difference, keyword arguments) of ``result``'s diagram:
+    Bonferroni-Dunn's CD around the control if it has one, else Nemenyi's with its groups."""
     ranks = result.ranks.mean(axis=0)
+    n = int(result.friedman_row["n_datasets"])
+    if result.control_tests is not None:
+        cd, kind, cliques = float(result.control_tests["bonferroni_dunn_cd"].iloc[0]), "Bonferroni-Dunn", None
+    else:
+        cd, kind = float(result.friedman_row["critical_difference"]), "Nemenyi"
+        cliques = nemenyi_cliques(ranks, cd)
+    title = f"{metric}: mean ranks over {n} datasets ({kind} CD = {cd:.3g} at alpha {result.alpha:g})"
+    return ranks, cd, {"cliques": cliques, "control": result.control, "title": title}
+
+
+def draw_cd_diagram(result, ax, metric=None, alpha=None):
+    """Draw the critical-difference diagram (Demšar 2006) of ``result`` on the matplotlib
+    Axes ``ax`` (:func:`knnx.reporting.cd.draw_cd_diagram`): configurations at their
+    mean ranks; without a control, the groups Nemenyi's test at the comparison's alpha
+    does not tell apart joined by bars; with one (``result.control``), the interval of
+    Bonferroni-Dunn's critical difference around it. ``alpha`` is the comparison's."""
+    ranks, cd, kwargs = _diagram(result, result.metric if metric is None else metric)
     with plain_text():
-        sp.critical_difference_diagram(ranks, pvalues, cd=float(f["critical_difference"]), alpha=alpha, ax=ax)
-        ax.set_title(
-            f"{metric}: mean ranks over {int(f['n_datasets'])} datasets (Nemenyi CD = "
-            f"{f['critical_difference']:.3g} at alpha {alpha:g})",
-            fontsize=9,
-            pad=28,  # above the critical-difference bar that scikit-posthocs draws over the axis
-        )
+        return _draw(ax, ranks, cd, **kwargs)
 
 
 def cd_diagram(result, metric=None, alpha=None):
-    """The critical-difference diagram (:func:`draw_cd_diagram`) on a Figure of its own, sized
-    to the number of configurations; returns the Figure."""
-    fig = Figure(figsize=(7, 1.8 + 0.4 * len(result.means.columns)))
-    draw_cd_diagram(result, fig.subplots(), metric, alpha)
-    with plain_text(), warnings.catch_warnings():
-        # long configuration labels can leave tight_layout no room: the figure keeps
-        # matplotlib's default margins then, which is all the warning says
-        warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
-        fig.tight_layout()
-    return fig
+    """The critical-difference diagram (:func:`draw_cd_diagram`) on a Figure of its own,
+    sized to the number of configurations; returns the Figure."""
+    ranks, cd, kwargs = _diagram(result, result.metric if metric is None else metric)
+    with plain_text():
+        return cd_figure(ranks, cd, **kwargs)
 
 
-def _csv(frame):
-    return frame.to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
+def _csv(frame, index=False):
+    return frame.to_csv(index=index, lineterminator="\n", float_format=lambda v: repr(float(v)))
 
 
-def write_comparison(result, out, fmt="md", metric=None, alpha=None):
+SUFFIX = {"md": "md", "latex": "tex", "csv": "csv", "html": "html"}
+
+
+def write_comparison(
+    result, out, fmt="md", metric=None, alpha=None, characteristics=None, test="corrected-t"
+):
     """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, paired.csv,
-    rank_counts.csv, significance.csv, table.md (or .tex/.csv),
-    and, with scikit-posthocs installed, nemenyi.csv, cd.png and cd.svg, in the folder
-    ``out`` (each written atomically). Returns the names of the files written."""
+    rank_counts.csv, significance.csv, left_out.csv, nemenyi.csv, with a control
+    control.csv, then table.md (or .tex, .html, .csv), cd.png and cd.svg, in the
+    folder ``out`` (each written atomically). Returns the names of the files written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tables = {
@@ -126,20 +121,29 @@ def write_comparison(result, out, fmt="md", metric=None, alpha=None):
         "paired.csv": result.paired,
         "rank_counts.csv": result.rank_counts,
         "significance.csv": result.significance,
+        "left_out.csv": result.left_out,
     }
     for name, frame in tables.items():
         atomic_write_text(out / name, _csv(frame))
-    suffix = {"md": "md", "latex": "tex", "csv": "csv"}[fmt]
-    atomic_write_text(out / f"table.{suffix}", comparison_table(result, fmt))
-    written = [*tables, f"table.{suffix}"]
-    try:
-        pvalues = nemenyi_pvalues(result)
-    except ResultsError:
-        return written  # no scikit-posthocs: the tables only
-    atomic_write_text(
-        out / "nemenyi.csv", pvalues.to_csv(lineterminator="\n", float_format=lambda v: repr(float(v)))
-    )
+    atomic_write_text(out / "nemenyi.csv", _csv(nemenyi_pvalues(result), index=True))
+    written = [*tables, "nemenyi.csv"]
+    if result.control_tests is not None:
+        atomic_write_text(out / "control.csv", _csv(result.control_tests))
+        written.append("control.csv")
+    name = f"table.{SUFFIX[fmt]}"
+    atomic_write_text(out / name, comparison_table(result, fmt, characteristics, test))
     fig = cd_diagram(result, metric, alpha)
     save_figure(fig, out / "cd.png", dpi=150)
     save_figure(fig, out / "cd.svg", dpi=150)
-    return [*written, "nemenyi.csv", "cd.png", "cd.svg"]
+    return [*written, name, "cd.png", "cd.svg"]
+
+
+__all__ = [
+    "comparison_table",
+    "write_comparison",
+    "cd_diagram",
+    "draw_cd_diagram",
+    "friedman_sentence",
+    "selection_note",
+    "left_out_lines",
+]

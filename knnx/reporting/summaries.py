@@ -20,8 +20,12 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
 
     ``by`` names columns of the results frame; a parameter by its bare name (``k``)
     or its column (``param_k``); ``configuration`` for :func:`configuration_labels`
-    (pools seeds, see :data:`knnx.stats.configurations.SEED_PARAMS`)."""
-    from knnx.results import PARAM_PREFIX
+    (pools seeds, see :data:`knnx.stats.configurations.SEED_PARAMS`).
+
+    ``metric`` may also name a timing column (:data:`knnx.results.TIMINGS`:
+    ``fit_seconds``, ``predict_seconds``, ``tune_seconds``): each cell counts once, with
+    that column's value (an active run's cell: the sum over its rounds)."""
+    from knnx.results import PARAM_PREFIX, TIMINGS
 
     by = list(by)
     repeated = next((c for i, c in enumerate(by) if c in by[:i]), None)
@@ -38,10 +42,13 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
                 f"unknown column '{col}'; known: {', '.join(known)}; parameters: {', '.join(params) or 'none'}",
                 param="by",
             )
+    if metric in TIMINGS and metric not in set(frame["metric"]):
+        frame = _timing_rows(frame, metric)
     if metric is not None:
         if metric not in set(frame["metric"]):
             raise ResultsError(
-                f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+                f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}; "
+                f"timings: {', '.join(TIMINGS)}",
                 param="metric",
             )
         frame = frame[frame["metric"] == metric]
@@ -49,6 +56,25 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     grouped = frame.groupby(keys, sort=False)["value"]
     out = grouped.agg(mean="mean", std=_std, n="count")
     return out.reset_index()
+
+
+def _timing_rows(frame, column):
+    """One row per cell of ``frame`` whose metric is the timing ``column`` and whose value
+    is the cell's time (an active cell's rows: one per round, summed)."""
+    from knnx.results import CELL_COLUMNS, ROUND
+
+    cell = [
+        c
+        for c in frame.columns
+        if c not in ("metric", "value", "fit_seconds", "predict_seconds", "tune_seconds")
+    ]
+    if ROUND in frame.columns:
+        rounds = frame.drop_duplicates([*CELL_COLUMNS, ROUND])
+        cell = [c for c in cell if c != ROUND]
+        frame = rounds.groupby(cell, sort=False, dropna=False)[column].sum().reset_index()
+    else:
+        frame = frame.drop_duplicates(CELL_COLUMNS)
+    return frame.assign(metric=column, value=frame[column])
 
 
 def _std(values):

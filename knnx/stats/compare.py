@@ -103,7 +103,8 @@ def _contestants(frame, metric, select):
     """The contestants of a comparison: ``means`` (datasets x contestants), ``folds``
     (the per-fold values, rows (dataset, repeat, fold), seeds averaged within a fold),
     ``chosen`` (dataset, contestant, configuration: which configuration stands for
-    the contestant) and ``sizes`` (per dataset: mean n_train and n_test)."""
+    the contestant), ``sizes`` (per dataset: mean n_train and n_test) and ``left_out``
+    (contestant, reason: those without results on every dataset, left out by name)."""
     if metric not in set(frame["metric"]):
         raise ResultsError(
             f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
@@ -136,54 +137,71 @@ def _contestants(frame, metric, select):
         columns=["dataset", "contestant", "configuration"],
     )
     if select == "best-test":
-        means, folds, chosen = _best_test(rows, means, folds, metric)
-    _check_complete(means, metric)
+        means, folds, chosen = _best_test(rows, means, folds)
+        chosen["choices"] = chosen["contestant"].map(per_algorithm).astype(np.int64)
+    left_out = _incomplete(means, metric)
+    keep = [c for c in means.columns if c not in set(left_out["contestant"])]
+    means, folds = means[keep], folds[keep]
+    chosen = chosen[chosen["contestant"].isin(keep)].reset_index(drop=True)
+    _check_enough(means, left_out)
     sizes = rows.groupby("dataset", sort=False)[["n_train", "n_test"]].mean()
-    return {"means": means, "folds": folds, "chosen": chosen, "sizes": sizes}
+    return {"means": means, "folds": folds, "chosen": chosen, "sizes": sizes, "left_out": left_out}
 
 
-def _best_test(rows, means, folds, metric):
+def _best_test(rows, means, folds):
     """``(means, folds, chosen)`` of each algorithm's configuration with the best mean per
-    dataset (the first in file order among tying means, :mod:`knnx.stats.ties`)."""
-    lower = LOWER_IS_BETTER.get(metric, False)
+    dataset (the first in file order among tying means, :mod:`knnx.stats.ties`); an
+    algorithm without results on a dataset has NaN there (left out by :func:`_incomplete`)."""
+    lower = LOWER_IS_BETTER.get(rows["metric"].iloc[0], False)
     best, best_folds, picks = {}, {}, []
     for alg in dict.fromkeys(rows["algorithm"]):
         configs = list(dict.fromkeys(rows.loc[rows["algorithm"] == alg, "configuration"]))
         sub = means[configs]
-        absent = sub.isna().all(axis=1)
-        if absent.any():
-            raise ResultsError(
-                f"algorithm '{alg}' has no '{metric}' results on dataset '{absent.index[absent][0]}'; a "
-                "comparison across datasets needs every algorithm on every dataset"
-            )
-        # the first in file order among the means that tie the best
+        # the first in file order among the means that tie the best (NaN where none)
         pick = pd.Series(
-            [sub.columns[int(np.argmax(best_mask(row, lower)))] for row in sub.to_numpy(dtype=np.float64)],
+            [
+                sub.columns[int(np.argmax(best_mask(row, lower)))] if not np.isnan(row).all() else None
+                for row in sub.to_numpy(dtype=np.float64)
+            ],
             index=sub.index,
             dtype=object,
         )
-        best[alg] = pd.Series([sub.loc[d, pick[d]] for d in sub.index], index=sub.index, dtype=np.float64)
+        best[alg] = pd.Series(
+            [sub.loc[d, pick[d]] if pick[d] is not None else np.nan for d in sub.index],
+            index=sub.index,
+            dtype=np.float64,
+        )
         best_folds[alg] = pd.Series(
-            [folds.loc[key, pick[key[0]]] for key in folds.index], index=folds.index, dtype=np.float64
+            [folds.loc[key, pick[key[0]]] if pick[key[0]] is not None else np.nan for key in folds.index],
+            index=folds.index,
+            dtype=np.float64,
         )
         picks += [(d, alg, pick[d]) for d in means.index if isinstance(pick[d], str)]
     chosen = pd.DataFrame(picks, columns=["dataset", "contestant", "configuration"])
     return pd.DataFrame(best), pd.DataFrame(best_folds), chosen
 
 
-def _check_complete(means, metric):
-    """ResultsError unless every contestant has a mean on every dataset, and there are two of each."""
-    missing = means.isna()
-    if missing.any().any():
-        d, c = next((d, c) for d in means.index for c in means.columns if missing.loc[d, c])
-        raise ResultsError(
-            f"configuration '{c}' has no '{metric}' results on dataset '{d}'; a comparison across datasets needs "
-            "every configuration on every dataset"
-        )
+def _incomplete(means, metric):
+    """The contestants without a mean on every dataset, each with its reason (a comparison
+    across datasets needs a complete block design): a DataFrame contestant, reason."""
+    rows = []
+    for c in means.columns:
+        absent = [str(d) for d in means.index[means[c].isna()]]
+        if absent:
+            shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+            rows.append(
+                (c, f"no '{metric}' results on {len(absent)} of {len(means.index)} datasets ({shown})")
+            )
+    return pd.DataFrame(rows, columns=["contestant", "reason"])
+
+
+def _check_enough(means, left_out):
+    """ResultsError unless two contestants and two datasets are left."""
     if len(means.columns) < 2 or len(means.index) < 2:
+        named = "".join(f"; left out: {r.contestant} ({r.reason})" for r in left_out.itertuples(index=False))
         raise ResultsError(
             f"a comparison needs at least two configurations and two datasets; these results have "
-            f"{len(means.columns)} and {len(means.index)}"
+            f"{len(means.columns)} and {len(means.index)}{named}"
         )
 
 
@@ -330,12 +348,18 @@ class CompareResult:
       iman_davenport_f, p_f, critical_difference); :attr:`friedman_row` is that row;
     * ``pairwise``: a, b, wins, ties, losses, statistic, p, p_holm (Wilcoxon-Holm);
     * ``per_dataset``: dataset, configuration, mean, std, n_folds, rank (and with
-      best-test, the configuration chosen);
+      best-test, the configuration chosen and the number of configurations it was
+      chosen from, ``choices``);
     * ``paired``: the paired tests per dataset and pair (:func:`paired_tests`);
       ``folds``: the per-fold values they use;
     * ``rank_counts``: configuration and the datasets ranking it 1st, 2nd, ...
       (:func:`rank_counts`, ties sharing the best rank);
-    * ``significance``: :func:`significance_counts` at ``alpha``."""
+    * ``significance``: :func:`significance_counts` at ``alpha``;
+    * ``left_out``: contestant, reason: the configurations (or with best-test, the
+      algorithms) left out for want of results on some dataset, each named with why;
+    * ``control``, ``rope``, ``control_tests``: with a control,
+      :func:`knnx.stats.control.against_control`
+      (None without)."""
 
     metric: str
     select: str | None
@@ -350,6 +374,10 @@ class CompareResult:
     folds: pd.DataFrame
     rank_counts: pd.DataFrame
     significance: pd.DataFrame
+    left_out: pd.DataFrame
+    control: str | None = None
+    rope: float = 0.01
+    control_tests: pd.DataFrame | None = None
 
     @property
     def friedman_row(self):
@@ -453,8 +481,10 @@ def _per_dataset(parts, ranks, select):
     per_dataset = pd.DataFrame(rows)
     per_dataset["rank"] = [ranks.loc[r.dataset, r.configuration] for r in per_dataset.itertuples()]
     if select == "best-test":
-        chosen = parts["chosen"].set_index(["dataset", "contestant"])["configuration"]
-        per_dataset["chosen"] = [chosen[(r.dataset, r.configuration)] for r in per_dataset.itertuples()]
+        chosen = parts["chosen"].set_index(["dataset", "contestant"])
+        keys = [(r.dataset, r.configuration) for r in per_dataset.itertuples()]
+        per_dataset["chosen"] = [chosen.loc[key, "configuration"] for key in keys]
+        per_dataset["choices"] = [int(chosen.loc[key, "choices"]) for key in keys]
     return per_dataset
 
 
@@ -481,8 +511,17 @@ def _paired(parts):
     return pd.DataFrame(paired)
 
 
-def compare(frame, metric="error", select="all", alpha=0.05):
-    """The comparison of the module docstring, as a :class:`CompareResult`."""
+# The default half-width of the Bayesian signed-rank test's region of practical
+# equivalence: one point of a score in [0, 1] (Benavoli et al. 2017 use 0.01 on accuracy).
+ROPE = 0.01
+
+
+def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=ROPE):
+    """The comparison of the module docstring, as a :class:`CompareResult`.
+
+    ``control``: a contestant (its label, or an algorithm id that names one contestant)
+    that every other is tested against (:func:`knnx.stats.control.against_control`); ``rope``: the
+    Bayesian signed-rank test's region of practical equivalence, in the metric's units."""
     if metric not in METRICS:
         raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(METRICS)}", param="metric")
     if not 0 < alpha < 1:
@@ -493,6 +532,12 @@ def compare(frame, metric="error", select="all", alpha=0.05):
     paired = _paired(parts)
     counts = rank_counts(means, metric, method="min")
     counts = counts.rename(columns=lambda r: f"rank_{r}").rename_axis("configuration").reset_index()
+    if not (isinstance(rope, int | float) and math.isfinite(rope) and rope >= 0):
+        raise ResultsError(f"expected a finite half-width >= 0, got {rope}", param="rope")
+    if control is not None:
+        from knnx.stats.control import against_control, find_contestant
+
+        control = find_contestant(means.columns, control, parts["left_out"])
     return CompareResult(
         metric=metric,
         select=select,
@@ -507,19 +552,28 @@ def compare(frame, metric="error", select="all", alpha=0.05):
         folds=parts["folds"],
         rank_counts=counts,
         significance=significance_counts(paired, list(means.columns), metric, alpha),
+        left_out=parts["left_out"],
+        control=control,
+        rope=float(rope),
+        control_tests=None
+        if control is None
+        else against_control(means, mean_ranks, metric, control, alpha, rope),
     )
 
 
 def nemenyi_pvalues(result):
-    """Nemenyi's p-values for every pair (a DataFrame, configurations x configurations)
-    from scikit-posthocs (``pip install 'knnx[stats]'``), on the per-dataset means."""
-    try:
-        import scikit_posthocs as sp
-    except ImportError:
-        raise ResultsError(
-            "the critical-difference diagram needs scikit-posthocs: pip install 'knnx[stats]'"
-        ) from None
-    means = result.means
-    table = sp.posthoc_nemenyi_friedman(snap(means.to_numpy(dtype=np.float64), axis=1))
-    table.index = table.columns = means.columns
-    return table
+    """Nemenyi's p-values for every pair (a DataFrame, configurations x configurations,
+    1 on the diagonal) from the mean ranks: q = |R_a − R_b| / √(k (k + 1) / (6 N)) · √2
+    against the studentized range with k groups and infinite degrees of freedom
+    (``scipy.stats.studentized_range``), as scikit-posthocs'
+    ``posthoc_nemenyi_friedman`` computes them (its tests check it). A pair is
+    significant at alpha exactly when its ranks differ by more than the critical
+    difference."""
+    from scipy.stats import studentized_range
+
+    ranks = result.ranks.mean(axis=0).to_numpy(dtype=np.float64)
+    n, k = result.means.shape
+    q = np.abs(ranks[:, None] - ranks[None, :]) / math.sqrt(k * (k + 1) / (6 * n)) * math.sqrt(2)
+    p = np.where(q > 0, studentized_range.sf(np.maximum(q, 1e-300), k, np.inf), 1.0)
+    names = result.means.columns
+    return pd.DataFrame(np.minimum(p, 1.0), index=names, columns=names)

@@ -13,14 +13,20 @@ SEED_PARAMS = ("seed", "random_state")
 
 def configuration_labels(frame):
     """A short label per row: the algorithm (its id) followed by the parameters that take
-    more than one value among that algorithm's rows of ``frame``, seed-like parameters
+    more than one value among that algorithm's rows of one dataset, seed-like parameters
     (:data:`SEED_PARAMS`) left out, e.g. ``knn k=3`` or ``unn k=5, theta=0.1``; the
-    algorithm alone when nothing varies. The JSON of every default is never shown."""
+    algorithm alone when nothing varies. The JSON of every default is never shown.
+
+    A parameter that takes one value per dataset but differs between datasets (an
+    algorithm entry's ``params_for``: UNN with k=5 on iris and k=7 elsewhere) is part
+    of the dataset, not of the configuration: the entry is one contestant, labelled by
+    its id, whose parameters depend on the dataset."""
     columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
     varying = {}
     for alg, sub in frame.groupby("algorithm", sort=False):
+        counts = sub.groupby("dataset", sort=False)[columns].nunique() if columns else None
         varying[alg] = [
-            c for c in columns if c.removeprefix(PARAM_PREFIX) not in SEED_PARAMS and sub[c].nunique() > 1
+            c for c in columns if c.removeprefix(PARAM_PREFIX) not in SEED_PARAMS and (counts[c] > 1).any()
         ]
     labels = []
     for row in frame[["algorithm", *columns]].itertuples(index=False, name=None):

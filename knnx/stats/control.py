@@ -57,7 +57,8 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
-from knnx.stats.compare import holm
+from knnx.evaluation.metrics import LOWER_IS_BETTER
+from knnx.stats.compare import ROPE, holm
 from knnx.stats.ties import TIE_RTOL, ties
 
 # Posterior samples are processed in blocks of at most this many weights (block size x
@@ -302,3 +303,52 @@ def five_by_two_t(a, b):
         return FiveByTwoT(t=math.copysign(math.inf, first), p=0.0)
     t = first / math.sqrt(s2_sum / 5)
     return FiveByTwoT(t=t, p=float(2 * student.sf(abs(t), 5)))
+
+
+def find_contestant(contestants, name, left_out=None):
+    """The contestant ``name`` names: a contestant's label, or an algorithm id that is the
+    first word of exactly one contestant's label. ResultsError otherwise, naming the
+    contestants (and, if it was left out, why)."""
+    contestants = [str(c) for c in contestants]
+    if name in contestants:
+        return name
+    matches = [c for c in contestants if c.split(" ", 1)[0] == name]
+    if len(matches) == 1:
+        return matches[0]
+    if left_out is not None and name in set(left_out["contestant"]):
+        reason = left_out.set_index("contestant").loc[name, "reason"]
+        raise ResultsError(f"'{name}' was left out of the comparison: {reason}", param="control")
+    known = ", ".join(contestants)
+    if matches:
+        raise ResultsError(
+            f"'{name}' names {len(matches)} contestants; give one of: {known}", param="control"
+        )
+    raise ResultsError(f"'{name}' is not a contestant; contestants: {known}", param="control")
+
+
+def against_control(means, mean_ranks, metric, control, alpha=0.05, rope=ROPE):
+    """Every contestant against ``control``, one row each (in ``means``' column order):
+    Holm's and Bonferroni-Dunn's tests of the mean ranks after Friedman
+    (:func:`control_tests`: configuration, mean_rank,
+    rank_difference, z, p, p_holm, p_bonferroni_dunn, significant_holm,
+    significant_bonferroni_dunn, worse_than_control), and Benavoli et al.'s Bayesian
+    signed-rank test on the per-dataset means (:func:`bayesian_signed_rank`,
+    seed 0, 50,000 samples) read in the metric's direction: ``p_control_better``,
+    ``p_rope`` (the two differ by less than ``rope``), ``p_control_worse``; and
+    ``bonferroni_dunn_cd``, the critical difference of the control tests."""
+    ranks = mean_ranks.set_index("configuration")["mean_rank"].reindex(means.columns)
+    n, k = means.shape
+    table = control_tests(ranks, n, control, alpha)
+    lower = LOWER_IS_BETTER.get(metric, False)
+    x = means[control].to_numpy(dtype=np.float64)
+    bayes = []
+    for c in table["configuration"]:
+        out = bayesian_signed_rank(x, means[c].to_numpy(dtype=np.float64), rope)
+        # p_left: control's value greater; better when higher is better
+        better, worse = (out.p_right, out.p_left) if lower else (out.p_left, out.p_right)
+        bayes.append((better, out.p_rope, worse))
+    table[["p_control_better", "p_rope", "p_control_worse"]] = np.asarray(bayes, dtype=np.float64).reshape(
+        -1, 3
+    )
+    table["bonferroni_dunn_cd"] = bonferroni_dunn_cd(k, n, alpha)
+    return table
