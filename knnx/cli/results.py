@@ -112,17 +112,30 @@ def compare(
 def report(
     out: Path = typer.Argument(..., help="The folder of a run (holding results.csv)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Level of the tests and the critical difference."),
+    select: str = typer.Option(
+        "all",
+        "--select",
+        help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
+        "on the test folds (optimistic).",
+    ),
+    control: str = typer.Option(
+        None, "--control", help="A contestant (its label or algorithm id) to test every other against."
+    ),
+    metric: str = typer.Option(
+        None, "--metric", help="The metric the page leads with (default: the run's first)."
+    ),
 ):
-    """Write OUT/report.html: one self-contained page (tables, comparison, figures, failures, timings)."""
-    from knnx.reporting.html import write_report
+    """Write OUT/report.html: one self-contained page, led by the comparison table and the CD diagram."""
+    from knnx.reporting.html import ReportOptions, write_report
 
     with reported():
         if not out.is_dir():
             raise ResultsError(f"OUT: {out} is not a folder; give the folder of a run (holding results.csv)")
         if not 0 < alpha < 1:
             raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
+        options = ReportOptions(alpha=alpha, select=select, control=control, metric=metric)
         try:
-            path = write_report(out, alpha=alpha)
+            path = write_report(out, options=options)
         except WriteError as exc:  # not a run: a folder the page cannot go to is a bad argument
             raise ResultsError(f"OUT: {exc}") from None
     console.print(f"wrote {path}")

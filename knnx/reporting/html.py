@@ -1,13 +1,18 @@
 """One self-contained HTML page for a run's folder (``knnx report OUT``).
 
-Built from the files a run writes, and nothing else: ``results.csv``, ``spec.yaml``,
-``environment.json``, ``failures.csv`` and ``warnings.csv``. The page holds the
-spec, the environment, one summary table per metric, the comparison across datasets
-(:mod:`knnx.stats.compare`, shown by :mod:`knnx.reporting.comparison`: ranks,
-Friedman, Iman-Davenport, Nemenyi's critical difference, Wilcoxon-Holm, per-dataset
-corrected t-tests and the critical-difference diagram), every automatic figure
-(:func:`knnx.reporting.figures.figures`), the failures, the warnings and the
-timings. Figures are embedded as PNG data; there are no scripts, no style sheets or
+Built from the files a run writes, and nothing else: ``results.csv``, ``datasets.csv``,
+``spec.yaml``, ``environment.json``, ``failures.csv`` and ``warnings.csv``. The page
+leads with what a paper shows (:mod:`knnx.reporting.report_parts`): the run's header
+(datasets × configurations, failed cells, every configuration left out of the
+comparison with why), the primary metric's comparison table (:mod:`knnx.reporting.wide`:
+mean ± std, best in bold, daggers, average rank, Friedman), its critical-difference
+diagram and, with a control, the tests against it; then the hyper-parameters the tuned
+cells chose (counts per value) and the parameters that depend on the dataset, the
+datasets' characteristics, and every figure (:func:`knnx.reporting.figures.figures`).
+Collapsed after them: the other metrics' comparisons, the long tables (mean ± std
+per configuration, ranks, Wilcoxon-Holm, per-dataset tests), the estimators'
+diagnostics, the timings, the failures and warnings, the spec and the environment.
+Figures are embedded as PNG data; there are no scripts, no style sheets or
 fonts to fetch and no links outside the page, so it opens offline and can be mailed
 as one file.
 
@@ -30,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
-from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+from knnx.evaluation.metrics import METRICS
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
@@ -44,7 +49,11 @@ th { background: #f4f4f4; }
 .note { color: #555; font-size: 0.9em; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
-nav ul { columns: 2; }
+nav { margin: 0.5em 0 1em; font-size: 0.9em; }
+details { margin: 0.5em 0; } summary { cursor: pointer; color: #333; }
+table.wide caption { caption-side: bottom; text-align: left; padding-top: 0.3em; }
+table.wide th[scope=row] { text-align: left; font-weight: normal; }
+table.wide tfoot td, table.wide tfoot th { border-top: 2px solid #999; }
 """
 
 
@@ -141,49 +150,17 @@ def _summary_section(frame, tables=None):
     return "".join(parts)
 
 
-def _comparison_section(frame, alpha):
-    from knnx.stats.compare import compare
-
-    parts = ["<h2 id='comparison'>Comparison across datasets</h2>"]
-    metrics = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
-    for metric in metrics:
-        parts.append(f"<h3>{_e(metric)}</h3>")
-        rows, dropped = _complete(frame, metric)
-        if dropped:
-            parts.append(
-                "<p class='note'>Left out of the comparison, having no results on some dataset (see the failures): "
-                f"{_e(', '.join(dropped))}.</p>"
-            )
-        try:
-            result = compare(rows, metric=metric, select="all", alpha=alpha)
-        except ResultsError as exc:
-            parts.append(f"<p class='note'>No comparison: {_e(exc)}.</p>")
-            continue
-        parts += _comparison(result)
-    if not metrics:
-        parts.append("<p class='note'>No metric to compare (only reported quantities).</p>")
-    return "".join(parts)
-
-
-def _comparison(result):
-    """The tables, sentences and diagram of one metric's :class:`knnx.stats.compare.CompareResult`."""
-    from knnx.reporting.comparison import cd_diagram, friedman_sentence, selection_note
+def _long_comparison(result):
+    """The long tables of one metric's comparison: mean ranks, Wilcoxon-Holm pairs and
+    per-dataset significance counts (the wide table and the diagram lead the page)."""
+    from knnx.reporting.comparison import friedman_sentence
     from knnx.stats.compare import pairwise_significance
 
+    if isinstance(result, str):
+        return [f"<p class='note'>No comparison: {_e(result)}.</p>"]
     metric, alpha = result.metric, result.alpha
-    better = "lower" if LOWER_IS_BETTER.get(metric, False) else "higher"
-    parts = [
-        f"<p class='note'>{_e(selection_note(result))} Rank 1 is the best mean ({better} is better); ties share "
-        "the average rank.</p>"
-    ]
-    means, ranks = result.means, result.ranks
-    shown = pd.DataFrame({"dataset": means.index})
-    for c in means.columns:
-        shown[c] = [f"{means.loc[d, c]:.4f} ({ranks.loc[d, c]:g})" for d in means.index]
-    shown.loc[len(shown)] = ["average rank", *(f"{v:.2f}" for v in ranks.mean(axis=0))]
-    parts.append(html_table(shown))
-    parts.append(f"<p>{_e(friedman_sentence(result.friedman_row, alpha))}</p>")
-    parts.append("<p class='note'>Mean ranks, best first.</p>")
+    parts = [f"<p>{_e(friedman_sentence(result.friedman_row, alpha))}</p>"]
+    parts.append("<p class='note'>Mean ranks, best first (tying means share the average rank).</p>")
     parts.append(html_table(result.mean_ranks))
     parts.append(
         "<p class='note'>Pairs: wins, ties and losses of <em>a</em> against <em>b</em> over datasets; "
@@ -198,26 +175,7 @@ def _comparison(result):
         "<code>knnx compare --out</code>'s paired.csv.</p>"
     )
     parts.append(html_table(counts))
-    try:
-        fig = cd_diagram(result)
-    except (ResultsError, ImportError):
-        parts.append(
-            "<p class='note'>No critical-difference diagram: it needs scikit-posthocs "
-            "(<code>pip install 'knnx[stats]'</code>).</p>"
-        )
-    else:
-        parts.append(_figure_tag(fig, f"critical-difference diagram, {metric}"))
     return parts
-
-
-def _complete(frame, metric):
-    """The ``metric`` rows of the configurations that have results on every dataset, and
-    the labels of those left out (a comparison needs a complete block design)."""
-    rows = frame[frame["metric"] == metric]
-    datasets = rows["dataset"].nunique()
-    counts = rows.groupby("configuration", sort=False)["dataset"].nunique()
-    dropped = [c for c, n in counts.items() if n < datasets]
-    return rows[~rows["configuration"].isin(dropped)], dropped
 
 
 def _embedded_figures_section(drawn):
@@ -250,12 +208,17 @@ def _timings_section(frame, environment):
     cells = frame.drop_duplicates(cell)
     if "round" in frame.columns:  # an active cell's time: the sum of its rounds'
         rounds = frame.drop_duplicates([*cell, "round"])
-        cells = rounds.groupby(cell, sort=False)[["fit_seconds", "predict_seconds"]].sum().reset_index()
+        cells = (
+            rounds.groupby(cell, sort=False)[["fit_seconds", "predict_seconds", "tune_seconds"]]
+            .sum()
+            .reset_index()
+        )
     table = (
         cells.groupby("algorithm", sort=False)
         .agg(
             cells=("fit_seconds", "size"),
             median_fit_seconds=("fit_seconds", "median"),
+            median_tune_seconds=("tune_seconds", "median"),
             median_predict_seconds=("predict_seconds", "median"),
             total_seconds=("fit_seconds", "sum"),
         )
@@ -263,8 +226,9 @@ def _timings_section(frame, environment):
     )
     table["total_seconds"] += cells.groupby("algorithm", sort=False)["predict_seconds"].sum().to_numpy()
     parts.append(
-        "<p class='note'>Per algorithm, over its cells: fit and predict seconds as the runner measured them "
-        "(kernels compiled before the first timed cell).</p>"
+        "<p class='note'>Per algorithm, over its cells, seconds of wall time: fit (for a tuned cell the inner "
+        "search and the refit), of which the inner search (tune), and predict; knnx's kernels are compiled "
+        "before the first timed cell.</p>"
     )
     parts.append(html_table(table))
     runs = environment.get("runs", []) if isinstance(environment, dict) else []
@@ -280,7 +244,7 @@ def _timings_section(frame, environment):
             for a, s in w.items()
         ]
         parts.append(html_table(pd.DataFrame(rows)))
-    return "".join(parts)
+    return parts[0] + _collapsed("Seconds per algorithm, and the kernels' warm-up", parts[1:])
 
 
 def _sizes(frame):
@@ -316,24 +280,33 @@ class RunOutputs:
 
 
 SECTIONS = [
-    ("summary", "Summary"),
-    ("comparison", "Comparison across datasets"),
+    ("comparison", "Comparison"),
+    ("tuning", "Chosen hyper-parameters"),
+    ("datasets", "Datasets"),
     ("figures", "Figures"),
-    ("failures", "Failures and warnings"),
+    ("tables", "Tables"),
+    ("diagnostics", "Diagnostics"),
     ("timings", "Timings"),
+    ("failures", "Failures and warnings"),
     ("spec", "Spec and environment"),
 ]
 
 
 def _nav():
-    return "<nav><ul>" + "".join(f"<li><a href='#{k}'>{_e(t)}</a></li>" for k, t in SECTIONS) + "</ul></nav>"
+    return "<nav>" + " · ".join(f"<a href='#{k}'>{_e(t)}</a>" for k, t in SECTIONS) + "</nav>"
+
+
+def _collapsed(summary, parts, open_=False):
+    """``parts`` inside a <details> element whose summary line is ``summary``."""
+    flag = " open" if open_ else ""
+    return f"<details{flag}><summary>{_e(summary)}</summary>{''.join(parts)}</details>"
 
 
 def _read_run(out, run):
-    """(frame, labelled, failures, warnings, spec text, environment) of the run folder ``out``;
-    the frame from ``run`` when given, else read from results.csv."""
+    """(frame, labelled, failures, warnings, spec text, environment, characteristics) of
+    the run folder ``out``; the frame from ``run`` when given, else read from results.csv."""
     from knnx.reporting.summaries import configuration_labels
-    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_results
+    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_datasets, read_results
 
     results = out / "results.csv"
     if run is None:
@@ -352,23 +325,45 @@ def _read_run(out, run):
         environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         environment = {}
-    return frame, labelled, failures, warned, spec_text, environment
+    characteristics = read_datasets(out / "datasets.csv") if len(frame) else None
+    return frame, labelled, failures, warned, spec_text, environment, characteristics
 
 
-def _results_body(frame, n_failed, alpha, run):
-    """The headline, summary, comparison and figures of a run with results (``frame``:
+@dataclass(frozen=True)
+class ReportOptions:
+    """How ``knnx report`` compares (see :func:`knnx.stats.compare.compare`): the level
+    ``alpha``, the contestants (``select``: all or best-test), a ``control`` to test
+    every other against, and the primary ``metric`` the page leads with (None: the
+    run's first metric)."""
+
+    alpha: float = 0.05
+    select: str = "all"
+    control: str | None = None
+    metric: str | None = None
+
+
+def _results_body(frame, n_failed, options, run, characteristics):
+    """The header, the comparison of the primary metric, the chosen hyper-parameters,
+    the datasets, the figures and the long tables of a run with results (``frame``:
     labelled with configurations)."""
+    from knnx.reporting import report_parts as rp
     from knnx.results import last_round
 
     # An active-learning run (a round column): tables and comparison of the last round's
     # values; the figures follow every round.
     last = last_round(frame)[0]
+    primary = rp.primary_metric(last, options.metric)
+    metrics = [m for m in dict.fromkeys(last["metric"]) if m in METRICS]
+    compared = {
+        m: rp.run_comparison(last, m, options.select, options.alpha, options.control) for m in metrics
+    }
     n_cells = len(frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"]))
     body = [
         f"<h1>knnx report: {_e(frame['experiment'].iloc[0])}</h1>",
         f"<p>{n_cells} cells: {frame['dataset'].nunique()} datasets × {frame['configuration'].nunique()} "
-        f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: "
-        f"{_e(', '.join(dict.fromkeys(frame['metric'])))}; {n_failed} failed cells.</p>",
+        f"configurations of {frame['algorithm'].nunique()} algorithms; metrics: {_e(', '.join(metrics))}; "
+        f"{n_failed} failed cells.</p>",
+        rp.left_out_html(compared[primary]) if primary else "",
         _nav(),
     ]
     if last is not frame:
@@ -377,11 +372,50 @@ def _results_body(frame, n_failed, alpha, run):
             f"the last round (round {int(last['round'].iloc[0])}, {_e(_sizes(last))} labelled points); "
             "summary.csv and the figures give every round.</p>"
         )
+    body.append(f"<h2 id='comparison'>Comparison: {_e(primary or 'none')}</h2>")
+    if primary is None:
+        body.append("<p class='note'>No metric to compare (only reported quantities).</p>")
+    else:
+        body.append(rp.comparison_html(compared[primary], characteristics, _figure_tag))
     body += [
-        _summary_section(last, None if run is None else run.tables),
-        _comparison_section(last, alpha),
+        "<h2 id='tuning'>Chosen hyper-parameters</h2>",
+        rp.tuning_html(last),
+        "<h2 id='datasets'>Datasets</h2>",
+        rp.datasets_html(characteristics),
         _figures_section(frame) if run is None else _embedded_figures_section(run.figures),
+        "<h2 id='tables'>Tables</h2>",
     ]
+    for m in metrics:
+        parts = (
+            []
+            if m == primary
+            else [
+                rp.left_out_html(compared[m]),
+                rp.comparison_html(compared[m], characteristics, _figure_tag),
+            ]
+        )
+        body.append(
+            _collapsed(
+                f"Comparison of {m}: ranks, Wilcoxon-Holm, per-dataset tests",
+                parts + _long_comparison(compared[m]),
+            )
+        )
+    body.append(
+        _collapsed(
+            "Mean ± std per dataset and configuration, every metric",
+            [_summary_section(last, None if run is None else run.tables)],
+        )
+    )
+    diagnostics = rp.diagnostics_frame(last)
+    body.append("<h2 id='diagnostics'>Diagnostics</h2>")
+    body.append(
+        _collapsed(
+            f"Quantities the estimators report ({diagnostics['quantity'].nunique()})",
+            [html_table(diagnostics)],
+        )
+        if len(diagnostics)
+        else "<p class='note'>No estimator reported a quantity.</p>"
+    )
     return body
 
 
@@ -391,14 +425,17 @@ def _table_or(frame, columns, empty, heading):
     return [heading, html_table(frame[columns])]
 
 
-def build_report(out, alpha=0.05, run=None):
+def build_report(out, alpha=0.05, run=None, options=None):
     """The HTML text of the report of the run folder ``out`` (see the module docstring).
 
     ``run``: the :class:`RunOutputs` of the run that has just written ``out`` (its
     frame, tables and figure files are used as they are); None (``knnx report``): read
-    results.csv and draw the figures."""
+    results.csv and draw the figures. ``options``: a :class:`ReportOptions` (its alpha
+    wins over ``alpha``); None: every configuration a contestant, no control, the
+    run's first metric."""
     out = Path(out)
-    frame, labelled, failures, warned, spec_text, environment = _read_run(out, run)
+    options = options or ReportOptions(alpha=alpha)
+    frame, labelled, failures, warned, spec_text, environment, characteristics = _read_run(out, run)
     n_failed = 0 if failures is None else len(failures)
     if frame.empty:  # every cell failed: the page says so and lists the failures
         name = _experiment_name(spec_text, out)
@@ -406,31 +443,42 @@ def build_report(out, alpha=0.05, run=None):
             f"<h1>knnx report: {_e(name)}</h1>",
             f"<p>No results: every cell that ran failed ({n_failed} failed cells).</p>",
             _nav(),
-            *(f"<h2 id='{k}'>{_e(t)}</h2><p>No results.</p>" for k, t in SECTIONS[:3]),
+            *(f"<h2 id='{k}'>{_e(t)}</h2><p>No results.</p>" for k, t in SECTIONS[:6]),
         ]
     else:
         name = str(frame["experiment"].iloc[0])
-        body = _results_body(labelled, n_failed, alpha, run)
+        body = _results_body(labelled, n_failed, options, run, characteristics)
+    if frame.empty:
+        body.append("<h2 id='timings'>Timings</h2><p>No cell finished.</p>")
+    else:
+        body.append(_timings_section(labelled, environment))
     body.append("<h2 id='failures'>Failures and warnings</h2>")
-    body += _table_or(
+    failed = _table_or(
         failures,
         ["dataset", "algorithm", "repeat", "fold", "error", "params"],
         "No cell failed.",
         f"<p>{n_failed} cells failed (a rerun retries them):</p>",
     )
-    body += _table_or(
+    warnings_ = _table_or(
         warned,
         ["dataset", "algorithm", "repeat", "fold", "category", "message", "count", "params"],
         "No warnings.",
         "<p>Python warnings raised in cells (recorded, not printed):</p>",
     )
-    if frame.empty:
-        body.append("<h2 id='timings'>Timings</h2><p>No cell finished.</p>")
-    else:
-        body.append(_timings_section(labelled, environment))
+    n_warned = 0 if warned is None else len(warned)
+    body.append(
+        _collapsed(f"{n_failed} failed cells, {n_warned} warnings", failed + warnings_, open_=n_failed > 0)
+    )
     body.append("<h2 id='spec'>Spec and environment</h2>")
-    body.append(f"<h3>spec.yaml</h3><pre>{_e(spec_text)}</pre>")
-    body.append(f"<h3>environment.json</h3><pre>{_e(json.dumps(environment, indent=2))}</pre>")
+    body.append(
+        _collapsed(
+            "spec.yaml and environment.json",
+            [
+                f"<h3>spec.yaml</h3><pre>{_e(spec_text)}</pre>",
+                f"<h3>environment.json</h3><pre>{_e(json.dumps(environment, indent=2))}</pre>",
+            ],
+        )
+    )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -440,14 +488,14 @@ def build_report(out, alpha=0.05, run=None):
     )
 
 
-def write_report(out, alpha=0.05, run=None):
-    """Write ``out/report.html`` (atomically); return its path. ``run``: as for
-    :func:`build_report`."""
+def write_report(out, alpha=0.05, run=None, options=None):
+    """Write ``out/report.html`` (atomically); return its path. ``run``, ``options``: as
+    for :func:`build_report`."""
     from knnx.reporting.figures import plain_text
     from knnx.results import atomic_write_text
 
     with plain_text():
-        text = build_report(out, alpha, run)
+        text = build_report(out, alpha, run, options)
     path = Path(out) / "report.html"
     atomic_write_text(path, text)
     return path

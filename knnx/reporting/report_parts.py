@@ -1,0 +1,190 @@
+"""The parts of report.html that lead it (see :mod:`knnx.reporting.html`): the
+comparison of the primary metric (the table a paper prints, the critical-difference
+diagram, the tests against a control), the hyper-parameters the run chose, the
+datasets' characteristics and the estimators' diagnostics. Each takes the run's
+frame (labelled with configurations) and returns HTML text; nothing is read here."""
+
+import html
+
+import numpy as np
+import pandas as pd
+
+from knnx.errors import ResultsError
+from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+
+CHOSEN = "chosen_"
+
+
+def _e(text):
+    return html.escape(str(text), quote=True)
+
+
+def primary_metric(frame, metric=None):
+    """``metric`` if given (ResultsError unless the frame scores it), else the first
+    metric of the frame (the spec's first): the one the report leads with."""
+    present = [m for m in dict.fromkeys(frame["metric"]) if m in METRICS]
+    if metric is not None:
+        if metric not in present:
+            raise ResultsError(
+                f"no rows for metric '{metric}'; metrics: {', '.join(present) or 'none'}", param="metric"
+            )
+        return metric
+    return present[0] if present else None
+
+
+def run_comparison(frame, metric, select="all", alpha=0.05, control=None):
+    """The :class:`knnx.stats.compare.CompareResult` the report shows for ``metric``,
+    or the one-line reason there is none (a str)."""
+    from knnx.stats.compare import compare
+
+    try:
+        return compare(frame, metric=metric, select=select, alpha=alpha, control=control)
+    except ResultsError as exc:
+        if exc.param in ("control", "select"):
+            raise
+        return str(exc)
+
+
+def left_out_html(result):
+    """The contestants a comparison left out, each with its reason (none: empty text)."""
+    if isinstance(result, str) or result.left_out.empty:
+        return ""
+    items = "".join(
+        f"<li>{_e(r.contestant)}: {_e(r.reason)}</li>" for r in result.left_out.itertuples(index=False)
+    )
+    return (
+        f"<p class='note'>Left out of the comparison of {_e(result.metric)}:</p><ul class='note'>{items}</ul>"
+    )
+
+
+def comparison_html(result, characteristics, figure_tag):
+    """The wide table, the CD diagram (``figure_tag(fig, alt)`` embeds it) and the tests
+    against the control of one metric's comparison."""
+    from knnx.reporting.comparison import cd_diagram, selection_note
+    from knnx.reporting.wide import render, wide_table
+
+    if isinstance(result, str):
+        return f"<p class='note'>No comparison: {_e(result)}.</p>"
+    parts = [
+        f"<p class='note'>{_e(selection_note(result))}</p>",
+        render(wide_table(result, characteristics), "html"),
+    ]
+    parts.append(figure_tag(cd_diagram(result), f"critical-difference diagram, {result.metric}"))
+    if result.control_tests is not None:
+        parts.append(control_html(result))
+    return "".join(parts)
+
+
+def control_html(result):
+    """The tests against the control: Holm and Bonferroni-Dunn after Friedman, and the
+    Bayesian signed-rank test's three probabilities."""
+    from knnx.reporting.html import html_table
+
+    t = result.control_tests
+    lower = LOWER_IS_BETTER.get(result.metric, False)
+    shown = pd.DataFrame(
+        {
+            "configuration": t["configuration"],
+            "mean rank": t["mean_rank"],
+            "z": t["z"],
+            "p (Holm)": t["p_holm"],
+            "p (Bonferroni-Dunn)": t["p_bonferroni_dunn"],
+            "P(control better)": t["p_control_better"],
+            "P(equivalent)": t["p_rope"],
+            "P(control worse)": t["p_control_worse"],
+        }
+    )
+    cd = float(t["bonferroni_dunn_cd"].iloc[0])
+    return (
+        f"<h3>Against the control {_e(result.control)}</h3><p class='note'>After Friedman (Demšar 2006, Sec. 3.2.2): "
+        f"z of the mean ranks, p adjusted by Holm and by Bonferroni-Dunn (CD = {cd:.3g}) over the "
+        f"{len(t)} comparisons, alpha {result.alpha:g}. Bayesian signed-rank test (Benavoli et al. 2017) on the "
+        f"per-dataset means, region of practical equivalence ±{result.rope:g} ({'lower' if lower else 'higher'} "
+        "is better): the probability that the control is better, equivalent, or worse.</p>"
+        + html_table(shown)
+    )
+
+
+def _value_text(value):
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def tuning_html(frame):
+    """What the tuned cells chose (rows ``chosen_<param>``: counts per value over the
+    folds, per algorithm and dataset), and the parameters that depend on the dataset
+    (``params_for``: their value per dataset)."""
+    from knnx.reporting.html import html_table
+
+    parts = []
+    chosen = frame[frame["metric"].str.startswith(CHOSEN)]
+    if len(chosen):
+        rows = []
+        for (alg, metric), sub in chosen.groupby(["algorithm", "metric"], sort=False):
+            counts = sub["value"].value_counts().sort_index()
+            per = sub.groupby("dataset", sort=False)["value"].agg(
+                lambda v: ", ".join(f"{_value_text(x)}×{n}" for x, n in v.value_counts().sort_index().items())
+            )
+            rows.append(
+                {
+                    "algorithm": alg,
+                    "parameter": metric.removeprefix(CHOSEN),
+                    "chosen (value×folds)": ", ".join(f"{_value_text(x)}×{n}" for x, n in counts.items()),
+                    "per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
+                }
+            )
+        parts.append(
+            "<p class='note'>Tuned on inner folds of each training part (tune:): the value each fold chose, "
+            "counted (a non-numeric value by its position in the spec's list).</p>"
+            + html_table(pd.DataFrame(rows))
+        )
+    dependent = _dataset_dependent(frame)
+    if len(dependent):
+        parts.append(
+            "<p class='note'>Parameters that depend on the dataset (params_for): one contestant each, its value "
+            "per dataset.</p>" + html_table(dependent)
+        )
+    return "".join(parts) or "<p class='note'>Nothing was tuned and no parameter depends on the dataset.</p>"
+
+
+def _dataset_dependent(frame):
+    """algorithm, parameter, values per dataset: parameters constant within each dataset
+    that differ between datasets (see :func:`knnx.stats.configurations.configuration_labels`)."""
+    from knnx.results import PARAM_PREFIX
+
+    columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
+    rows = []
+    for alg, sub in frame.groupby("algorithm", sort=False):
+        for c in columns:
+            within = sub.groupby("dataset", sort=False)[c].nunique()
+            if (within <= 1).all() and sub[c].nunique() > 1:
+                per = sub.groupby("dataset", sort=False)[c].first()
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        "parameter": c.removeprefix(PARAM_PREFIX),
+                        "value per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def datasets_html(characteristics):
+    """The datasets' characteristics (datasets.csv): n, d, classes, nominal attributes,
+    missing values."""
+    from knnx.reporting.html import html_table
+
+    if characteristics is None:
+        return "<p class='note'>No datasets.csv in this folder (a run of an older knnx).</p>"
+    shown = characteristics.reset_index()
+    shown = shown.astype({c: "Int64" for c in shown.columns if c != "dataset" and shown[c].notna().all()})
+    return html_table(shown)
+
+
+def diagnostics_frame(frame):
+    """The reported quantities (rows whose metric is neither a metric nor a chosen
+    value, e.g. ``loo_error``, ``epochs``): mean per (dataset, configuration, quantity)."""
+    rows = frame[~frame["metric"].isin(list(METRICS)) & ~frame["metric"].str.startswith(CHOSEN)]
+    if rows.empty:
+        return rows
+    out = rows.groupby(["metric", "dataset", "configuration"], sort=False)["value"].agg(["mean", "count"])
+    return out.reset_index().rename(columns={"metric": "quantity", "count": "n"}).astype({"mean": np.float64})
