@@ -250,3 +250,18 @@ def test_the_first_screen_shows_the_table_and_the_diagram(study):
             )
         finally:
             browser.close()
+
+
+def test_results_carry_columns_for_the_parameters_set_or_varied_only(study):
+    header = (study / "results.csv").read_text().splitlines()[0].split(",")
+    assert [c for c in header if c.startswith("param_")] == [
+        "param_C",
+        "param_k",
+        "param_max_epochs",
+        "param_n_estimators",
+        "param_random_state",
+    ]
+    frame = read_results(study / "results.csv")  # reading derives a column for every parameter
+    assert {"param_bootstrap", "param_gamma", "param_kernel"} <= set(frame.columns)
+    rf = frame[frame["algorithm"] == "rf"]
+    assert set(rf["param_bootstrap"]) == {"true"} and set(rf["param_n_estimators"]) == {"30"}

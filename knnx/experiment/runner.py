@@ -89,6 +89,7 @@ entry of environment.json as ``warmup_seconds`` at the end of the run, and are n
 part of any cell's times.
 """
 
+import json
 import time
 from collections import Counter
 from contextlib import nullcontext
@@ -236,7 +237,7 @@ class _Run:
         self.kind = kind_of(vspec)
         self.keys = cell_keys(vspec, self.kind)
         self.order = {c.key(): c.index for c in vspec.cells}
-        self.names = param_names(c.params_json for c in vspec.cells)  # the file's param_<name> columns
+        self.names = written_param_names(vspec)  # the file's param_<name> columns
         self.labels = self.kind.labels(vspec.cells) if progress else {}
         self.progress = progress
         self.columns = results_columns(self.names, rounds=self.kind.rounds)
@@ -384,6 +385,26 @@ class _Run:
             self.n_warned,
             tuple(notes),
         )
+
+
+def written_param_names(vspec):
+    """The parameters results.csv gives a ``param_<name>`` column: those that take more
+    than one value among one algorithm's cells, and those the spec writes in an algorithm entry
+    (params, params_for); not the dozens of defaults of a scikit-learn estimator that
+    nobody set. ``params`` keeps every value, and reading a file
+    (:func:`knnx.results.read_results`) derives a column for each."""
+    values = {}  # (algorithm, parameter): the values its cells take
+    for c in vspec.cells:
+        for name, value in json.loads(c.params_json).items():
+            values.setdefault((c.algorithm, name), set()).add(json.dumps(value, sort_keys=True))
+    written = set()
+    for entry in getattr(vspec.spec, "algorithms", None) or ():
+        written |= set(getattr(entry, "params", {}) or {})
+        for per in (getattr(entry, "params_for", {}) or {}).values():
+            written |= set(per)
+    if not getattr(vspec.spec, "algorithms", None):  # a spec without algorithm entries: every one
+        return param_names(c.params_json for c in vspec.cells)
+    return sorted({n for (_, n), seen in values.items() if len(seen) > 1 or n in written})
 
 
 def _clear_outputs(out):
