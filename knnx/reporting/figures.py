@@ -1,79 +1,143 @@
 """Plots built from result files only (matplotlib's object API, no pyplot state).
 
 ``plot_comparison`` shows every configuration of a run, one panel per dataset, its
-per-fold values and mean ± std; ``plot_metric`` draws a metric against one parameter
-(numeric or categorical), one line per algorithm and setting of its other
-parameters; ``write_figures`` makes both kinds for a run's folder and says, in one
-line each, what it could not draw.
+per-fold values and mean ± std; ``plot_metric`` draws a metric against one parameter,
+one panel per dataset and algorithm; ``write_figures`` makes both kinds for a run's
+folder and says, in one line per figure, what it could not draw. The panels are
+planned and drawn by :mod:`knnx.reporting.panels` (its public names are importable from
+here too). Summaries across datasets that stay readable for hundreds of datasets
+(ranks, wins against a control, mean ranks): :mod:`knnx.reporting.summary_figures`.
+
+Rules, all tested (tests/test_figures_scale.py, tests/test_figures_report.py):
+
+* **Pages.** A figure holds at most :data:`MAX_PANELS` (12) panels. More are drawn as
+  pages of 12 panels, in drawing order: the figure ``NAME.png`` becomes the files
+  ``NAME-1.png``, ``NAME-2.png``, ... (:func:`page_names`; a figure that fits on one
+  page keeps its name, and no automatic figure's name ends in ``-<digits>``
+  otherwise, :func:`figure_name`). :func:`metric_pages`, :func:`comparison_pages` and
+  :func:`plot_pages` give every page, :func:`write_plot` saves them, the run's
+  automatic figures (:func:`figures`) are paged; :func:`plot_metric`,
+  :func:`plot_comparison` and :func:`plot` draw one figure and refuse more panels.
+* **Datasets.** Every public plotting function takes ``datasets``: the names of the
+  datasets to draw, in that order (default: every dataset, in order of appearance);
+  a name the results do not hold is a ResultsError naming it and the datasets they
+  hold (:func:`select_datasets`).
+* **Ranges.** A point is the mean over repeats, folds and pooled seeds, its bar ± one
+  standard deviation cut at the bounds of the metric's range (:data:`METRIC_RANGES`:
+  error, accuracy, F1, AUC ... in [0, 1], MCC in [-1, 1], timings >= 0), so no bar
+  of an error rate goes below 0 nor one of an F1 above 1. A quantity not listed (what
+  an estimator reports, e.g. ``chosen_k``) is drawn uncut.
+* **One meaning per axis.** A parameter's name means the same thing within one
+  algorithm only (CPW's ``tol`` is not SVC's ``tol``), so a metric is drawn against a
+  parameter ``x`` in one panel per (dataset, algorithm), never two algorithms on one
+  axes, and only where the algorithm takes two values of ``x`` or more on the dataset
+  (each tuned grid counting as one value; a value set per dataset by ``params_for``
+  is not drawn against). A results file records each algorithm's id, not its
+  estimator class: two ids are two algorithms even when they share a class (``knn1``
+  and ``knn_tuned`` are drawn apart, or not at all when each has one value).
+* **Numeric axes.** An algorithm's values of ``x`` that are all numbers (booleans are
+  not) are drawn on a numeric axis, on a log scale when they form a geometric grid
+  (:func:`is_geometric`: 1e-3, 1e-2, 1e-1 or 1, 2, 4, 8); any other values (text,
+  booleans, numbers mixed with them) on a categorical axis, in order of first
+  appearance, long texts shortened.
+* **Tuned grids.** A cell tuned on inner folds (``tune:``) has its grid, a list, as
+  its value of each tuned parameter, and records the value it chose, per split, as
+  its row of metric ``chosen_<name>`` (the number; for a grid of other values, its
+  index in the list). A grid is never a tick or a legend text: against a numeric
+  ``x`` the tuned setting is a diamond at the median of the values chosen for ``x``
+  (its horizontal bar from the smallest to the largest chosen), at the mean of the
+  metric (± std, cut to the range); against a categorical ``x``, or where the frame
+  holds no ``chosen_<x>`` rows, a dashed horizontal line at that mean. Its legend
+  reads ``<line>, x tuned over <n> values <min>–<max>``; another parameter tuned
+  alongside reads ``name tuned``; in the comparison figure a grid's configuration
+  label reads ``name=tuned`` (``tuned (2)``, ... for a second grid of one algorithm).
 """
 
-import json
-from contextlib import contextmanager
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
+from knnx.reporting.panels import (  # noqa: F401  (re-exported: this module's names before panels.py)
+    MAX_CONFIGURATIONS,
+    METRIC_RANGES,
+    ComparisonPlan,
+    MetricPlan,
+    WithinAlgorithm,
+    clipped_spread,
+    comparison_plan,
+    is_geometric,
+    metric_plan,
+    metric_range,
+    metric_rows,
+    parameter_values,
+    parse_params,
+    plain_text,
+    varying_numeric_params,
+    varying_params,
+    varying_within,
+)
 from knnx.results import read_results, save_figure
 from knnx.stats.configurations import SEED_PARAMS
 
 
-@contextmanager
-def plain_text():
-    """Figures whose titles, labels and legends are drawn as written: matplotlib would
-    read a dataset named ``$x^$`` as mathtext and fail on it."""
-    with matplotlib.rc_context({"text.parse_math": False}):
-        yield
+def _listing(names, limit=40):
+    shown = ", ".join(escape_control(str(n)) for n in names[:limit])
+    return shown if len(names) <= limit else f"{shown}, ... ({len(names)} in all)"
 
 
-def parse_params(params):
-    """The ``params`` cells of a results frame (a Series indexed by data row, as read) as
-    dicts; ResultsError naming the line of a cell that is not a JSON object (a
-    hand-edited file)."""
-    out = []
-    for row, text in params.items():
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
-            raise ResultsError(
-                f"column 'params' line {row + 2}: '{shown}' is not a JSON object of parameters"
-            )
-        out.append(value)
-    return out
+def select_datasets(frame, datasets=None):
+    """The rows of ``frame`` on ``datasets`` (names; a single name may be given as a
+    string), in that order of datasets, each dataset's rows in file order; every row
+    when ``datasets`` is None. ResultsError (``datasets``) naming every name the frame
+    does not hold, and the datasets it holds."""
+    if datasets is None:
+        return frame
+    names = list(dict.fromkeys([datasets] if isinstance(datasets, str) else list(datasets)))
+    present = list(dict.fromkeys(frame["dataset"]))
+    if not names:
+        raise ResultsError(f"no dataset given; the results hold: {_listing(present)}", param="datasets")
+    known = set(present)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        quoted = ", ".join(f"'{escape_control(str(n))}'" for n in unknown)
+        plural = "s" if len(unknown) > 1 else ""
+        raise ResultsError(
+            f"no dataset{plural} {quoted} in the results; they hold: {_listing(present)}",
+            param="datasets",
+        )
+    order = {n: i for i, n in enumerate(names)}
+    rows = frame[frame["dataset"].isin(known & set(names))]
+    return rows.iloc[np.argsort(rows["dataset"].map(order).to_numpy(), kind="stable")]
 
 
-def _is_number(value):
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _selected(results, datasets):
+    """The frame of ``results`` (a results file or its frame) on ``datasets``."""
+    frame = read_results(results) if not hasattr(results, "columns") else results
+    return select_datasets(frame, datasets)
 
 
-def parameter_values(frame):
-    """{parameter: list of its distinct values, in order of appearance} over the rows of
-    ``frame`` (values as JSON gives them: numbers, text, booleans, None, lists)."""
-    values = {}
-    for params in parse_params(frame["params"].drop_duplicates()):
-        for key, value in params.items():
-            seen = values.setdefault(key, {})
-            seen.setdefault(json.dumps(value, sort_keys=True), value)
-    return {key: list(seen.values()) for key, seen in values.items()}
+# The most panels of one figure (or page): more are drawn as pages of MAX_PANELS.
+MAX_PANELS = 12
 
 
-def varying_params(frame):
-    """Names of the parameters that take more than one value in ``frame``."""
-    return [key for key, vals in parameter_values(frame).items() if len(vals) > 1]
+def page_names(name, n_pages):
+    """The file names of a figure ``name`` (``error-k.png``) drawn on ``n_pages`` pages:
+    ``[name]`` for one page, else ``error-k-1.png``, ``error-k-2.png``, ... (the page
+    number before the suffix)."""
+    if n_pages == 1:
+        return [name]
+    path = Path(name)
+    return [f"{path.stem}-{i}{path.suffix}" for i in range(1, n_pages + 1)]
 
 
-def varying_numeric_params(frame):
-    """Names of numeric parameters that take more than one value in ``frame``."""
-    return [
-        key for key, vals in parameter_values(frame).items() if len([v for v in vals if _is_number(v)]) > 1
-    ]
+def _chunks(items, size=MAX_PANELS):
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _check_image_path(out):
@@ -96,250 +160,86 @@ def _check_image_path(out):
         )
 
 
-def _metric_rows(frame, metric):
-    if metric not in set(frame["metric"]):
+def _one_page(plan, what):
+    if len(plan.panels) > MAX_PANELS:
         raise ResultsError(
-            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
-            param="metric",
+            f"{len(plan.panels)} panels ({what}): more than {MAX_PANELS} on one figure; choose datasets "
+            f"(datasets) or draw pages of {MAX_PANELS} (plot_pages, write_plot)"
         )
-    return frame[frame["metric"] == metric]
+    return plan.draw(plan.panels)
 
 
-def _value_text(value):
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def plot_metric(results, metric="error", x=None, out=None):
+def plot_metric(results, metric="error", x=None, out=None, datasets=None):
     """Plot ``metric`` against parameter ``x``; return the Figure (and save it to ``out``).
 
-    One panel per dataset; one line per algorithm and combination of its other
-    parameters that vary (seed-like parameters, :data:`knnx.stats.configurations.SEED_PARAMS`, are
-    pooled unless ``x`` is one of them), each point the mean over repeats, folds and
-    pooled seeds with ± one standard deviation. A numeric ``x`` is drawn on a numeric
-    axis; any other (text, booleans, lists, or numbers mixed with them) on a
-    categorical axis, its values in order of first appearance. Rows without ``x`` (an
-    algorithm that has no such parameter) are left out; a line with a single value of
-    ``x`` is left out when others vary along it.
+    One panel per dataset and algorithm that takes two values of ``x`` or more (the
+    module docstring: one meaning per axis, numeric and log axes, tuned grids); one
+    line per combination of the algorithm's other parameters that vary (seed-like
+    parameters, :data:`knnx.stats.configurations.SEED_PARAMS`, are pooled unless ``x``
+    is one of them), each point the mean over repeats, folds and pooled seeds with ±
+    one standard deviation cut to the metric's range. A line with a single value of
+    ``x`` is left out when another of its panel varies along it. More than
+    :data:`MAX_PANELS` panels: ResultsError (:func:`metric_pages` draws pages).
 
     Parameters
     ----------
     results : path or DataFrame
-        A results.csv file (or its frame).
+        A results.csv file (or its frame: every metric's rows, so that a tuned
+        cell's ``chosen_<x>`` rows place it).
     metric : str
     x : str, optional
-        Parameter for the horizontal axis; default: the first numeric one that varies
-        (seed-like ones last), else the first that varies.
+        Parameter for the horizontal axis; default: the first that varies within an
+        algorithm, numeric ones first, seed-like ones last.
     out : path, optional
         Where to write the image (format from the suffix, e.g. .png or .pdf).
+    datasets : list of str, optional
+        The datasets to draw, in that order (:func:`select_datasets`).
     """
-    frame = read_results(results) if not hasattr(results, "columns") else results
-    frame = _metric_rows(frame, metric)
-    x, values = _check_x(frame, metric, x)
     if out is not None:
         _check_image_path(out)
-    parsed = parse_params(frame["params"])
-    has_x = np.array([x in p for p in parsed], dtype=bool)
-    frame = frame[has_x]
-    parsed = [p for p, keep in zip(parsed, has_x, strict=True) if keep]
-    positions, ticks = _x_positions(frame, parsed, x, values[x])
-    frame = frame.assign(_x=positions, _line=_line_labels(frame, parsed, x))
-    # A setting with a single x value is a dot, not a line: drop such settings when
-    # others have a curve (e.g. UNN with one k beside kNN over k).
-    n_x = frame.groupby(["dataset", "_line"])["_x"].transform("nunique")
-    if (n_x > 1).any():
-        frame = frame[n_x > 1]
-    with plain_text():  # dataset and parameter names drawn as written
-        fig = _draw_lines(frame, metric, x, ticks)
-        if out is not None:
-            save_figure(fig, out, dpi=120)
+    plan = metric_plan(_selected(results, datasets), metric, x)
+    fig = _one_page(plan, "a dataset and algorithm each")
+    if out is not None:
+        save_figure(fig, out, dpi=120)
     return fig
 
 
-def _check_x(frame, metric, x):
-    """``(x, values)``: the parameter to plot ``metric`` against (default: the first
-    numeric one that varies, seed-like ones last) and :func:`parameter_values` of
-    ``frame``; ResultsError when there is none, it takes one value, or the datasets
-    are too many for panels."""
-    varying = varying_params(frame)
-    shown = ", ".join(varying) or "none"
-    if x is None:
-        ordered = sorted(varying, key=lambda n: (n in SEED_PARAMS, n not in varying_numeric_params(frame)))
-        if not ordered:
-            raise ResultsError(
-                f"no parameter varies in the '{metric}' rows; nothing to plot against", param="x"
-            )
-        x = ordered[0]
-    values = parameter_values(frame)
-    if x not in values:
-        raise ResultsError(
-            f"no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
-            "(or {x=configuration}: every configuration side by side)",
-            param="x",
-            mentions=[("x", "configuration")],
-        )
-    n_datasets = frame["dataset"].nunique()
-    if n_datasets > MAX_PANELS:
-        raise ResultsError(
-            f"{n_datasets} datasets: more than {MAX_PANELS} panels would be unreadable; "
-            "knnx compare draws the comparison across datasets"
-        )
-    if len(values[x]) < 2:
-        raise ResultsError(
-            f"parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
-            f"parameters that vary: {shown} (or {{x=configuration}}: every configuration side by side)",
-            param="x",
-            mentions=[("x", "configuration")],
-        )
-    return x, values
+def metric_pages(results, metric="error", x=None, datasets=None):
+    """:func:`plot_metric`'s figure as pages of at most :data:`MAX_PANELS` panels, in
+    order (a list of Figures; file names: :func:`page_names`)."""
+    plan = metric_plan(_selected(results, datasets), metric, x)
+    return [plan.draw(chunk) for chunk in _chunks(plan.panels)]
 
 
-def _x_positions(frame, parsed, x, values):
-    """``(positions, ticks)``: each row's place on the horizontal axis, its value of
-    ``x`` when every value is a number (ticks None), else the index of its value among
-    ``values`` (ticks: their texts)."""
-    if all(_is_number(p[x]) for p in parsed):
-        for row, p in zip(frame.index, parsed, strict=True):
-            try:
-                float(p[x])  # an integer beyond float64 (10^400) cannot be drawn
-            except OverflowError:
-                raise ResultsError(
-                    f"column 'params' line {row + 2}: {x} = {str(p[x])[:20]}... is too large to plot"
-                ) from None
-        return [float(p[x]) for p in parsed], None
-    order = {json.dumps(v, sort_keys=True): i for i, v in enumerate(values)}
-    positions = [float(order[json.dumps(p[x], sort_keys=True)]) for p in parsed]
-    return positions, [_value_text(v) for v in values]
-
-
-def _line_labels(frame, parsed, x):
-    """Each row's line: its algorithm and the other parameters that vary among that
-    algorithm's rows (seed-like ones pooled unless ``x`` is one)."""
-    pooled = set(SEED_PARAMS) - {x}
-    per_algorithm = {}
-    for a, p in zip(frame["algorithm"], parsed, strict=True):
-        for k, v in p.items():
-            per_algorithm.setdefault(a, {}).setdefault(k, set()).add(json.dumps(v, sort_keys=True))
-    lines = []
-    for a, p in zip(frame["algorithm"], parsed, strict=True):
-        others = [
-            f"{k}={_value_text(v)}"
-            for k, v in sorted(p.items())
-            if k != x and k not in pooled and len(per_algorithm[a][k]) > 1
-        ]
-        lines.append(f"{a} {', '.join(others)}".strip())
-    return lines
-
-
-def _draw_lines(frame, metric, x, ticks):
-    """The Figure of :func:`plot_metric`: one panel per dataset, one line per ``_line``."""
-    datasets = list(dict.fromkeys(frame["dataset"]))
-    # The legend goes under each panel; the figure grows with the longest one, so that a
-    # spec with many settings (e.g. 22 algorithms) keeps a readable plotting area.
-    n_lines = int(frame.groupby("dataset")["_line"].nunique().max()) if len(frame) else 0
-    ncols = min(len(datasets), 4)
-    nrows = -(-len(datasets) // ncols)
-    fig = Figure(figsize=(5.0 * ncols, nrows * (3.8 + 0.16 * n_lines)), layout="constrained")
-    grid = list(fig.subplots(nrows, ncols, squeeze=False).flat)
-    for ax in grid[len(datasets) :]:
-        ax.set_visible(False)
-    for ax, name in zip(grid, datasets, strict=False):
-        sub = frame[frame["dataset"] == name]
-        for line, part in sub.groupby("_line", sort=False):
-            stats = part.groupby("_x")["value"].agg(["mean", "std", "count"]).sort_index()
-            std = stats["std"].where(stats["count"] > 1, 0.0).to_numpy(dtype=float)
-            xs, means = stats.index.to_numpy(dtype=float), stats["mean"].to_numpy(dtype=float)
-            ax.errorbar(xs, means, yerr=std, marker="o", ms=3, capsize=2, label=line)
-        if ticks is not None:
-            ax.set_xticks(range(len(ticks)), ticks, rotation=30 if max(map(len, ticks)) > 6 else 0)
-        ax.set_title(name)
-        ax.set_xlabel(x)
-        ax.set_ylabel(metric)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
-    return fig
-
-
-# Above these sizes the comparison figure is not drawn (a panel per dataset, a row per
-# configuration would be unreadable); knnx compare and the tables still cover them.
-MAX_PANELS = 12
-MAX_CONFIGURATIONS = 80
-
-
-def plot_comparison(results, metric="error", out=None):
+def plot_comparison(results, metric="error", out=None, datasets=None):
     """Every configuration side by side: one panel per dataset, one row per
-    configuration (:func:`knnx.reporting.summaries.configuration_labels`: the algorithm and the
-    parameters that vary), its per-fold values as dots (repeats, folds and pooled
-    seeds; grey) and its mean ± one standard deviation (black). Returns the Figure
-    (and saves it to ``out``)."""
-    from knnx.reporting.summaries import configuration_labels
-
-    frame = read_results(results) if not hasattr(results, "columns") else results
-    frame = _metric_rows(frame, metric)
-    frame = frame.assign(configuration=configuration_labels(frame))
-    datasets = list(dict.fromkeys(frame["dataset"]))
-    configs = list(dict.fromkeys(frame["configuration"]))
-    if len(datasets) > MAX_PANELS:
-        raise ResultsError(
-            f"{len(datasets)} datasets: more than {MAX_PANELS} panels would be unreadable; "
-            "knnx compare draws the comparison across datasets"
-        )
-    if len(configs) > MAX_CONFIGURATIONS:
-        raise ResultsError(
-            f"{len(configs)} configurations: more than {MAX_CONFIGURATIONS} rows would be unreadable; "
-            "knnx table lists them"
-        )
+    configuration (:func:`knnx.stats.configurations.configuration_labels`: the algorithm
+    and the parameters that vary; a tuned grid as ``tuned``), its per-fold values as
+    dots (repeats, folds and pooled seeds; grey) and its mean ± one standard deviation
+    cut to the metric's range (in the algorithm's colour). Returns the Figure (and
+    saves it to ``out``); ``datasets``: :func:`select_datasets`. More than
+    :data:`MAX_PANELS` datasets: ResultsError (:func:`comparison_pages` draws pages)."""
     if out is not None:
         _check_image_path(out)
-    position = {c: i for i, c in enumerate(configs)}
-    algorithm_of = dict(zip(frame["configuration"], frame["algorithm"], strict=True))
-    palette = matplotlib.colormaps["tab10"].colors
-    colour = {a: palette[i % len(palette)] for i, a in enumerate(dict.fromkeys(frame["algorithm"]))}
-    ncols = min(len(datasets), 4)
-    nrows = -(-len(datasets) // ncols)
-    longest = max(len(c) for c in configs)
-    with plain_text():
-        fig = Figure(
-            figsize=(1.2 + 0.07 * longest + 3.2 * ncols, nrows * (1.3 + 0.24 * len(configs))),
-            layout="constrained",
-        )
-        axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
-        for i, ax in enumerate(axes.flat):
-            if i >= len(datasets):
-                ax.set_visible(False)
-                continue
-            sub = frame[frame["dataset"] == datasets[i]]
-            ys = sub["configuration"].map(position).to_numpy(dtype=float)
-            # per-fold values, spread a little vertically in a fixed pattern (no randomness)
-            offsets = (np.arange(len(sub)) % 5 - 2) * 0.06
-            ax.plot(sub["value"].to_numpy(dtype=float), ys + offsets, ".", ms=3, color="0.6", zorder=1)
-            stats = sub.groupby("configuration", sort=False)["value"].agg(["mean", "std", "count"])
-            std = stats["std"].where(stats["count"] > 1, 0.0).to_numpy(dtype=float)
-            for j, config in enumerate(stats.index):  # one colour per algorithm
-                ax.errorbar(
-                    stats["mean"].iloc[j],
-                    position[config],
-                    xerr=std[j],
-                    fmt="o",
-                    ms=4,
-                    color=colour[algorithm_of[config]],
-                    capsize=2,
-                    zorder=2,
-                )
-            ax.set_yticks(range(len(configs)), configs, fontsize=8)
-            ax.set_ylim(len(configs) - 0.5, -0.5)
-            ax.set_title(datasets[i], fontsize=10)
-            ax.set_xlabel(f"{metric} (mean ± std; dots: single runs)", fontsize=8)
-            ax.grid(axis="x", alpha=0.3)
-        if out is not None:
-            save_figure(fig, out, dpi=110)
+    plan = comparison_plan(_selected(results, datasets), metric)
+    fig = _one_page(plan, "one per dataset")
+    if out is not None:
+        save_figure(fig, out, dpi=110)
     return fig
+
+
+def comparison_pages(results, metric="error", datasets=None):
+    """:func:`plot_comparison`'s figure as pages of at most :data:`MAX_PANELS` datasets
+    (every page with the same rows), in order (a list of Figures; :func:`page_names`)."""
+    plan = comparison_plan(_selected(results, datasets), metric)
+    return [plan.draw(chunk) for chunk in _chunks(plan.panels)]
 
 
 def figure_name(metric, x=None):
     """File name of an automatic figure: ``METRIC.png`` (the comparison) or
     ``METRIC-X.png`` (against parameter X); characters other than letters, digits and
-    ``_.`` become ``_``."""
-    import re
+    ``_.`` become ``_`` (so that the pages of a figure, :func:`page_names`, are the
+    only names with a second ``-``)."""
 
     def safe(text):
         return re.sub(r"[^A-Za-z0-9_.]", "_", text)
@@ -347,28 +247,45 @@ def figure_name(metric, x=None):
     return f"{safe(metric)}.png" if x is None else f"{safe(metric)}-{safe(x)}.png"
 
 
+def _pages_of(plan, name, what):
+    """``(name, title, figure)`` per page of ``plan``, drawn one at a time."""
+    chunks = _chunks(plan.panels)
+    for i, (page, chunk) in enumerate(zip(page_names(name, len(chunks)), chunks, strict=True), 1):
+        if len(chunks) == 1:
+            yield page, what, plan.draw(chunk)
+            continue
+        first, last = plan.dataset_of(chunk[0]), plan.dataset_of(chunk[-1])
+        span = first if first == last else f"{first} to {last}"
+        yield page, f"{what}, page {i} of {len(chunks)} ({span})", plan.draw(chunk)
+
+
 def figures(frame):
     """The automatic figures of a results frame, in order: per metric (and reported
     quantity) the comparison of every configuration (:func:`plot_comparison`) and, for
-    each numeric parameter that varies (seed-like ones left out: they are pooled), the
-    metric against it (:func:`plot_metric`).
+    each numeric parameter that varies within an algorithm (seed-like ones left out:
+    they are pooled), the metric against it (:func:`plot_metric`); each on pages of
+    :data:`MAX_PANELS` panels where there are more.
 
-    Yields ``(name, title, figure)``, the figure None and the title one line saying why
-    where nothing can be drawn; ``name`` is the file name :func:`figure_name` gives."""
+    Yields ``(name, title, figure)``: ``name`` the file name (:func:`figure_name`, a
+    page's :func:`page_names`), ``title`` one line (with the page and its datasets),
+    the figure drawn when its turn comes; the figure None and the title one line
+    saying why where a figure cannot be drawn at all (one line per figure, not per
+    page or dataset)."""
     if "round" in frame.columns:  # an active-learning run: its metrics round by round
         yield from active_figures(frame)
         return
     for metric in dict.fromkeys(frame["metric"]):
         rows = frame[frame["metric"] == metric]
-        jobs = [None] + [x for x in varying_numeric_params(rows) if x not in SEED_PARAMS]
+        within = varying_within(rows)
+        jobs = [None] + [x for x, w in within.items() if w.numeric and x not in SEED_PARAMS]
         for x in jobs:
             what = f"{metric} against {x}" if x is not None else f"{metric}, every configuration"
             try:
-                fig = plot_comparison(rows, metric) if x is None else plot_metric(rows, metric, x=x)
+                plan = comparison_plan(rows, metric) if x is None else metric_plan(frame, metric, x)
             except ResultsError as exc:
                 yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('x: ')}", None
                 continue
-            yield figure_name(metric, x), what, fig
+            yield from _pages_of(plan, figure_name(metric, x), what)
 
 
 def active_summary(frame):
@@ -382,8 +299,9 @@ def active_summary(frame):
 def active_figures(frame):
     """The figures of an active-learning run: ``active.png``, the mean error on the pool
     against the training set size (the paper's Fig. 4), and ``active_k.png``, the mean
-    chosen k (Fig. 5 right); one panel per dataset, one line per strategy. Yields
-    ``(name, title, figure)`` as :func:`figures` does."""
+    chosen k (Fig. 5 right); one panel per dataset (pages of :data:`MAX_PANELS`, four
+    a row), one line per strategy. Yields ``(name, title, figure)`` as :func:`figures`
+    does."""
     summary = active_summary(frame)
     for metric, name, ylabel in (
         ("error", "active.png", "error on the pool"),
@@ -394,19 +312,39 @@ def active_figures(frame):
         if not datasets:
             yield name, f"no figure of {metric}: no rows", None
             continue
+        plan = _ActivePlan(sub, ylabel, datasets)
+        yield from _pages_of(plan, name, f"{metric} (mean over repeats) against the training set size")
+
+
+@dataclass(frozen=True)
+class _ActivePlan:
+    summary: pd.DataFrame
+    ylabel: str
+    panels: list
+
+    def dataset_of(self, panel):
+        return panel
+
+    def draw(self, datasets):
+        ncols = min(len(datasets), 4)
+        nrows = -(-len(datasets) // ncols)
         with plain_text():  # dataset names drawn as written
-            fig = Figure(figsize=(4.5 * len(datasets), 3.6), layout="constrained")
-            axes = fig.subplots(1, len(datasets), squeeze=False)[0]
-            for ax, lab in zip(axes, datasets, strict=True):
-                for algo, part in sub[sub["dataset"] == lab].groupby("algorithm", sort=False):
+            fig = Figure(figsize=(4.5 * ncols, 3.6 * nrows), layout="constrained")
+            axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+            for ax in axes[len(datasets) :]:
+                ax.set_visible(False)
+            for ax, lab in zip(axes, datasets, strict=False):
+                for algo, part in self.summary[self.summary["dataset"] == lab].groupby(
+                    "algorithm", sort=False
+                ):
                     marker = "o" if algo == "lpo_qbc" else "+"
                     ax.plot(part["n_train"], part["mean"], marker=marker, ms=3, label=algo)
                 ax.set_title(lab, fontsize=9)
                 ax.set_xlabel("training set size")
-                ax.set_ylabel(ylabel)
+                ax.set_ylabel(self.ylabel)
                 ax.grid(alpha=0.3)
                 ax.legend(fontsize=7)
-        yield name, f"{metric} (mean over repeats) against the training set size", fig
+        return fig
 
 
 # The PNG text chunk that marks a figure as one of a run's automatic figures: those, and
@@ -433,9 +371,10 @@ def figure_files(out):
 
 @dataclass(frozen=True)
 class RunFigure:
-    """One automatic figure of a run: its file ``name`` (:func:`figure_name`), its
-    ``title`` (one line; where it could not be drawn, the line saying why) and the
-    ``path`` it was saved to (None where it could not be drawn)."""
+    """One automatic figure (or page of one) of a run: its file ``name``
+    (:func:`figure_name`, :func:`page_names`), its ``title`` (one line; where it could
+    not be drawn, the line saying why) and the ``path`` it was saved to (None where it
+    could not be drawn)."""
 
     name: str
     title: str
@@ -444,7 +383,8 @@ class RunFigure:
 
 def save_figures(frame, out):
     """:func:`figures` saved in the folder ``out`` (each atomically, PNG at 110 dpi,
-    tagged :data:`FIGURE_TAG`). Returns the :class:`RunFigure` list, in drawing order."""
+    tagged :data:`FIGURE_TAG`), one at a time. Returns the :class:`RunFigure` list, in
+    drawing order."""
     drawn = []
     for name, title, fig in figures(frame):
         if fig is None:
@@ -465,24 +405,62 @@ def write_figures(frame, out):
 
 
 def default_x(frame, metric="error"):
-    """What ``knnx plot`` draws ``metric`` against by default: the first numeric parameter
-    that varies (seed-like ones last), else the first parameter that varies, else None
+    """What ``knnx plot`` draws ``metric`` against by default: the first parameter that
+    varies within an algorithm (numeric ones first, seed-like ones last), else None
     (every configuration side by side)."""
-    rows = _metric_rows(frame, metric)
-    varying = varying_params(rows)
-    numeric = varying_numeric_params(rows)
-    ordered = sorted(varying, key=lambda n: (n in SEED_PARAMS, n not in numeric))
+    rows = metric_rows(frame, metric)
+    within = varying_within(rows)
+    ordered = sorted(within, key=lambda n: (n in SEED_PARAMS, not within[n].numeric))
     return ordered[0] if ordered else None
 
 
-def plot(results, metric="error", x=None, out=None):
-    """``knnx plot``: ``metric`` against parameter ``x`` (:func:`plot_metric`; default
-    :func:`default_x`), or, with ``x="configuration"`` or when no parameter varies,
-    every configuration side by side (:func:`plot_comparison`). Returns the Figure
-    (saved to ``out`` if given)."""
-    frame = read_results(results) if not hasattr(results, "columns") else results
+def _plan(results, metric, x, datasets):
+    frame = _selected(results, datasets)
     if x is None:
         x = default_x(frame, metric) or "configuration"
     if x == "configuration":
-        return plot_comparison(frame, metric, out=out)
-    return plot_metric(frame, metric, x=x, out=out)
+        return comparison_plan(frame, metric), "one per dataset"
+    return metric_plan(frame, metric, x), "a dataset and algorithm each"
+
+
+def plot(results, metric="error", x=None, out=None, datasets=None):
+    """``knnx plot`` as one figure: ``metric`` against parameter ``x``
+    (:func:`plot_metric`; default :func:`default_x`), or, with ``x="configuration"`` or
+    when no parameter varies within an algorithm, every configuration side by side
+    (:func:`plot_comparison`), on ``datasets`` (:func:`select_datasets`). Returns the
+    Figure (saved to ``out`` if given); ResultsError beyond :data:`MAX_PANELS` panels
+    (:func:`write_plot` pages them)."""
+    if out is not None:
+        _check_image_path(out)
+    plan, what = _plan(results, metric, x, datasets)
+    fig = _one_page(plan, what)
+    if out is not None:
+        save_figure(fig, out, dpi=120 if isinstance(plan, MetricPlan) else 110)
+    return fig
+
+
+def plot_pages(results, metric="error", x=None, datasets=None):
+    """:func:`plot`'s figure as pages of at most :data:`MAX_PANELS` panels (a list of
+    Figures, in order)."""
+    plan, _ = _plan(results, metric, x, datasets)
+    return [plan.draw(chunk) for chunk in _chunks(plan.panels)]
+
+
+def write_plot(results, out, metric="error", x=None, datasets=None):
+    """``knnx plot``: draw :func:`plot`'s figure on as many pages as it needs and save
+    them; returns the paths written, in page order. One page: the file ``out`` itself;
+    more: ``out`` with ``-1``, ``-2``, ... before its suffix (``error-k.png`` ->
+    ``error-k-1.png``, ``error-k-2.png``; :func:`page_names`), each of at most
+    :data:`MAX_PANELS` panels. Nothing is written when the figure cannot be drawn
+    (ResultsError); files of an earlier call are neither replaced nor removed beyond
+    the names written."""
+    _check_image_path(out)
+    plan, _ = _plan(results, metric, x, datasets)
+    out = Path(out)
+    chunks = _chunks(plan.panels)
+    paths = [out.with_name(n) for n in page_names(out.name, len(chunks))]
+    for path, chunk in zip(paths, chunks, strict=True):
+        fig = plan.draw(chunk)
+        save_figure(fig, path, dpi=120 if isinstance(plan, MetricPlan) else 110)
+        fig.clear()
+    return paths
