@@ -5,13 +5,11 @@ Schema (fixed column order)::
     experiment, dataset, algorithm, params, protocol, repeat, fold, seed,
     metric, value, n_train, n_test, fit_seconds, predict_seconds, tune_seconds
 
-Timings (seconds of wall time, ``time.perf_counter``, in the process that ran the
-cell): ``fit_seconds`` is what it took to get the fitted model, the whole of it: for
-a tuned cell (``tune:``) the inner search plus the refit on the training part;
-``tune_seconds`` the inner search alone (0 for a cell that is not tuned);
-``predict_seconds`` the ``predict`` call on the test part. The kernels' compilation is
-in none of them (the warm-up, see :mod:`knnx.experiment.runner`). A file written
-before ``tune_seconds`` existed is read with NaN there (not recorded).
+Timings (wall seconds, ``time.perf_counter``, in the cell's process): ``fit_seconds``
+is the whole fit, for a tuned cell (``tune:``) the inner search plus the refit;
+``tune_seconds`` the inner search alone (0 untuned); ``predict_seconds`` the test
+part's ``predict``. Compilation is in none of them (the warm-up, see
+:mod:`knnx.experiment.runner`). A file older than ``tune_seconds`` reads NaN there.
 
 ``params`` and ``protocol`` are canonical JSON (sorted keys). ``seed`` is the
 spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
@@ -253,7 +251,7 @@ OUTPUT_FILES = (
     "summary.csv",
     "summary.md",
     "spec.yaml",
-    "datasets.csv",
+    "datasets.csv",  # knnx.reporting.characteristics
     "environment.json",
     "report.html",
 )
@@ -461,48 +459,6 @@ def _parse(source, path):
     return (
         pd.concat([frame, pd.DataFrame(extra, index=frame.index, dtype=object)], axis=1) if names else frame
     )
-
-
-# OUT/datasets.csv: what the run's tables print beside each dataset (written at the start
-# of a run from the loaded datasets): rows, attributes (before encoding; empty for a
-# precomputed distance matrix), classes, nominal attributes and missing values.
-DATASET_COLUMNS = ["dataset", "n", "d", "classes", "nominal", "missing"]
-
-
-def dataset_row(label, ds):
-    """The :data:`DATASET_COLUMNS` of a loaded dataset ``ds`` (knnx.datasets.Dataset)."""
-    if ds.attributes:
-        d, nominal = len(ds.attributes), sum(a.kind == "nominal" for a in ds.attributes)
-    else:
-        d, nominal = ds.n_features, len(ds.nominal)
-    values = ds.values if ds.values is not None else ds.X
-    return {
-        "dataset": label,
-        "n": ds.n_samples,
-        "d": "" if ds.precomputed else d,
-        "classes": ds.n_classes,
-        "nominal": nominal,
-        "missing": int(np.isnan(values).sum()),
-    }
-
-
-def read_datasets(path, frame=None):
-    """The characteristics of a run's datasets (:data:`DATASET_COLUMNS`, indexed by
-    dataset, numbers as floats, NaN where unknown) from ``path`` (a datasets.csv); None
-    when there is no such file. Without one, ``frame`` (results) gives n alone, as
-    n_train + n_test of a dataset's first fold (a protocol that tests every row once:
-    k-fold, holdout)."""
-    path = Path(path)
-    if path.is_file():
-        table = _read_table(path, path, DATASET_COLUMNS, "datasets")
-        out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
-        return out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
-    if frame is None or frame.empty:
-        return None
-    first = frame.drop_duplicates("dataset").set_index("dataset")
-    out = pd.DataFrame(index=first.index, columns=DATASET_COLUMNS[1:], dtype=np.float64)
-    out["n"] = (first["n_train"] + first["n_test"]).astype(np.float64)
-    return out
 
 
 def read_results(path):

@@ -129,6 +129,7 @@ def test_the_command_writes_its_files_and_refuses_ambiguous_contestants(tmp_path
     assert result.output.splitlines()[4] == "| d1 | 15 | – | – | **0.1000** | 0.2000 | 0.3000 |"
     files = {"friedman.csv", "pairwise.csv", "per_dataset.csv", "paired.csv", "ranks.csv", "table.md"}
     files |= {"rank_counts.csv", "significance.csv", "left_out.csv", "nemenyi.csv", "cd.png", "cd.svg"}
+    files |= {f"error-summary-{name}.png" for name in ("ranks", "win_tie_loss", "mean_ranks")}
     assert {p.name for p in (tmp_path / "cmp").iterdir()} == files  # every install: no extra needed
     friedman = pd.read_csv(tmp_path / "cmp" / "friedman.csv")
     assert list(friedman.columns) == [
@@ -206,12 +207,20 @@ def test_the_cd_diagram_shows_every_configuration_without_scikit_posthocs(tmp_pa
     assert all(name in texts for name in ("A (1.88)", "B (1.62)", "C (2.50)"))
     assert "Nemenyi CD = 1.66 at alpha 0.05" in texts
     written = write_comparison(result, tmp_path / "a")
-    assert written[-4:] == ["nemenyi.csv", "table.md", "cd.png", "cd.svg"]
+    assert written[-7:] == [
+        "nemenyi.csv",
+        "table.md",
+        "cd.png",
+        "cd.svg",
+        "error-summary-ranks.png",
+        "error-summary-win_tie_loss.png",
+        "error-summary-mean_ranks.png",
+    ]
     assert (tmp_path / "a" / "cd.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = (tmp_path / "a" / "cd.svg").read_text()
     assert svg.startswith("<?xml") and "</svg>" in svg
     with_control = compare(_results(HAND), control="A")
-    assert write_comparison(with_control, tmp_path / "b")[-5:] == [
+    assert write_comparison(with_control, tmp_path / "b")[-8:-3] == [
         "nemenyi.csv",
         "control.csv",
         "table.md",

@@ -44,7 +44,7 @@ def _frame():
 
 def _sizes():
     """No datasets.csv: n from the folds' sizes (80 + 20), d and classes unknown."""
-    from knnx.results import read_datasets
+    from knnx.reporting.characteristics import read_datasets
 
     return read_datasets("/nonexistent/datasets.csv", _frame())
 

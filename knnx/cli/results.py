@@ -84,8 +84,9 @@ def compare(
 ):
     """Compare configurations across datasets: the table a paper prints (mean ± std, best in bold, daggers), ranks,
     Friedman, Nemenyi CD, Wilcoxon-Holm, tests against a control."""
+    from knnx.reporting.characteristics import read_datasets
     from knnx.reporting.comparison import comparison_table, left_out_lines, write_comparison
-    from knnx.results import last_round, prepare_output_folder, read_datasets, read_results
+    from knnx.results import last_round, prepare_output_folder, read_results
     from knnx.stats.compare import compare as run_compare
 
     with reported():
@@ -195,15 +196,19 @@ def plot(
         "side by side (default: the first numeric parameter that varies, else the first that varies, else "
         "the configurations).",
     ),
+    datasets: str = typer.Option(
+        None, "--datasets", help="Comma-separated dataset names: only their panels, in this order."
+    ),
     out: Path = typer.Option(
         None,
         "--out",
-        help="Image file (default: METRIC-X.png, or METRIC.png for the configurations, beside RESULTS).",
+        help="Image file (default: METRIC-X.png, or METRIC.png for the configurations, beside RESULTS); more than "
+        "12 panels are written as pages OUT-1.png, OUT-2.png, ...",
     ),
 ):
-    """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset."""
-    from knnx.reporting.figures import default_x, figure_name
-    from knnx.reporting.figures import plot as plot_results
+    """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset (and
+    algorithm), 12 panels a page."""
+    from knnx.reporting.figures import default_x, figure_name, select_datasets, write_plot
     from knnx.results import last_round, read_results
 
     # The default file is named as the run names its own figures (knnx.reporting.figures.figure_name:
@@ -212,12 +217,14 @@ def plot(
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
+        names = [d.strip() for d in datasets.split(",") if d.strip()] if datasets else None
         if x is None:
-            x = default_x(frame, metric) or "configuration"
+            x = default_x(select_datasets(frame, names), metric) or "configuration"
         name = figure_name(metric, None if x == "configuration" else x)
         target = out if out is not None else Path(results).with_name(name)
         try:
-            plot_results(frame, metric=metric, x=x, out=target)
+            written = write_plot(frame, target, metric=metric, x=x, datasets=names)
         except WriteError as exc:  # not a run: a place the figure cannot go is a bad argument
             raise ResultsError(f"--out: {exc}") from None
-    console.print(f"wrote {target}")
+    for path in written:
+        console.print(f"wrote {path}")

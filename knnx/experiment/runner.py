@@ -106,9 +106,9 @@ from knnx.experiment.outputs import finish_outputs
 from knnx.experiment.progress import Progress
 from knnx.experiment.provenance import cell_keys, record_environment, record_warmup
 from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
+from knnx.reporting.characteristics import DATASET_COLUMNS, dataset_row
 from knnx.results import (
     CURVE_COLUMNS,
-    DATASET_COLUMNS,
     FAILURE_COLUMNS,
     LEDGER_COLUMNS,
     OUTPUT_FILES,
@@ -116,7 +116,6 @@ from knnx.results import (
     CellId,
     ResultsWriter,
     atomic_write_text,
-    dataset_row,
     output_lock,
     param_names,
     prepare_output_folder,
@@ -411,7 +410,9 @@ def _clear_outputs(out):
     """Remove what an earlier run wrote in ``out`` (results, summaries, plots)."""
     from knnx.reporting.figures import figure_files
 
-    names = [name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml", "datasets.csv")]  # rewritten
+    names = [
+        name for name in OUTPUT_FILES if name not in (".knnx.lock", "spec.yaml", "datasets.csv")
+    ]  # rewritten
     for name in names:
         (out / name).unlink(missing_ok=True)
     for path in figure_files(out):

@@ -109,8 +109,12 @@ def write_comparison(
 ):
     """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, paired.csv,
     rank_counts.csv, significance.csv, left_out.csv, nemenyi.csv, with a control
-    control.csv, then table.md (or .tex, .html, .csv), cd.png and cd.svg, in the
-    folder ``out`` (each written atomically). Returns the names of the files written."""
+    control.csv, then table.md (or .tex, .html, .csv), cd.png and cd.svg, and the
+    figures across datasets (:func:`knnx.reporting.summary_figures.write_summary_figures`:
+    METRIC-summary-ranks.png, -win_tie_loss.png, -mean_ranks.png), in the folder ``out``
+    (each written atomically). Returns the names of the files written."""
+    from knnx.reporting.summary_figures import write_summary_figures
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tables = {
@@ -135,7 +139,7 @@ def write_comparison(
     fig = cd_diagram(result, metric, alpha)
     save_figure(fig, out / "cd.png", dpi=150)
     save_figure(fig, out / "cd.svg", dpi=150)
-    return [*written, name, "cd.png", "cd.svg"]
+    return [*written, name, "cd.png", "cd.svg", *write_summary_figures(result, out)]
 
 
 __all__ = [

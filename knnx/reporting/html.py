@@ -119,7 +119,7 @@ def _summary_section(frame, tables=None):
     same tables already made ({metric: summary}, see :func:`knnx.experiment.outputs.metric_tables`)."""
     from knnx.reporting.summaries import best_rule, mark_best, summarize
 
-    parts = ["<h2 id='summary'>Summary</h2>"]
+    parts = []
     parts.append(
         "<p class='note'>Mean ± standard deviation over repeats, folds and pooled seeds (seed, random_state) "
         "per configuration: the algorithm and the parameters that vary among its settings. A single value shows "
@@ -305,8 +305,9 @@ def _collapsed(summary, parts, open_=False):
 def _read_run(out, run):
     """(frame, labelled, failures, warnings, spec text, environment, characteristics) of
     the run folder ``out``; the frame from ``run`` when given, else read from results.csv."""
+    from knnx.reporting.characteristics import read_datasets
     from knnx.reporting.summaries import configuration_labels
-    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_datasets, read_results
+    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_results
 
     results = out / "results.csv"
     if run is None:
@@ -383,6 +384,7 @@ def _results_body(frame, n_failed, options, run, characteristics):
         "<h2 id='datasets'>Datasets</h2>",
         rp.datasets_html(characteristics),
         _figures_section(frame) if run is None else _embedded_figures_section(run.figures),
+        rp.summary_figures_html(compared[primary], _figure_tag) if primary else "",
         "<h2 id='tables'>Tables</h2>",
     ]
     for m in metrics:

@@ -75,6 +75,24 @@ def comparison_html(result, characteristics, figure_tag):
     return "".join(parts)
 
 
+def summary_figures_html(result, figure_tag):
+    """The figures across datasets of a comparison (:mod:`knnx.reporting.summary_figures`:
+    rank per dataset, wins/ties/losses against the control or the best-ranked, mean
+    ranks with the critical difference), which scale to 100+ datasets."""
+    from knnx.reporting import summary_figures as sf
+
+    if isinstance(result, str):
+        return ""
+    against = result.control or "the best mean rank"
+    return "".join(
+        [
+            figure_tag(sf.rank_heatmap(result), f"{result.metric}: rank per dataset"),
+            figure_tag(sf.win_tie_loss(result), f"{result.metric}: wins, ties and losses against {against}"),
+            figure_tag(sf.mean_ranks(result), f"{result.metric}: mean ranks with the critical difference"),
+        ]
+    )
+
+
 def control_html(result):
     """The tests against the control: Holm and Bonferroni-Dunn after Friedman, and the
     Bayesian signed-rank test's three probabilities."""

@@ -105,7 +105,7 @@ def _p_values(result, dataset, reference, test):
 def wide_table(result, characteristics=None, test="corrected-t"):
     """The :class:`WideTable` of a :class:`knnx.stats.compare.CompareResult`.
     ``characteristics``: a DataFrame indexed by dataset with columns n, d, classes
-    (:func:`knnx.results.read_datasets`), or None (n from the folds' sizes)."""
+    (:func:`knnx.reporting.characteristics.read_datasets`), or None (n from the folds' sizes)."""
     from knnx.reporting.comparison import friedman_sentence
 
     if test not in TESTS:

@@ -1,0 +1,52 @@
+"""OUT/datasets.csv: the characteristics of a run's datasets, which the comparison
+table prints beside each dataset (n, d, classes) and the report lists (nominal
+attributes, missing values too). Written at the start of a run from the loaded
+datasets (:func:`dataset_row`), read by ``knnx compare`` and ``knnx report``
+(:func:`read_datasets`)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from knnx.results import _read_table
+
+# Rows, attributes (before encoding; empty for a precomputed distance matrix), classes,
+# nominal attributes and missing values.
+DATASET_COLUMNS = ["dataset", "n", "d", "classes", "nominal", "missing"]
+
+
+def dataset_row(label, ds):
+    """The :data:`DATASET_COLUMNS` of a loaded dataset ``ds`` (knnx.datasets.Dataset)."""
+    if ds.attributes:
+        d, nominal = len(ds.attributes), sum(a.kind == "nominal" for a in ds.attributes)
+    else:
+        d, nominal = ds.n_features, len(ds.nominal)
+    values = ds.values if ds.values is not None else ds.X
+    return {
+        "dataset": label,
+        "n": ds.n_samples,
+        "d": "" if ds.precomputed else d,
+        "classes": ds.n_classes,
+        "nominal": nominal,
+        "missing": int(np.isnan(values).sum()),
+    }
+
+
+def read_datasets(path, frame=None):
+    """The characteristics of a run's datasets (:data:`DATASET_COLUMNS`, indexed by
+    dataset, numbers as floats, NaN where unknown) from ``path`` (a datasets.csv); None
+    when there is no such file. Without one, ``frame`` (results) gives n alone, as
+    n_train + n_test of a dataset's first fold (a protocol that tests every row once:
+    k-fold, holdout)."""
+    path = Path(path)
+    if path.is_file():
+        table = _read_table(path, path, DATASET_COLUMNS, "datasets")
+        out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
+        return out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
+    if frame is None or frame.empty:
+        return None
+    first = frame.drop_duplicates("dataset").set_index("dataset")
+    out = pd.DataFrame(index=first.index, columns=DATASET_COLUMNS[1:], dtype=np.float64)
+    out["n"] = (first["n_train"] + first["n_test"]).astype(np.float64)
+    return out
