@@ -192,7 +192,7 @@ def test_a_control_moves_the_daggers_and_adds_the_post_hoc_line():
     assert table.reference == "b" and "Against the control b after Friedman" in table.lines[1]
 
 
-def test_five_by_two_f_daggers_equal_the_test_itself():
+def test_five_by_two_f_daggers_equal_the_test_itself(tmp_path):
     rng = np.random.default_rng(3)
     values = {}
     for d in ("d1", "d2"):
@@ -211,6 +211,14 @@ def test_five_by_two_f_daggers_equal_the_test_itself():
             p = five_by_two_f(values[d][c].reshape(5, 2), values[d]["a"].reshape(5, 2)).p
             assert table.worse.loc[d, c] == (p < 0.05), (d, c, p)
     assert table.worse.loc["d1", "b"]
+    from knnx.reporting.comparison import write_comparison
+
+    written = write_comparison(result, tmp_path / "c", test="5x2cv-f")
+    assert "five_by_two.csv" in written
+    pairs = pd.read_csv(tmp_path / "c" / "five_by_two.csv").set_index(["dataset", "a", "b"])
+    for d in ("d1", "d2"):
+        expected = five_by_two_f(values[d]["a"].reshape(5, 2), values[d]["b"].reshape(5, 2))
+        assert pairs.loc[(d, "a", "b"), "p_f"] == expected.p and pairs.loc[(d, "a", "b"), "f"] == expected.f
     with pytest.raises(
         Exception, match="5x2cv-f needs 5 repeats of 2 folds; dataset 'd1' has 1 repeats of 5 folds"
     ):

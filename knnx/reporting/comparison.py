@@ -11,6 +11,7 @@ from knnx.reporting.cd import draw_cd_diagram as _draw
 from knnx.reporting.figures import plain_text
 from knnx.results import atomic_write_text, save_figure
 from knnx.stats.compare import nemenyi_pvalues
+from knnx.stats.control import five_by_two_pairs
 
 
 def comparison_table(result, fmt="md", characteristics=None, test="corrected-t", digits=None):
@@ -109,7 +110,8 @@ def write_comparison(
 ):
     """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, paired.csv,
     rank_counts.csv, significance.csv, left_out.csv, nemenyi.csv, with a control
-    control.csv, then table.md (or .tex, .html, .csv), cd.png and cd.svg, and the
+    control.csv, for a protocol of 5 repeats of 2 folds five_by_two.csv (every pair on
+    every dataset by the 5×2cv F- and t-tests), then table.md (or .tex, .html, .csv), cd.png and cd.svg, and the
     figures across datasets (:func:`knnx.reporting.summary_figures.write_summary_figures`:
     METRIC-summary-ranks.png, -win_tie_loss.png, -mean_ranks.png), in the folder ``out``
     (each written atomically). Returns the names of the files written."""
@@ -134,6 +136,10 @@ def write_comparison(
     if result.control_tests is not None:
         atomic_write_text(out / "control.csv", _csv(result.control_tests))
         written.append("control.csv")
+    five_by_two = five_by_two_pairs(result.means, result.folds)
+    if five_by_two is not None:  # a protocol of 5 repeats of 2 folds
+        atomic_write_text(out / "five_by_two.csv", _csv(five_by_two))
+        written.append("five_by_two.csv")
     name = f"table.{SUFFIX[fmt]}"
     atomic_write_text(out / name, comparison_table(result, fmt, characteristics, test))
     fig = cd_diagram(result, metric, alpha)

@@ -352,3 +352,22 @@ def against_control(means, mean_ranks, metric, control, alpha=0.05, rope=ROPE):
     )
     table["bonferroni_dunn_cd"] = bonferroni_dunn_cd(k, n, alpha)
     return table
+
+
+def five_by_two_pairs(means, folds):
+    """Every pair of contestants on every dataset by the 5×2cv F- and t-tests, when every
+    dataset has 5 repeats of 2 folds (``folds``: :class:`knnx.stats.compare.CompareResult`'s
+    per-fold values, rows (dataset, repeat, fold)); None otherwise. A DataFrame dataset,
+    a, b, f, p_f, t, p_t, differences a − b."""
+    rows = []
+    for d in means.index:
+        block = folds.loc[d]
+        repeats = block.index.get_level_values(0).nunique()
+        if (repeats, block.index.get_level_values(1).nunique(), len(block)) != (5, 2, 10):
+            return None
+        for i, a in enumerate(means.columns):
+            for b in means.columns[i + 1 :]:
+                x, y = (block[c].to_numpy(dtype=np.float64).reshape(5, 2) for c in (a, b))
+                f, t = five_by_two_f(x, y), five_by_two_t(x, y)
+                rows.append({"dataset": d, "a": a, "b": b, "f": f.f, "p_f": f.p, "t": t.t, "p_t": t.p})
+    return pd.DataFrame(rows)
