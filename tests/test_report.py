@@ -265,3 +265,44 @@ def test_results_carry_columns_for_the_parameters_set_or_varied_only(study):
     assert {"param_bootstrap", "param_gamma", "param_kernel"} <= set(frame.columns)
     rf = frame[frame["algorithm"] == "rf"]
     assert set(rf["param_bootstrap"]) == {"true"} and set(rf["param_n_estimators"]) == {"30"}
+
+
+def test_table_says_what_it_pools_and_tabulates_timings(study):
+    frame = read_results(study / "results.csv")
+    done = runner.invoke(
+        app, ["table", str(study / "results.csv"), "--by", "dataset,algorithm", "--format", "csv"]
+    )
+    assert done.exit_code == 0, done.output
+    import io
+
+    import pandas as pd
+
+    table = pd.read_csv(io.StringIO(done.stdout)).set_index(["dataset", "algorithm"])
+    errors = frame[frame["metric"] == "error"]
+    for (d, alg), row in table.iterrows():
+        sub = errors[(errors["dataset"] == d) & (errors["algorithm"] == alg)]
+        assert row["configurations"] == (2 if alg == "cmdw" else 1)  # cmdw's two k pooled, and said so
+        assert row["mean"] == pytest.approx(sub["value"].mean(), rel=1e-15) and row["n"] == len(sub)
+    md = runner.invoke(app, ["table", str(study / "results.csv"), "--by", "dataset,algorithm"])
+    assert md.output.rstrip().endswith("--by dataset,configuration separates them.")
+    timing = runner.invoke(
+        app,
+        [
+            "table",
+            str(study / "results.csv"),
+            "--by",
+            "algorithm",
+            "--metric",
+            "tune_seconds",
+            "--format",
+            "csv",
+        ],
+    )
+    assert timing.exit_code == 0, timing.output
+    seconds = pd.read_csv(io.StringIO(timing.stdout)).set_index("algorithm")
+    cells = frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
+    for alg, row in seconds.iterrows():
+        mine = cells[cells["algorithm"] == alg]["tune_seconds"]
+        assert row["mean"] == pytest.approx(mine.mean(), rel=1e-12) and row["n"] == len(mine) == 12 * (
+            1 + (alg == "cmdw")
+        )

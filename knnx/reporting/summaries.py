@@ -179,7 +179,43 @@ def results_table(results, by=("dataset", "configuration"), metric="error", fmt=
     from knnx.results import last_round
 
     frame = results if isinstance(results, pd.DataFrame) else read_results(results)
-    return format_table(summarize(last_round(frame)[0], by, metric), fmt)
+    frame = last_round(frame)[0]
+    summary = summarize(frame, by, metric)
+    pooled = _pooled_configurations(frame, summary, by, metric)
+    if pooled is None:
+        return format_table(summary, fmt)
+    summary.insert(summary.columns.get_loc("mean"), "configurations", pooled)
+    text = format_table(summary, fmt)
+    note = (
+        "Pooled: rows with configurations > 1 average several configurations (settings that differ in a "
+        "parameter not grouped by); --by dataset,configuration separates them."
+    )
+    if fmt == "md":
+        return text + "\n" + note + "\n"
+    return "% " + note + "\n" + text if fmt == "latex" else text
+
+
+def _pooled_configurations(frame, summary, by, metric):
+    """Per row of ``summary``, how many configurations it pools (None when every row
+    holds one): a grouping without ``configuration`` (``--by dataset,algorithm``)
+    silently averages an algorithm's grid otherwise."""
+    if "configuration" in by or metric is None:
+        return None
+    from knnx.results import PARAM_PREFIX, TIMINGS
+
+    keys = [c for c in summary.columns if c not in ("mean", "std", "n", "metric")]
+    rows = frame.assign(configuration=configuration_labels(frame))
+    if metric in TIMINGS and metric not in set(frame["metric"]):
+        rows = rows.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
+    else:
+        rows = rows[rows["metric"] == metric]
+    keys = [
+        k if k in rows.columns or PARAM_PREFIX + k not in rows.columns else PARAM_PREFIX + k for k in keys
+    ]
+    counts = rows.groupby(keys, sort=False)["configuration"].nunique()
+    if counts.max() <= 1:
+        return None
+    return [int(counts[tuple(r) if len(keys) > 1 else r[0]]) for r in summary[keys].itertuples(index=False)]
 
 
 def check_against_reference(path, reference, atol=0.01, atol_for=None, atol_metric=None):
