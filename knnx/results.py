@@ -443,8 +443,8 @@ def _read_table(source, path, columns, what):
 def _parse(source, path):
     frame = _read_table(source, path, [c for c in COLUMNS if c not in OPTIONAL_COLUMNS], "results")
     for col in OPTIONAL_COLUMNS:
-        if col in frame.columns:
-            frame[col] = _parse_numbers(frame[col].tolist(), "number", col, path)
+        if col in frame.columns:  # an empty cell: not recorded
+            frame[col] = _parse_numbers([t or "nan" for t in frame[col].tolist()], "number", col, path)
         else:  # a file of an older knnx: not recorded
             frame[col] = np.nan
     if ROUND in frame.columns:  # an active-learning run's
