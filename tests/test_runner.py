@@ -224,7 +224,8 @@ def test_table_and_check_commands(tmp_path):
     csv_out = runner.invoke(app, ["table", str(results), "--format", "csv", "--by", "dataset,algorithm"])
     assert (
         csv_out.exit_code == 0
-        and csv_out.stdout.splitlines()[0] == "dataset,algorithm,metric,mean,std,n,best"
+        and csv_out.stdout.splitlines()[0] == "dataset,algorithm,metric,configurations,mean,std,n,best"
+        and csv_out.stdout.splitlines()[1].startswith("ripley,knn,error,6,")  # the six k, pooled and counted
     )
     latex = runner.invoke(app, ["table", str(results), "--format", "latex"])
     lines = latex.stdout.splitlines()
