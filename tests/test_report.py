@@ -7,7 +7,6 @@ LaTeX table compiles, and no configuration is missing without a named reason."""
 
 import re
 import shutil
-import subprocess
 import textwrap
 from html.parser import HTMLParser
 
@@ -186,20 +185,9 @@ def test_compare_with_a_control_and_its_latex_table(study, tmp_path):
     written = __import__("pandas").read_csv(tmp_path / "c" / "control.csv").set_index("configuration")
     np.testing.assert_array_equal(written["p_holm"].to_numpy(), control["p_holm"].to_numpy())
     if shutil.which("pdflatex"):
-        doc = (
-            "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
-            + tex
-            + "\\end{document}\n"
-        )
-        (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
-        made = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert made.returncode == 0, made.stdout[-2000:]
+        from test_wide import compile_latex
+
+        compile_latex(tex, tmp_path)
 
 
 def test_report_options_and_their_errors(study):

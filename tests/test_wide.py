@@ -124,22 +124,26 @@ def test_latex_structure_and_escapes():
     assert "a\\_b & c\\&d & 50\\%" in text and "x\\#1 &" in text
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine here")
-def test_latex_compiles(tmp_path):
-    result = compare(_frame(), control="a")
-    body = to_latex(wide_table(result))
+def compile_latex(body, folder):
+    """Compile ``body`` (a LaTeX table) in a minimal article with booktabs by pdflatex;
+    assert it compiles to a PDF with no missing character."""
     doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + body + "\\end{document}\n"
-    (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
+    (folder / "t.tex").write_text(doc, encoding="utf-8")
     done = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
+        cwd=folder,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stdout[-2000:]
-    assert (tmp_path / "t.pdf").read_bytes()[:4] == b"%PDF"
-    assert "Missing character" not in (tmp_path / "t.log").read_text(errors="replace")
+    assert (folder / "t.pdf").read_bytes()[:4] == b"%PDF"
+    assert "Missing character" not in (folder / "t.log").read_text(errors="replace")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine here")
+def test_latex_compiles(tmp_path):
+    compile_latex(to_latex(wide_table(compare(_frame(), control="a"))), tmp_path)
 
 
 class _Cells(HTMLParser):
