@@ -165,24 +165,23 @@ def tuning_html(frame):
 
 
 def _dataset_dependent(frame):
-    """algorithm, parameter, values per dataset: parameters constant within each dataset
-    that differ between datasets (see :func:`knnx.stats.configurations.configuration_labels`)."""
+    """algorithm, parameter, values per dataset: the parameters of
+    :func:`knnx.stats.configurations.dataset_dependent`."""
     from knnx.results import PARAM_PREFIX
+    from knnx.stats.configurations import dataset_dependent
 
-    columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
     rows = []
-    for alg, sub in frame.groupby("algorithm", sort=False):
+    for alg, columns in dataset_dependent(frame).items():
+        sub = frame[frame["algorithm"] == alg]
         for c in columns:
-            within = sub.groupby("dataset", sort=False)[c].nunique()
-            if (within <= 1).all() and sub[c].nunique() > 1:
-                per = sub.groupby("dataset", sort=False)[c].first()
-                rows.append(
-                    {
-                        "algorithm": alg,
-                        "parameter": c.removeprefix(PARAM_PREFIX),
-                        "value per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
-                    }
-                )
+            per = sub.groupby("dataset", sort=False)[c].first()
+            rows.append(
+                {
+                    "algorithm": alg,
+                    "parameter": c.removeprefix(PARAM_PREFIX),
+                    "value per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -22,15 +22,32 @@ def configuration_labels(frame):
     of the dataset, not of the configuration: the entry is one contestant, labelled by
     its id, whose parameters depend on the dataset."""
     columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
-    varying = {}
-    for alg, sub in frame.groupby("algorithm", sort=False):
-        counts = sub.groupby("dataset", sort=False)[columns].nunique() if columns else None
-        varying[alg] = [
-            c for c in columns if c.removeprefix(PARAM_PREFIX) not in SEED_PARAMS and (counts[c] > 1).any()
-        ]
+    varying = {
+        alg: [c for c in columns if c.removeprefix(PARAM_PREFIX) not in SEED_PARAMS and (counts[c] > 1).any()]
+        for alg, counts in _values_per_dataset(frame, columns)
+    }
     labels = []
     for row in frame[["algorithm", *columns]].itertuples(index=False, name=None):
         alg, values = row[0], dict(zip(columns, row[1:], strict=True))
         shown = [f"{c.removeprefix(PARAM_PREFIX)}={values[c]}" for c in varying[alg] if values[c] != ""]
         labels.append(f"{alg} {', '.join(shown)}" if shown else str(alg))
     return pd.Series(labels, index=frame.index, dtype=object)
+
+
+def _values_per_dataset(frame, columns):
+    """(algorithm, DataFrame datasets x ``columns``: how many values each parameter takes
+    on that algorithm's rows of the dataset), per algorithm in order of appearance."""
+    for alg, sub in frame.groupby("algorithm", sort=False):
+        yield alg, sub.groupby("dataset", sort=False)[columns].nunique()
+
+
+def dataset_dependent(frame):
+    """{algorithm: [``param_`` columns]}: the parameters that take one value per dataset
+    but differ between datasets (``params_for``), which :func:`configuration_labels`
+    leaves out of the labels."""
+    columns = [c for c in frame.columns if c.startswith(PARAM_PREFIX)]
+    out = {}
+    for alg, counts in _values_per_dataset(frame, columns):
+        sub = frame[frame["algorithm"] == alg]
+        out[alg] = [c for c in columns if (counts[c] <= 1).all() and sub[c].nunique() > 1]
+    return out
