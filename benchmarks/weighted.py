@@ -14,11 +14,17 @@ What it measures
 2. ``--scaling``: fit time of ``WeightedMetricNN()`` with its defaults (CPW, until J_T
    settles, 10 000 epochs at most) on two overlapping Gaussian classes in 2-D,
    n = 5 000, 10 000, 20 000 rows: seconds, epochs, seconds per evaluation of the
-   weights, and the growth
+   weights, the mean share of a full search's work per epoch ("searched"), and the growth
    exponent between sizes (2 = quadratic, as every evaluation finds each row's
    same-class and different-class nearest neighbour among all rows). Peer in the same
    run: scikit-learn's brute-force leave-one-out 1-NN graph on the same rows.
-3. ``--table3``: epochs run, epoch of the returned weights and fit seconds of CW, PW and
+3. ``--lists``: whole fits of CW, PW and CPW on the standard training splits of letter,
+   dna and satimage with the certified candidate lists (knnx's default) against the
+   full search at every epoch (``_certified = False``, the descent as it was), in the
+   same run: seconds, the ratio, epochs, the mean share of a full search's work per
+   epoch, and a check that both give the same weights and curve, bit for bit.
+   ``--epochs N`` caps both fits at N epochs (0: until J_T settles, as the defaults).
+4. ``--table3``: epochs run, epoch of the returned weights and fit seconds of CW, PW and
    CPW (defaults: beta = 8, tol = 1e-6, max_epochs = 10 000) on the training part of each
    Table 3 dataset: the standard training split for letter, satimage and dna, all rows
    for the others.
@@ -29,18 +35,21 @@ machine is shared, so quote medians and ratios.
 How to run
 ----------
     make bench
-    python benchmarks/weighted.py [--repeats 5] [--scaling] [--table3]
+    python benchmarks/weighted.py [--repeats 5] [--scaling] [--table3] [--lists [--epochs N]]
 """
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 from _timing import timed
+from sklearn.exceptions import ConvergenceWarning
 
 from knnx import WeightedMetricNN
 from knnx.datasets import load_dataset
 from knnx.estimators.weighted import _evaluate, _Prototypes
+from knnx.estimators.weighted_search import FullSearch
 
 EPOCH_GOAL_S = 1.0
 TABLE3 = {  # name -> loader options (see experiments/cpw_uci*.yaml for the paper's versions)
@@ -70,7 +79,7 @@ def letter_train():
 
 def epoch(protos, W, v, learn_w, learn_v, mu=0.001, rho=0.001):
     """One epoch of Fig. 1: evaluate at (W, v), then the update."""
-    state = _evaluate(protos.prepare(W, v), 8.0, False, learn_w, learn_v)
+    state = _evaluate(FullSearch(protos, False), W, v, 8.0, False, learn_w, learn_v)
     return W - mu * state["grad_w"], v - rho * state["grad_v"], state["loo_error"]
 
 
@@ -105,7 +114,8 @@ def bench_scaling(repeats, sizes=(5_000, 10_000, 20_000)):
 
     print("WeightedMetricNN() defaults (CPW) on 2-D overlapping blobs, 2 classes: fit time against n")
     print(
-        f"  {'n':>7s} {'fit s':>8s} {'epochs':>6s} {'s/eval':>8s} {'exponent':>8s} {'sklearn 1-NN s':>14s} {'ratio':>7s}"
+        f"  {'n':>7s} {'fit s':>8s} {'epochs':>6s} {'s/eval':>8s} {'exponent':>8s} {'searched':>8s} "
+        f"{'sklearn 1-NN s':>14s} {'ratio':>7s}"
     )
     previous = None
     for n in sizes:
@@ -124,11 +134,50 @@ def bench_scaling(repeats, sizes=(5_000, 10_000, 20_000)):
         peer, _ = timed(lambda ds=ds, nn=nn: nn.fit(ds.X).kneighbors(ds.X), repeats)
         growth = "" if previous is None else f"{np.log(seconds / previous[1]) / np.log(n / previous[0]):8.2f}"
         print(
-            f"  {n:7d} {seconds:8.2f} {model.n_epochs_:6d} {seconds / n_eval:8.3f} {growth:>8s} {peer:14.3f} "
+            f"  {n:7d} {seconds:8.2f} {model.n_epochs_:6d} {seconds / n_eval:8.3f} {growth:>8s} "
+            f"{model.curve_['searched'].mean():8.4f} {peer:14.3f} "
             f"{seconds / peer:6.0f}x",
             flush=True,
         )
         previous = (n, seconds)
+
+
+class _FullSearchNN(WeightedMetricNN):
+    _certified = False  # every row searched in full at every epoch
+
+
+def bench_lists(epochs, names=("letter", "dna", "satimage")):
+    cap = "until J_T settles" if epochs == 0 else f"{epochs} epochs at most"
+    print(f"Certified candidate lists against the full search per epoch ({cap}; one fit each, same run)")
+    print(
+        f"  {'dataset':9s} {'scheme':6s} {'full s':>8s} {'lists s':>8s} {'ratio':>6s} {'epochs':>6s} {'searched':>8s}  same"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        WeightedMetricNN(max_epochs=2).fit(np.eye(4), [0, 0, 1, 1])  # warm-up (numba)
+    for name in names:
+        ds = load_dataset(name)
+        X, y = ds.X[ds.split[0]], ds.y[ds.split[0]]
+        for scheme in ("cw", "pw", "cpw"):
+            params = {"scheme": scheme} if epochs == 0 else {"scheme": scheme, "max_epochs": epochs}
+            fits = {}
+            for cls in (_FullSearchNN, WeightedMetricNN):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    t0 = time.perf_counter()
+                    model = cls(**params).fit(X, y)
+                    fits[cls] = (time.perf_counter() - t0, model)
+            (t_full, full), (t_lists, lists) = fits[_FullSearchNN], fits[WeightedMetricNN]
+            same = (
+                np.array_equal(full.curve_["J"], lists.curve_["J"])
+                and np.array_equal(full.class_weights_, lists.class_weights_)
+                and np.array_equal(full.prototype_weights_, lists.prototype_weights_)
+            )
+            print(
+                f"  {name:9s} {scheme:6s} {t_full:8.2f} {t_lists:8.2f} {t_full / t_lists:5.1f}x {lists.n_epochs_:6d} "
+                f"{lists.curve_['searched'].mean():8.3f}  {'yes' if same else 'NO'}",
+                flush=True,
+            )
 
 
 def bench_table3():
@@ -159,7 +208,16 @@ def main():
     parser.add_argument(
         "--scaling", action="store_true", help="also time the default fit at n = 5k, 10k, 20k"
     )
+    parser.add_argument(
+        "--lists", action="store_true", help="certified lists against the full search, whole fits"
+    )
+    parser.add_argument(
+        "--epochs", type=int, default=0, help="with --lists: cap on the epochs (0: until J_T settles)"
+    )
     args = parser.parse_args()
+    if args.lists:
+        bench_lists(args.epochs)
+        return
     bench_epoch(args.repeats)
     if args.scaling:
         bench_scaling(min(args.repeats, 3))

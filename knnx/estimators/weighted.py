@@ -22,6 +22,8 @@ from knnx._kernels import vote as V
 from knnx._kernels import weighted as K
 from knnx.estimators.base import NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
+from knnx.estimators.weighted_search import CertifiedSearch, FullSearch
+from knnx.estimators.weighted_search import Prototypes as _Prototypes
 from knnx.limits import MAX_EPOCHS
 
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
@@ -87,51 +89,6 @@ def cdm_weights(X, y_codes, n_classes):
     return 1.0 / sigma, 1.0 / sigma**2
 
 
-class _Prototypes:
-    """Training rows sorted by class with their scaled, feature-major copy for one (W, v)."""
-
-    def __init__(self, X, y_codes, n_classes):
-        self.X, self.y = X, y_codes
-        self.order = np.argsort(y_codes, kind="stable").astype(np.intp)
-        counts = np.bincount(y_codes, minlength=n_classes)
-        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.intp)
-
-    def prepare(self, W, v):
-        self.W = np.ascontiguousarray(W, dtype=np.float64)
-        self.v = np.ascontiguousarray(v, dtype=np.float64)
-        self.PT = K.scaled_prototypes(self.X, self.y, self.W, self.order)
-        self.v_sorted = np.ascontiguousarray(self.v[self.order])
-        return self
-
-    def same_diff(self, l1):
-        n = len(self.y)
-        same, diff = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
-        d_same, d_diff = np.empty(n), np.empty(n)
-        with PARALLEL_LOCK:
-            K.same_diff_neighbors(
-                self.X,
-                self.y,
-                self.W,
-                self.PT,
-                self.v_sorted,
-                self.order,
-                self.starts,
-                l1,
-                same,
-                diff,
-                d_same,
-                d_diff,
-            )
-        return same, diff, d_same, d_diff
-
-    def k_nearest(self, Q, k, l1):
-        ind = np.empty((Q.shape[0], k), dtype=np.intp)
-        dist = np.empty((Q.shape[0], k))
-        with PARALLEL_LOCK:
-            K.k_nearest(Q, self.W, self.PT, self.v_sorted, self.order, self.starts, k, l1, ind, dist)
-        return ind, dist
-
-
 def loo_state(X, y_codes, W, v, beta, l1=False, learn_w=False, learn_v=False):
     """One evaluation of the weights (W, v) on the training set.
 
@@ -145,19 +102,23 @@ def loo_state(X, y_codes, W, v, beta, l1=False, learn_w=False, learn_v=False):
     y_codes = np.ascontiguousarray(y_codes, dtype=np.intp)
     W = np.ascontiguousarray(W, dtype=np.float64)
     v = np.ascontiguousarray(v, dtype=np.float64)
-    protos = _Prototypes(X, y_codes, W.shape[0]).prepare(W, v)
-    return _evaluate(protos, beta, l1, learn_w, learn_v)
+    search = FullSearch(_Prototypes(X, y_codes, W.shape[0]), l1)
+    return _evaluate(search, W, v, beta, l1, learn_w, learn_v)
 
 
-def _evaluate(protos, beta, l1, learn_w, learn_v):
-    same, diff, d_same, d_diff = protos.same_diff(l1)
-    grad_w = np.zeros_like(protos.W)
-    grad_v = np.zeros_like(protos.v)
+def _evaluate(search, W, v, beta, l1, learn_w, learn_v):
+    """One evaluation of (W, v) with ``search`` (a FullSearch or CertifiedSearch: the same
+    neighbours and dissimilarities, bit for bit)."""
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    same, diff, d_same, d_diff = search.same_diff(W, v)
+    grad_w = np.zeros_like(W)
+    grad_v = np.zeros_like(v)
+    X, y = search.protos.X, search.protos.y
     total, errors = K.loo_terms(
-        protos.X, protos.y, protos.W, protos.v, same, diff, d_same, d_diff, float(beta), l1, learn_w, learn_v,
-        grad_w, grad_v,
-    )  # fmt: skip
-    n = len(protos.y)
+        X, y, W, v, same, diff, d_same, d_diff, float(beta), l1, learn_w, learn_v, grad_w, grad_v
+    )
+    n = len(y)
     return {
         "J": total / n,
         "loo_error": errors / n,
@@ -272,7 +233,9 @@ class WeightedMetricNN(NeighborsClassifierBase):
         the notes) or "no_learning" (schemes "l2" and "cdm").
     curve_ : dict
         "iteration" (epoch 0..n_epochs_), "J" (eq. 7) and "loo_error" (eq. 6) of the
-        weights at the start of each epoch; probe epochs are not included.
+        weights at the start of each epoch; probe epochs are not included. "searched":
+        the share of a full search's dissimilarity evaluations that the epoch's
+        neighbour search made (1 = every row against every prototype; see Cost).
     reported_ : dict
         ``loo_error``, ``initial_loo_error``, ``epochs``, ``best_epoch``,
         ``init_cdm`` (1.0 if the CDM start was used), for the runner's tidy rows.
@@ -308,15 +271,22 @@ class WeightedMetricNN(NeighborsClassifierBase):
     same-class partner (an error that moves no weight). k = n_samples is allowed at
     prediction, k > n_samples raises ValueError.
 
-    Cost: every evaluation of the weights finds each training row's same-class and
+    Cost: every evaluation of the weights needs each training row's same-class and
     different-class nearest neighbour under the weighted dissimilarity among all n
-    rows, O(n^2 d) time and O(n d) memory (no n x n matrix); ``fit`` makes one per
-    epoch until J_T settles (``tol``), at most ``max_epochs + 3`` (``_n_evaluations()``;
-    with ``step_grid="paper"`` 8 probes of ``probe_epochs + 1`` more). On the small
-    Table 3 sets the descent settles after a few hundred to a few thousand epochs
+    rows. The first is a full search, O(n^2 d) time and O(n d) memory (no n x n
+    matrix); it keeps, per row, the 16 nearest of each kind and bounds on the rest.
+    Later evaluations compute the candidates exactly and certify them through bounds on
+    how far the weights moved (:mod:`knnx.estimators.weighted_search`); only the
+    classes whose bound fails are searched again. The neighbours, dissimilarities and
+    weights are bit for bit those of a full search at every epoch (``_certified =
+    False`` on a subclass runs the full search); only the work changes (``curve_
+    ["searched"]``). ``fit`` makes one evaluation per epoch until J_T settles
+    (``tol``), at most ``max_epochs + 3`` (``_n_evaluations()``; with
+    ``step_grid="paper"`` 8 probes of ``probe_epochs + 1`` more). On the small Table 3
+    sets the descent settles after a few hundred to a few thousand epochs
     (``benchmarks/weighted.py --table3`` prints the counts); a run that oscillates
-    reaches the cap. The time per evaluation grows as n^2 (the README's *CW, PW, CPW*
-    section has the measured seconds per evaluation at n = 5 000, 10 000, 20 000).
+    reaches the cap. docs/benchmarks.md has the measured seconds against the full
+    search (``benchmarks/weighted.py --lists``) and against n (``--scaling``).
     ``fit(X, y, progress=callback)`` reports every evaluation; ``knnx run`` shows it
     beside the cell in its progress bar.
     """
@@ -334,6 +304,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         "k": Interval(1, integer=True),
         "base": Options(*BASES),
     }
+    _certified = True  # False: the full search at every evaluation (tests compare the two)
     _neighbor_param = ("k", 0)
     _neighbor_counts = ("k",)
     # What a spec that sets a search metric on CW/PW/CPW is told (registry.parameter_problem):
@@ -409,7 +380,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         W_cdm, mu_cdm = cdm_weights(X, y_codes, n_classes)
 
         steps = _Steps(progress, self._n_evaluations())
-        start = self._initial_weights(protos, ones_w, ones_v, W_cdm, l1, steps)
+        start, search = self._initial_weights(protos, ones_w, ones_v, W_cdm, l1, steps)
         W0 = W_cdm if start == "cdm" else ones_w
         mu_auto = mu_cdm if start == "cdm" else 0.001
         learn_w = self.scheme in ("cw", "cpw")
@@ -419,7 +390,17 @@ class WeightedMetricNN(NeighborsClassifierBase):
         if self.step_grid == "paper":
             runs = [
                 self._descend(
-                    protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.probe_epochs, 0.0, steps=steps
+                    search.copy(),
+                    W0,
+                    ones_v,
+                    mu,
+                    rho,
+                    learn_w,
+                    learn_v,
+                    l1,
+                    self.probe_epochs,
+                    0.0,
+                    steps=steps,
                 )
                 for mu, rho in CPW_PROBE_PAIRS
             ]
@@ -433,10 +414,10 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self.mu_, self.rho_ = mu, rho
 
         if not (learn_w or learn_v):
-            run = self._descend(protos, W0, ones_v, mu, rho, False, False, l1, 0, self.tol, steps=steps)
+            run = self._descend(search, W0, ones_v, mu, rho, False, False, l1, 0, self.tol, steps=steps)
         else:
             run = self._descend(
-                protos, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run, steps
+                search, W0, ones_v, mu, rho, learn_w, learn_v, l1, self.max_epochs, self.tol, start_run, steps
             )
         steps.finish()
         self._record_fit(run, learn_w or learn_v, start)
@@ -447,20 +428,26 @@ class WeightedMetricNN(NeighborsClassifierBase):
         self._y_codes = y_codes
         return self
 
+    def _search(self, protos, l1):
+        """The neighbour search of the descent: certified candidate lists (the default), or
+        the full search at every evaluation when the class sets ``_certified = False``;
+        both give the same neighbours, bit for bit (knnx.estimators.weighted_search)."""
+        return CertifiedSearch(protos, l1) if self._certified else FullSearch(protos, l1)
+
     def _initial_weights(self, protos, ones_w, ones_v, W_cdm, l1, steps):
-        """Where the descent starts: "euclidean" or "cdm" (``init="auto"``: CDM unless the
-        L2 weights give a lower leave-one-out error, Sec. 5.3; two evaluations)."""
-        if self.scheme == "l2":
-            return "euclidean"
-        if self.scheme == "cdm":
-            return "cdm"
-        if self.init != "auto":
-            return self.init
-        err_l2 = _evaluate(protos.prepare(ones_w, ones_v), self.beta, l1, False, False)["loo_error"]
+        """Where the descent starts, "euclidean" or "cdm" (``init="auto"``: CDM unless the
+        L2 weights give a lower leave-one-out error, Sec. 5.3; two evaluations), and a
+        search whose lists were built at the starting weights."""
+        if self.scheme in ("l2", "cdm") or self.init != "auto":
+            start = {"l2": "euclidean", "cdm": "cdm"}.get(self.scheme, self.init)
+            return start, self._search(protos, l1)
+        searches = {"euclidean": self._search(protos, l1), "cdm": self._search(protos, l1)}
+        err_l2 = _evaluate(searches["euclidean"], ones_w, ones_v, self.beta, l1, False, False)["loo_error"]
         steps()
-        err_cdm = _evaluate(protos.prepare(W_cdm, ones_v), self.beta, l1, False, False)["loo_error"]
+        err_cdm = _evaluate(searches["cdm"], W_cdm, ones_v, self.beta, l1, False, False)["loo_error"]
         steps()
-        return "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
+        start = "euclidean" if err_l2 < err_cdm else "cdm"  # Sec. 5.3: CDM unless L2 is better
+        return start, searches[start]
 
     def _record_fit(self, run, learning, start):
         """The fitted attributes of a descent ``run`` (see fit), with a ConvergenceWarning if
@@ -483,6 +470,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "iteration": np.arange(len(run["errors"])),
             "J": np.array(run["J"]),
             "loo_error": np.array(run["errors"]),
+            "searched": np.array(run["searched"]),
         }
         self.reported_ = {
             "loo_error": self.loo_error_,
@@ -500,25 +488,26 @@ class WeightedMetricNN(NeighborsClassifierBase):
             n += len(CPW_PROBE_PAIRS) * (self.probe_epochs + 1)  # pairs probed
         return n + (self.max_epochs + 1 if learning else 1)
 
-    def _descend(self, protos, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None, steps=None):
+    def _descend(self, search, W, v, mu, rho, learn_w, learn_v, l1, max_epochs, tol, resume=None, steps=None):
         """Fig. 1 from (W, v), or continuing ``resume`` (a probe run) for the remaining epochs.
 
         Returns the per-epoch J and LOO errors, the best weights (lowest LOO error, the
         earliest on ties), their epoch, and the final weights."""
         if resume is None:
             W, v = W.copy(), v.copy()
-            J, errors = [], []
+            J, errors, searched = [], [], []
             best = (np.inf, 0, W, v)
         else:
             W, v = resume["W"].copy(), resume["v"].copy()
-            J, errors = list(resume["J"]), list(resume["errors"])
+            J, errors, searched = list(resume["J"]), list(resume["errors"]), list(resume["searched"])
+            search = resume["search"]
             best = (resume["best_error"], resume["best_epoch"], resume["best_W"], resume["best_v"])
         state = resume["state"] if resume is not None else None
         W_prev, v_prev, state_prev = W, v, state  # the last weights whose state was finite
         stopped_by = "tol"
         while True:
             if state is None:
-                state = _evaluate(protos.prepare(W, v), self.beta, l1, learn_w, learn_v)
+                state = _evaluate(search, W, v, self.beta, l1, learn_w, learn_v)
                 if steps is not None:
                     steps()
                 if errors and not _finite_state(state):
@@ -528,6 +517,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
                     break
                 J.append(state["J"])
                 errors.append(state["loo_error"])
+                searched.append(search.last_fraction)
                 if state["loo_error"] < best[0]:
                     best = (state["loo_error"], len(errors) - 1, W.copy(), v.copy())
             epoch = len(errors) - 1
@@ -557,6 +547,8 @@ class WeightedMetricNN(NeighborsClassifierBase):
             "best_v": best[3],
             "state": state,
             "stopped_by": stopped_by,
+            "searched": searched,
+            "search": search,
         }
 
     def kneighbors(self, X, k=None):
