@@ -15,6 +15,12 @@ from knnx import WeightedMetricNN
 from knnx.estimators.weighted_search import CertifiedSearch, FullSearch, Prototypes
 
 
+@pytest.fixture(autouse=True)
+def lists_at_any_size(monkeypatch):
+    """The descent uses the lists only above a work threshold; these small problems use them."""
+    monkeypatch.setattr(search_module, "LISTS_MIN_WORK", 0)
+
+
 def tied_problem(seed, n=240, m=4, C=3, levels=4):
     """Integer features on a few levels: many exact ties and duplicate rows."""
     rng = np.random.default_rng(seed)
@@ -232,3 +238,14 @@ def test_knapsack_bound_by_hand():
     got = _knapsack(5.0, X, 0, a[order], order, np.ones(3), lo, hi, 1.0)
     assert got == pytest.approx(6.5, rel=1e-8)
     assert got <= 6.5  # the caps are inflated by 1e-9: the bound errs low
+
+
+def test_small_problems_use_the_full_search_large_ones_the_lists(monkeypatch):
+    monkeypatch.setattr(search_module, "LISTS_MIN_WORK", 240 * 240 * 4)
+    X, y = tied_problem(0, n=240, m=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        large = WeightedMetricNN(scheme="cw", max_epochs=50).fit(X, y)
+        small = WeightedMetricNN(scheme="cw", max_epochs=50).fit(X[:239], y[:239])
+    assert (small.curve_["searched"] == 1.0).all()
+    assert large.curve_["searched"][0] < 1.0 and large.curve_["searched"].mean() < 0.5

@@ -69,6 +69,44 @@ def scaled_prototypes(X, y, W, order):
     return PT
 
 
+@njit(cache=True, nogil=True)
+def _same_diff_block(qb, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff):
+    """Block ``qb`` of QUERY_BLOCK rows of :func:`same_diff_neighbors`."""
+    n, m = X.shape
+    n_classes = W.shape[0]
+    i0 = qb * QUERY_BLOCK
+    nq = min(n, i0 + QUERY_BLOCK) - i0
+    q = np.empty((nq, m))
+    acc = np.empty(BLOCK)
+    bs = np.full(nq, np.inf)
+    bd = np.full(nq, np.inf)
+    js = np.full(nq, -1, dtype=np.intp)
+    jd = np.full(nq, -1, dtype=np.intp)
+    for c in range(n_classes):
+        s0, s1 = starts[c], starts[c + 1]
+        if s0 == s1:
+            continue
+        _scale_queries(X, W[c], i0, q)
+        for p0 in range(s0, s1, BLOCK):
+            p1 = min(p0 + BLOCK, s1)
+            for a in range(nq):
+                i = i0 + a
+                _block_values(q[a], PT, v_sorted, p0, p1, l1, acc)
+                own = y[i] == c
+                for b in range(p1 - p0):
+                    idx = order[p0 + b]
+                    if idx == i:
+                        continue
+                    val = acc[b]
+                    if own:
+                        if js[a] < 0 or val < bs[a] or (val == bs[a] and idx < js[a]):
+                            bs[a], js[a] = val, idx
+                    elif jd[a] < 0 or val < bd[a] or (val == bd[a] and idx < jd[a]):
+                        bd[a], jd[a] = val, idx
+    for a in range(nq):
+        same[i0 + a], diff[i0 + a], d_same[i0 + a], d_diff[i0 + a] = js[a], jd[a], bs[a], bd[a]
+
+
 @njit(parallel=True, cache=True)
 def same_diff_neighbors(X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff):
     """Leave-one-out same-class and different-class nearest prototype of every training row.
@@ -80,41 +118,15 @@ def same_diff_neighbors(X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_
     own neighbour; its duplicates may be. A block of queries visits each block of
     prototypes in turn, so that the block stays in cache for all of them.
     """
-    n, m = X.shape
-    n_classes = W.shape[0]
-    n_blocks = (n + QUERY_BLOCK - 1) // QUERY_BLOCK
-    for qb in prange(n_blocks):
-        i0 = qb * QUERY_BLOCK
-        nq = min(n, i0 + QUERY_BLOCK) - i0
-        q = np.empty((nq, m))
-        acc = np.empty(BLOCK)
-        bs = np.full(nq, np.inf)
-        bd = np.full(nq, np.inf)
-        js = np.full(nq, -1, dtype=np.intp)
-        jd = np.full(nq, -1, dtype=np.intp)
-        for c in range(n_classes):
-            s0, s1 = starts[c], starts[c + 1]
-            if s0 == s1:
-                continue
-            _scale_queries(X, W[c], i0, q)
-            for p0 in range(s0, s1, BLOCK):
-                p1 = min(p0 + BLOCK, s1)
-                for a in range(nq):
-                    i = i0 + a
-                    _block_values(q[a], PT, v_sorted, p0, p1, l1, acc)
-                    own = y[i] == c
-                    for b in range(p1 - p0):
-                        idx = order[p0 + b]
-                        if idx == i:
-                            continue
-                        val = acc[b]
-                        if own:
-                            if js[a] < 0 or val < bs[a] or (val == bs[a] and idx < js[a]):
-                                bs[a], js[a] = val, idx
-                        elif jd[a] < 0 or val < bd[a] or (val == bd[a] and idx < jd[a]):
-                            bd[a], jd[a] = val, idx
-        for a in range(nq):
-            same[i0 + a], diff[i0 + a], d_same[i0 + a], d_diff[i0 + a] = js[a], jd[a], bs[a], bd[a]
+    for qb in prange((X.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
+        _same_diff_block(qb, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff)
+
+
+@njit(cache=True, nogil=True)
+def same_diff_neighbors_serial(X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff):
+    """:func:`same_diff_neighbors` on the calling thread (no launch cost: small problems)."""
+    for qb in range((X.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
+        _same_diff_block(qb, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff)
 
 
 @njit(parallel=True, cache=True)

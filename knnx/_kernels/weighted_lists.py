@@ -60,6 +60,74 @@ def _insert(ind, dist, i, filled, val, idx):
     return filled
 
 
+@njit(cache=True, nogil=True)
+def _lists_block(
+    qb, X, y, W, PT, v_sorted, order, starts, l1, rows, ind_s, dist_s, ind_d, dist_d, class_min, finite
+):
+    """Block ``qb`` of QUERY_BLOCK rows of :func:`nearest_lists`."""
+    n_rows = rows.shape[0]
+    m = X.shape[1]
+    size = ind_s.shape[1]
+    n_classes = W.shape[0]
+    i0 = qb * QUERY_BLOCK
+    nq = min(n_rows, i0 + QUERY_BLOCK) - i0
+    q = np.empty((nq, m))
+    acc = np.empty(BLOCK)
+    fs = np.zeros(nq, dtype=np.intp)
+    fd = np.zeros(nq, dtype=np.intp)
+    # the last entry of each list (inf and the largest index while it is not full)
+    ws = np.full(nq, np.inf)
+    wd = np.full(nq, np.inf)
+    ks = np.full(nq, np.iinfo(np.intp).max, dtype=np.intp)
+    kd = np.full(nq, np.iinfo(np.intp).max, dtype=np.intp)
+    bad = np.zeros(nq, dtype=np.bool_)
+    for a in range(nq):
+        for t in range(size):
+            ind_s[i0 + a, t] = -1
+            ind_d[i0 + a, t] = -1
+            dist_s[i0 + a, t] = np.inf
+            dist_d[i0 + a, t] = np.inf
+    for c in range(n_classes):
+        s0, s1 = starts[c], starts[c + 1]
+        for a in range(nq):
+            class_min[i0 + a, c] = np.inf
+        if s0 == s1:
+            continue
+        for a in range(nq):
+            for j in range(m):
+                q[a, j] = W[c, j] * X[rows[i0 + a], j]
+        for p0 in range(s0, s1, BLOCK):
+            p1 = min(p0 + BLOCK, s1)
+            for a in range(nq):
+                i = rows[i0 + a]
+                r = i0 + a
+                _block_values(q[a], PT, v_sorted, p0, p1, l1, acc)
+                if y[i] == c:
+                    for b in range(p1 - p0):
+                        val = acc[b]
+                        idx = order[p0 + b]
+                        if not val < np.inf:
+                            bad[a] = True
+                        elif (val < ws[a] or (val == ws[a] and idx < ks[a])) and idx != i:
+                            fs[a] = _insert(ind_s, dist_s, r, fs[a], val, idx)
+                            if fs[a] == size:
+                                ws[a], ks[a] = dist_s[r, size - 1], ind_s[r, size - 1]
+                else:
+                    for b in range(p1 - p0):
+                        val = acc[b]
+                        idx = order[p0 + b]
+                        if val < class_min[r, c]:
+                            class_min[r, c] = val
+                        if not val < np.inf:
+                            bad[a] = True
+                        elif val < wd[a] or (val == wd[a] and idx < kd[a]):
+                            fd[a] = _insert(ind_d, dist_d, r, fd[a], val, idx)
+                            if fd[a] == size:
+                                wd[a], kd[a] = dist_d[r, size - 1], ind_d[r, size - 1]
+    for a in range(nq):
+        finite[i0 + a] = not bad[a]
+
+
 @njit(parallel=True, cache=True)
 def nearest_lists(
     X, y, W, PT, v_sorted, order, starts, l1, rows, ind_s, dist_s, ind_d, dist_d, class_min, finite
@@ -70,134 +138,119 @@ def nearest_lists(
     dissimilarity to a prototype of class c (inf for the row's own class and for an
     empty class). ``finite[a]`` is False when a dissimilarity seen for the row is not
     finite. Arguments as ``same_diff_neighbors``."""
-    n_rows = rows.shape[0]
-    m = X.shape[1]
-    size = ind_s.shape[1]
-    n_classes = W.shape[0]
-    n_blocks = (n_rows + QUERY_BLOCK - 1) // QUERY_BLOCK
-    for qb in prange(n_blocks):
-        i0 = qb * QUERY_BLOCK
-        nq = min(n_rows, i0 + QUERY_BLOCK) - i0
-        q = np.empty((nq, m))
-        acc = np.empty(BLOCK)
-        fs = np.zeros(nq, dtype=np.intp)
-        fd = np.zeros(nq, dtype=np.intp)
-        # the last entry of each list (inf and the largest index while it is not full)
-        ws = np.full(nq, np.inf)
-        wd = np.full(nq, np.inf)
-        ks = np.full(nq, np.iinfo(np.intp).max, dtype=np.intp)
-        kd = np.full(nq, np.iinfo(np.intp).max, dtype=np.intp)
-        bad = np.zeros(nq, dtype=np.bool_)
-        for a in range(nq):
-            for t in range(size):
-                ind_s[i0 + a, t] = -1
-                ind_d[i0 + a, t] = -1
-                dist_s[i0 + a, t] = np.inf
-                dist_d[i0 + a, t] = np.inf
-        for c in range(n_classes):
-            s0, s1 = starts[c], starts[c + 1]
-            for a in range(nq):
-                class_min[i0 + a, c] = np.inf
-            if s0 == s1:
-                continue
-            for a in range(nq):
-                for j in range(m):
-                    q[a, j] = W[c, j] * X[rows[i0 + a], j]
-            for p0 in range(s0, s1, BLOCK):
-                p1 = min(p0 + BLOCK, s1)
-                for a in range(nq):
-                    i = rows[i0 + a]
-                    r = i0 + a
-                    _block_values(q[a], PT, v_sorted, p0, p1, l1, acc)
-                    if y[i] == c:
-                        for b in range(p1 - p0):
-                            val = acc[b]
-                            idx = order[p0 + b]
-                            if not val < np.inf:
-                                bad[a] = True
-                            elif (val < ws[a] or (val == ws[a] and idx < ks[a])) and idx != i:
-                                fs[a] = _insert(ind_s, dist_s, r, fs[a], val, idx)
-                                if fs[a] == size:
-                                    ws[a], ks[a] = dist_s[r, size - 1], ind_s[r, size - 1]
-                    else:
-                        for b in range(p1 - p0):
-                            val = acc[b]
-                            idx = order[p0 + b]
-                            if val < class_min[r, c]:
-                                class_min[r, c] = val
-                            if not val < np.inf:
-                                bad[a] = True
-                            elif val < wd[a] or (val == wd[a] and idx < kd[a]):
-                                fd[a] = _insert(ind_d, dist_d, r, fd[a], val, idx)
-                                if fd[a] == size:
-                                    wd[a], kd[a] = dist_d[r, size - 1], ind_d[r, size - 1]
-        for a in range(nq):
-            finite[i0 + a] = not bad[a]
+    for qb in prange((rows.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
+        _lists_block(
+            qb,
+            X,
+            y,
+            W,
+            PT,
+            v_sorted,
+            order,
+            starts,
+            l1,
+            rows,
+            ind_s,
+            dist_s,
+            ind_d,
+            dist_d,
+            class_min,
+            finite,
+        )
 
 
 @njit(cache=True, nogil=True)
-def _sums(X, y, W, P, x, cand, t0, t1, l1, acc):
-    """acc[t] = sum_j of (w_j x_j - P[p, j])^2 (or |.|) for the candidates p = cand[x, t],
-    t0 <= t < 4 at most: four independent sums side by side, each in feature order."""
-    k = t1 - t0
-    p0 = cand[x, t0]
-    p1 = cand[x, t0 + 1] if k > 1 else p0
-    p2 = cand[x, t0 + 2] if k > 2 else p0
-    p3 = cand[x, t0 + 3] if k > 3 else p0
-    w0, w1, w2, w3 = W[y[p0]], W[y[p1]], W[y[p2]], W[y[p3]]
-    r0, r1, r2, r3 = P[p0], P[p1], P[p2], P[p3]
+def nearest_lists_serial(
+    X, y, W, PT, v_sorted, order, starts, l1, rows, ind_s, dist_s, ind_d, dist_d, class_min, finite
+):
+    """:func:`nearest_lists` on the calling thread."""
+    for qb in range((rows.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
+        _lists_block(
+            qb,
+            X,
+            y,
+            W,
+            PT,
+            v_sorted,
+            order,
+            starts,
+            l1,
+            rows,
+            ind_s,
+            dist_s,
+            ind_d,
+            dist_d,
+            class_min,
+            finite,
+        )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sums(X, W, P, x, p0, p1, p2, p3, c0, c1, c2, c3, l1):
+    """sum_j of (w_cj x_j - P[p, j])^2 (or |.|) for four candidates p of classes c: four
+    independent sums side by side, each in feature order."""
     a0 = a1 = a2 = a3 = 0.0
-    for j in range(X.shape[1]):
-        xj = X[x, j]
-        d0 = w0[j] * xj - r0[j]
-        d1 = w1[j] * xj - r1[j]
-        d2 = w2[j] * xj - r2[j]
-        d3 = w3[j] * xj - r3[j]
-        if l1:
-            a0 += abs(d0)
-            a1 += abs(d1)
-            a2 += abs(d2)
-            a3 += abs(d3)
-        else:
+    if l1:
+        for j in range(X.shape[1]):
+            xj = X[x, j]
+            a0 += abs(W[c0, j] * xj - P[p0, j])
+            a1 += abs(W[c1, j] * xj - P[p1, j])
+            a2 += abs(W[c2, j] * xj - P[p2, j])
+            a3 += abs(W[c3, j] * xj - P[p3, j])
+    else:
+        for j in range(X.shape[1]):
+            xj = X[x, j]
+            d0 = W[c0, j] * xj - P[p0, j]
+            d1 = W[c1, j] * xj - P[p1, j]
+            d2 = W[c2, j] * xj - P[p2, j]
+            d3 = W[c3, j] * xj - P[p3, j]
             a0 += d0 * d0
             a1 += d1 * d1
             a2 += d2 * d2
             a3 += d3 * d3
-    acc[t0] = a0
-    if k > 1:
-        acc[t0 + 1] = a1
-    if k > 2:
-        acc[t0 + 2] = a2
-    if k > 3:
-        acc[t0 + 3] = a3
+    return a0, a1, a2, a3
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take(val, p, vp, l1, best, bidx):
+    """The smaller of (best, bidx) and candidate p's (D, p), D from its sum ``val``."""
+    if l1:
+        s = vp * val
+        d = s * s
+    else:
+        d = (vp * vp) * val
+    if not d < np.inf:
+        return np.nan, -2  # not finite: the caller falls back to the full search
+    if bidx == -1 or d < best or (d == best and p < bidx):
+        return d, p
+    return best, bidx
 
 
 @njit(cache=True, nogil=True)
-def _best(X, y, W, v, P, x, cand, l1, acc):
+def _best(X, y, W, v, P, x, cand, l1):
     """(dissimilarity, index) of the nearest candidate of row x under (W, v), ties to the
     smaller index; (inf, -1) for an empty list; nan when a value is not finite.
 
     ``P[p] = W[y[p]] * X[p]`` (the scaled prototypes, one product each). Each value is
     computed exactly as ``_block_values`` does (products w x rounded once, the sum in
-    feature order, then the factor v)."""
+    feature order, then the factor v); the minimum of (value, index) pairs does not
+    depend on the order they are compared in."""
     size = 0
     while size < cand.shape[1] and cand[x, size] >= 0:
         size += 1
-    for t0 in range(0, size, 4):
-        _sums(X, y, W, P, x, cand, t0, min(t0 + 4, size), l1, acc)
     best, bidx = np.inf, -1
-    for t in range(size):
-        p = cand[x, t]
-        vp = v[p]
-        if l1:
-            s = vp * acc[t]
-            val = s * s
-        else:
-            val = (vp * vp) * acc[t]
-        if not val < np.inf:
+    for t0 in range(0, size, 4):
+        p0 = cand[x, t0]
+        p1 = cand[x, t0 + 1] if t0 + 1 < size else p0
+        p2 = cand[x, t0 + 2] if t0 + 2 < size else p0
+        p3 = cand[x, t0 + 3] if t0 + 3 < size else p0
+        s0, s1, s2, s3 = _sums(X, W, P, x, p0, p1, p2, p3, y[p0], y[p1], y[p2], y[p3], l1)
+        best, bidx = _take(s0, p0, v[p0], l1, best, bidx)
+        best, bidx = _take(s1, p1, v[p1], l1, best, bidx)
+        best, bidx = _take(s2, p2, v[p2], l1, best, bidx)
+        best, bidx = _take(s3, p3, v[p3], l1, best, bidx)
+        if bidx == -2:
             return np.nan, -1
-        if bidx < 0 or val < best or (val == best and p < bidx):
-            best, bidx = val, p
     return best, bidx
 
 
@@ -252,6 +305,73 @@ def _lower(
     return max(cheap, (rv[k, c] * np.sqrt(K) * (1.0 - g) - slack_new * norm) * (1.0 - g))
 
 
+@njit(cache=True, nogil=True)
+def _certified_nearest_one(
+    x,
+    X,
+    y,
+    W,
+    v,
+    P,
+    cand_s,
+    cand_d,
+    root_s,
+    root_d,
+    slot,
+    rw,
+    rv,
+    vmax,
+    a_sorted,
+    a_order,
+    W_ref,
+    lo,
+    hi,
+    slack_ref,
+    slack_new,
+    norms,
+    g,
+    l1,
+    same,
+    diff,
+    d_same,
+    d_diff,
+    ok,
+):
+    """One x of :func:`certified_nearest`."""
+    n_classes = root_d.shape[1]
+    bs, js = _best(X, y, W, v, P, x, cand_s, l1)
+    bd, jd = _best(X, y, W, v, P, x, cand_d, l1)
+    same[x], diff[x], d_same[x], d_diff[x] = js, jd, bs, bd
+    if bs != bs or bd != bd:
+        ok[x] = -1
+        return
+    k, own = slot[x], y[x]
+    lb = _lower(
+        X, x, own, k, root_s[x], bs, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
+        norms[x], g, l1,
+    )  # fmt: skip
+    good = _above(lb, bs, g)
+    # the ratio bound inline first (most classes are far); _lower adds the knapsack
+    base_slack = slack_ref[k] * norms[x]
+    new_slack = slack_new * norms[x]
+    need = bd / (1.0 - g)
+    c = 0
+    while good and c < n_classes:
+        root = root_d[x, c]
+        if c != own and root < np.inf:
+            cheap = (rw[k, c] * rv[k, c] * (root * (1.0 - g) - base_slack) - new_slack) * (1.0 - g)
+            if cheap > 0.0 and cheap * cheap > need:
+                c += 1
+                continue
+            lb = _lower(
+                X, x, c, k, root_d[x, c], bd, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref,
+                slack_new, norms[x], g, l1,
+            )  # fmt: skip
+            good = _above(lb, bd, g)
+        c += 1
+    ok[x] = 1 if good else 0
+
+
 @njit(parallel=True, cache=True)
 def certified_nearest(
     X, y, W, v, P, cand_s, cand_d, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi,
@@ -269,41 +389,114 @@ def certified_nearest(
     (w_cj / w_r,cj)^2 in ascending order and their features, ``W_ref`` the reference
     weights; ``lo`` / ``hi`` (C, m) each class's range of each feature. ``slack_ref[k]`` /
     ``slack_new`` times ``norms[x]`` bound the absolute rounding error of sqrt(D)."""
-    n = X.shape[0]
+    for x in prange(X.shape[0]):
+        _certified_nearest_one(
+            x,
+            X,
+            y,
+            W,
+            v,
+            P,
+            cand_s,
+            cand_d,
+            root_s,
+            root_d,
+            slot,
+            rw,
+            rv,
+            vmax,
+            a_sorted,
+            a_order,
+            W_ref,
+            lo,
+            hi,
+            slack_ref,
+            slack_new,
+            norms,
+            g,
+            l1,
+            same,
+            diff,
+            d_same,
+            d_diff,
+            ok,
+        )
+
+
+@njit(cache=True, nogil=True)
+def certified_nearest_serial(
+    X, y, W, v, P, cand_s, cand_d, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi,
+    slack_ref, slack_new, norms, g, l1, same, diff, d_same, d_diff, ok,
+):  # fmt: skip
+    """:func:`certified_nearest` on the calling thread (no launch cost: small problems)."""
+    for x in range(X.shape[0]):
+        _certified_nearest_one(
+            x,
+            X,
+            y,
+            W,
+            v,
+            P,
+            cand_s,
+            cand_d,
+            root_s,
+            root_d,
+            slot,
+            rw,
+            rv,
+            vmax,
+            a_sorted,
+            a_order,
+            W_ref,
+            lo,
+            hi,
+            slack_ref,
+            slack_new,
+            norms,
+            g,
+            l1,
+            same,
+            diff,
+            d_same,
+            d_diff,
+            ok,
+        )
+
+
+@njit(cache=True, nogil=True)
+def _row_bounds_one(
+    a,
+    X,
+    y,
+    rows,
+    root_s,
+    root_d,
+    slot,
+    rw,
+    rv,
+    vmax,
+    a_sorted,
+    a_order,
+    W_ref,
+    lo,
+    hi,
+    slack_ref,
+    slack_new,
+    norms,
+    g,
+    l1,
+    out,
+):
+    """One a of :func:`row_bounds`."""
     n_classes = root_d.shape[1]
-    for x in prange(n):
-        acc = np.empty(cand_s.shape[1])
-        bs, js = _best(X, y, W, v, P, x, cand_s, l1, acc)
-        bd, jd = _best(X, y, W, v, P, x, cand_d, l1, acc)
-        same[x], diff[x], d_same[x], d_diff[x] = js, jd, bs, bd
-        if bs != bs or bd != bd:
-            ok[x] = -1
-            continue
-        k, own = slot[x], y[x]
-        lb = _lower(
-            X, x, own, k, root_s[x], bs, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
+    x = rows[a]
+    k, own = slot[x], y[x]
+    for c in range(n_classes):
+        root = root_s[x] if c == own else root_d[x, c]
+        out[a, c] = _lower(
+            X, x, c, k, root, np.inf, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
             norms[x], g, l1,
         )  # fmt: skip
-        good = _above(lb, bs, g)
-        # the ratio bound inline first (most classes are far); _lower adds the knapsack
-        base_slack = slack_ref[k] * norms[x]
-        new_slack = slack_new * norms[x]
-        need = bd / (1.0 - g)
-        c = 0
-        while good and c < n_classes:
-            root = root_d[x, c]
-            if c != own and root < np.inf:
-                cheap = (rw[k, c] * rv[k, c] * (root * (1.0 - g) - base_slack) - new_slack) * (1.0 - g)
-                if cheap > 0.0 and cheap * cheap > need:
-                    c += 1
-                    continue
-                lb = _lower(
-                    X, x, c, k, root_d[x, c], bd, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref,
-                    slack_new, norms[x], g, l1,
-                )  # fmt: skip
-                good = _above(lb, bd, g)
-            c += 1
-        ok[x] = 1 if good else 0
 
 
 @njit(parallel=True, cache=True)
@@ -314,16 +507,62 @@ def row_bounds(
     """out[a, c]: the bound of ``_lower`` (the larger of the two) for row rows[a] and
     class c: its own class through the same-class list, the others through the
     different-class list."""
-    n_classes = root_d.shape[1]
     for a in prange(rows.shape[0]):
-        x = rows[a]
-        k, own = slot[x], y[x]
-        for c in range(n_classes):
-            root = root_s[x] if c == own else root_d[x, c]
-            out[a, c] = _lower(
-                X, x, c, k, root, np.inf, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
-                norms[x], g, l1,
-            )  # fmt: skip
+        _row_bounds_one(
+            a,
+            X,
+            y,
+            rows,
+            root_s,
+            root_d,
+            slot,
+            rw,
+            rv,
+            vmax,
+            a_sorted,
+            a_order,
+            W_ref,
+            lo,
+            hi,
+            slack_ref,
+            slack_new,
+            norms,
+            g,
+            l1,
+            out,
+        )
+
+
+@njit(cache=True, nogil=True)
+def row_bounds_serial(
+    X, y, rows, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
+    norms, g, l1, out,
+):  # fmt: skip
+    """:func:`row_bounds` on the calling thread (no launch cost: small problems)."""
+    for a in range(rows.shape[0]):
+        _row_bounds_one(
+            a,
+            X,
+            y,
+            rows,
+            root_s,
+            root_d,
+            slot,
+            rw,
+            rv,
+            vmax,
+            a_sorted,
+            a_order,
+            W_ref,
+            lo,
+            hi,
+            slack_ref,
+            slack_new,
+            norms,
+            g,
+            l1,
+            out,
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -370,6 +609,86 @@ def _scan_class(X, W, PT, v_sorted, order, starts, l1, x, c, q, acc, ind, dist, 
     return filled, cmin
 
 
+@njit(cache=True, nogil=True)
+def _repair_one(
+    a,
+    X,
+    y,
+    W,
+    v,
+    P,
+    PT,
+    v_sorted,
+    order,
+    starts,
+    l1,
+    rows,
+    lb,
+    best_s,
+    best_d,
+    g,
+    cand_s,
+    cand_d,
+    root_s,
+    root_d,
+    same,
+    diff,
+    d_same,
+    d_diff,
+    scanned,
+):
+    """One a of :func:`repair`."""
+    m = X.shape[1]
+    L = cand_s.shape[1]
+    n_classes = root_d.shape[1]
+    x = rows[a]
+    own = y[x]
+    q = np.empty(m)
+    acc = np.empty(BLOCK)
+    ind = np.full((1, L + 1), -1, dtype=np.intp)
+    dist = np.full((1, L + 1), np.inf)
+    count = 0
+    if not _above(lb[a, own], best_s[x], g):
+        filled, _ = _scan_class(X, W, PT, v_sorted, order, starts, l1, x, own, q, acc, ind, dist, 0)
+        count += starts[own + 1] - starts[own]
+        for t in range(L):
+            cand_s[x, t] = ind[0, t]
+        root_s[x] = np.sqrt(dist[0, L]) if filled == L + 1 else np.inf
+        same[x], d_same[x] = ind[0, 0], dist[0, 0]
+    else:
+        root_s[x] = lb[a, own]
+    ind[0, :] = -1
+    dist[0, :] = np.inf
+    filled = 0
+    for t in range(L):
+        p = cand_d[x, t]
+        if p < 0:
+            break
+        if _above(lb[a, y[p]], best_d[x], g):  # its class is certified: keep the candidate
+            val = _value(X, y, W, v, P, x, p, l1)
+            if filled < L + 1 or val < dist[0, L] or (val == dist[0, L] and p < ind[0, L]):
+                filled = _insert(ind, dist, 0, filled, val, p)
+    cmin = np.full(n_classes, np.inf)
+    for c in range(n_classes):
+        if c != own and not _above(lb[a, c], best_d[x], g):
+            filled, cmin[c] = _scan_class(
+                X, W, PT, v_sorted, order, starts, l1, x, c, q, acc, ind, dist, filled
+            )
+            count += starts[c + 1] - starts[c]
+    thr = np.sqrt(dist[0, L]) if filled == L + 1 else np.inf
+    for t in range(L):
+        cand_d[x, t] = ind[0, t]
+    for c in range(n_classes):
+        if c == own:
+            root_d[x, c] = np.inf
+        elif not _above(lb[a, c], best_d[x], g):
+            root_d[x, c] = max(thr, np.sqrt(cmin[c]))
+        else:
+            root_d[x, c] = min(thr, lb[a, c])
+    diff[x], d_diff[x] = ind[0, 0], dist[0, 0]
+    scanned[a] = count
+
+
 @njit(parallel=True, cache=True)
 def repair(
     X, y, W, v, P, PT, v_sorted, order, starts, l1, rows, lb, best_s, best_d, g,
@@ -391,53 +710,67 @@ def repair(
 
     Writes x's neighbours into same / diff / d_same / d_diff (the same-class one when
     rebuilt) and the number of prototypes scanned into scanned[a]."""
-    m = X.shape[1]
-    L = cand_s.shape[1]
-    n_classes = root_d.shape[1]
     for a in prange(rows.shape[0]):
-        x = rows[a]
-        own = y[x]
-        q = np.empty(m)
-        acc = np.empty(BLOCK)
-        ind = np.full((1, L + 1), -1, dtype=np.intp)
-        dist = np.full((1, L + 1), np.inf)
-        count = 0
-        if not _above(lb[a, own], best_s[x], g):
-            filled, _ = _scan_class(X, W, PT, v_sorted, order, starts, l1, x, own, q, acc, ind, dist, 0)
-            count += starts[own + 1] - starts[own]
-            for t in range(L):
-                cand_s[x, t] = ind[0, t]
-            root_s[x] = np.sqrt(dist[0, L]) if filled == L + 1 else np.inf
-            same[x], d_same[x] = ind[0, 0], dist[0, 0]
-        else:
-            root_s[x] = lb[a, own]
-        ind[0, :] = -1
-        dist[0, :] = np.inf
-        filled = 0
-        for t in range(L):
-            p = cand_d[x, t]
-            if p < 0:
-                break
-            if _above(lb[a, y[p]], best_d[x], g):  # its class is certified: keep the candidate
-                val = _value(X, y, W, v, P, x, p, l1)
-                if filled < L + 1 or val < dist[0, L] or (val == dist[0, L] and p < ind[0, L]):
-                    filled = _insert(ind, dist, 0, filled, val, p)
-        cmin = np.full(n_classes, np.inf)
-        for c in range(n_classes):
-            if c != own and not _above(lb[a, c], best_d[x], g):
-                filled, cmin[c] = _scan_class(
-                    X, W, PT, v_sorted, order, starts, l1, x, c, q, acc, ind, dist, filled
-                )
-                count += starts[c + 1] - starts[c]
-        thr = np.sqrt(dist[0, L]) if filled == L + 1 else np.inf
-        for t in range(L):
-            cand_d[x, t] = ind[0, t]
-        for c in range(n_classes):
-            if c == own:
-                root_d[x, c] = np.inf
-            elif not _above(lb[a, c], best_d[x], g):
-                root_d[x, c] = max(thr, np.sqrt(cmin[c]))
-            else:
-                root_d[x, c] = min(thr, lb[a, c])
-        diff[x], d_diff[x] = ind[0, 0], dist[0, 0]
-        scanned[a] = count
+        _repair_one(
+            a,
+            X,
+            y,
+            W,
+            v,
+            P,
+            PT,
+            v_sorted,
+            order,
+            starts,
+            l1,
+            rows,
+            lb,
+            best_s,
+            best_d,
+            g,
+            cand_s,
+            cand_d,
+            root_s,
+            root_d,
+            same,
+            diff,
+            d_same,
+            d_diff,
+            scanned,
+        )
+
+
+@njit(cache=True, nogil=True)
+def repair_serial(
+    X, y, W, v, P, PT, v_sorted, order, starts, l1, rows, lb, best_s, best_d, g,
+    cand_s, cand_d, root_s, root_d, same, diff, d_same, d_diff, scanned,
+):  # fmt: skip
+    """:func:`repair` on the calling thread (no launch cost: small problems)."""
+    for a in range(rows.shape[0]):
+        _repair_one(
+            a,
+            X,
+            y,
+            W,
+            v,
+            P,
+            PT,
+            v_sorted,
+            order,
+            starts,
+            l1,
+            rows,
+            lb,
+            best_s,
+            best_d,
+            g,
+            cand_s,
+            cand_d,
+            root_s,
+            root_d,
+            same,
+            diff,
+            d_same,
+            d_diff,
+            scanned,
+        )

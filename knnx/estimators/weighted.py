@@ -20,6 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from knnx._kernels import PARALLEL_LOCK
 from knnx._kernels import vote as V
 from knnx._kernels import weighted as K
+from knnx.estimators import weighted_search
 from knnx.estimators.base import NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.estimators.weighted_search import CertifiedSearch, FullSearch
@@ -277,7 +278,8 @@ class WeightedMetricNN(NeighborsClassifierBase):
     matrix); it keeps, per row, the 16 nearest of each kind and bounds on the rest.
     Later evaluations compute the candidates exactly and certify them through bounds on
     how far the weights moved (:mod:`knnx.estimators.weighted_search`); only the
-    classes whose bound fails are searched again. The neighbours, dissimilarities and
+    classes whose bound fails are searched again. Below n^2 d = 10^7 the full search
+    runs at every epoch (the lists would cost more than they save). The neighbours, dissimilarities and
     weights are bit for bit those of a full search at every epoch (``_certified =
     False`` on a subclass runs the full search); only the work changes (``curve_
     ["searched"]``). ``fit`` makes one evaluation per epoch until J_T settles
@@ -429,10 +431,14 @@ class WeightedMetricNN(NeighborsClassifierBase):
         return self
 
     def _search(self, protos, l1):
-        """The neighbour search of the descent: certified candidate lists (the default), or
-        the full search at every evaluation when the class sets ``_certified = False``;
-        both give the same neighbours, bit for bit (knnx.estimators.weighted_search)."""
-        return CertifiedSearch(protos, l1) if self._certified else FullSearch(protos, l1)
+        """The neighbour search of the descent: certified candidate lists when the full
+        search's work n^2 m reaches ``weighted_search.LISTS_MIN_WORK`` (below it the lists
+        cost more than they save), else, or when the class sets ``_certified = False``,
+        the full search at every evaluation; both give the same neighbours, bit for bit."""
+        n, m = protos.X.shape
+        if self._certified and n * n * m >= weighted_search.LISTS_MIN_WORK:
+            return CertifiedSearch(protos, l1)
+        return FullSearch(protos, l1)
 
     def _initial_weights(self, protos, ones_w, ones_v, W_cdm, l1, steps):
         """Where the descent starts, "euclidean" or "cdm" (``init="auto"``: CDM unless the

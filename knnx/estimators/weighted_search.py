@@ -18,6 +18,7 @@ rows fail, or at the first call, every row is searched in full.
 Memory: O(n (2 L + C + MAX_REFERENCES)) beside the data, for n rows and C classes.
 """
 
+import numba
 import numpy as np
 
 from knnx._kernels import PARALLEL_LOCK
@@ -32,8 +33,29 @@ from knnx._kernels import weighted_lists as KL
 # letter to 10.3 / 85.2, satimage 2.1 / 12.5, dna 3.2 / 11.4. With 4 or 8 references
 # and the rows of a given-up reference searched again, letter took 16 s.
 LIST_LENGTH = 16
-MAX_REFERENCES = 64
+# The descent uses the lists when a full search's work n^2 m reaches this; below it the
+# lists' fixed cost per epoch (bounds, tables) exceeds what they save. One thread, CW,
+# ms per epoch full / lists: vehicle (m = 18) n = 400: 1.39 / 1.43, 800: 4.9 / 4.1;
+# german (m = 61) n = 200: 0.83 / 1.29, 400: 3.1 / 2.5, 800: 11.2 / 4.5.
+LISTS_MIN_WORK = 10_000_000
+# A kernel runs on the calling thread below this many element operations: launching a
+# parallel kernel costs 0.2-0.5 ms here. The LOO search (n^2 m) of 400 x 18 took 0.93 ms
+# parallel / 1.11 ms serial, 200 x 18: 0.61 / 0.38, 800 x 18: 3.1 / 4.2 (2 cores).
+PARALLEL_MIN_WORK = 3_000_000
+MAX_REFERENCES = 8
 REFRESH_FRACTION = 0.5
+
+
+def launch(parallel_kernel, serial_kernel, work, *args):
+    """Run ``parallel_kernel(*args)`` (under PARALLEL_LOCK) when ``work`` (element
+    operations) reaches PARALLEL_MIN_WORK and numba has more than one thread, else its
+    serial twin: the same results, bit for bit (every output element is computed by
+    one thread, in the same order)."""
+    if work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1:
+        with PARALLEL_LOCK:
+            parallel_kernel(*args)
+    else:
+        serial_kernel(*args)
 
 
 class Prototypes:
@@ -56,11 +78,11 @@ class Prototypes:
         n = len(self.y)
         same, diff = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
         d_same, d_diff = np.empty(n), np.empty(n)
-        with PARALLEL_LOCK:
-            K.same_diff_neighbors(
-                self.X, self.y, self.W, self.PT, self.v_sorted, self.order, self.starts, l1,
-                same, diff, d_same, d_diff,
-            )  # fmt: skip
+        n_features = self.X.shape[1]
+        launch(
+            K.same_diff_neighbors, K.same_diff_neighbors_serial, n * n * n_features,
+            self.X, self.y, self.W, self.PT, self.v_sorted, self.order, self.starts, l1, same, diff, d_same, d_diff,
+        )  # fmt: skip
         return same, diff, d_same, d_diff
 
     def lists(self, l1, rows, size):
@@ -70,11 +92,11 @@ class Prototypes:
         dist_s, dist_d = np.empty((r, size)), np.empty((r, size))
         class_min = np.empty((r, len(self.starts) - 1))
         finite = np.empty(r, dtype=np.bool_)
-        with PARALLEL_LOCK:
-            KL.nearest_lists(
-                self.X, self.y, self.W, self.PT, self.v_sorted, self.order, self.starts, l1, rows,
-                ind_s, dist_s, ind_d, dist_d, class_min, finite,
-            )  # fmt: skip
+        launch(
+            KL.nearest_lists, KL.nearest_lists_serial, r * self.X.shape[0] * self.X.shape[1],
+            self.X, self.y, self.W, self.PT, self.v_sorted, self.order, self.starts, l1, rows,
+            ind_s, dist_s, ind_d, dist_d, class_min, finite,
+        )  # fmt: skip
         return ind_s, dist_s, ind_d, dist_d, class_min, bool(finite.all())
 
     def k_nearest(self, Q, k, l1):
@@ -188,12 +210,13 @@ class CertifiedSearch:
         lb_victims = self._bounds(victims)
         protos = self.protos.prepare(W, v)
         scanned = np.zeros(len(failed), dtype=np.intp)
-        with PARALLEL_LOCK:
-            KL.repair(
-                protos.X, protos.y, W, v, self._P, protos.PT, protos.v_sorted, protos.order, protos.starts, self.l1,
-                failed, lb, d_same.copy(), d_diff.copy(), self.g, self.cand_s, self.cand_d, self.root_s, self.root_d,
-                same, diff, d_same, d_diff, scanned,
-            )  # fmt: skip
+        work = int(scanned.size) * len(protos.y) * protos.X.shape[1]  # at most
+        launch(
+            KL.repair, KL.repair_serial, work,
+            protos.X, protos.y, W, v, self._P, protos.PT, protos.v_sorted, protos.order, protos.starts, self.l1,
+            failed, lb, d_same.copy(), d_diff.copy(), self.g, self.cand_s, self.cand_d, self.root_s, self.root_d,
+            same, diff, d_same, d_diff, scanned,
+        )  # fmt: skip
         if len(victims):
             own = protos.y[victims]
             self.root_s[victims] = lb_victims[np.arange(len(victims)), own]
@@ -207,17 +230,11 @@ class CertifiedSearch:
         """The bounds of ``row_bounds`` for ``rows`` under this evaluation's tables."""
         out = np.empty((len(rows), self.root_d.shape[1]))
         if len(rows):
-            with PARALLEL_LOCK:
-                KL.row_bounds(
-                    self.protos.X,
-                    self.protos.y,
-                    rows,
-                    self.root_s,
-                    self.root_d,
-                    self.slot,
-                    *self._tables,
-                    out,
-                )
+            work = len(rows) * out.shape[1] * self.protos.X.shape[1]
+            launch(
+                KL.row_bounds, KL.row_bounds_serial, work,
+                self.protos.X, self.protos.y, rows, self.root_s, self.root_d, self.slot, *self._tables, out,
+            )  # fmt: skip
         return out
 
     def _new_slot(self):
@@ -272,11 +289,12 @@ class CertifiedSearch:
         same, diff = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
         d_same, d_diff = np.empty(n), np.empty(n)
         ok = np.empty(n, dtype=np.int8)
-        with PARALLEL_LOCK:
-            KL.certified_nearest(
-                protos.X, protos.y, W, v, self._P, self.cand_s, self.cand_d, self.root_s, self.root_d, self.slot,
-                *self._tables, same, diff, d_same, d_diff, ok,
-            )  # fmt: skip
+        work = n * 2 * self.size * protos.X.shape[1]
+        launch(
+            KL.certified_nearest, KL.certified_nearest_serial, work,
+            protos.X, protos.y, W, v, self._P, self.cand_s, self.cand_d, self.root_s, self.root_d, self.slot,
+            *self._tables, same, diff, d_same, d_diff, ok,
+        )  # fmt: skip
         if (ok < 0).any():
             return None
         return same, diff, d_same, d_diff, ok
