@@ -8,21 +8,49 @@ runner (``run_spec``, ``validate_spec``), the registries ``DATASETS``,
 ``register_algorithm`` / ``register_dataset`` for classes and data of one's own.
 """
 
+import importlib
+
 from knnx._version import __version__
-from knnx.datasets import DATASETS, GENERATORS, load_dataset, register_dataset
 from knnx.errors import DataError, KnnxError, ResultsError, SpecError
-from knnx.estimators.gnnb import GNNBClassifier
-from knnx.estimators.knn import KNNClassifier
-from knnx.estimators.registry import ALGORITHMS, register_algorithm
-from knnx.estimators.unn import UNNClassifier
-from knnx.estimators.weighted import WeightedMetricNN
-from knnx.evaluation.metrics import METRICS
-from knnx.evaluation.protocols import PROTOCOLS
-from knnx.experiment.runner import run_spec
-from knnx.lpo.risk import lpo_risk, select_k
-from knnx.neighbors.graphs import GraphStore
-from knnx.neighbors.search import kneighbors, reciprocal_neighbors
-from knnx.spec import validate_spec
+
+# Every other public name is imported on first use (PEP 562): ``import knnx`` (and the
+# command line's start-up: ``knnx --help``) loads no numba kernel, no scikit-learn
+# estimator and no plotting library until a name that needs one is used.
+_LAZY = {
+    "DATASETS": "knnx.datasets",
+    "GENERATORS": "knnx.datasets",
+    "load_dataset": "knnx.datasets",
+    "register_dataset": "knnx.datasets",
+    "GNNBClassifier": "knnx.estimators.gnnb",
+    "KNNClassifier": "knnx.estimators.knn",
+    "ALGORITHMS": "knnx.estimators.registry",
+    "register_algorithm": "knnx.estimators.registry",
+    "UNNClassifier": "knnx.estimators.unn",
+    "WeightedMetricNN": "knnx.estimators.weighted",
+    "METRICS": "knnx.evaluation.metrics",
+    "PROTOCOLS": "knnx.evaluation.protocols",
+    "run_spec": "knnx.experiment.runner",
+    "lpo_risk": "knnx.lpo.risk",
+    "select_k": "knnx.lpo.risk",
+    "GraphStore": "knnx.neighbors.graphs",
+    "kneighbors": "knnx.neighbors.search",
+    "reciprocal_neighbors": "knnx.neighbors.search",
+    "validate_spec": "knnx.spec",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'knnx' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access is a plain attribute
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "__version__",

@@ -93,13 +93,19 @@ def _failed(name, exc):
     return f"importing '{name}' failed: {type(exc).__name__}: {text}"
 
 
-def add_import_dirs(folders):
+def add_import_dirs(folders, refresh=False):
     """Append ``folders`` (a spec's ``python_path``, absolute) to ``sys.path`` if absent:
-    searched after the installed packages, so they never shadow one."""
+    searched after the installed packages, so they never shadow one. The import system's
+    caches of folder listings are cleared when a folder is added, or with ``refresh``
+    (validation: files may have been written since the last import); a cell's call
+    costs nothing once its folders are on the path (clearing them costs ~0.5 ms)."""
+    added = False
     for folder in folders:
         if folder not in sys.path:
             sys.path.append(folder)
-    importlib.invalidate_caches()
+            added = True
+    if added or refresh:
+        importlib.invalidate_caches()
 
 
 def entry_point_names(group):

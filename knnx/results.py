@@ -16,29 +16,30 @@ spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
 An active-learning run (``kind: active``) adds the column ``round`` after these: a
 cell (one loop) has one row per (round, metric).
 
-Crash safety: each finished cell is appended with a single write, flushed and
-fsync'ed. On resume, a trailing partial line and the rows of any cell missing some
-of its metrics are discarded (the file is rewritten atomically: a temporary file
-then ``os.replace``), so an interrupted run loses at most the cell in flight.
+Crash safety: each finished cell is appended with a single write. The runner
+``fsync``-s the files in groups (:meth:`ResultsWriter.sync`) and only then records the
+group's cells as done in its ledger (``cells.csv``; see :mod:`knnx.experiment.runner`).
+On resume, a trailing partial line and the rows of any cell missing some of its
+metrics or its ledger row are discarded (the file is rewritten atomically: a temporary
+file then ``os.replace``), so an interrupted run loses at most the cells of its last
+group (:data:`knnx.experiment.runner.COMMIT_SECONDS` of work) and the cell in flight.
 
 Training curves (optional, ``record_curves`` in a spec) go to a second tidy file::
 
     experiment, dataset, algorithm, params, repeat, fold, iteration, series, value
 
 one row per (cell, series, iteration), from an estimator's ``curve_`` dict (see
-:func:`curve_rows`). The runner appends a cell's curve rows (one write, fsync'ed)
+:func:`curve_rows`). The runner appends a cell's curve rows (one write)
 *before* its results rows, and on resume :func:`recover_curves` keeps the curve rows
 of the cells complete in the results file only; so curve rows exist exactly for the
 cells whose results are complete, each once.
 """
 
 import csv
-import fcntl
 import io
 import json
 import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 from knnx._text import describe_control, escape_control, find_control
-from knnx.errors import ResultsError, WriteError
+from knnx.errors import ResultsError
+from knnx.writing import _replacing, atomic_write_text, output_lock, save_figure, write_error  # noqa: F401 (re-exported)
 
 COLUMNS = [
     "experiment",
@@ -205,41 +207,6 @@ def _fmt(value):
     return value
 
 
-def write_error(path, exc):
-    """WriteError naming ``path`` and the operating system's reason (``exc``: an OSError)."""
-    return WriteError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})")
-
-
-@contextmanager
-def _replacing(path, tmp_name):
-    """Yield a temporary path ``tmp_name`` beside ``path``, which replaces ``path``
-    (``os.replace``) once the block ends: ``path`` holds its old or its new content,
-    never a part. WriteError naming ``path`` if the system refuses."""
-    path = Path(path)
-    tmp = path.with_name(tmp_name)
-    try:
-        tmp.unlink(missing_ok=True)  # a leftover, or a planted link: never written through
-        yield tmp
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise write_error(path, exc) from None
-
-
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` atomically (see :func:`_replacing`), flushed to disk."""
-    with (
-        _replacing(path, f".{Path(path).name}.tmp") as tmp,
-        open(tmp, "w", encoding="utf-8", newline="") as fh,
-    ):
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 # The files knnx writes in an output folder (figures aside).
 OUTPUT_FILES = (
     ".knnx.lock",
@@ -254,6 +221,7 @@ OUTPUT_FILES = (
     "datasets.csv",  # knnx.reporting.characteristics
     "environment.json",
     "report.html",
+    ".knnx-outputs.json",  # knnx.experiment.outputs: what the last end of a run was made from
 )
 
 
@@ -297,52 +265,6 @@ def prepare_output_folder(out, option="--out", source=None):
     return out
 
 
-@contextmanager
-def output_lock(out, option="--out"):
-    """Exclusive lock on ``OUT/.knnx.lock`` (``fcntl.flock``) while a run writes to ``out``.
-
-    A second holder is refused with a ResultsError naming the first one's pid, and a
-    folder the system will not let us write in with one naming the reason; either way
-    before anything is written. The lock dies with its process (a killed run never
-    leaves the folder locked).
-    """
-    path = Path(out) / ".knnx.lock"
-    if path.is_symlink():
-        raise ResultsError(
-            f"{option}: {path} is a symbolic link; remove it (knnx writes no file through a link)"
-        )
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        raise ResultsError(f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise ResultsError(
-                f"{out}: another knnx run (pid {holder}) is writing to this folder; wait for it to end or use {option}"
-            ) from None
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
-        except OSError as exc:
-            raise ResultsError(
-                f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})"
-            ) from None
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def save_figure(fig, path, dpi, metadata=None):
-    """Save a matplotlib Figure to ``path`` atomically (the format from the suffix), with
-    ``metadata`` (matplotlib's: e.g. {"Software": ...} in a PNG's text chunks)."""
-    path = Path(path)
-    with _replacing(path, f".{path.stem}.tmp{path.suffix}") as tmp:
-        fig.savefig(tmp, dpi=dpi, metadata=metadata)
-
-
 class ResultsWriter:
     """Appends finished cells to a results (or, with ``columns=CURVE_COLUMNS``, a curves)
     file; see the module docstring."""
@@ -353,8 +275,9 @@ class ResultsWriter:
         if not self.path.exists():
             atomic_write_text(self.path, rows_to_csv([], header=True, columns=columns))
 
-    def append(self, rows):
-        """Append one cell's rows with a single write() on an O_APPEND descriptor.
+    def append(self, rows, sync=True):
+        """Append one cell's rows with a single write() on an O_APPEND descriptor,
+        then ``fsync`` it (``sync=False``: leave that to :meth:`sync`).
 
         A killed process cannot interrupt one write() to a regular file part-way,
         so the file holds whole cells only; ``recover`` still handles a machine
@@ -373,13 +296,27 @@ class ResultsWriter:
                 written = os.write(fd, data)
                 while written < len(data):  # a short write: only on a full disk or a size limit
                     written += os.write(fd, data[written:])
-                os.fsync(fd)
+                if sync:
+                    os.fsync(fd)
             except OSError as exc:
                 try:
                     os.ftruncate(fd, size)  # no torn line: the cell is not written at all
                 except OSError:
                     pass  # recover() drops a torn last line on the next run
                 raise write_error(self.path, exc) from None
+        finally:
+            os.close(fd)
+
+    def sync(self):
+        """``fsync`` the file: what was appended is on disk (a machine crash keeps it)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
         finally:
             os.close(fd)
 

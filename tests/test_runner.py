@@ -86,7 +86,12 @@ def test_ripley_errors_match_sklearn(tmp_path):
     env = json.loads((tmp_path / "environment.json").read_text())["runs"]
     assert len(env) == 1 and env[0]["cells_to_run"] == 6
     assert {"knnx", "git_commit", "git_dirty", "numpy", "numba", "cpu", "started"} <= set(env[0])
-    run_spec(RIPLEY, out=tmp_path)  # a resumed run adds an entry
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != ".knnx.lock"}
+    assert run_spec(RIPLEY, out=tmp_path).n_run == 0  # nothing to do: nothing written, no entry
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != ".knnx.lock"} == files
+    (tmp_path / "report.html").unlink()  # an output missing: the end of the run is made again
+    run_spec(RIPLEY, out=tmp_path)
+    assert (tmp_path / "report.html").is_file()
     env = json.loads((tmp_path / "environment.json").read_text())["runs"]
     assert [e["cells_to_run"] for e in env] == [6, 0]
 

@@ -20,13 +20,15 @@ from knnx.experiment.runner import run_spec
 from knnx.experiment.worker import run_cell
 from knnx.results import output_lock, read_results
 
-# 5 folds x 20 repeats x 5 settings = 500 small cells: a few seconds, long enough to be
-# killed in the middle.
+# 5 folds x 200 repeats x 5 settings = 5,000 small cells: a few seconds, long enough to
+# be killed in the middle (the ledger is written in groups, every COMMIT_SECONDS: the
+# first group holds hundreds of cells, and rows past the last group are on disk).
+N_MANY = 5000
 MANY = {
     "name": "many",
     "seed": 3,
     "datasets": ["iris"],
-    "protocol": {"kind": "kfold", "folds": 5, "repeats": 20},
+    "protocol": {"kind": "kfold", "folds": 5, "repeats": 200},
     "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9]}}],
     "metrics": ["error", "f1_macro"],
 }
@@ -73,14 +75,14 @@ def test_kill_9_in_the_middle_then_rerun_equals_an_uninterrupted_run(tmp_path):
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    assert 40 <= ledger_rows(out) < 500  # killed in the middle
+    assert 40 <= ledger_rows(out) < N_MANY  # killed in the middle
     summary = run_spec(MANY, out=out)
-    assert summary.n_skipped >= 40 and summary.n_run + summary.n_skipped == 500
+    assert summary.n_skipped >= 40 and summary.n_run + summary.n_skipped == N_MANY
     resumed = read_results(out / "results.csv")
     assert not resumed.duplicated(subset=["dataset", "algorithm", "params", "repeat", "fold", "metric"]).any()
     fresh = read_results(run_spec(MANY, out=tmp_path / "fresh").out / "results.csv")
     pd.testing.assert_frame_equal(values(resumed), values(fresh))
-    assert ledger_rows(out) == 500
+    assert ledger_rows(out) == N_MANY
 
 
 def test_a_second_run_on_a_locked_folder_is_refused_and_writes_nothing(tmp_path):
@@ -126,7 +128,7 @@ def test_two_runs_at_once_on_one_folder_the_second_refuses_and_nothing_is_corrup
     shared = read_results(out / "results.csv")
     fresh = read_results(run_spec(MANY, out=tmp_path / "fresh").out / "results.csv")
     pd.testing.assert_frame_equal(values(shared), values(fresh))
-    assert ledger_rows(out) == 500 and not (out / "failures.csv").exists()
+    assert ledger_rows(out) == N_MANY and not (out / "failures.csv").exists()
 
 
 def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_path, monkeypatch):

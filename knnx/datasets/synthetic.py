@@ -6,9 +6,6 @@ and the Dataset gets a predefined split (train rows first).
 """
 
 import numpy as np
-from scipy import integrate, stats
-from scipy.special import logsumexp, ndtr
-from scipy.stats import multivariate_normal
 
 from knnx.datasets._base import make_dataset
 from knnx.errors import DataError
@@ -29,6 +26,8 @@ def _streams(seed):
 
 
 def _gaussian_log_densities(X, means, covs):
+    from scipy.stats import multivariate_normal  # scipy.stats: ~1 s to import, here when used
+
     return np.column_stack(
         [
             multivariate_normal(mean=m, cov=c, allow_singular=False).logpdf(X)
@@ -44,6 +43,8 @@ class GaussianPosterior:
         self.means, self.covs, self.priors = means, covs, np.asarray(priors, dtype=float)
 
     def __call__(self, X):
+        from scipy.special import logsumexp
+
         logp = _gaussian_log_densities(np.atleast_2d(X), self.means, self.covs) + np.log(self.priors)
         return np.exp(logp - logsumexp(logp, axis=1, keepdims=True))
 
@@ -59,6 +60,8 @@ def _line_mass(x1, means, covs, priors):
     of pi_c times the x1-marginal density; the classes' log-densities differ by a quadratic
     in x2, whose real roots are the only places where the maximising class can change.
     """
+    from scipy.special import ndtr
+
     a, m, s2 = [], [], []
     for mu, S, p in zip(means, covs, priors, strict=True):
         a.append(np.log(p) - 0.5 * np.log(2 * np.pi * S[0, 0]) - (x1 - mu[0]) ** 2 / (2 * S[0, 0]))
@@ -109,6 +112,8 @@ def bayes_error_2d(means, covs, priors, *, radius=12.0):
     scipy.integrate.quad. Returns (value, bound): the mass left outside that interval is
     below sum_c pi_c P(|Z| > radius), and bound adds quad's error estimate to it.
     """
+    from scipy import integrate, stats
+
     means = np.asarray(means, float)
     covs = [np.asarray(c, float) for c in covs]
     priors = np.asarray(priors, float)

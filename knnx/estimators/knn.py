@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote
+from knnx._kernels import launch
+from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, VOTE_PARALLEL_MIN_WORK, vote, vote_serial
 from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS, NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_SEED, lpo_bytes, memory_problem
@@ -52,18 +52,10 @@ class _VotingClassifier(NeighborsClassifierBase):
         pred = np.empty(X.shape[0], dtype=np.intp)
         proba = np.empty((X.shape[0], len(self.classes_)))
         draws = tie_draws(self.tie, self.seed, X.shape[0])
-        with PARALLEL_LOCK:
-            vote(
-                neigh_ind,
-                neigh_dist,
-                self._fit_y,
-                len(self.classes_),
-                weighted,
-                _TIE_CODES[self.tie],
-                draws,
-                pred,
-                proba,
-            )
+        codes = _TIE_CODES[self.tie]
+        work = X.shape[0] * (neigh_ind.shape[1] + len(self.classes_))
+        args = (neigh_ind, neigh_dist, self._fit_y, len(self.classes_), weighted, codes, draws, pred, proba)
+        launch(vote, vote_serial, work, VOTE_PARALLEL_MIN_WORK, *args)
         return pred, proba
 
     def predict(self, X):

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from knnx._kernels import PARALLEL_LOCK
+from knnx._kernels import launch
 from knnx._kernels import vote as V
 from knnx._kernels import weighted as K
 from knnx.estimators import weighted_search
@@ -570,8 +570,8 @@ class WeightedMetricNN(NeighborsClassifierBase):
         n_classes = len(self.classes_)
         pred = np.empty(len(ind), dtype=np.intp)
         proba = np.empty((len(ind), n_classes))
-        with PARALLEL_LOCK:
-            V.vote(ind, dist, self._y_codes, n_classes, False, V.TIE_NEAREST, np.empty(0), pred, proba)
+        args = (ind, dist, self._y_codes, n_classes, False, V.TIE_NEAREST, np.empty(0), pred, proba)
+        launch(V.vote, V.vote_serial, len(ind) * (ind.shape[1] + n_classes), V.VOTE_PARALLEL_MIN_WORK, *args)
         return pred, proba
 
     def predict(self, X):

@@ -18,10 +18,9 @@ rows fail, or at the first call, every row is searched in full.
 Memory: O(n (2 L + C + MAX_REFERENCES)) beside the data, for n rows and C classes.
 """
 
-import numba
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
+from knnx import _kernels as kernels
 from knnx._kernels import weighted as K
 from knnx._kernels import weighted_lists as KL
 
@@ -47,15 +46,8 @@ REFRESH_FRACTION = 0.5
 
 
 def launch(parallel_kernel, serial_kernel, work, *args):
-    """Run ``parallel_kernel(*args)`` (under PARALLEL_LOCK) when ``work`` (element
-    operations) reaches PARALLEL_MIN_WORK and numba has more than one thread, else its
-    serial twin: the same results, bit for bit (every output element is computed by
-    one thread, in the same order)."""
-    if work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1:
-        with PARALLEL_LOCK:
-            parallel_kernel(*args)
-    else:
-        serial_kernel(*args)
+    """:func:`knnx._kernels.launch` with the threshold PARALLEL_MIN_WORK."""
+    kernels.launch(parallel_kernel, serial_kernel, work, PARALLEL_MIN_WORK, *args)
 
 
 class Prototypes:
@@ -102,7 +94,7 @@ class Prototypes:
     def k_nearest(self, Q, k, l1):
         ind = np.empty((Q.shape[0], k), dtype=np.intp)
         dist = np.empty((Q.shape[0], k))
-        with PARALLEL_LOCK:
+        with kernels.PARALLEL_LOCK:
             K.k_nearest(Q, self.W, self.PT, self.v_sorted, self.order, self.starts, k, l1, ind, dist)
         return ind, dist
 

@@ -34,7 +34,7 @@ def use_python_path(spec, label, base_dir):
     missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]
     if missing:
         raise SpecError(f"{label}: python_path[{missing[0][0]}]: {missing[0][1]}: no such folder")
-    add_import_dirs([str(f) for f in folders])
+    add_import_dirs([str(f) for f in folders], refresh=True)
 
 
 def expand_datasets(spec, label):

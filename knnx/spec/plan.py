@@ -9,6 +9,7 @@ reads; :class:`Cell` is one unit of work. Seeds: one ``seed`` per spec, child se
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +35,9 @@ class Cell:
     fold: int
     algorithm_index: int = 0  # which entry of the spec's algorithms (ValidatedSpec.algorithms)
 
-    @property
+    @cached_property
     def params_json(self):
-        return canonical_json(self.params)
+        return canonical_json(self.params)  # once per cell: its key is asked for often
 
     def key(self):
         return (self.dataset, self.algorithm, self.params_json, self.repeat, self.fold)

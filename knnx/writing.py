@@ -1,0 +1,91 @@
+"""Safe writes: a file replaced atomically (its old or its new content, never a part),
+flushed to disk, and the exclusive lock of an output folder. Every file knnx writes in
+a run's folder goes through here or through :class:`knnx.results.ResultsWriter`."""
+
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from knnx.errors import ResultsError, WriteError
+
+
+def write_error(path, exc):
+    """WriteError naming ``path`` and the operating system's reason (``exc``: an OSError)."""
+    return WriteError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})")
+
+
+@contextmanager
+def _replacing(path, tmp_name):
+    """Yield a temporary path ``tmp_name`` beside ``path``, which replaces ``path``
+    (``os.replace``) once the block ends: ``path`` holds its old or its new content,
+    never a part. WriteError naming ``path`` if the system refuses."""
+    path = Path(path)
+    tmp = path.with_name(tmp_name)
+    try:
+        tmp.unlink(missing_ok=True)  # a leftover, or a planted link: never written through
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise write_error(path, exc) from None
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` atomically (see :func:`_replacing`), flushed to disk."""
+    with (
+        _replacing(path, f".{Path(path).name}.tmp") as tmp,
+        open(tmp, "w", encoding="utf-8", newline="") as fh,
+    ):
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+@contextmanager
+def output_lock(out, option="--out"):
+    """Exclusive lock on ``OUT/.knnx.lock`` (``fcntl.flock``) while a run writes to ``out``.
+
+    A second holder is refused with a ResultsError naming the first one's pid, and a
+    folder the system will not let us write in with one naming the reason; either way
+    before anything is written. The lock dies with its process (a killed run never
+    leaves the folder locked).
+    """
+    path = Path(out) / ".knnx.lock"
+    if path.is_symlink():
+        raise ResultsError(
+            f"{option}: {path} is a symbolic link; remove it (knnx writes no file through a link)"
+        )
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise ResultsError(f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ResultsError(
+                f"{out}: another knnx run (pid {holder}) is writing to this folder; wait for it to end or use {option}"
+            ) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError as exc:
+            raise ResultsError(
+                f"{option}: {out}: cannot write in this folder ({exc.strerror or exc})"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def save_figure(fig, path, dpi, metadata=None):
+    """Save a matplotlib Figure to ``path`` atomically (the format from the suffix), with
+    ``metadata`` (matplotlib's: e.g. {"Software": ...} in a PNG's text chunks)."""
+    path = Path(path)
+    with _replacing(path, f".{path.stem}.tmp{path.suffix}") as tmp:
+        fig.savefig(tmp, dpi=dpi, metadata=metadata)
