@@ -9,7 +9,8 @@ process after a warm-up (numba compilation):
 * ``GNNBClassifier(k=10)``: lazy chooser, T = m iterations per class; total seconds,
   the leave-one-out neighbour graph (``kneighbors``) apart, and Algorithm 1 itself
   (fit minus graph). Goal from issue 5: under 0.3 s beyond the graph.
-* ``GNNBClassifier(k=10, chooser="largest_delta", n_iter=3m)`` (GNNB*). Goal: under 2 s.
+* ``GNNBClassifier(k=10, chooser="largest_delta", n_iter=3m)`` (GNNB*): total seconds and
+  beyond the graph. Goal: under 2 s in total.
 * scikit-learn's ``SVC(kernel="rbf")`` (C = 1, gamma = "scale", standardised input)
   and ``AdaBoostClassifier(DecisionTreeClassifier(max_depth=3))`` fits on the same
   rows, timed ``--peer-repeats`` times (default 1: tens of seconds each). AdaBoost
@@ -77,7 +78,8 @@ def main():
         f"   (goal < {LAZY_GOAL_S} s: {verdict(lazy_s - graph_s, LAZY_GOAL_S)})"
     )
     print(
-        f"  GNNB*, T = 3m: total {star_s:8.3f} s   (goal < {STAR_GOAL_S} s: {verdict(star_s, STAR_GOAL_S)})"
+        f"  GNNB*, T = 3m: total {star_s:.3f} s, beyond the graph {star_s - graph_s:8.3f} s"
+        f"   (goal < {STAR_GOAL_S} s total: {verdict(star_s, STAR_GOAL_S)})"
     )
     print(
         f"  test error: lazy {np.mean(lazy.predict(Xt) != yt):.4f}, GNNB* {np.mean(star.predict(Xt) != yt):.4f}"

@@ -91,13 +91,15 @@ class GNNBClassifier(LeveragedNNClassifier):
         float64 keys) go to the smallest training index. The key of j is
         |delta_j| = 2 (1 - epsilon) |eta_j| / (H* n_j) with eta_j the correctly
         rounded sum of its terms w_i y_ic y_jc (a function of their multiset, whatever
-        the order), recomputed from scratch after every step for the examples whose
-        inverse neighbourhood holds a point whose weight moved, never updated by
-        differences: the keys equal a from-scratch computation bit for bit. The keys
-        sit in blocks of about sqrt(m) indices that keep their maximum, so a choice
-        costs a scan of the block maxima plus a rescan of the blocks whose leader fell.
-        The step taken sums eta afresh in increasing i (it can differ from the key in
-        the last bit).
+        the order). Each eta_j is held exactly, as an unevaluated sum of two doubles to
+        which the exact change of every moved weight is added (taken afresh when it
+        no longer fits in two doubles), and after every step the keys of the examples
+        whose inverse neighbourhood holds a point whose weight moved are rounded from
+        it: the keys equal a from-scratch computation bit for bit. The keys sit in
+        blocks of about sqrt(m) indices that keep their maximum, so a choice costs a
+        scan of the block maxima plus a rescan of the blocks whose leader fell. The
+        step taken sums eta afresh in increasing i (it can differ from the key in the
+        last bit).
     n_splits : int, default 1
         s: the features are split into s regular blocks (``numpy.array_split`` of the
         column indices: sizes differ by at most one), one GNNB is trained per block,
