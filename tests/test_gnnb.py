@@ -493,37 +493,12 @@ def test_check_estimator(params):
 
 
 def naive_star_chosen(X, y, k, phi, eps, T):
-    """GNNB* from scratch in plain Python: every |delta_j| = factor |eta_j| / n_j with
-    eta_j the correctly rounded sum (math.fsum) of w_i y_ic y_jc over R(j); the largest,
-    exact ties to the smallest j; the step sums eta in increasing i; weights by the
-    kernel's eq. (11). Returns the chosen indices (T, n_trained)."""
-    m = len(y)
-    _, nbr = kneighbors(X, k)
-    R = [[i for i in range(m) if j in nbr[i]] for j in range(m)]
-    code = PHIS[phi]
-    factor = 2 * (1 - eps) / G.h_star(code)
-    classes = np.unique(y)
-    out = []
-    for cls in [1] if len(classes) == 2 else list(classes):
-        s = [1.0 if v == cls else -1.0 for v in y]
-        w = [0.5 / G.z_norm(code)] * m
-        picks = []
-        for _ in range(T):
-            keys = [
-                abs(factor * math.fsum(w[i] * s[i] * s[j] for i in R[j]) / len(R[j])) if R[j] else 0.0
-                for j in range(m)
-            ]
-            j = int(np.argmax(keys))
-            picks.append(j)
-            e = 0.0
-            for i in R[j]:
-                e += w[i] * s[i] * s[j]
-            d = factor * e / len(R[j]) if R[j] else 0.0
-            if d != 0.0:
-                for i in R[j]:
-                    w[i] = G.weight_update(code, w[i], d * s[i] * s[j])
-        out.append(picks)
-    return np.array(out).T
+    """GNNB* from scratch in plain Python (every |delta_j| from the correctly rounded sum
+    of its terms at every step, the largest taken, exact ties to the smallest j; see
+    :func:`test_gnnb_speed_equivalence._naive_star`): the chosen indices (T, n_trained)."""
+    from test_gnnb_speed_equivalence import _naive_star
+
+    return _naive_star(X, y, k, phi, eps, T)[0]
 
 
 @pytest.mark.parametrize("phi", list(PHIS))
