@@ -110,7 +110,7 @@ CPW_UCI_REPEATS ?= 5
 cpw-beta:  ## Table 2: CW error against beta on 12 small UCI sets, 5-CV x CPW_BETA_REPEATS (35 minutes with 10)
 	knnx reproduce cpw-beta --jobs 2 --var CPW_BETA_REPEATS=$(CPW_BETA_REPEATS)
 
-cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 5 minutes)
+cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 14 minutes)
 	knnx reproduce cpw-uci --jobs 2 --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
 regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1 minute)
