@@ -48,7 +48,14 @@ import pandas as pd
 
 from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
-from knnx.writing import _replacing, atomic_write_text, output_lock, save_figure, write_error  # noqa: F401 (re-exported)
+from knnx.writing import (  # noqa: F401 (re-exported)
+    OUTPUT_FILES,
+    _replacing,
+    atomic_write_text,
+    output_lock,
+    save_figure,
+    write_error,
+)
 
 COLUMNS = [
     "experiment",
@@ -205,24 +212,6 @@ def _fmt(value):
         # a bare carriage return would end a CSV line early, so never write one.
         raise ResultsError(f"refusing to write a CSV field with a {describe_control(value)}: {value!r}")
     return value
-
-
-# The files knnx writes in an output folder (figures aside).
-OUTPUT_FILES = (
-    ".knnx.lock",
-    "results.csv",
-    "curves.csv",
-    "cells.csv",
-    "failures.csv",
-    "warnings.csv",
-    "summary.csv",
-    "summary.md",
-    "spec.yaml",
-    "datasets.csv",  # knnx.reporting.characteristics
-    "environment.json",
-    "report.html",
-    ".knnx-outputs.json",  # knnx.experiment.outputs: what the last end of a run was made from
-)
 
 
 def prepare_output_folder(out, option="--out", source=None):

@@ -9,6 +9,23 @@ from pathlib import Path
 
 from knnx.errors import ResultsError, WriteError
 
+# The files knnx writes in an output folder (figures aside).
+OUTPUT_FILES = (
+    ".knnx.lock",
+    "results.csv",
+    "curves.csv",
+    "cells.csv",
+    "failures.csv",
+    "warnings.csv",
+    "summary.csv",
+    "summary.md",
+    "spec.yaml",
+    "datasets.csv",  # knnx.reporting.characteristics
+    "environment.json",
+    "report.html",
+    ".knnx-outputs.json",  # knnx.experiment.rerun: what the last end of a run was made from
+)
+
 
 def write_error(path, exc):
     """WriteError naming ``path`` and the operating system's reason (``exc``: an OSError)."""

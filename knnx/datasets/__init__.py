@@ -535,3 +535,37 @@ def describe_bundled():
             }
         )
     return rows
+
+
+def entry_files(entry, base_dir=None):
+    """The files a (loaded, expanded) datasets entry is read from, when they and knnx's
+    own code alone make its data: a CSV file; a bundled dataset's files and the
+    bundled manifest; a suite dataset's data and partition files and the suite
+    manifest; none for a synthetic generator. None when code outside knnx may make it
+    (a loader, a registered or plugin dataset): what it reads is not known here."""
+    from pathlib import Path
+
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, dict):
+        return None
+    if "csv" in entry:
+        path = Path(entry["csv"])
+        if base_dir is not None and not path.is_absolute():
+            path = Path(base_dir) / path
+        return [path.resolve()]
+    if "synthetic" in entry:
+        return [] if entry["synthetic"] in GENERATORS else None
+    name = entry.get("name")
+    if not isinstance(name, str) or "loader" in entry:
+        return None
+    if is_suite_dataset(name):
+        from knnx.datasets.suites import manifest, suites_dir
+
+        record = manifest()[name]
+        parts = [record["file"]] + ([record["partitions"]["file"]] if "partitions" in record else [])
+        return [suites_dir() / "MANIFEST.json", *(suites_dir() / f for f in parts)]
+    if name in BUNDLED:
+        folder = data_dir()
+        return [folder / "MANIFEST.csv", *(folder / f for f in BUNDLED[name].files)]
+    return None

@@ -8,16 +8,15 @@ the figures and the report take that frame, and report.html embeds the figure fi
 just written instead of drawing them again.
 
 Done once: the end of a run records in ``OUT/.knnx-outputs.json`` a digest of the
-files it was made from and of those it wrote (:func:`outputs_digest`). A rerun that
-finds every cell done and that digest unchanged (:func:`outputs_current`) has nothing
-to write: it leaves the folder as it is (environment.json included) instead of drawing
-the same figures again (2-4 s of matplotlib at every no-op rerun)."""
+files it was made from and of those it wrote (:func:`knnx.experiment.rerun.outputs_digest`).
+A rerun that finds every cell done and that digest unchanged has nothing to write: it
+leaves the folder as it is (environment.json included) instead of drawing the same
+figures again (2-4 s of matplotlib at every no-op rerun); see :mod:`knnx.experiment.rerun`."""
 
-import hashlib
-import json
 from pathlib import Path
 
 from knnx.errors import ResultsError
+from knnx.experiment.rerun import STAMP, outputs_current, outputs_digest, record_outputs  # noqa: F401 (re-exported)
 from knnx.reporting.summaries import configuration_labels, format_table, mark_best, summarize
 from knnx.results import (
     COLUMNS,
@@ -60,46 +59,6 @@ def finish_outputs(out, *, order, metrics, names, rounds=False, curves=False, ht
             (out / "report.html").unlink(missing_ok=True)
             notes.append(f"no report: {exc}")
     return notes
-
-
-STAMP = ".knnx-outputs.json"
-
-# What the end of a run reads, and what it writes besides the figures.
-_INPUTS = ("results.csv", "curves.csv", "failures.csv", "warnings.csv", "spec.yaml", "datasets.csv",
-           "environment.json")  # fmt: skip
-_WRITTEN = ("summary.csv", "summary.md", "report.html")
-
-
-def outputs_digest(out, options):
-    """sha256 of ``options`` (the end of a run's arguments, JSON-able) and of the bytes of
-    every input and output file of the end of a run in ``out`` (absent ones as absent),
-    and of every PNG file there (the figures among them)."""
-    out = Path(out)
-    digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
-    names = [*_INPUTS, *_WRITTEN, *sorted(p.name for p in out.glob("*.png"))]
-    for name in names:
-        path = out / name
-        digest.update(name.encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        except FileNotFoundError:
-            digest.update(b"absent")
-    return digest.hexdigest()
-
-
-def outputs_current(out, options):
-    """Whether the end of a run recorded in ``out`` was made with ``options`` from the
-    files there now, and its outputs are there unchanged."""
-    try:
-        recorded = json.loads((Path(out) / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(recorded, dict) and recorded.get("digest") == outputs_digest(out, options)
-
-
-def record_outputs(out, options):
-    """Record the end of a run just made in ``out`` (see :func:`outputs_current`)."""
-    atomic_write_text(Path(out) / STAMP, json.dumps({"digest": outputs_digest(out, options)}) + "\n")
 
 
 def _cell_positions(frame, order):

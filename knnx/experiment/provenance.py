@@ -8,12 +8,12 @@ import os
 import platform
 import subprocess
 import time
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from knnx._version import __version__
+from knnx.experiment.rerun import NUMERIC_LIBRARIES, code_checksum, library_versions  # noqa: F401 (re-exported)
 from knnx.results import atomic_write_text
 from knnx.spec import canonical_json
 
@@ -60,35 +60,6 @@ def environment_info():
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
     }
-
-
-@lru_cache(maxsize=1)
-def code_checksum():
-    """SHA-256 of knnx's own source files (relative path and bytes, in path order)."""
-    root = Path(__file__).resolve().parents[1]  # the knnx package
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-# The libraries whose numerics reach a cell's rows (numba compiles the kernels; scikit-learn,
-# scipy and metric-learn run the baselines): their versions are part of every cell's hash.
-NUMERIC_LIBRARIES = ("numpy", "scipy", "numba", "llvmlite", "scikit-learn", "metric-learn")
-
-
-@lru_cache(maxsize=1)
-def library_versions():
-    """{distribution: version or None if not installed} for :data:`NUMERIC_LIBRARIES`."""
-    from importlib import metadata
-
-    out = {}
-    for name in NUMERIC_LIBRARIES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def array_checksum(*arrays):

@@ -97,18 +97,30 @@ import json
 import time
 from collections import Counter
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
+from knnx.datasets import entry_files
 from knnx.errors import CellError, DataError, KnnxError, ResultsError, WriteError
+from knnx.estimators.registry import BUILTIN
 from knnx.experiment.cells import graph_widths, kind_of
 from knnx.experiment.context import PROCESS
 from knnx.experiment.executors import dask_client, execute, workers
-from knnx.experiment.outputs import finish_outputs, outputs_current, record_outputs
+from knnx.experiment.outputs import finish_outputs
 from knnx.experiment.progress import Progress
 from knnx.experiment.provenance import cell_keys, record_environment, record_warmup
+from knnx.experiment.rerun import (  # noqa: F401 (RunSummary re-exported)
+    STAMP,
+    RunSummary,
+    inputs_record,
+    library_versions,
+    outputs_current,
+    read_stamp,
+    record_outputs,
+    unchanged_run,
+)
 from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
 from knnx.reporting.characteristics import DATASET_COLUMNS, dataset_row
 from knnx.results import (
@@ -138,17 +150,6 @@ from knnx.spec import validate_spec
 # project's test machine, about three times a small cell's fit and predict: two per
 # cell made 2,000 iris cells spend 8-12 s in fsync. A crash loses at most this much work.
 COMMIT_SECONDS = 0.5
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    out: Path
-    n_cells: int
-    n_run: int
-    n_skipped: int
-    seconds: float
-    n_warned: int = 0  # cells of this run that raised warnings (listed in OUT/warnings.csv)
-    notes: tuple = ()  # one line per figure (or report) that could not be made, saying why
 
 
 def run_spec(
@@ -203,17 +204,15 @@ def run_spec(
     """
     start = time.perf_counter()
     _check_options(jobs, executor, scheduler)
+    quick = unchanged_run(
+        spec, out=out, jobs=jobs, resume=resume, executor=executor, scheduler=scheduler, overrides=overrides,
+        report=report, progress=progress,
+    )  # fmt: skip
+    if quick is not None:  # nothing to do nor to write, known from the files alone
+        return replace(quick, seconds=time.perf_counter() - start)
     vspec = validate_spec(spec, overrides)
     if scheduler is None and jobs > 1:
-        # each worker process loads the datasets of its cells (about 4x their size at the peak)
-        biggest = max(ds.X.nbytes for ds in vspec.datasets)
-        held = sum(ds.X.nbytes for ds in vspec.datasets)
-        problem = memory_problem(
-            held + jobs * (WORKER_BYTES + 4 * biggest),
-            f"{jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
-        )
-        if problem is not None:
-            raise DataError(f"{{jobs={jobs}}}: {problem}", mentions=[("jobs", jobs)])
+        _check_memory(vspec, jobs)
     with dask_client(jobs, scheduler) if executor == "dask" else nullcontext() as client:
         out = prepare_output_folder(
             out if out is not None else Path("results") / vspec.spec.name,
@@ -222,11 +221,25 @@ def run_spec(
         with output_lock(out):
             try:
                 run = _Run(vspec, out, progress, PROCESS)
+                run.source = None if isinstance(spec, dict) else (Path(spec), tuple(overrides or ()))
                 return run.run(jobs, client, resume, start, html_report=report)
             except WriteError as exc:
                 raise WriteError(
                     f"{exc}; the cells finished before are saved: rerun the same command to resume"
                 ) from None
+
+
+def _check_memory(vspec, jobs):
+    """DataError if ``jobs`` worker processes would exceed the memory limit: each loads
+    the datasets of its cells (about 4x their size at the peak)."""
+    biggest = max(ds.X.nbytes for ds in vspec.datasets)
+    held = sum(ds.X.nbytes for ds in vspec.datasets)
+    problem = memory_problem(
+        held + jobs * (WORKER_BYTES + 4 * biggest),
+        f"{jobs} worker processes, each loading datasets of up to {format_bytes(biggest)}",
+    )
+    if problem is not None:
+        raise DataError(f"{{jobs={jobs}}}: {problem}", mentions=[("jobs", jobs)])
 
 
 def _check_options(jobs, executor, scheduler):
@@ -270,6 +283,7 @@ class _Run:
         todo = [c for c in cells if c.key() not in done_keys]
         self.total, self.done = len(cells), len(cells) - len(todo)
         if not todo and outputs_current(self.out, self._finish_options(html_report)):
+            self._refresh_inputs()
             if self.progress is not None:
                 self.progress(self.done, self.total, "")
             return self._summary(todo, start, ())  # nothing to run nor to write: the folder is as it was
@@ -401,8 +415,42 @@ class _Run:
                 f"a rerun retries them); first: {failures[0]['error']}"
             )
         if not notes:  # every output made: a rerun with nothing to do need not make them again
-            record_outputs(self.out, options)
+            record_outputs(self.out, options, self._inputs())
         return self._summary(todo, start, notes)
+
+    source = None  # (spec file, overrides) of a run from a file (see knnx.experiment.rerun)
+
+    def _inputs(self):
+        """The stamp's record of what made this run's cells (knnx.experiment.rerun), or
+        None when code outside knnx and scikit-learn may make them."""
+        if self.source is None or not self.vspec.cells:
+            return None
+        files = []
+        for entry in self.vspec.entries:
+            found = entry_files(entry, self.vspec.base_dir)
+            if found is None:
+                return None
+            files += found
+        sklearn = f"scikit-learn=={library_versions()['scikit-learn']}"
+        for ref in self.vspec.algorithms:
+            top = ref.cls.__module__.split(".")[0]
+            by_name = ref.path is None and ref.name in BUILTIN
+            by_path = ref.path is not None and top in ("knnx", "sklearn") and ref.version in (None, sklearn)
+            if not (by_name or by_path):
+                return None
+        sizes = [ds.X.nbytes for ds in self.vspec.datasets]
+        memory = [sum(sizes), max(sizes, default=0)]
+        spec_path, overrides = self.source
+        return inputs_record(spec_path, overrides, files, self.out, len(self.vspec.cells), memory)
+
+    def _refresh_inputs(self):
+        """A run with nothing to do: record its inputs if the stamp's are out of date."""
+        recorded = read_stamp(self.out)
+        inputs = self._inputs()
+        if recorded is not None and recorded.get("inputs") != inputs:
+            atomic_write_text(
+                self.path(STAMP), json.dumps({**recorded, "inputs": inputs}, sort_keys=True) + "\n"
+            )
 
     def _finish_options(self, html_report):
         """The end of the run's arguments besides the cell order (JSON-able)."""

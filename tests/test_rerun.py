@@ -1,0 +1,246 @@
+"""A rerun with nothing to do, answered from the files alone (knnx.experiment.rerun):
+it imports no scikit-learn, numba or pandas and writes nothing; every change of what
+made the cells (spec, data, code, libraries, options, the folder's files) sends the
+run down its full path, which decides as before; runs made by code outside knnx and
+scikit-learn never take the short path."""
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from knnx.errors import DataError, ResultsError
+from knnx.experiment import rerun
+from knnx.experiment.runner import run_spec
+from knnx.writing import output_lock
+
+CSV = "a,b,label\n" + "".join(f"{i},{(i * 7) % 5},{i % 2}\n" for i in range(40))
+
+
+def spec_dict(**changes):
+    return {
+        "name": "quick",
+        "seed": 0,
+        "datasets": [{"csv": "d.csv", "label": "label"}, "iris"],
+        "preprocess": {"standardize": False},
+        "protocol": {"kind": "kfold", "folds": 4, "repeats": 2},
+        "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}],
+        "metrics": ["error"],
+        **changes,
+    }
+
+
+@pytest.fixture
+def done(tmp_path):
+    """A spec file beside its CSV, run to the end once: (spec path, out, cells)."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "d.csv").write_text(CSV)
+    spec = folder / "spec.yaml"
+    spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
+    out = tmp_path / "out"
+    summary = run_spec(spec, out=out)
+    assert summary.n_run == summary.n_cells == 32
+    return spec, out, summary.n_cells
+
+
+def folder_bytes(out):
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.name != ".knnx.lock"}
+
+
+def test_nothing_to_do_is_answered_without_heavy_imports_and_writes_nothing(done):
+    spec, out, n = done
+    before = folder_bytes(out)
+    probe = textwrap.dedent(f"""
+        import json, sys
+        from knnx.experiment.rerun import unchanged_run
+        s = unchanged_run({str(spec)!r}, out={str(out)!r})
+        heavy = [m for m in ("sklearn", "numba", "pandas", "scipy", "matplotlib", "pydantic") if m in sys.modules]
+        print(json.dumps([s.n_cells, s.n_run, s.n_skipped, heavy]))
+    """)
+    line = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert json.loads(line) == [n, 0, n, []]
+    summary = run_spec(spec, out=out)  # the library takes the same path
+    assert (summary.n_cells, summary.n_run, summary.n_skipped, summary.notes) == (n, 0, n, ())
+    assert folder_bytes(out) == before
+
+
+def test_the_full_path_agrees_when_the_short_one_is_off(done, monkeypatch):
+    """With the short path disabled, the full path finds the same nothing to do and
+    leaves the same bytes: the short path only skips work."""
+    spec, out, n = done
+    before = folder_bytes(out)
+    monkeypatch.setattr("knnx.experiment.runner.unchanged_run", lambda *a, **k: None)
+    summary = run_spec(spec, out=out)
+    assert (summary.n_run, summary.n_skipped) == (0, n)
+    assert folder_bytes(out) == before
+
+
+def edit_csv(spec, out):
+    csv = spec.parent / "d.csv"
+    csv.write_text(csv.read_text().replace("\n7,4,1\n", "\n7,3,1\n"))  # one value
+    return 16  # the CSV dataset's cells run again
+
+
+def edit_results(spec, out):
+    path = out / "results.csv"
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(text[:-1]))  # a row lost
+    return None  # the full path decides: it reruns what the files no longer hold
+
+
+def edit_ledger(spec, out):
+    path = out / "cells.csv"
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(text[:-1]))
+    return 1
+
+
+def comment_spec(spec, out):
+    spec.write_text(spec.read_text() + "# a comment\n")
+    return 0  # the cells are the same: the full path finds nothing to do
+
+
+def drop_a_figure(spec, out):
+    next(out.glob("*.png")).unlink()
+    return 0
+
+
+def other_knnx_code(spec, out, monkeypatch):
+    monkeypatch.setattr(rerun, "code_checksum", lambda: "edited")
+    monkeypatch.setattr("knnx.experiment.provenance.code_checksum", lambda: "edited")
+    return 32
+
+
+def other_library(spec, out, monkeypatch):
+    upgraded = {**rerun.library_versions(), "numpy": "99.0"}
+    monkeypatch.setattr(rerun, "library_versions", lambda: upgraded)
+    monkeypatch.setattr("knnx.experiment.provenance.library_versions", lambda: upgraded)
+    return 32
+
+
+def other_data_folder(spec, out, monkeypatch):
+    monkeypatch.setenv("KNNX_DATA", str(rerun.Path(__file__).resolve().parents[1] / "datasets"))
+    return 0  # the same files through another name: nothing to rerun, the stamp is refreshed
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        edit_csv,
+        edit_results,
+        edit_ledger,
+        comment_spec,
+        drop_a_figure,
+        other_knnx_code,
+        other_library,
+        other_data_folder,
+    ],  # fmt: skip
+)
+def test_every_change_takes_the_full_path(done, change, monkeypatch):
+    spec, out, n = done
+    args = (spec, out, monkeypatch) if change.__code__.co_argcount == 3 else (spec, out)
+    expected = change(*args)
+    assert rerun.unchanged_run(spec, out=out) is None
+    summary = run_spec(spec, out=out)
+    if expected is not None:
+        assert summary.n_run == expected
+    assert summary.n_cells == n
+    again = rerun.unchanged_run(spec, out=out)  # the full path's record serves the next rerun
+    assert again is not None and (again.n_cells, again.n_run) == (n, 0)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"overrides": ["seed=1"]}, {"report": False}, {"resume": False}, {"executor": "dask"}],
+)
+def test_other_options_take_the_full_path(done, options):
+    spec, out, _ = done
+    assert rerun.unchanged_run(spec, out=out, **options) is None
+
+
+def test_a_copy_of_the_spec_elsewhere_reads_its_own_csv(done, tmp_path):
+    """The same spec bytes in another folder name another d.csv: not the same run."""
+    spec, out, _ = done
+    other = tmp_path / "copy"
+    other.mkdir()
+    shutil.copy(spec, other / "spec.yaml")
+    (other / "d.csv").write_text(CSV.replace("\n7,4,1\n", "\n7,0,1\n"))
+    assert rerun.unchanged_run(other / "spec.yaml", out=out) is None
+    assert run_spec(other / "spec.yaml", out=out).n_run == 16
+
+
+def test_the_default_folder_follows_the_spec_name(done, monkeypatch):
+    spec, _, n = done
+    monkeypatch.chdir(spec.parent)
+    first = run_spec(spec)
+    assert first.out == rerun.Path("results") / "quick" and first.n_run == n
+    assert rerun.unchanged_run(spec).n_skipped == n
+    assert rerun.unchanged_run(spec, overrides=["name=quick"]) is None  # an override may rename it
+
+
+def test_a_locked_folder_or_too_many_jobs_are_refused_by_the_full_path(done, monkeypatch):
+    spec, out, _ = done
+    with output_lock(out):
+        assert rerun.unchanged_run(spec, out=out) is None
+        with pytest.raises(ResultsError, match="another knnx run"):
+            run_spec(spec, out=out)
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1MiB")
+    assert rerun.unchanged_run(spec, out=out, jobs=2) is None
+    with pytest.raises(DataError, match="jobs"):
+        run_spec(spec, out=out, jobs=2)
+    assert rerun.unchanged_run(spec, out=out) is not None  # one process: no check
+
+
+def test_a_stamp_without_inputs_is_completed_by_the_next_rerun(done):
+    spec, out, n = done
+    stamp = out / rerun.STAMP
+    record = json.loads(stamp.read_text())
+    stamp.write_text(json.dumps({**record, "inputs": None}))
+    assert rerun.unchanged_run(spec, out=out) is None
+    assert run_spec(spec, out=out).n_run == 0
+    assert json.loads(stamp.read_text()) == record
+    assert rerun.unchanged_run(spec, out=out) is not None
+
+
+def test_code_outside_knnx_and_scikit_learn_has_no_fingerprint(tmp_path):
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "mine.py").write_text(
+        "import numpy as np\n"
+        "from sklearn.neighbors import KNeighborsClassifier\n"
+        "class Mine(KNeighborsClassifier):\n    pass\n"
+        "def load():\n    rng = np.random.default_rng(0)\n"
+        "    return rng.normal(size=(30, 2)), np.arange(30) % 2\n"
+    )
+    base = spec_dict(datasets=["iris"])
+    cases = {
+        "sklearn": (
+            spec_dict(
+                datasets=["iris"],
+                algorithms=[
+                    {"estimator": "sklearn.neighbors:KNeighborsClassifier", "params": {"n_neighbors": [1]}}
+                ],
+            ),
+            True,
+        ),  # fmt: skip
+        "estimator": (
+            {**base, "algorithms": [{"estimator": "mine:Mine", "params": {"n_neighbors": [1]}}]},
+            False,
+        ),
+        "loader": ({**base, "datasets": [{"loader": "mine:load"}]}, False),
+        "synthetic": ({**base, "datasets": [{"synthetic": "blobs", "n": 30}]}, True),
+    }
+    for name, (data, short) in cases.items():
+        spec = folder / f"{name}.yaml"
+        spec.write_text(yaml.safe_dump(data, sort_keys=False))
+        out = tmp_path / name
+        run_spec(spec, out=out)
+        inputs = json.loads((out / rerun.STAMP).read_text())["inputs"]
+        assert (inputs is not None) == short, name
+        assert (rerun.unchanged_run(spec, out=out) is not None) == short, name
+        assert run_spec(spec, out=out).n_run == 0
