@@ -13,7 +13,7 @@ import textwrap
 import pytest
 import yaml
 
-from knnx.errors import DataError, ResultsError
+from knnx.errors import DataError, ResultsError, SpecError
 from knnx.experiment import rerun
 from knnx.experiment.runner import run_spec
 from knnx.writing import output_lock
@@ -193,7 +193,9 @@ def test_a_locked_folder_or_too_many_jobs_are_refused_by_the_full_path(done, mon
     assert rerun.unchanged_run(spec, out=out, jobs=2) is None
     with pytest.raises(DataError, match="jobs"):
         run_spec(spec, out=out, jobs=2)
-    assert rerun.unchanged_run(spec, out=out) is not None  # one process: no check
+    assert rerun.unchanged_run(spec, out=out) is None  # below the limit validation passed under
+    monkeypatch.delenv("KNNX_MEMORY_LIMIT")
+    assert rerun.unchanged_run(spec, out=out) is not None
 
 
 def test_a_stamp_without_inputs_is_completed_by_the_next_rerun(done):
@@ -244,3 +246,85 @@ def test_code_outside_knnx_and_scikit_learn_has_no_fingerprint(tmp_path):
         assert (inputs is not None) == short, name
         assert (rerun.unchanged_run(spec, out=out) is not None) == short, name
         assert run_spec(spec, out=out).n_run == 0
+
+
+def test_an_edit_during_the_run_leaves_no_fingerprint(tmp_path):
+    """The cells were made from what validation read: a spec edited while they run
+    (here by the progress callback, at the first cell) is not what made them."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "d.csv").write_text(CSV)
+    spec = folder / "spec.yaml"
+    spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
+    edited = []
+
+    def progress(done, total, text="", **_):
+        if done == 1 and not edited:
+            spec.write_text(spec.read_text() + "# edited meanwhile\n")
+            edited.append(True)
+
+    out = tmp_path / "out"
+    run_spec(spec, out=out, progress=progress)
+    assert edited and json.loads((out / rerun.STAMP).read_text())["inputs"] is None
+    assert rerun.unchanged_run(spec, out=out) is None
+    assert run_spec(spec, out=out).n_run == 0  # the full path: same cells, now recorded
+    assert rerun.unchanged_run(spec, out=out) is not None
+
+
+def test_a_retargeted_link_to_the_csv_is_read_again(tmp_path):
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "v1.csv").write_text(CSV)
+    (folder / "v2.csv").write_text(CSV.replace("\n7,4,1\n", "\n7,0,1\n"))
+    (folder / "d.csv").symlink_to("v1.csv")
+    spec = folder / "spec.yaml"
+    spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
+    out = tmp_path / "out"
+    run_spec(spec, out=out)
+    assert rerun.unchanged_run(spec, out=out) is not None
+    (folder / "d.csv").unlink()
+    (folder / "d.csv").symlink_to("v2.csv")
+    assert rerun.unchanged_run(spec, out=out) is None
+    assert run_spec(spec, out=out).n_run == 16
+
+
+def test_a_lower_memory_limit_or_an_unreadable_one_takes_the_full_path(done, monkeypatch):
+    spec, out, _ = done
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1TiB")
+    assert rerun.unchanged_run(spec, out=out) is not None  # higher: validation's checks pass again
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1KiB")
+    assert rerun.unchanged_run(spec, out=out) is None
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "lots")
+    assert rerun.unchanged_run(spec, out=out) is None
+    with pytest.raises(SpecError, match="KNNX_MEMORY_LIMIT: expected a size"):
+        run_spec(spec, out=out)
+
+
+def test_odd_spec_files_and_folders_take_the_full_path(done, tmp_path):
+    spec, out, _ = done
+    assert rerun.unchanged_run(tmp_path, out=out) is None  # a folder, not a spec file
+    assert rerun.unchanged_run("/dev/null", out=out) is None
+    (out / "spec.yaml").unlink()
+    (out / "spec.yaml").hardlink_to(spec)  # the run would overwrite its own spec
+    assert rerun.unchanged_run(spec, out=out) is None
+    with pytest.raises(ResultsError, match="spec"):
+        run_spec(spec, out=out)
+
+
+def test_python_path_and_re_exported_classes_have_no_fingerprint(tmp_path):
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "lib").mkdir()
+    (folder / "reexport.py").write_text("from sklearn.neighbors import KNeighborsClassifier as Est\n")
+    cases = {
+        "python_path": spec_dict(datasets=["iris"], python_path=["lib"]),
+        "reexport": spec_dict(
+            datasets=["iris"], algorithms=[{"estimator": "reexport:Est", "params": {"n_neighbors": [1]}}]
+        ),
+    }
+    for name, data in cases.items():
+        spec = folder / f"{name}.yaml"
+        spec.write_text(yaml.safe_dump(data, sort_keys=False))
+        run_spec(spec, out=tmp_path / name)
+        assert json.loads((tmp_path / name / rerun.STAMP).read_text())["inputs"] is None, name
+        assert rerun.unchanged_run(spec, out=tmp_path / name) is None, name

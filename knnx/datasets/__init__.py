@@ -543,6 +543,7 @@ def entry_files(entry, base_dir=None):
     bundled manifest; a suite dataset's data and partition files and the suite
     manifest; none for a synthetic generator. None when code outside knnx may make it
     (a loader, a registered or plugin dataset): what it reads is not known here."""
+    import os
     from pathlib import Path
 
     if isinstance(entry, str):
@@ -553,19 +554,20 @@ def entry_files(entry, base_dir=None):
         path = Path(entry["csv"])
         if base_dir is not None and not path.is_absolute():
             path = Path(base_dir) / path
-        return [path.resolve()]
+        return [Path(os.path.abspath(path))]  # links followed when read, as the loader does
     if "synthetic" in entry:
         return [] if entry["synthetic"] in GENERATORS else None
     name = entry.get("name")
     if not isinstance(name, str) or "loader" in entry:
         return None
-    if is_suite_dataset(name):
-        from knnx.datasets.suites import manifest, suites_dir
+    from knnx.datasets.suites import manifest, suites_dir
 
+    suite_manifest = suites_dir() / "MANIFEST.json"  # read first for every name (suite or bundled)
+    if is_suite_dataset(name):
         record = manifest()[name]
         parts = [record["file"]] + ([record["partitions"]["file"]] if "partitions" in record else [])
-        return [suites_dir() / "MANIFEST.json", *(suites_dir() / f for f in parts)]
+        return [suite_manifest, *(suites_dir() / f for f in parts)]
     if name in BUNDLED:
         folder = data_dir()
-        return [folder / "MANIFEST.csv", *(folder / f for f in BUNDLED[name].files)]
+        return [suite_manifest, folder / "MANIFEST.csv", *(folder / f for f in BUNDLED[name].files)]
     return None

@@ -14,11 +14,10 @@ them keeps the list in one place.
 """
 
 import hashlib
-import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 
+from knnx._paths import data_dir  # noqa: F401 (re-exported)
 from knnx.datasets.tabular import table_to_dataset
 from knnx.errors import DataError
 
@@ -243,24 +242,6 @@ BUNDLED = {
 }
 
 GENERIC_OPTIONS = ("missing", "fill_value", "categorical", "max_rows")
-
-
-def data_dir():
-    """The folder holding the bundled CSV files.
-
-    ``KNNX_DATA`` if set; else the copy inside an installed wheel
-    (``knnx/_bundled_data``); else the repository's ``datasets/`` (editable install).
-    """
-    env = os.environ.get("KNNX_DATA")
-    here = Path(__file__).resolve()
-    candidates = [Path(env)] if env else []
-    candidates += [here.parents[1] / "_bundled_data", here.parents[2] / "datasets"]
-    for folder in candidates:
-        if (folder / "MANIFEST.csv").is_file():
-            return folder
-    raise DataError(
-        f"bundled datasets not found (looked in {', '.join(map(str, candidates))}); set KNNX_DATA"
-    )
 
 
 def sha256(path):

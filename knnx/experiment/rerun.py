@@ -3,25 +3,33 @@
 The end of a run records in ``OUT/.knnx-outputs.json`` (:data:`STAMP`) a digest of the
 files it made its outputs from and of those it wrote (:func:`outputs_digest`), and,
 when everything that made the run's cells is files whose bytes can be read again, a
-*fingerprint* of those inputs (:func:`fingerprint`): the spec file's bytes and place and
-the ``--set`` overrides, the bytes of the data files its datasets came from (CSV files,
-the bundled and suite files, their manifests), knnx's source files, the numeric
-libraries' versions, the Python version and ``KNNX_DATA``; and the ledger (cells.csv)
-as it was at the end.
+*fingerprint* of those inputs (:func:`fingerprint`): the spec file's bytes and place
+(as typed: relative paths in it are resolved from its folder), the ``--set``
+overrides, the bytes of the data files its datasets came from (CSV files through
+their links, the bundled and suite files, their manifests, and which bundled folder
+was found), knnx's source files, the versions of the numeric libraries and of those
+that read the spec and the data, the Python version, ``KNNX_DATA``, and the ledger
+(cells.csv) as it was at the end; besides it, the memory limit validation passed
+under. A fingerprint is recorded only when the spec and the data files read at the
+end are those validation read at the start (an edit during the run leaves none).
 
 :func:`unchanged_run` reads that record first. When the fingerprint and the outputs'
-digest are both what they were, every cell of the spec is done and its outputs are
-made from the files there now: the run has nothing to do or to write, and it says so
-without importing scikit-learn, numba or pandas, without loading the data and without
-validating the spec again (a 2,000-cell rerun: 0.6 s in place of 2.2 s). Anything else
-(no record, a changed byte, an option it cannot vouch for) returns None, and the run
-takes its full path, which decides as it always has; that path refreshes a record whose
-fingerprint is out of date (a new Python, say) when it finds nothing to do.
+digest are both what they were, the memory limit is no lower, and the options are the
+same, every cell of the spec is done and its outputs are made from the files there
+now: the run has nothing to do or to write, and it says so without importing
+scikit-learn, numba or pandas, without loading the data and without validating the
+spec again (a 2,000-cell rerun: 0.3 s in place of 2.2 s). Anything else (no record, a
+changed byte, an option it cannot vouch for, a locked folder) returns None, and the
+run takes its full path, which decides as it always has; that path refreshes a record
+whose fingerprint is out of date (a new Python, say) when it finds nothing to do.
 
 A run has no fingerprint, so that its reruns always take the full path, when code
-outside knnx and scikit-learn makes its cells (a loader, a registered or plugin dataset,
-an estimator from the user's module or a plugin package): that code may read what no
-fingerprint lists.
+outside knnx and scikit-learn may make its cells (a loader, a registered or plugin
+dataset, an estimator from the user's module or a plugin package, or a module that
+re-exports one of scikit-learn's) or the spec sets ``python_path``: that code may
+read what no fingerprint lists. One window stays open: a data file changed between
+validation's reading it and the run's first fingerprint, a fraction of a second at
+the start of a run, is recorded as it is after the change.
 """
 
 import hashlib
@@ -45,6 +53,9 @@ _WRITTEN = ("summary.csv", "summary.md", "report.html")
 # The libraries whose numerics reach a cell's rows (numba compiles the kernels; scikit-learn,
 # scipy and metric-learn run the baselines): their versions are part of every cell's hash.
 NUMERIC_LIBRARIES = ("numpy", "scipy", "numba", "llvmlite", "scikit-learn", "metric-learn")
+# Besides them, what reads the spec and the data (and so decides what the cells are): a
+# fingerprint holds their versions too.
+READING_LIBRARIES = ("pandas", "PyYAML", "pydantic")
 
 
 @dataclass(frozen=True)
@@ -71,10 +82,14 @@ def code_checksum():
 @lru_cache(maxsize=1)
 def library_versions():
     """{distribution: version or None if not installed} for :data:`NUMERIC_LIBRARIES`."""
+    return _versions(NUMERIC_LIBRARIES)
+
+
+def _versions(names):
     from importlib import metadata
 
     out = {}
-    for name in NUMERIC_LIBRARIES:
+    for name in names:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -82,7 +97,7 @@ def library_versions():
     return out
 
 
-def _file_digest(path):
+def file_digest(path):
     """sha256 of a file's bytes, or "absent" when it cannot be read."""
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -98,23 +113,35 @@ def outputs_digest(out, options):
     digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
     names = [*_INPUTS, *_WRITTEN, *sorted(p.name for p in out.glob("*.png"))]
     for name in names:
-        digest.update(name.encode() + b"\0" + _file_digest(out / name).encode())
+        digest.update(name.encode() + b"\0" + file_digest(out / name).encode())
     return digest.hexdigest()
+
+
+def _bundled_folder():
+    from knnx._paths import data_dir
+
+    try:
+        return str(data_dir())
+    except Exception:  # noqa: BLE001 - no bundled data: recorded as such
+        return None
 
 
 def fingerprint(spec_path, overrides, files, out):
     """What made a run's cells, as bytes read again (see the module): a JSON-able dict.
-    ``files``: the data files of its datasets."""
+    ``files``: the data files of its datasets (absolute paths, links not resolved: they
+    are followed when read, as the loaders do)."""
     return {
-        "spec": _file_digest(spec_path),
-        "spec_path": str(Path(spec_path).resolve()),  # relative paths in it are resolved from its folder
+        "spec": file_digest(spec_path),
+        # relative paths in it are resolved from its folder, as typed (links included)
+        "spec_path": os.path.abspath(spec_path),
         "overrides": [str(o) for o in overrides],
-        "files": {str(p): _file_digest(p) for p in sorted(map(str, files))},
+        "files": {p: file_digest(p) for p in sorted(map(str, files))},
         "code": code_checksum(),
-        "libraries": library_versions(),
+        "libraries": {**library_versions(), **_versions(READING_LIBRARIES)},
         "python": sys.version,
         "knnx_data": os.environ.get("KNNX_DATA"),
-        "ledger": _file_digest(Path(out) / "cells.csv"),
+        "bundled": _bundled_folder(),
+        "ledger": file_digest(Path(out) / "cells.csv"),
     }
 
 
@@ -142,15 +169,23 @@ def record_outputs(out, options, inputs=None):
 
 
 def inputs_record(spec_path, overrides, files, out, n_cells, memory):
-    """The stamp's ``inputs``: the fingerprint, the number of cells, and (held, biggest)
-    bytes of the datasets (the memory check of ``--jobs``)."""
-    return {"fingerprint": fingerprint(spec_path, overrides, files, out), "cells": n_cells, "memory": memory}
+    """The stamp's ``inputs``: the fingerprint, the number of cells, (held, biggest)
+    bytes of the datasets (the memory check of ``--jobs``) and the memory limit that
+    validation's checks passed under."""
+    from knnx.limits import memory_limit
+
+    return {
+        "fingerprint": fingerprint(spec_path, overrides, files, out),
+        "cells": n_cells,
+        "memory": memory,
+        "memory_limit": memory_limit(),
+    }
 
 
 def default_out(spec_text, overrides):
     """``results/<spec name>`` for a spec's text, or None when it cannot be read here (the
     full path validates it) or an override may change the name."""
-    if any(str(o).split("=", 1)[0].strip() == "name" for o in overrides):
+    if any(not isinstance(o, str) or o.split("=", 1)[0].strip() == "name" for o in overrides):
         return None
     import yaml
 
@@ -171,7 +206,7 @@ def _folder_plain(out, spec_path):
         if path.is_symlink() or (path.exists() and not path.is_file()):
             return False
     copy = out / "spec.yaml"
-    return not (copy.exists() and copy.resolve() == Path(spec_path).resolve())
+    return not (copy.exists() and os.path.samefile(copy, spec_path))
 
 
 def unchanged_run(spec, *, out=None, jobs=1, resume=True, executor="local", scheduler=None, overrides=(),
@@ -187,19 +222,13 @@ def unchanged_run(spec, *, out=None, jobs=1, resume=True, executor="local", sche
     overrides = tuple(overrides or ())
     try:
         spec_path = Path(spec)
+        if not spec_path.is_file() or spec_path.stat().st_size > 1_000_000:
+            return None  # not a spec file this check reads (knnx.spec.read says why)
         text = spec_path.read_bytes()
     except (OSError, TypeError, ValueError):
         return None
     out = Path(out) if out is not None else default_out(text, overrides)
-    recorded = read_stamp(out) if out is not None else None
-    inputs = (recorded or {}).get("inputs")
-    if not isinstance(inputs, dict) or not _folder_plain(out, spec_path):
-        return None
-    if not isinstance(recorded.get("options"), dict) or recorded["options"].get("html_report") != bool(
-        report
-    ):
-        return None  # the end of the run was made with or without report.html: not this rerun's
-    if jobs > 1 and not _memory_fits(jobs, inputs.get("memory")):
+    if out is None or read_stamp(out) is None or not _folder_plain(out, spec_path):
         return None
     try:
         lock = output_lock(out)
@@ -207,16 +236,49 @@ def unchanged_run(spec, *, out=None, jobs=1, resume=True, executor="local", sche
     except Exception:  # noqa: BLE001 - locked or not writable: the full path says so
         return None
     try:
-        fp = inputs.get("fingerprint") or {}
-        same = fp == fingerprint(spec_path, overrides, fp.get("files", {}), out)
-        if not same or recorded.get("digest") != outputs_digest(out, recorded.get("options")):
-            return None
+        inputs = _current_inputs(read_stamp(out), spec_path, overrides, out, jobs, report)
     finally:
         lock.__exit__(None, None, None)
+    if inputs is None:
+        return None
     n = int(inputs["cells"])
     if progress is not None:
         progress(n, n, "")
     return RunSummary(out, n, 0, n, time.perf_counter() - start)
+
+
+def _current_inputs(recorded, spec_path, overrides, out, jobs, report):
+    """The stamp's ``inputs`` when this rerun has nothing to do (read under the lock),
+    else None."""
+    inputs = (recorded or {}).get("inputs")
+    options = (recorded or {}).get("options")
+    if not isinstance(inputs, dict) or not isinstance(options, dict):
+        return None
+    if options.get("html_report") != bool(report):
+        return None  # the end of the run was made with or without report.html: not this rerun's
+    if not _limit_holds(inputs.get("memory_limit")):
+        return None
+    if jobs > 1 and not _memory_fits(jobs, inputs.get("memory")):
+        return None
+    fp = inputs.get("fingerprint")
+    if not isinstance(fp, dict) or not isinstance(fp.get("files"), dict):
+        return None
+    if fp != fingerprint(spec_path, overrides, fp["files"], out):
+        return None
+    if recorded.get("digest") != outputs_digest(out, options):
+        return None
+    return inputs
+
+
+def _limit_holds(recorded):
+    """The memory limit now is at least the one validation passed under (its checks
+    would pass again)."""
+    from knnx.limits import memory_limit
+
+    try:
+        return isinstance(recorded, int) and memory_limit() >= recorded
+    except Exception:  # noqa: BLE001 - an unreadable KNNX_MEMORY_LIMIT: the full path says why
+        return False
 
 
 def _memory_fits(jobs, memory):

@@ -114,6 +114,7 @@ from knnx.experiment.provenance import cell_keys, record_environment, record_war
 from knnx.experiment.rerun import (  # noqa: F401 (RunSummary re-exported)
     STAMP,
     RunSummary,
+    file_digest,
     inputs_record,
     library_versions,
     outputs_current,
@@ -210,6 +211,7 @@ def run_spec(
     )  # fmt: skip
     if quick is not None:  # nothing to do nor to write, known from the files alone
         return replace(quick, seconds=time.perf_counter() - start)
+    spec_digest = None if isinstance(spec, dict) else file_digest(spec)  # the bytes validation reads
     vspec = validate_spec(spec, overrides)
     if scheduler is None and jobs > 1:
         _check_memory(vspec, jobs)
@@ -221,7 +223,9 @@ def run_spec(
         with output_lock(out):
             try:
                 run = _Run(vspec, out, progress, PROCESS)
-                run.source = None if isinstance(spec, dict) else (Path(spec), tuple(overrides or ()))
+                run.source = (
+                    None if isinstance(spec, dict) else (Path(spec), tuple(overrides or ()), spec_digest)
+                )
                 return run.run(jobs, client, resume, start, html_report=report)
             except WriteError as exc:
                 raise WriteError(
@@ -274,6 +278,7 @@ class _Run:
 
     def run(self, jobs, client, resume, start, html_report=True):
         """Resume (or clear), run the cells left, finish the outputs; the RunSummary."""
+        self.start_inputs = self._inputs()  # what made the cells, as validation read it
         done_keys = self._resume(resume)
         atomic_write_text(self.path("spec.yaml"), yaml.safe_dump(self.vspec.normalized(), sort_keys=False))
         labels = {c.dataset_index: c.dataset for c in self.vspec.cells}
@@ -415,16 +420,17 @@ class _Run:
                 f"a rerun retries them); first: {failures[0]['error']}"
             )
         if not notes:  # every output made: a rerun with nothing to do need not make them again
-            record_outputs(self.out, options, self._inputs())
+            record_outputs(self.out, options, self._stable_inputs())
         return self._summary(todo, start, notes)
 
-    source = None  # (spec file, overrides) of a run from a file (see knnx.experiment.rerun)
+    source = None  # (spec file, overrides, its digest before validation) of a run from a file
+    start_inputs = None
 
     def _inputs(self):
         """The stamp's record of what made this run's cells (knnx.experiment.rerun), or
         None when code outside knnx and scikit-learn may make them."""
-        if self.source is None or not self.vspec.cells:
-            return None
+        if self.source is None or not self.vspec.cells or self.vspec.import_dirs:
+            return None  # (python_path folders may hold code, and their targets may change)
         files = []
         for entry in self.vspec.entries:
             found = entry_files(entry, self.vspec.base_dir)
@@ -435,18 +441,31 @@ class _Run:
         for ref in self.vspec.algorithms:
             top = ref.cls.__module__.split(".")[0]
             by_name = ref.path is None and ref.name in BUILTIN
-            by_path = ref.path is not None and top in ("knnx", "sklearn") and ref.version in (None, sklearn)
+            named = (ref.path or "").split(":")[0].split(".")[0]  # a user module may re-export a class
+            by_path = (
+                named in ("knnx", "sklearn") and top in ("knnx", "sklearn") and ref.version in (None, sklearn)
+            )
             if not (by_name or by_path):
                 return None
         sizes = [ds.X.nbytes for ds in self.vspec.datasets]
         memory = [sum(sizes), max(sizes, default=0)]
-        spec_path, overrides = self.source
+        spec_path, overrides, _ = self.source
         return inputs_record(spec_path, overrides, files, self.out, len(self.vspec.cells), memory)
+
+    def _stable_inputs(self):
+        """:meth:`_inputs`, or None if the spec or a data file changed since validation
+        read them (the cells were made from what was read, not from what is there)."""
+        now = self._inputs()
+        if now is None or self.start_inputs is None:
+            return None
+        before, after = dict(self.start_inputs["fingerprint"]), dict(now["fingerprint"])
+        before.pop("ledger"), after.pop("ledger")  # the run writes it
+        return now if before == after and after["spec"] == self.source[2] else None
 
     def _refresh_inputs(self):
         """A run with nothing to do: record its inputs if the stamp's are out of date."""
         recorded = read_stamp(self.out)
-        inputs = self._inputs()
+        inputs = self._stable_inputs()
         if recorded is not None and recorded.get("inputs") != inputs:
             atomic_write_text(
                 self.path(STAMP), json.dumps({**recorded, "inputs": inputs}, sort_keys=True) + "\n"

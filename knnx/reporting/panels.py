@@ -298,20 +298,25 @@ def _line_labels(pairs, parsed, x):
     seed-like parameters pooled unless ``x`` is one; a tuned grid as ``name tuned``),
     and, for a row tuned over ``x``, ``x tuned over <grid>``."""
     pooled = set(SEED_PARAMS) - {x}
-    per_panel = {}
+    # rows of one setting share one parsed dict (parse_params parses each text once):
+    # each (panel, setting) is labelled once, then every row takes its label
+    distinct = {}
     for pair, p in zip(pairs, parsed, strict=True):
+        distinct.setdefault((pair, id(p)), (pair, p))
+    per_panel = {}
+    for pair, p in distinct.values():
         for k, v in p.items():
             per_panel.setdefault(pair, {}).setdefault(k, set()).add(_key(v))
-    lines = []
-    for pair, p in zip(pairs, parsed, strict=True):
+    labels = {}
+    for key, (pair, p) in distinct.items():
         others = [
             _setting_text(k, v)
             for k, v in sorted(p.items())
             if k != x and k not in pooled and len(per_panel[pair][k]) > 1
         ]
         line = f"{pair[1]} {', '.join(others)}".strip()
-        lines.append(f"{line}, {x} tuned over {_grid_text(p[x])}" if isinstance(p[x], list) else line)
-    return lines
+        labels[key] = f"{line}, {x} tuned over {_grid_text(p[x])}" if isinstance(p[x], list) else line
+    return [labels[pair, id(p)] for pair, p in zip(pairs, parsed, strict=True)]
 
 
 @dataclass(frozen=True)
