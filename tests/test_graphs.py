@@ -12,6 +12,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.neighbors import NearestNeighbors
 
+import knnx._kernels.neighbors as KN
 from knnx import GNNBClassifier, GraphStore, KNNClassifier, UNNClassifier, kneighbors
 from knnx.estimators.knn import KNNLpoClassifier
 from knnx.lpo.risk import lpo_risk
@@ -224,11 +225,11 @@ def test_the_search_takes_the_paths_search_paths_names(monkeypatch, m, n_ref, d,
 
         return wrapped
 
-    monkeypatch.setattr(N, "select_rows", spy("select", N.select_rows))
-    monkeypatch.setattr(N, "brute_rows", spy("brute", N.brute_rows))
-    monkeypatch.setattr(screen, "brute_rows", spy("brute", screen.brute_rows))
+    # the search and screen modules read the kernel module's attributes at each call
+    monkeypatch.setattr(KN, "select_rows", spy("select", KN.select_rows))
+    monkeypatch.setattr(KN, "brute_rows", spy("brute", KN.brute_rows))
     monkeypatch.setattr(N, "_screened_search", spy("screen", N._screened_search))
-    monkeypatch.setattr(screen, "seed_thresholds", spy("seed", screen.seed_thresholds))
+    monkeypatch.setattr(KN, "seed_thresholds", spy("seed", KN.seed_thresholds))
     monkeypatch.setattr(screen, "_symmetric_loo", spy("symmetric", screen._symmetric_loo))
     rng = np.random.default_rng(m + d)
     X = rng.standard_normal((n_ref, d))

@@ -282,12 +282,13 @@ def test_bad_weights_and_graph_shapes():
 def test_a_count_over_the_work_cap_is_one_data_error(monkeypatch):
     # The kernel marks counts beyond WORK_CAP partial sums with NaN; the boundary
     # turns them into one DataError rather than a NaN risk.
-    import knnx.lpo.risk
+    import knnx._kernels.lpo_weighted
 
     def over_cap(first, step, points, y, k_min, tables, sums, limb_tag):
         sums[first::step] = np.nan
 
-    monkeypatch.setattr(knnx.lpo.risk, "chunk_errors", over_cap)
+    # knnx.lpo.risk reads the kernel module's attribute at each call (knnx._kernels.lazy)
+    monkeypatch.setattr(knnx._kernels.lpo_weighted, "chunk_errors", over_cap)
     X = np.random.default_rng(0).standard_normal((12, 2))
     y = np.arange(12) % 2
     with pytest.raises(

@@ -7,6 +7,7 @@ import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -219,3 +220,51 @@ def test_start_up_imports_no_kernel_estimator_or_plotting_library(code):
     assert knnx.KNNClassifier is KNNClassifier
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         knnx.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "ripley.yaml",
+        "cpw_beta.yaml",
+        "unn_uci.yaml",
+        "gnnb_small.yaml",
+        "lpo_select_p.yaml",
+        "lpo_active_sim.yaml",
+    ],
+)
+def test_validate_loads_no_kernel_and_no_plotting(spec):
+    """``knnx validate`` of the paper specs imports no numba (kernel modules are
+    imported lazily: knnx._kernels.lazy), no matplotlib and none of scikit-learn's
+    estimator modules; the cells are those of a validation with the kernels loaded."""
+    path = Path(__file__).resolve().parents[1] / "experiments" / spec
+    probe = (
+        "import sys\nfrom knnx.cli import app\n"
+        f"app(['validate', {str(path)!r}], standalone_mode=False)\n"
+        "heavy = ('numba', 'matplotlib', 'sklearn.neighbors', 'sklearn.svm', 'sklearn.ensemble')\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "[]"
+    from knnx.spec import validate_spec
+
+    assert f"ok, {len(validate_spec(path).cells)} cells" in " ".join(done.stdout.split())
+
+
+def test_lazy_kernel_modules_are_the_modules_themselves():
+    """A lazily imported kernel module gives the module's own attributes (numba
+    dispatchers), and a change to one (a test's monkeypatch) is the module's."""
+    import knnx._kernels.vote as direct
+    from knnx._kernels import Codes, lazy
+
+    module = lazy("knnx._kernels.vote")
+    assert module.vote is direct.vote and hasattr(module.vote, "py_func")
+    module.VOTE_PARALLEL_MIN_WORK = 7
+    try:
+        assert direct.VOTE_PARALLEL_MIN_WORK == 7
+    finally:
+        module.VOTE_PARALLEL_MIN_WORK = 50_000
+    assert direct.VOTE_PARALLEL_MIN_WORK == 50_000
+    codes = Codes(module, lowest="TIE_LOWEST")
+    assert list(codes) == ["lowest"] and codes["lowest"] == direct.TIE_LOWEST

@@ -50,20 +50,19 @@ attribute t; ``s_t``: the attribute's scale, fitted by the caller):
 import numpy as np
 from numba import njit, prange
 
+from knnx._kernels.metric_codes import (  # noqa: F401 (the kernels' codes, re-exported)
+    CHEBYSHEV,
+    GOWER,
+    HAMMING,
+    HEOM,
+    HVDM,
+    MANHATTAN,
+    MINKOWSKI,
+    NOMINAL,
+    NUMERIC,
+    PRECOMPUTED,
+)
 from knnx._kernels.neighbors import _select_kth, _sorted_candidates
-
-MANHATTAN = 1
-CHEBYSHEV = 2
-MINKOWSKI = 3
-HAMMING = 4
-HEOM = 5
-HVDM = 6
-GOWER = 7
-PRECOMPUTED = 8
-
-# Attribute kinds (the ``kinds`` argument).
-NUMERIC = 0
-NOMINAL = 1
 
 # References sampled per query for a first threshold (the k-th smallest of their
 # distances); query rows per parallel block; bytes of the transposed references a

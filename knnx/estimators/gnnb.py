@@ -15,9 +15,7 @@ ranks that block's neighbours, training graph and prediction alike (see
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels import gnnb as G
-from knnx._kernels import unn as K
+from knnx._kernels import PARALLEL_LOCK, Codes, lazy
 from knnx.errors import DataError
 from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS
 from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
@@ -25,12 +23,12 @@ from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_ITERATIONS, MAX_SEED
 from knnx.neighbors.metrics import METRICS
 
-PHIS = {
-    "squared": K.SQUARED,
-    "logistic": K.LOGISTIC,
-    "binary_logistic": K.BINARY_LOGISTIC,
-    "matsushita": K.MATSUSHITA,
-}
+G = lazy("knnx._kernels.gnnb")
+K = lazy("knnx._kernels.unn")
+
+PHIS = Codes(
+    K, squared="SQUARED", logistic="LOGISTIC", binary_logistic="BINARY_LOGISTIC", matsushita="MATSUSHITA"
+)
 BLOCK_NORMS = ("l2", "l1", "none")
 
 

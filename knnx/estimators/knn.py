@@ -2,15 +2,16 @@
 
 import numpy as np
 
-from knnx._kernels import launch
-from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, VOTE_PARALLEL_MIN_WORK, vote, vote_serial
+from knnx._kernels import Codes, launch, lazy
 from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS, NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_SEED, lpo_bytes, memory_problem
 from knnx.lpo.risk import _argmin_k, lpo_risk, lpo_risk_from_graph, lpo_risk_from_weighted_graph
 
+V = lazy("knnx._kernels.vote")
+
 TIE_RULES = ("nearest", "lowest", "random")
-_TIE_CODES = {"nearest": TIE_NEAREST, "lowest": TIE_LOWEST, "random": TIE_RANDOM}
+_TIE_CODES = Codes(V, nearest="TIE_NEAREST", lowest="TIE_LOWEST", random="TIE_RANDOM")
 
 # Constraints shared by the voting classifiers: the vote's tie rule and the seed of its draws.
 _TIE_CONSTRAINTS = {
@@ -55,7 +56,7 @@ class _VotingClassifier(NeighborsClassifierBase):
         codes = _TIE_CODES[self.tie]
         work = X.shape[0] * (neigh_ind.shape[1] + len(self.classes_))
         args = (neigh_ind, neigh_dist, self._fit_y, len(self.classes_), weighted, codes, draws, pred, proba)
-        launch(vote, vote_serial, work, VOTE_PARALLEL_MIN_WORK, *args)
+        launch(V.vote, V.vote_serial, work, V.VOTE_PARALLEL_MIN_WORK, *args)
         return pred, proba
 
     def predict(self, X):

@@ -16,12 +16,15 @@ the distance matrices: the rows kept at prediction select the query columns too.
 
 import numpy as np
 
-from knnx._kernels import leveraged as L
+from knnx._kernels import Codes, lazy
 from knnx.estimators.base import NeighborsClassifierBase
 from knnx.neighbors.search import reciprocal_neighbors
 
+L = lazy("knnx._kernels.leveraged")
+
+
 PROTOTYPES = ("all", "leveraged")
-TIES = {"frequent": L.TIE_FREQUENT, "nearest": L.TIE_NEAREST, "lowest": L.TIE_LOWEST, "random": L.TIE_RANDOM}
+TIES = Codes(L, frequent="TIE_FREQUENT", nearest="TIE_NEAREST", lowest="TIE_LOWEST", random="TIE_RANDOM")
 
 
 class LeveragedNNClassifier(NeighborsClassifierBase):

@@ -9,23 +9,20 @@ training set and its reciprocal neighbourhoods (CSR, never the m x m matrix).
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels import unn as K
+from knnx._kernels import PARALLEL_LOCK, Codes, lazy
 from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS
 from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
 
-LOSSES = {
-    "exp": K.EXP,
-    "squared": K.SQUARED,
-    "logistic": K.LOGISTIC,
-    "binary_logistic": K.BINARY_LOGISTIC,
-    "matsushita": K.MATSUSHITA,
-    "amari": K.AMARI,
-}
-STEPS = {"closed_form": K.STEP_CLOSED_FORM, "fast": K.STEP_FAST, "exact": K.STEP_EXACT}
-SMOOTHINGS = {"raw": K.SMOOTH_RAW, "normalized": K.SMOOTH_NORMALIZED}
+K = lazy("knnx._kernels.unn")
+
+LOSSES = Codes(
+    K, exp="EXP", squared="SQUARED", logistic="LOGISTIC", binary_logistic="BINARY_LOGISTIC",
+    matsushita="MATSUSHITA", amari="AMARI",
+)  # fmt: skip
+STEPS = Codes(K, closed_form="STEP_CLOSED_FORM", fast="STEP_FAST", exact="STEP_EXACT")
+SMOOTHINGS = Codes(K, raw="SMOOTH_RAW", normalized="SMOOTH_NORMALIZED")
 
 
 def surrogate_loss(loss, x, amari_alpha=0.5):

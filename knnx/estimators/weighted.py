@@ -17,15 +17,16 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from knnx._kernels import launch
-from knnx._kernels import vote as V
-from knnx._kernels import weighted as K
+from knnx._kernels import launch, lazy
 from knnx.estimators import weighted_search
 from knnx.estimators.base import NeighborsClassifierBase
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.estimators.weighted_search import CertifiedSearch, FullSearch
 from knnx.estimators.weighted_search import Prototypes as _Prototypes
 from knnx.limits import MAX_EPOCHS
+
+V = lazy("knnx._kernels.vote")
+K = lazy("knnx._kernels.weighted")
 
 SCHEMES = ("l2", "cdm", "cw", "pw", "cpw")
 BASES = ("euclidean", "l1")

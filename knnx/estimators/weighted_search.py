@@ -21,8 +21,10 @@ Memory: O(n (2 L + C + MAX_REFERENCES)) beside the data, for n rows and C classe
 import numpy as np
 
 from knnx import _kernels as kernels
-from knnx._kernels import weighted as K
-from knnx._kernels import weighted_lists as KL
+from knnx._kernels import lazy
+
+K = lazy("knnx._kernels.weighted")
+KL = lazy("knnx._kernels.weighted_lists")
 
 # Chosen on letter (16 000 x 16, 26 classes), satimage (4 435 x 36, 6) and dna
 # (2 000 x 180, 3), CW for 100 epochs (benchmarks/weighted.py --lists --epochs 100), seconds

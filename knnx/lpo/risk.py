@@ -78,24 +78,16 @@ two classes) counts subsets of neighbours by the sign of their weighted sum.
 import numbers
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels.lpo import log_binomial_table, lpo_uniform_sums, rank_probabilities
-from knnx._kernels.lpo_weighted import (
-    LIST_CAP,
-    UNITS_PER_CHUNK,
-    WORK_CAP,
-    chunk_errors,
-    limbs_needed,
-    point_values,
-    saturated_binomials,
-)
+from knnx._kernels import PARALLEL_LOCK, lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, lpo_bytes
 from knnx.neighbors.metrics import fit_metric
 from knnx.neighbors.search import as_float_array, kneighbors
+
+_LPO = lazy("knnx._kernels.lpo")
+_LPO_WEIGHTED = lazy("knnx._kernels.lpo_weighted")
 
 __all__ = ["lpo_risk", "lpo_risk_from_graph", "lpo_risk_from_weighted_graph", "select_k", "RANK_FLOOR"]
 
@@ -220,13 +212,13 @@ def lpo_risk_from_graph(neigh_ind, y_codes, p, k_max):
     ind = np.ascontiguousarray(neigh_ind[:, :width], dtype=np.intp)
     y_codes = np.ascontiguousarray(y_codes, dtype=np.intp)
     n_classes = int(y_codes.max()) + 1
-    PV = rank_probabilities(n, p, k_max, p - 1, RANK_FLOOR)
+    PV = _LPO.rank_probabilities(n, p, k_max, p - 1, RANK_FLOOR)
     used = np.flatnonzero(PV.any(axis=0))
     q_max = int(used[-1]) if used.size else 0
     PV = np.ascontiguousarray(PV[:, : q_max + 1])
-    LC = log_binomial_table(width, q_max)
+    LC = _LPO.log_binomial_table(width, q_max)
     with PARALLEL_LOCK:
-        sums = lpo_uniform_sums(ind, y_codes, n_classes, p, k_max, PV, LC, RANK_FLOOR)
+        sums = _LPO.lpo_uniform_sums(ind, y_codes, n_classes, p, k_max, PV, LC, RANK_FLOOR)
     total = np.zeros(k_max)
     for row in sums:  # in chunk order: the same sum whatever the thread count
         total += row
@@ -261,33 +253,35 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
     y_codes = np.ascontiguousarray(y_codes, dtype=np.intp)
     if y_codes.size and (y_codes.min() < 0 or y_codes.max() > 1):
         raise DataError(f"weights='distance': exact LpO supports two classes, y has {int(y_codes.max()) + 1}")
-    PV = rank_probabilities(n, p, k_max, p - 1, RANK_FLOOR)
+    PV = _LPO.rank_probabilities(n, p, k_max, p - 1, RANK_FLOOR)
     used = np.flatnonzero(PV.any(axis=0))
     q_max = int(used[-1]) if used.size else 0
     PV = np.ascontiguousarray(PV[:, : q_max + 1])
     w = min(width, k_max + q_max)
-    LC = log_binomial_table(w, w)
+    LC = _LPO.log_binomial_table(w, w)
     # exact sums need this many 62-bit limbs (2 unless weights span more than ~2^59)
-    n_limbs = limbs_needed(ind, dist, y_codes, w)
+    n_limbs = _LPO_WEIGHTED.limbs_needed(ind, dist, y_codes, w)
     if n_limbs > 16:  # the scaled weights would overflow float64 before reaching limbs
         raise DataError(
             "neigh_dist: the distance weights of one point's neighbours span more than 2^900; "
             "exact weighted LpO cannot scale them"
         )
     mk = (0,) * n_limbs
-    points = point_values(ind, dist, y_codes, w, mk)  # (labels, w_float, w_exact, n_zero)
-    CB = saturated_binomials(w, max(1, min(q_max, w)), LIST_CAP + 1)
-    n_chunks = max(1, -(-n * (w - k_min + 1) // UNITS_PER_CHUNK))
+    points = _LPO_WEIGHTED.point_values(ind, dist, y_codes, w, mk)  # (labels, w_float, w_exact, n_zero)
+    CB = _LPO_WEIGHTED.saturated_binomials(w, max(1, min(q_max, w)), _LPO_WEIGHTED.LIST_CAP + 1)
+    n_chunks = max(1, -(-n * (w - k_min + 1) // _LPO_WEIGHTED.UNITS_PER_CHUNK))
     sums = np.zeros((n_chunks, k_max))
     # Serial kernels without the GIL, one call per thread (thread t runs the chunks t,
     # t + n_threads, ...); a chunk's sum depends on the chunk alone, so the result
     # does not depend on the thread count (numba.get_num_threads()). Small problems
     # run on one thread: starting a pool costs more than they do.
     terms = n * (w - k_min + 1) * PV.shape[1]
+    import numba  # here: importing this module imports no numba (knnx._kernels.lazy)
+
     n_threads = min(numba.get_num_threads(), n_chunks) if terms >= _POOL_MIN_TERMS else 1
 
     def run(first):
-        chunk_errors(first, n_threads, points, y_codes, k_min, (PV, LC, CB), sums, mk)
+        _LPO_WEIGHTED.chunk_errors(first, n_threads, points, y_codes, k_min, (PV, LC, CB), sums, mk)
 
     if n_threads > 1:
         with ThreadPoolExecutor(n_threads) as pool:
@@ -300,7 +294,7 @@ def _weighted_risk(neigh_ind, neigh_dist, y_codes, p, k_min, k_max):
     if np.isnan(total).any():
         raise DataError(
             f"weights='distance': the exact count for p = {p}, k up to {k_max} needs more than "
-            f"{WORK_CAP} partial sums for some held-out point; use a smaller p or k_max"
+            f"{_LPO_WEIGHTED.WORK_CAP} partial sums for some held-out point; use a smaller p or k_max"
         )
     return total / n
 

@@ -59,8 +59,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from knnx._kernels import metrics as K
+from knnx._kernels import lazy
+from knnx._kernels import metric_codes as codes
 from knnx.errors import DataError
+
+K = lazy("knnx._kernels.metrics")
 
 __all__ = ["METRIC_NAMES", "MetricInfo", "METRICS", "Metric", "fit_metric", "data_problem"]
 
@@ -182,11 +185,11 @@ class Metric:
         reduced = np.asarray(reduced, dtype=np.float64)
         if self.code == 0:
             return reduced / 2.0 if self.name == "cosine" else np.sqrt(reduced)
-        if self.code in (K.HEOM, K.HVDM):
+        if self.code in (codes.HEOM, codes.HVDM):
             return np.sqrt(reduced)
-        if self.code == K.MINKOWSKI:
+        if self.code == codes.MINKOWSKI:
             return reduced ** (1.0 / self.power)
-        if self.code == K.HAMMING:
+        if self.code == codes.HAMMING:
             return reduced / self.n_features
         return reduced.copy()
 
@@ -322,7 +325,7 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
                 f"X: metric 'precomputed' needs the square training distance matrix, got {X.shape}"
             )
         _check_finite(X, "X", metric)
-        return Metric(metric, K.PRECOMPUTED, d)
+        return Metric(metric, codes.PRECOMPUTED, d)
     cols = tuple(range(d)) if metric == "vdm" else _nominal_columns(nominal, d)
     info = METRICS[metric]
     if cols and params.pop("onehot", False):
@@ -360,7 +363,7 @@ def _fit_plain(metric, X, y, cols, params):
     if metric in ("euclidean", "cosine"):
         return Metric(metric, 0, d)
     name = "manhattan" if metric == "cityblock" else metric
-    code = {"manhattan": K.MANHATTAN, "chebyshev": K.CHEBYSHEV, "hamming": K.HAMMING}[name]
+    code = {"manhattan": codes.MANHATTAN, "chebyshev": codes.CHEBYSHEV, "hamming": codes.HAMMING}[name]
     return Metric(name, code, d, nominal=cols)
 
 
@@ -368,12 +371,12 @@ def _fit_minkowski(metric, X, y, cols, params):
     p = float(params.get("p", 2.0))
     d = X.shape[1]
     if p == 1.0:
-        return Metric("manhattan", K.MANHATTAN, d)
+        return Metric("manhattan", codes.MANHATTAN, d)
     if p == 2.0:
         return Metric("euclidean", 0, d)
     if math.isinf(p):
-        return Metric("chebyshev", K.CHEBYSHEV, d)
-    return Metric("minkowski", K.MINKOWSKI, d, power=p)
+        return Metric("chebyshev", codes.CHEBYSHEV, d)
+    return Metric("minkowski", codes.MINKOWSKI, d, power=p)
 
 
 def _fit_seuclidean(metric, X, y, cols, params):
@@ -439,11 +442,11 @@ def _scales(X, cols, how):
 def _fit_mixed(metric, X, y, cols, params):
     d = X.shape[1]
     kinds = np.zeros(d, dtype=np.int64)
-    kinds[list(cols)] = K.NOMINAL
-    code = {"heom": K.HEOM, "hvdm": K.HVDM, "vdm": K.HVDM, "gower": K.GOWER}[metric]
-    scale = _scales(X, cols, "std" if code == K.HVDM else "range")
+    kinds[list(cols)] = codes.NOMINAL
+    code = {"heom": codes.HEOM, "hvdm": codes.HVDM, "vdm": codes.HVDM, "gower": codes.GOWER}[metric]
+    scale = _scales(X, cols, "std" if code == codes.HVDM else "range")
     vd, vd_off, n_vals = np.zeros(0), np.zeros(d, dtype=np.intp), np.zeros(d, dtype=np.intp)
-    if code == K.HVDM and cols:
+    if code == codes.HVDM and cols:
         y = np.asarray(y)
         if y.shape != (X.shape[0],):
             raise DataError(f"y: expected {X.shape[0]} class codes, got shape {y.shape}")

@@ -13,12 +13,13 @@ import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels.neighbors import brute_rows, finalize_block, screen_block, screen_block_t, seed_thresholds
+from knnx._kernels import PARALLEL_LOCK, lazy
+
+_NEIGHBORS = lazy("knnx._kernels.neighbors")
+
 
 # Unit roundoffs of float32 and float64.
 _U32 = 2.0**-24
@@ -136,7 +137,7 @@ class _Screen:
     def seed_rows(self, st, row0, row1):
         if self.seed:
             Gs = self.Qs[row0:row1] @ self.Rs_sample.T
-            seed_thresholds(
+            _NEIGHBORS.seed_thresholds(
                 Gs, self.q2[row0:row1], self.r2_sample, self.sample, row0, self.loo, self.gamma, self.eps, self.rank,
                 st.heap[row0 - st.row0 : row1 - st.row0],
             )  # fmt: skip
@@ -148,14 +149,14 @@ class _Screen:
         """
         if transposed:
             a, b = row0 - st.row0, row0 - st.row0 + G.shape[1]
-            screen_block_t(
+            _NEIGHBORS.screen_block_t(
                 G, self.q2[row0 : row0 + G.shape[1]], self.r2, self.hf, self.eps, row0, col0, self.gamma,
                 st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
                 st.overflow[a:b],
             )  # fmt: skip
             return
         a, b = row0 - st.row0, row0 - st.row0 + G.shape[0]
-        screen_block(
+        _NEIGHBORS.screen_block(
             G, self.q2[row0 : row0 + G.shape[0]], self.r2, self.hf, self.eps, row0, col0, self.loo,
             self.gamma, st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
             st.overflow[a:b],
@@ -184,7 +185,7 @@ class _RowState:
         k = self.heap.shape[1]
         overflow = self.overflow[a:b]
         overflow[self.n_real[a:b] < k] = 1
-        finalize_block(
+        _NEIGHBORS.finalize_block(
             Q[row0:row1], R, row0, self.heap[a:b], self.cand_lo[a:b], self.cand_ind[a:b],
             self.cand_cnt[a:b], overflow, out_dist, out_ind, in_order,
         )  # fmt: skip
@@ -243,6 +244,8 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
         return st.finish(Q, R, out_dist, out_ind)
 
     starts = range(0, m, query_block)
+    import numba  # here: importing this module imports no numba (knnx._kernels.lazy)
+
     n_threads = min(numba.get_num_threads(), len(starts))
     symmetric = _symmetric(n_ref, d, k, loo)
     pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else contextlib.nullcontext()
@@ -258,7 +261,7 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
     rows = np.concatenate(fallback)
     if rows.size:
         with PARALLEL_LOCK:
-            brute_rows(Q, R, rows, loo, out_dist, out_ind)
+            _NEIGHBORS.brute_rows(Q, R, rows, loo, out_dist, out_ind)
     return True
 
 

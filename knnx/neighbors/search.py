@@ -19,13 +19,7 @@ import numbers
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
-from knnx._kernels.metrics import CHEBYSHEV, MANHATTAN, MINKOWSKI, PRECOMPUTED, metric_select_rows
-from knnx._kernels.neighbors import (
-    brute_rows,
-    reciprocal_csr,
-    select_rows,
-)
+from knnx._kernels import PARALLEL_LOCK, lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, graph_bytes
 from knnx.neighbors.metrics import fit_metric
@@ -39,6 +33,9 @@ from knnx.neighbors.screen import (
     _seeded,
     _symmetric,
 )
+
+_METRICS = lazy("knnx._kernels.metrics")
+_NEIGHBORS = lazy("knnx._kernels.neighbors")
 
 __all__ = ["kneighbors", "reciprocal_neighbors", "search_paths", "as_float_array", "check_scale"]
 
@@ -281,15 +278,15 @@ def _metric_exact(M, R, Q, loo, k):
     out_ind = np.empty((m, k), dtype=np.intp)
     if m == 0:
         return out_dist, out_ind
-    if M.code in (MANHATTAN, CHEBYSHEV, MINKOWSKI):
-        _check_power_scale(R, Q, loo, M.power if M.code == MINKOWSKI else 1.0)
-    if M.code == PRECOMPUTED:
+    if M.code in (_METRICS.MANHATTAN, _METRICS.CHEBYSHEV, _METRICS.MINKOWSKI):
+        _check_power_scale(R, Q, loo, M.power if M.code == _METRICS.MINKOWSKI else 1.0)
+    if M.code == _METRICS.PRECOMPUTED:
         R, RT = np.empty((n_ref, 0)), np.empty((0, n_ref))
     else:
         RT = np.ascontiguousarray(R.T)
     rows = np.arange(m, dtype=np.intp)
     with PARALLEL_LOCK:
-        metric_select_rows(
+        _METRICS.metric_select_rows(
             M.code, Q, R, RT, rows, loo, M.power, M.kinds, M.scale, M.vd, M.vd_off, M.n_vals,
             0, out_dist, out_ind,
         )  # fmt: skip
@@ -341,11 +338,11 @@ def _run_path(path, Q, R, k, loo, centred, out_dist, out_ind):
     rows = np.arange(Q.shape[0], dtype=np.intp)
     if path == "select":
         with PARALLEL_LOCK:
-            select_rows(Q, np.ascontiguousarray(R.T), rows, loo, out_dist, out_ind)
+            _NEIGHBORS.select_rows(Q, np.ascontiguousarray(R.T), rows, loo, out_dist, out_ind)
         return
     if path == "brute" or not _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
         with PARALLEL_LOCK:
-            brute_rows(Q, R, rows, loo, out_dist, out_ind)
+            _NEIGHBORS.brute_rows(Q, R, rows, loo, out_dist, out_ind)
 
 
 def search_paths(m, n_ref, d, k, loo):
@@ -448,4 +445,4 @@ def reciprocal_neighbors(neigh_ind, n_samples):
         raise DataError("neigh_ind: expected a 2-D array")
     if ind.size and (ind.min() < 0 or ind.max() >= n_samples):
         raise DataError(f"neigh_ind: indices must lie in [0, {n_samples})")
-    return reciprocal_csr(ind, int(n_samples))
+    return _NEIGHBORS.reciprocal_csr(ind, int(n_samples))
