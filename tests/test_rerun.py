@@ -328,3 +328,41 @@ def test_python_path_and_re_exported_classes_have_no_fingerprint(tmp_path):
         run_spec(spec, out=tmp_path / name)
         assert json.loads((tmp_path / name / rerun.STAMP).read_text())["inputs"] is None, name
         assert rerun.unchanged_run(spec, out=tmp_path / name) is None, name
+
+
+def test_a_spec_reached_through_a_link_reads_from_the_link_s_folder(tmp_path):
+    """The same spec file through a link in another folder resolves its relative CSV
+    path from that folder: another run, whatever the bytes say."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    (first / "d.csv").write_text(CSV)
+    (second / "d.csv").write_text(CSV.replace("\n7,4,1\n", "\n7,0,1\n"))
+    spec = first / "spec.yaml"
+    spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
+    (second / "spec.yaml").symlink_to(spec)
+    out = tmp_path / "out"
+    run_spec(spec, out=out)
+    assert rerun.unchanged_run(second / "spec.yaml", out=out) is None
+    assert run_spec(second / "spec.yaml", out=out).n_run == 16
+
+
+def test_another_pydantic_or_pyyaml_takes_the_full_path(done, monkeypatch):
+    spec, out, _ = done
+    real = rerun._versions
+    for name in ("pydantic", "PyYAML"):
+        monkeypatch.setattr(rerun, "_versions", lambda names, name=name: {**real(names), name: "0.0"})
+        assert rerun.unchanged_run(spec, out=out) is None
+        monkeypatch.setattr(rerun, "_versions", real)
+        assert rerun.unchanged_run(spec, out=out) is not None
+
+
+def test_override_objects_without_out_take_the_full_path(done, monkeypatch):
+    """Parsed overrides (the Python API's Override objects) may rename the spec: without
+    --out the default folder is not known from the text alone."""
+    from knnx.spec.overrides import parse_override
+
+    spec, _, _ = done
+    monkeypatch.chdir(spec.parent)
+    run_spec(spec)
+    assert rerun.unchanged_run(spec) is not None
+    assert rerun.unchanged_run(spec, overrides=[parse_override("seed=0")]) is None
