@@ -5,7 +5,13 @@ library call names that parameter (``param="by"``: ``by: unknown column 'kk'; ..
 and may mention a parameter with a value in its text (``{select=all}`` in the message,
 listed in ``mentions``: ``select='all'``). The CLI renders the same error with its
 flags (:meth:`KnnxError.render` with ``{"by": "--by", "select": "--select"}``:
-``--by: unknown column 'kk'; ...``, ``--select all``)."""
+``--by: unknown column 'kk'; ...``, ``--select all``).
+
+It also holds how knnx contains the failures of code that is not its own
+(:func:`user_fault`, :func:`describe`, :func:`exit_guard`)."""
+
+import os
+from contextlib import contextmanager
 
 
 def _restore(cls, message, param, mentions, state):
@@ -82,3 +88,89 @@ class WriteError(ResultsError):
     """The operating system refused to write an output file (a full disk, a file-size
     limit, a permission changed while running): names the path and the OS reason. What
     was written before is intact and a rerun resumes; the CLI exits with code 3."""
+
+
+# --- user code's failures ----------------------------------------------------------------
+# What code that is not knnx's (an estimator, a loader, a module named by import path)
+# may do when it fails, and how knnx reports it: any exception but Ctrl-C's
+# KeyboardInterrupt — SystemExit, GeneratorExit and subclasses of KeyboardInterrupt
+# included — is that code's failure (a failed cell, or a
+# one-line refusal during validation); Ctrl-C stays the user's.
+
+
+def user_fault(exc):
+    """True when ``exc`` (caught as BaseException around user code) is that code's
+    failure to report, False for Ctrl-C (re-raise it). Ctrl-C raises exactly
+    KeyboardInterrupt; a subclass of it can only come from the code itself."""
+    return type(exc) is not KeyboardInterrupt
+
+
+def describe(exc, limit=200):
+    """``"TypeName: first line of the message"`` for any exception, in one line of at
+    most ``limit`` characters of message, whatever the exception does (a ``__str__``
+    that raises or returns no text gives ``TypeName: (its message cannot be
+    printed)``), control characters escaped. A SystemExit reads
+    ``SystemExit: sys.exit(3) called`` (its code is not a message)."""
+    name = _type_name(exc)
+    if isinstance(exc, SystemExit):
+        try:
+            code = repr(exc.code)
+        except BaseException:  # noqa: BLE001 - a code whose repr raises
+            code = "..."
+        return f"{name}: sys.exit({code[:limit]}) called"
+    try:
+        text = str(exc)
+        if not isinstance(text, str):
+            raise TypeError
+    except BaseException:  # noqa: BLE001 - user code's __str__ may do anything
+        return f"{name}: (its message cannot be printed)"
+    first = (text.strip().splitlines() or [""])[0][:limit]
+    from knnx._text import escape_control
+
+    return f"{name}: {escape_control(first)}" if first else name
+
+
+def _type_name(exc):
+    try:
+        name = type(exc).__name__
+        return name if isinstance(name, str) else "Exception"
+    except BaseException:  # noqa: BLE001
+        return "Exception"
+
+
+class ProcessExit(BaseException):
+    """User code called ``os._exit`` in a process running cells (see :func:`exit_guard`)."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+    def __str__(self):
+        return f"os._exit({self.code!r}) called"
+
+
+@contextmanager
+def exit_guard():
+    """While user code runs (a cell, a loader or an import during validation):
+    ``os._exit`` called from this process's own code (not from a child it forked)
+    raises :class:`ProcessExit`, which fails the cell or refuses the spec, instead of
+    ending the process with the run in it. What ends a process below Python (a signal,
+    the out-of-memory killer, a C library's ``exit``) is not caught here: in a pool or
+    Dask worker the executor reports the dead worker (see :mod:`knnx.experiment.executors`).
+    Re-entrant; restored on the way out."""
+    real, owner = os._exit, os.getpid()
+    if getattr(real, "_knnx_guard", False):
+        yield
+        return
+
+    def guarded(code):
+        if os.getpid() != owner:  # a forked child ending as it should
+            real(code)
+        raise ProcessExit(code)
+
+    guarded._knnx_guard = True
+    os._exit = guarded
+    try:
+        yield
+    finally:
+        os._exit = real

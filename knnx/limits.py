@@ -12,13 +12,26 @@ machine's physical memory or of a smaller cap the system sets the process
 float32 working copies, neighbour graphs of 16 bytes per neighbour) with their
 largest transient copies; they are deliberate upper bounds to within a small factor,
 not measurements.
+
+Nesting: a spec (a YAML file, a ``--set`` value at its place, a Python dict) and the
+JSON knnx reads back (a results file's ``params``) nest at most :data:`MAX_DEPTH`
+levels, checked without recursion (:func:`too_deep`, :func:`json_too_deep`) before any
+recursive code (a YAML composer, ``json.loads``, ``copy.deepcopy``, pydantic) sees the
+value, so that no depth ends in a RecursionError; the refusal reads
+:func:`depth_problem` ("nested more than 32 levels deep").
+
+Tolerances: every tolerance (``knnx gate --atol``, ``knnx check --atol`` and
+``--atol-for``, :func:`knnx.papers.gate.gate`) follows :func:`check_tolerance`: a
+finite number >= 0.
 """
 
+import math
+import numbers
 import os
 import re
 from fractions import Fraction
 
-from knnx.errors import DataError
+from knnx.errors import DataError, KnnxError
 
 MAX_ITERATIONS = 1_000_000
 """Iterations per class of UNN and GNNB (``n_iter``, or ``theta`` times the training
@@ -50,6 +63,13 @@ MAX_SEED = 2**32 - 1
 MAX_RUNS = 1_000_000
 """Runs of an active-learning spec (datasets x strategies x repeats), as MAX_CELLS for
 run specs."""
+
+MAX_DEPTH = 32
+"""Levels of nesting of a spec and of the JSON knnx reads back: the top-level value is
+level 1, and a value inside a list or a mapping (a key too) is one level deeper than
+it; ``{"a": [1]}`` has 3. A spec as knnx writes it needs 9 at most (algorithms[i].params
+holds 5); Python's recursion limit (1000 frames) is far above, and so is the nesting at
+which PyYAML's composer or ``json.loads`` would exhaust it."""
 
 WORKER_BYTES = 256 * 2**20
 """Memory of one worker process before it loads data (measured: 224 MB resident after
@@ -162,3 +182,91 @@ def lpo_bytes(n_samples, n_features, p, k_max):
     k_max + p - 1 neighbours and the log-binomial table of (k_max + p) x p entries."""
     width = k_max + p - 1
     return graph_bytes(n_samples, width, n_samples, n_features) + 8 * (width + 1) * p
+
+
+def depth_problem():
+    """The one wording of a refused nesting depth (each reader adds the file and place)."""
+    return f"nested more than {MAX_DEPTH} levels deep"
+
+
+def too_deep(value, levels=0):
+    """The path (keys and list indices) of a value of ``value`` that lies deeper than
+    :data:`MAX_DEPTH` levels, ``value`` itself at level ``levels + 1`` (``levels``: the
+    levels above it, e.g. the path of a ``--set`` override); the first in order, or
+    None if there is none.
+
+    Dicts, lists and tuples are walked without recursion and the walk stops at the
+    first value found too deep, so a structure of any depth, or one that holds itself,
+    costs at most its values down to that level (a container met again from a level
+    no deeper than before is not walked again)."""
+    if not isinstance(value, _NESTED):
+        return () if levels + 1 > MAX_DEPTH else None
+    stack = [(value, levels + 1, None)]  # (container, its level, (parent's link, key))
+    seen = {}  # id -> the deepest level a container was walked from
+    while stack:
+        item, level, link = stack.pop()
+        if level > MAX_DEPTH:
+            return _path(link)
+        if seen.get(id(item), 0) >= level:
+            continue  # walked from as deep already: nothing new below
+        seen[id(item)] = level
+        children = list(item.items() if isinstance(item, dict) else enumerate(item))
+        if children and level + 1 > MAX_DEPTH:  # every child is too deep: the first
+            return _path((link, children[0][0]))
+        # reversed: the first child is walked first, so the path found is the first in order
+        stack.extend(
+            (child, level + 1, (link, key)) for key, child in reversed(children) if isinstance(child, _NESTED)
+        )
+    return None
+
+
+_NESTED = (dict, list, tuple)
+
+
+def _path(link):
+    """The keys of a chain of ``(parent's link, key)`` links, from the top."""
+    keys = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
+# A JSON text's tokens: a string (brackets inside it are text), a bracket, or another
+# value (a number, true, false, null; separators are skipped).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]|[^\s,:\[\]{}"]+')
+
+
+def json_too_deep(text):
+    """Whether the JSON ``text`` nests deeper than :data:`MAX_DEPTH` levels (counted as
+    :data:`MAX_DEPTH` says), found by scanning its tokens, without parsing: before
+    ``json.loads``, whose recursion a deep text exhausts. A text that is not JSON is
+    measured by its brackets all the same."""
+    if text.count("[") + text.count("{") < MAX_DEPTH:
+        return False  # each level below the last is a bracket
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif token in ("]", "}"):
+            depth = max(depth - 1, 0)
+        elif depth + 1 > MAX_DEPTH:  # a value inside the deepest container
+            return True
+    return False
+
+
+def check_tolerance(value, param):
+    """``value`` as a float if it is a finite number >= 0, the one rule of every
+    tolerance (``--atol``, ``--atol-for``'s TOL); else a KnnxError about ``param``
+    (``atol``: the CLI names it ``--atol``)."""
+    if (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    ):
+        return float(value) + 0.0  # -0.0 is 0
+    raise KnnxError(f"expected a finite number >= 0, got {value!r}", param=param)

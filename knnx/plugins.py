@@ -24,13 +24,14 @@ reference, so they must be importable; a loader is looked up again by name).
 import difflib
 import hashlib
 import importlib
-import inspect
+import json
+import os
 import re
 import sys
 from importlib import metadata
 from pathlib import Path
 
-from knnx.errors import SpecError
+from knnx.errors import SpecError, describe, exit_guard, user_fault
 
 IMPORT_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)
 
@@ -59,27 +60,33 @@ def import_object(path, base_dir=None):
 def _import_module(name, base_dir):
     top = name.split(".")[0]
     try:
-        return importlib.import_module(name)
+        with exit_guard():  # os._exit at import: a failed import, not the end of knnx
+            return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing != top or base_dir is None:
             if missing and (name == missing or name.startswith(missing + ".")):
                 raise SpecError(_not_found(name, missing, base_dir)) from None
             raise SpecError(_failed(name, exc)) from None
-    except Exception as exc:  # the user's module raised while importing: say so, in one line
+    except BaseException as exc:  # the user's module raised (or exited) while importing: one line
+        if not user_fault(exc):
+            raise
         raise SpecError(_failed(name, exc)) from None
     folder = str(Path(base_dir).resolve())
     if folder not in sys.path:
         sys.path.append(folder)  # after the installed packages: a file beside the spec shadows none
     importlib.invalidate_caches()
     try:
-        return importlib.import_module(name)
+        with exit_guard():  # os._exit at import: a failed import, not the end of knnx
+            return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing and (name == missing or name.startswith(missing + ".")):
             raise SpecError(_not_found(name, missing, base_dir)) from None
         raise SpecError(_failed(name, exc)) from None
-    except Exception as exc:
+    except BaseException as exc:
+        if not user_fault(exc):
+            raise
         raise SpecError(_failed(name, exc)) from None
 
 
@@ -89,8 +96,7 @@ def _not_found(name, missing, base_dir):
 
 
 def _failed(name, exc):
-    text = (str(exc).strip().splitlines() or [""])[0][:200]
-    return f"importing '{name}' failed: {type(exc).__name__}: {text}"
+    return f"importing '{name}' failed: {describe(exc)}"
 
 
 def add_import_dirs(folders, refresh=False):
@@ -127,33 +133,123 @@ def load_entry_point(group, name):
             f"'{name}' is offered twice in entry-point group {group}; uninstall one of the packages"
         )
     try:
-        return ep.load()
-    except Exception as exc:
-        text = (str(exc).strip().splitlines() or [""])[0][:200]
+        with exit_guard():
+            return ep.load()
+    except BaseException as exc:
+        if not user_fault(exc):
+            raise
         raise SpecError(
-            f"'{name}' from {owner} (entry point {ep.value}) failed to load: {type(exc).__name__}: {text}"
+            f"'{name}' from {owner} (entry point {ep.value}) failed to load: {describe(exc)}"
         ) from None
 
 
-def object_version(obj):
-    """What identifies the code of a class or function outside knnx, for cell hashes:
-    ``"dist==version"`` of the installed distribution that provides its top-level
-    package, else ``"sha256:..."`` of its source file (a module beside the spec: an edit
-    reruns its cells), else None."""
-    module = getattr(obj, "__module__", None) or ""
-    top = module.split(".")[0]
-    if top == "knnx":
+def object_version(obj, path=None):
+    """What identifies the code of a class or function outside knnx, for cell hashes
+    (None for knnx's own code, which is in every cell hash already):
+
+    - ``"dist==version"`` of the installed distribution that provides its top-level
+      package; for a distribution installed in place (editable), also the digest of its
+      package's files, since an edit changes no version;
+    - else ``"sha256:..."``: the digest of every file of user code the class can run
+      (:func:`user_code_digest`): the Python files of the folder its top-level module
+      was imported from and below, so that an edited helper module or a replaced
+      sourceless module reruns the cells.
+
+    ``path``: the import path the spec gave (``"pkg.mod:Name"``), whose module is
+    covered too (a class may claim another ``__module__``)."""
+    modules = [getattr(obj, "__module__", None) or ""]
+    if path:
+        modules.append(path.split(":")[0])
+    if all(m.split(".")[0] == "knnx" for m in modules):
         return None  # knnx's own code is in every cell hash already
-    dists = metadata.packages_distributions().get(top, [])
-    for dist in dists:
+    parts = []
+    for top in dict.fromkeys(m.split(".")[0] for m in modules if m.split(".")[0] != "knnx"):
+        dist = _distribution(top)
+        if dist is not None:
+            name, version, editable = dist
+            parts.append(f"{name}=={version}")
+            if not editable:
+                continue
+        parts.append("sha256:" + user_code_digest(top))
+    return " ".join(dict.fromkeys(parts))
+
+
+def _distribution(top):
+    """(name, version, editable) of the installed distribution providing the top-level
+    package ``top``, or None."""
+    for dist in metadata.packages_distributions().get(top, []):
         try:
-            return f"{dist}=={metadata.version(dist)}"
+            version = metadata.version(dist)
+            direct = metadata.distribution(dist).read_text("direct_url.json")
         except metadata.PackageNotFoundError:
             continue
-    try:
-        source = inspect.getsourcefile(obj)
-    except TypeError:
-        source = None
-    if source and Path(source).is_file():
-        return "sha256:" + hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
+        try:
+            editable = bool(json.loads(direct or "{}").get("dir_info", {}).get("editable"))
+        except (ValueError, AttributeError):
+            editable = False
+        return dist, version, editable
     return None
+
+
+# Files of user code hashed for a cell key: Python sources, sourceless modules and
+# extension modules; at most this many under one folder (a folder holding more is
+# not a method's code: one line asks to move the code into a folder of its own).
+CODE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
+SKIPPED_FOLDERS = ("__pycache__", "site-packages", "dist-packages", "node_modules")
+MAX_CODE_FILES = 10_000
+
+
+def user_code_digest(module):
+    """sha256 (16 hex digits) of the user code a module can run: every Python file of
+    the folder its top-level module or package was imported from (the spec's folder, a
+    ``python_path`` folder, any folder on the path) and of the folders below it, so
+    that the module's package and the helper modules beside it are covered. Files are
+    Python sources, sourceless ``.pyc`` and extension modules (:data:`CODE_SUFFIXES`);
+    caches (``__pycache__``), hidden folders, virtual environments and ``site-packages``
+    are skipped; links to folders are followed (each folder once). Each file enters
+    with its path relative to the folder, so a moved file counts as a change. A module
+    that has no file (built in, or made in memory) enters by its name only. SpecError when the folder holds more than
+    :data:`MAX_CODE_FILES` such files."""
+    top = sys.modules.get(module.split(".")[0])
+    digest = hashlib.sha256(module.encode())
+    places = list(getattr(top, "__path__", None) or [])
+    if not places and getattr(top, "__file__", None):
+        places = [top.__file__]
+    for folder in sorted({Path(os.path.abspath(p)).parent for p in places}):  # as imported: links kept
+        for rel, data in _code_files(folder, module):
+            digest.update(len(rel).to_bytes(4, "little") + rel.encode())
+            digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()[:16]
+
+
+def _code_files(folder, module):
+    """(relative path, bytes) of each code file under ``folder``, sorted by path."""
+    found, seen = [], {os.path.realpath(folder)}
+    for root, dirs, files in os.walk(folder, followlinks=True):  # a linked package is code too
+        here = Path(root)
+        kept = []
+        for d in sorted(dirs):
+            real = os.path.realpath(here / d)
+            if (
+                d.startswith(".")
+                or d in SKIPPED_FOLDERS
+                or (here / d / "pyvenv.cfg").exists()
+                or real in seen
+            ):
+                continue  # not code, or a folder met before through a link (a loop)
+            seen.add(real)
+            kept.append(d)
+        dirs[:] = kept
+        found += [here / f for f in files if f.endswith(CODE_SUFFIXES)]
+        if len(found) > MAX_CODE_FILES:
+            raise SpecError(
+                f"the code of '{module}' cannot be fingerprinted: {folder} holds more than {MAX_CODE_FILES} "
+                "Python files; move the method's code into a folder of its own and name it in python_path"
+            )
+    out = []
+    for file in sorted(found):
+        try:
+            out.append((file.relative_to(folder).as_posix(), file.read_bytes()))
+        except OSError:
+            continue  # vanished or unreadable: not code the cell can run
+    return out

@@ -11,7 +11,8 @@ is the whole fit, for a tuned cell (``tune:``) the inner search plus the refit;
 part's ``predict``. Compilation is in none of them (the warm-up, see
 :mod:`knnx.experiment.runner`). A file older than ``tune_seconds`` reads NaN there.
 
-``params`` and ``protocol`` are canonical JSON (sorted keys). ``seed`` is the
+``params`` and ``protocol`` are canonical JSON (sorted keys); a ``params`` cell nested
+deeper than :data:`knnx.limits.MAX_DEPTH` levels is refused when read. ``seed`` is the
 spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
 An active-learning run (``kind: active``) adds the column ``round`` after these: a
 cell (one loop) has one row per (round, metric).
@@ -48,6 +49,7 @@ import pandas as pd
 
 from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
+from knnx.limits import depth_problem, json_too_deep
 from knnx.writing import (  # noqa: F401 (re-exported)
     OUTPUT_FILES,
     _replacing,
@@ -143,7 +145,7 @@ def param_text(value):
 def _params_of(text, cache):
     if text not in cache:
         try:
-            value = json.loads(text)
+            value = None if json_too_deep(text) else json.loads(text)  # see _check_params
         except ValueError:
             value = None
         cache[text] = value if isinstance(value, dict) else {}  # hand-edited: no parameter columns
@@ -366,6 +368,41 @@ def _read_table(source, path, columns, what):
     return frame
 
 
+def _check_params(texts, path):
+    """ResultsError naming the first ``params`` cell nested deeper than the limit (its JSON
+    would exhaust the recursion of ``json.loads`` and of every reader after it) or holding
+    a lone surrogate (no text can be written with it), or a file whose cells name more
+    than :data:`MAX_PARAM_NAMES` parameters (one column each)."""
+    deep = {text for text in set(texts) if json_too_deep(text)}  # each text scanned once
+    if deep:
+        line = next(i for i, text in enumerate(texts) if text in deep) + 2
+        raise ResultsError(f"{path}: column 'params' line {line}: {depth_problem()}")
+    bad = {text for text in set(texts) if "\\u" in text and not _encodable(text)}
+    if bad:  # a lone surrogate escaped in the JSON: no text can hold it
+        line = next(i for i, text in enumerate(texts) if text in bad) + 2
+        raise ResultsError(
+            f"{path}: column 'params' line {line}: a \\u escape that is no character (a lone surrogate)"
+        )
+    names = param_names(texts)
+    if len(names) > MAX_PARAM_NAMES:
+        raise ResultsError(
+            f"{path}: column 'params' holds {len(names)} parameter names; at most {MAX_PARAM_NAMES}"
+        )
+
+
+# Distinct parameter names a results file may hold (each becomes a column): knnx's
+# estimators have at most 15, a scikit-learn estimator dozens.
+MAX_PARAM_NAMES = 500
+
+
+def _encodable(text):
+    try:
+        json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return True
+
+
 def _parse(source, path):
     frame = _read_table(source, path, [c for c in COLUMNS if c not in OPTIONAL_COLUMNS], "results")
     for col in OPTIONAL_COLUMNS:
@@ -378,6 +415,7 @@ def _parse(source, path):
         frame = frame[[*COLUMNS, ROUND]]
     else:
         frame = frame[COLUMNS]  # parameter columns are derived from params, never trusted
+    _check_params(frame["params"].tolist(), path)
     names = param_names(frame["params"])
     cache = {}
     parsed = [_params_of(t, cache) for t in frame["params"]]
@@ -518,6 +556,37 @@ def recover_curves(path, complete, columns=CURVE_COLUMNS, what="curves"):
     keep = [cell in complete for cell in CellId.of_frame(frame)]
     frame = frame[np.asarray(keep, dtype=bool)]
     atomic_write_text(path, rows_to_csv(frame[columns].to_dict("records"), header=True, columns=columns))
+
+
+_JSON_KINDS = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number"}
+
+
+def json_kind(value):
+    """What a JSON value is, for a message: ``an object``, ``a list``, ``null``, ..."""
+    return "null" if value is None else _JSON_KINDS.get(type(value), "a number")
+
+
+def read_json(path, what, check=None, hint=""):
+    """The value of the JSON file ``path`` that knnx wrote (its ``what``: environment,
+    timing). ResultsError ``PATH: not a knnx WHAT file (PROBLEM)HINT``, one line, when
+    it is not UTF-8, not JSON, nested deeper than :data:`knnx.limits.MAX_DEPTH` levels
+    (checked before parsing), or when ``check(value)`` returns a problem (a text)."""
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+        problem = depth_problem() if json_too_deep(text) else None
+        value = None if problem else json.loads(text)
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text at byte {exc.start}"
+    except json.JSONDecodeError as exc:
+        problem = f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+    except ValueError as exc:  # an integer of more digits than Python converts
+        problem = f"not JSON: {str(exc).splitlines()[0]}"
+    if problem is None and check is not None:
+        problem = check(value)
+    if problem is not None:
+        raise ResultsError(f"{path}: not a knnx {what} file ({problem}){hint}")
+    return value
 
 
 def read_warnings(path):

@@ -540,7 +540,7 @@ def test_tuning_over_a_metric_grid():
     X = np.nan_to_num(X)  # euclidean and manhattan have no missing-value rule
     settings = tuple({"k": 3, "metric": m, "nominal": None} for m in ("euclidean", "manhattan", "hvdm"))
     task = TuneTask(cv=3, metric="error", settings=settings, seed=0)
-    best, chosen = tune(
+    best, chosen, failed = tune(
         lambda s: KNNClassifier(**s), task, {"metric": ["euclidean", "manhattan", "hvdm"]}, X, y, 3
     )
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
@@ -548,6 +548,7 @@ def test_tuning_over_a_metric_grid():
         np.mean([np.mean(KNNClassifier(**s).fit(X[a], y[a]).predict(X[b]) == y[b]) for a, b in folds])
         for s in settings
     ]
+    assert failed == 0
     assert best == settings[int(np.argmax(means))]
     assert chosen == {"metric": float(np.argmax(means))}
 

@@ -10,6 +10,10 @@ The commands live in modules by theme (:mod:`knnx.cli.running`, :mod:`knnx.cli.r
 ``knnx --help`` lists them.
 """
 
+import os
+import sys
+import threading
+
 from knnx.cli import data, results, running
 from knnx.cli.core import app
 
@@ -29,4 +33,25 @@ COMMANDS = [
 for _name, _command in COMMANDS:
     app.command(_name)(_command)
 
-__all__ = ["app"]
+
+def main(args=None):
+    """The ``knnx`` command: :data:`app`, then the process ends with the command's exit
+    code even when user code (an estimator, a loader, a module named by import path)
+    left a thread running that is not a daemon, which Python would wait for forever.
+    The command's work is done by then: its files are written and its lock released."""
+    try:
+        app(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+    raise SystemExit(code)
+
+
+__all__ = ["app", "main"]

@@ -1,6 +1,6 @@
 """``python -m knnx.cli``: the knnx command line."""
 
-from knnx.cli import app
+from knnx.cli import main
 
 if __name__ == "__main__":
-    app()
+    main()

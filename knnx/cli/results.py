@@ -1,6 +1,5 @@
 """Commands on a run's results: ``knnx table``, ``compare``, ``report``, ``check`` and ``plot``."""
 
-import math
 import sys
 from pathlib import Path
 
@@ -143,34 +142,40 @@ def report(
 
 
 def _parse_atol_for(items):
-    """{algorithm: tolerance} from ``--atol-for ALGORITHM=TOL`` options (one-line errors)."""
+    """{algorithm: tolerance} from ``--atol-for ALGORITHM=TOL`` options, each TOL by the rule
+    of every tolerance (:func:`knnx.limits.check_tolerance`); one-line errors."""
+    from knnx.limits import check_tolerance
+
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
         try:
-            tol = float(value) if sep and name.strip() else None
-        except ValueError:
-            tol = None
-        if tol is None or not tol >= 0 or tol == float("inf"):
-            raise KnnxError(f"--atol-for: expected ALGORITHM=TOL with a finite TOL >= 0, got '{item}'")
-        out[name.strip()] = tol
+            if not (sep and name.strip()):
+                raise ValueError(item)
+            out[name.strip()] = check_tolerance(float(value), "atol_for")
+        except (ValueError, KnnxError):
+            raise KnnxError(
+                f"expected ALGORITHM=TOL with a finite TOL >= 0, got '{item}'", param="atol_for"
+            ) from None
     return out
 
 
 def check(
     results: Path = typer.Argument(..., help="A results.csv file."),
     reference: Path = typer.Option(..., "--reference", help="Committed reference results."),
-    atol: float = typer.Option(0.01, "--atol", min=0.0, help="Largest allowed |mean - reference mean|."),
+    atol: float = typer.Option(
+        0.01, "--atol", help="Largest allowed |mean - reference mean| (a finite number >= 0)."
+    ),
     atol_for: list[str] = typer.Option(
         None, "--atol-for", help="ALGORITHM=TOL: another tolerance for one algorithm's groups (repeatable)."
     ),
 ):
     """Compare per-group means with reference results; exit 1 listing every group that moved."""
+    from knnx.limits import check_tolerance
     from knnx.reporting.summaries import check_against_reference, new_groups
 
     with reported():
-        if not math.isfinite(atol):
-            raise KnnxError(f"--atol: expected a finite number >= 0, got {atol}")
+        atol = check_tolerance(atol, "atol")
         per_algorithm = _parse_atol_for(atol_for or [])
         require_file(results, "RESULTS")
         require_file(reference, "--reference")

@@ -95,15 +95,19 @@ def gate(
         Path("results/reference"), "--reference-dir", help="Committed references."
     ),
     out: Path = typer.Option(Path("results/regress"), "--out", help="Results root (one folder per spec)."),
-    atol: float = typer.Option(0.0, "--atol", min=0.0, help="Tolerance of knnx's own algorithms."),
+    atol: float = typer.Option(
+        0.0, "--atol", help="Tolerance of knnx's own algorithms (a finite number >= 0)."
+    ),
 ):
     """The regression gate: run every regress_*.yaml of --specs from scratch and check it against its reference."""
     import time
 
+    from knnx.limits import check_tolerance
     from knnx.papers.gate import find_specs
     from knnx.papers.gate import gate as run_gate
 
     with reported():
+        atol = check_tolerance(atol, "atol")  # the rule of every tolerance, before anything runs
         found = find_specs(specs, words or ())
         if not found:
             raise KnnxError(

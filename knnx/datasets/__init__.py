@@ -18,11 +18,16 @@ Registries (greppable, and every key is exercised by the tests):
 
 Every form also takes ``id`` (the name written in results). A loader function returns
 ``(X, y)`` or a :class:`Dataset`; it receives ``seed`` (an int drawn from the spec's
-seed) when it has such a parameter and the entry does not set it. Its data are checked
-as a CSV file's are (shapes, finite numbers, at least two classes). A Dataset it
+seed) when it has such a parameter and the entry does not set it. A Dataset it
 returns may type its columns: ``nominal`` (the columns of category codes 0, 1, ...)
 or ``precomputed=True`` (X is the square matrix of the distances between its rows,
-non-negative; see :class:`Dataset`).
+non-negative; see :class:`Dataset`), and keeps its ``split`` and ``partitions``.
+
+Every dataset, whatever its form, passes one check before it is returned
+(:func:`knnx.datasets.checks.check_dataset`: shapes, finite numbers, class codes
+within ``classes`` and two classes present, class names none missing nor repeated,
+the split's and partitions' row indices), with one missing-label rule for every
+source (:func:`knnx.datasets._base.label_problem`).
 
 Bundled, suite and CSV entries take ``categorical: keep`` (each nominal attribute one
 column of category codes, listed in ``Dataset.nominal``) and ``missing: keep``
@@ -43,12 +48,14 @@ from functools import partial
 import numpy as np
 
 from knnx._text import describe_control, find_control, find_leaf
+from knnx.datasets import checks
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
+from knnx.datasets.checks import as_dataset, check_dataset
 from knnx.datasets.suites import SUITES, check_suite_entry, expand_suite, is_suite_dataset, load_suite_dataset
 from knnx.datasets.synthetic import GENERATORS
 from knnx.datasets.tabular import load_csv
-from knnx.errors import DataError
+from knnx.errors import DataError, describe, exit_guard, user_fault
 from knnx.plugins import DATASET_GROUP, entry_point_names, import_object, load_entry_point
 
 __all__ = [
@@ -68,6 +75,7 @@ __all__ = [
     "register_dataset",
     "expand_entry",
     "as_dataset",
+    "check_dataset",
     "SUITES",
     "load_suite_dataset",
 ]
@@ -284,7 +292,8 @@ def _loader_for(name):
 
 def _call_loader(fn, options, seed, where):
     """``fn(**options)`` (with ``seed`` if it takes one and ``options`` lacks it); one
-    DataError line for whatever it raises."""
+    DataError line for whatever it raises (:func:`knnx.errors.describe`; ``sys.exit``
+    included, Ctrl-C excepted)."""
     kwargs = dict(options)
     try:
         takes = inspect.signature(fn).parameters
@@ -305,118 +314,23 @@ def _call_loader(fn, options, seed, where):
         known = ", ".join(k for k, p in takes.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL)
         raise DataError(f"{where}: unknown parameter '{unknown[0]}'; known: {known or 'none'}")
     try:
-        return fn(**kwargs)
+        with exit_guard():  # os._exit in the loader: its failure, not the end of knnx
+            return fn(**kwargs)
     except DataError:
         raise
-    except Exception as exc:
-        text = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise DataError(f"{where}: the loader raised {type(exc).__name__}: {text}") from None
-
-
-def as_dataset(result, name, where):
-    """A loader's result (``(X, y)`` or a Dataset) as a checked Dataset named ``name``:
-    X a 2-D array of finite numbers, y one label per row, at least two classes."""
-    from dataclasses import replace
-
-    from knnx.errors import KnnxError
-
-    if isinstance(result, Dataset):
-        X, labels, classes = result.X, None, result.classes
-        codes = np.asarray(result.y)
-    elif isinstance(result, tuple | list) and len(result) == 2:
-        X, labels = result
-        codes = classes = None
-    else:
-        raise DataError(f"{where}: a loader returns (X, y) or a knnx Dataset, got {type(result).__name__}")
-    try:
-        raw = np.asarray(X)
-        if raw.dtype.kind not in "biuf":  # text or objects: a loader returns numbers, as a CSV file holds
-            raise TypeError(raw.dtype)
-        X = raw.astype(np.float64)
-    except (TypeError, ValueError, OverflowError):
-        kind = getattr(locals().get("raw"), "dtype", "?")
-        raise DataError(
-            f"{where}: X must hold numbers (int, float or bool), got values of dtype {kind}"
-        ) from None
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(
-            f"{where}: X must be a 2-D array with at least one row and one column, got shape {X.shape}"
-        )
-    bad = np.argwhere(~np.isfinite(X))
-    if len(bad):
-        r, c = (int(v) for v in bad[0])
-        raise DataError(f"{where}: X row {r} column {c} is {X[r, c]}; values must be finite numbers")
-    if codes is None:
-        labels = np.asarray(labels, dtype=object)
-        if labels.ndim != 1 or len(labels) != X.shape[0]:
-            raise DataError(
-                f"{where}: y must hold one label per row of X ({X.shape[0]}), got shape {labels.shape}"
-            )
-        codes, classes = encode_labels(labels, where)
-    elif codes.shape != (X.shape[0],):
-        raise DataError(
-            f"{where}: y must hold one label per row of X ({X.shape[0]}), got shape {codes.shape}"
-        )
-    if len(np.unique(codes)) < 2:
-        raise DataError(
-            f"{where}: a single class ('{classes[int(codes[0])]}'); a classifier needs at least two"
-        )
-    if isinstance(result, Dataset):
-        try:
-            ds = make_dataset(
-                name, X, codes, classes, result.feature_names, result.split, result.posterior, result.metadata
-            )
-        except KnnxError:
+    except BaseException as exc:  # noqa: BLE001 - sys.exit or an unprintable error of user code too
+        if not user_fault(exc):
             raise
-        return replace(ds, name=name, **_types(result, X, where))
-    return make_dataset(
-        name, X, codes, classes, [f"x{j}" for j in range(X.shape[1])], metadata={"source": where}
-    )
-
-
-def _types(result, X, where):
-    """The column types of a loader's Dataset (``nominal``, ``precomputed``), checked
-    against its X: nominal columns in range holding codes 0, 1, ...; a distance matrix
-    square and non-negative, without nominal columns."""
-    precomputed = result.precomputed
-    if not isinstance(precomputed, bool | np.bool_):
-        raise DataError(f"{where}: precomputed must be True or False, got {precomputed!r}")
-    try:
-        nominal = tuple(sorted({int(j) for j in result.nominal}))
-        if any(not isinstance(j, int | np.integer) or isinstance(j, bool) for j in result.nominal):
-            raise TypeError
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: nominal must list column indices of X, got {result.nominal!r}") from None
-    if precomputed:
-        if nominal:
-            raise DataError(f"{where}: a precomputed distance matrix has no nominal columns")
-        if X.shape[0] != X.shape[1]:
-            raise DataError(
-                f"{where}: precomputed: X must be the square matrix of the distances between the rows, "
-                f"got shape {X.shape}"
-            )
-        if (X < 0).any():
-            r, c = (int(v) for v in np.argwhere(X < 0)[0])
-            raise DataError(f"{where}: precomputed: X row {r} column {c} is {X[r, c]}; distances are >= 0")
-    for j in nominal:
-        if not 0 <= j < X.shape[1]:
-            raise DataError(f"{where}: nominal column {j} is not a column of X ({X.shape[1]} columns)")
-        col = X[:, j]
-        bad = (col < 0) | (col != np.floor(col))
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"{where}: nominal column {j} holds {col[r]} at row {r}; expected a category code 0, 1, 2, ..."
-            )
-    return {"nominal": nominal, "precomputed": bool(precomputed)}
+        raise DataError(f"{where}: the loader raised {describe(exc, 200)}") from None
 
 
 def _load_named(body, label, seed):
-    """The dataset of a ``{"name": ...}`` entry: a suite dataset, a registered or plugin
-    loader's, or a bundled one."""
+    """``(dataset, where)`` of a ``{"name": ...}`` entry: a suite dataset, a registered or
+    plugin loader's (checked by :func:`as_dataset`), or a bundled one."""
     name = body.pop("name")
+    where = f"dataset '{name}'"
     if is_suite_dataset(name):
-        return load_suite_dataset(name, **body)
+        return load_suite_dataset(name, **body), where
     if name not in BUNDLED:
         fn = _loader_for(name)
         if fn is None:
@@ -425,10 +339,10 @@ def _load_named(body, label, seed):
                 f"unknown dataset '{name}'; known: {', '.join(known)}, and the suites' datasets "
                 "(knnx datasets --suite keel-standard)"
             )
-        return as_dataset(_call_loader(fn, body, seed, f"dataset '{name}'"), label, f"dataset '{name}'")
+        return as_dataset(_call_loader(fn, body, seed, where), label, where), None
     if "seed" in body:  # the subsample of max_rows follows the spec's seed
         raise DataError(f"{name}: unknown option 'seed'; bundled datasets are seeded by the spec")
-    return load_bundled(name, seed=seed, **body)
+    return load_bundled(name, seed=seed, **body), where
 
 
 def load_dataset(entry, *, seed=0, base_dir=None):
@@ -467,7 +381,9 @@ def load_dataset(entry, *, seed=0, base_dir=None):
             f"suite {body['suite']}: a suite stands for many datasets; list it under datasets: in a spec"
         )
     if form == "name":
-        ds = _load_named(body, label, seed)
+        ds, where = _load_named(body, label, seed)
+        if where is None:  # a registered or plugin loader's data: checked as a loader's
+            return ds
     elif form == "csv":
         unknown = sorted(set(body) - set(_CSV_KEYS))
         if unknown:
@@ -476,6 +392,7 @@ def load_dataset(entry, *, seed=0, base_dir=None):
         if base_dir is not None and not path.is_absolute():
             path = Path(base_dir) / path
         ds = load_csv(path, body.pop("label", "label"), **body)
+        where = str(path)
     else:
         gen = body.pop("synthetic")
         if gen not in GENERATORS:
@@ -500,7 +417,10 @@ def load_dataset(entry, *, seed=0, base_dir=None):
             raise DataError(
                 f"synthetic {gen}: the parameters give values beyond float64 (inf or NaN); rescale them"
             )
-    return replace(ds, name=label)
+        where = f"synthetic {gen}"
+    # Every source's data pass the one check a loader's do (NaN only where kept missing).
+    keep = ds.metadata.get("options", {}).get("missing") == "keep"
+    return checks.check_dataset(replace(ds, name=label), where, missing_ok=keep)
 
 
 def describe_bundled():

@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from knnx.errors import DataError
 
@@ -133,6 +134,40 @@ def _number(label):
         return None
 
 
+def _is_na(value):
+    """A missing value as Python, NumPy and pandas write one: None, a NaN (float,
+    NumPy, Decimal), ``pandas.NA``, ``pandas.NaT`` or NumPy's ``NaT``."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, float | complex | np.inexact):
+        return bool(np.isnan(value))
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return bool(np.isnat(value))
+    return False
+
+
+def label_problem(value):
+    """Why ``value`` cannot be a class label, or None: the one missing-label rule of
+    every source (a CSV file's label column, a loader's ``y``, a Dataset's ``classes``,
+    a suite's labels).
+
+    Missing (``"missing class label"``): a missing value (None, a NaN, ``pandas.NA``,
+    ``NaT``) and an empty or blank text. Refused as reading as missing: a text that
+    is NaN in any case and sign, spaces around (``nan``, ``+nan``, `` -NaN``), which
+    pandas, NumPy and ``float()`` read as a missing value. Any other label is a class
+    (``NA``, ``None`` as text, ``?`` are names)."""
+    if _is_na(value):
+        return "missing class label"
+    if isinstance(value, str):
+        if not value.strip():
+            return "missing class label"
+        if value.strip().lower().lstrip("+-") == "nan":
+            return f"class label {value!r} reads as a missing label; give the class"
+    return None
+
+
 def encode_labels(labels, where):
     """Map labels to codes 0..C-1 by a rule that depends on the labels only.
 
@@ -146,12 +181,15 @@ def encode_labels(labels, where):
     spellings of one number (``1``, ``01``, ``1.0``, `` 1``) would make two classes
     that sort as one: they are refused with a DataError naming both.
 
-    Returns (y, classes). ``where`` names the source for error messages.
+    A missing label (:func:`label_problem`) is refused with a DataError naming its
+    position (``y[3]``). Returns (y, classes). ``where`` names the source for error
+    messages.
     """
     labels = np.asarray(labels, dtype=object)
-    missing = [i for i, v in enumerate(labels) if v is None or (isinstance(v, float) and np.isnan(v))]
-    if missing:
-        raise DataError(f"{where}: missing class label at data row {missing[0] + 1}")
+    for i, value in enumerate(labels):
+        problem = label_problem(value)
+        if problem is not None:
+            raise DataError(f"{where}: y[{i}]: {problem}")
     text = np.array([str(v) for v in labels], dtype=object)
     numbers, words, spelling = [], [], {}
     for label in dict.fromkeys(text):  # distinct labels, in order of first appearance

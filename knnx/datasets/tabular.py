@@ -10,7 +10,8 @@ a saved row index); no label column, or nothing besides it; a text cell in a
 numeric column; a missing-value marker (``nan``, ``NaN``, ``NA``, ``N/A``,
 ``null``, ``None``, ``?``) in a numeric column, since only an empty cell is a
 missing value; an infinite value (``inf``, ``-inf``, ``1e400``); an empty label
-cell or a label spelled ``nan``; a label column holding a single class.
+cell, a blank one, or a label spelled ``nan`` (the missing-label rule of every source,
+:func:`knnx.datasets._base.label_problem`); a label column holding a single class.
 
 Accepted as they are: duplicate rows (kept: they count as separate points, at
 distance 0 from each other), zero-variance (constant) columns (kept: they add 0 to
@@ -53,7 +54,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from knnx.datasets._base import Attribute, encode_labels, make_dataset
+from knnx.datasets._base import Attribute, encode_labels, label_problem, make_dataset
 from knnx.errors import DataError
 from knnx.limits import check_memory
 
@@ -318,13 +319,12 @@ def _read_parts(paths, label):
 
 
 def _check_labels(labels, label, at):
+    """DataError naming the line of the first missing label (an empty cell is NaN here;
+    the rule of every source, :func:`knnx.datasets._base.label_problem`)."""
     for row, value in enumerate(labels):
-        if not isinstance(value, str):
-            raise DataError(f"{at(row, label)}: missing class label")
-        if value.strip().lower().lstrip("+-") == "nan":
-            raise DataError(
-                f"{at(row, label)}: class label {value!r} reads as a missing label; give the class"
-            )
+        problem = label_problem(value)
+        if problem is not None:
+            raise DataError(f"{at(row, label)}: {problem}")
 
 
 def _encode_features(features, at, text_allowed, categorical, declared=None):

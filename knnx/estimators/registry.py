@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from knnx._text import find_leaf
-from knnx.errors import SpecError
+from knnx.errors import SpecError, describe, exit_guard, user_fault
 from knnx.estimators.baselines import (
     ITMLKNN,
     SVMRBF,
@@ -174,16 +174,19 @@ def classifier_problem(cls):
     if missing:
         return f"is not a scikit-learn-compatible classifier (no {', '.join(missing)})"
     try:
-        instance = cls()
-    except Exception as exc:
-        text = (str(exc).strip().splitlines() or [""])[0][:120]
-        return f"cannot be made with its defaults ({type(exc).__name__}: {text}); every parameter needs a default"
+        with exit_guard():
+            instance = cls()
+    except BaseException as exc:  # noqa: BLE001 - user code: sys.exit included
+        if not user_fault(exc):
+            raise
+        return f"cannot be made with its defaults ({describe(exc, 120)}); every parameter needs a default"
     try:
         params = instance.get_params(deep=False)
-    except Exception as exc:
-        text = (str(exc).strip().splitlines() or [""])[0][:120]
+    except BaseException as exc:  # noqa: BLE001
+        if not user_fault(exc):
+            raise
         return (
-            f"get_params() fails ({type(exc).__name__}: {text}); scikit-learn's convention: __init__ stores "
+            f"get_params() fails ({describe(exc, 120)}); scikit-learn's convention: __init__ stores "
             "each parameter, unchanged, as an attribute of the same name"
         )
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
@@ -196,13 +199,15 @@ def classifier_problem(cls):
         try:
             if test(instance):
                 return f"is {what}, not a classifier"
-        except Exception:
-            continue
+        except BaseException as exc:  # noqa: BLE001 - a tag that fails: judged by fit
+            if not user_fault(exc):
+                raise
     try:
         if not is_classifier(instance) and getattr(instance, "_estimator_type", "classifier") != "classifier":
             return "is not a classifier"
-    except Exception:
-        pass
+    except BaseException as exc:  # noqa: BLE001
+        if not user_fault(exc):
+            raise
     return None
 
 
@@ -347,7 +352,7 @@ def resolve_algorithm(entry, base_dir=None):
             entry.get("id") or path.rsplit(":", 1)[1].rsplit(".", 1)[-1],
             cls,
             path=path,
-            version=object_version(cls),
+            version=object_version(cls, path),
         )
     if name in ALIASES:
         target, fixed = ALIASES[name]

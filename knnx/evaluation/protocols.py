@@ -54,7 +54,8 @@ def predefined(dataset, seedseq):
 
 def partitions(dataset, seedseq, scheme="10-fold"):
     """The source's own partition ``scheme`` (KEEL's ``10-fold``): fold f tests the
-    rows the source puts in its f-th test file and trains on the others (repeat 0)."""
+    rows the source puts in its f-th test file and trains on the others (repeat 0).
+    SpecError if a fold tests no row or trains on none."""
     if scheme not in dataset.partitions:
         have = ", ".join(dataset.partitions) or "none"
         raise SpecError(
@@ -63,7 +64,15 @@ def partitions(dataset, seedseq, scheme="10-fold"):
         )
     fold_of = dataset.partitions[scheme]
     k = int(scheme.split("-")[0])
-    return [Split(0, f, np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(k)]
+    splits = [Split(0, f, np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(k)]
+    for s in splits:  # rows dropped for their missing values may leave a fold without any
+        for part, what in ((s.test, "tests"), (s.train, "trains on")):
+            if len(part) == 0:
+                raise SpecError(
+                    f"protocol.kind partitions: fold {s.fold} of the {scheme} partition of dataset "
+                    f"'{dataset.name}' {what} no row; use kfold"
+                )
+    return splits
 
 
 def kfold(dataset, seedseq, folds=5, repeats=1, stratified=True):

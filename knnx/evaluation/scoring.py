@@ -7,6 +7,7 @@ matrix over them, or raise ValueError (the cell fails) saying what was wrong.
 
 import numpy as np
 
+from knnx._text import find_control
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 
 
@@ -29,6 +30,51 @@ def check_predictions(y_pred, n, n_classes):
     if len(codes) and (codes.min() < 0 or codes.max() >= n_classes):
         bad = int(codes[(codes < 0) | (codes >= n_classes)][0])
         raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
+
+
+# Rows a cell may write besides its metrics whatever the estimator: a reported quantity
+# may not take their names (nor a metric's), and its names become column headings and
+# figure file names: short, without control characters, a bounded number of them.
+RESERVED_ROWS = ("tune_failed_settings",)
+MAX_REPORTED = 100
+MAX_REPORTED_NAME = 100
+
+
+def reported_scores(estimator, taken=()):
+    """``[(name, value)]`` of the quantities a fitted estimator reports about its fit
+    (its ``reported_`` mapping, e.g. ``{"chosen_k": 5.0}``), written as rows beside the
+    metrics; ValueError (the cell fails) when they could be mistaken for them: a name
+    that is not a non-empty text, that is the name of a metric (any of knnx's, whether
+    or not this spec asks for it) or of a row the cell writes already (``taken``), or a
+    value that is not a real number (a bool counts as 0 or 1; NaN is kept); a name longer
+    than :data:`MAX_REPORTED_NAME` or holding a control character, or more than
+    :data:`MAX_REPORTED` of them. :data:`RESERVED_ROWS` are taken in every cell."""
+    reported = getattr(estimator, "reported_", None)
+    if reported is None:
+        return []
+    if not isinstance(reported, dict):
+        raise ValueError(f"reported_ is a {type(reported).__name__}, not a dict of names to numbers")
+    if len(reported) > MAX_REPORTED:
+        raise ValueError(f"reported_ holds {len(reported)} quantities; at most {MAX_REPORTED}")
+    out = []
+    for name, value in reported.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"reported_ has the name {name!r}; names are non-empty texts")
+        if len(name) > MAX_REPORTED_NAME or find_control(name) is not None:
+            raise ValueError(
+                f"reported_ has the name {name[:40]!r}{'...' if len(name) > 40 else ''}; names are at most "
+                f"{MAX_REPORTED_NAME} characters, without control characters"
+            )
+        if name in METRICS or name in taken or name in RESERVED_ROWS:
+            what = "a metric's" if name in METRICS else "another row's"
+            raise ValueError(
+                f"reported_ names {name!r}, which is {what} name: a reported quantity would be read as it; "
+                "name it otherwise"
+            )
+        if not isinstance(value, int | float | np.integer | np.floating | np.bool_):
+            raise ValueError(f"reported_[{name!r}] is {type(value).__name__}, not a number")
+        out.append((name, float(value)))
+    return out
 
 
 def proba_on_codes(estimator, X, n_classes):

@@ -1,9 +1,11 @@
 """Nested tuning: a setting chosen on stratified inner folds of one training part."""
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from knnx.errors import describe, user_fault
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
 from knnx.evaluation.scoring import proba_on_codes
 
@@ -24,44 +26,92 @@ def tune(make, task, grid, X, y, n_classes):
     """Choose a setting of a tuned cell on stratified inner folds of its training part.
 
     As scikit-learn's ``GridSearchCV(cls(), grid, cv=StratifiedKFold(cv, shuffle=True,
-    random_state=seed))``: each setting (``make(setting)`` builds its unfitted
-    estimator) is fitted on every inner training fold and scored on the held-out fold
-    (``error`` and ``accuracy`` by accuracy, any other metric by its value, negated when
-    lower is better); the setting with the highest mean score wins, the first in
-    ParameterGrid order on a tie. A metric undefined (NaN) on an inner fold (``auc`` on
-    a held-out part of a single class: NaN for every setting alike) raises ValueError,
-    the cell fails, rather than choose among settings that all score NaN. Returns the
-    setting and ``{name: chosen value}`` for the parameters of ``grid`` that vary (a
-    number as itself, another value by its position in the spec's list)."""
-    from sklearn.metrics import accuracy_score
+    random_state=seed), error_score=np.nan)``: each setting (``make(setting)`` builds
+    its unfitted estimator) is fitted on every inner training fold and scored on the
+    held-out fold (``error`` and ``accuracy`` by accuracy, any other metric by its
+    value, negated when lower is better); the setting with the highest mean score wins,
+    the first in ParameterGrid order on a tie.
+
+    A setting whose construction, fit, predict or scoring raises on an inner fold (any
+    exception, ``sys.exit`` included) failed: it scores NaN and is not chosen (a
+    FitFailedWarning names it and its error), as GridSearchCV's ``error_score=np.nan``;
+    when every setting fails, ValueError, the cell fails, naming how many and the first
+    error (:func:`knnx.errors.describe`). A MemoryError or Ctrl-C is no setting's
+    failure: it propagates. A metric undefined (NaN) on an inner fold for a setting that
+    did not fail (``auc`` on a held-out part of a single class: NaN for every setting
+    alike) raises ValueError, the cell fails, rather than choose among settings that
+    all score NaN.
+
+    Returns ``(best, chosen, failed)``: the setting, ``{name: chosen value}`` for the
+    parameters of ``grid`` that vary (a number as itself, another value by its position
+    in the spec's list), and the number of settings that failed."""
     from sklearn.model_selection import StratifiedKFold
 
-    metric = task.metric
     folds = list(StratifiedKFold(task.cv, shuffle=True, random_state=task.seed).split(X, y))
-    scores = np.empty((len(task.settings), len(folds)))
+    varying = [name for name, values in grid.items() if isinstance(values, list) and len(values) > 1]
+    scores = np.full((len(task.settings), len(folds)), np.nan)
+    ok = np.ones(len(task.settings), dtype=bool)
+    first = None  # the first failure: (setting, exception)
     for i, setting in enumerate(task.settings):
-        for j, (inner, held) in enumerate(folds):
-            est = make(setting).fit(X[inner], y[inner])
-            if metric in ("error", "accuracy"):
-                scores[i, j] = accuracy_score(y[held], est.predict(X[held]))
-                continue
-            if METRIC_INPUT[metric] == "proba":
-                value = METRICS[metric](y[held], proba_on_codes(est, X[held], n_classes))
-            else:
-                value = METRICS[metric](y[held], np.asarray(est.predict(X[held])))
-            scores[i, j] = -value if LOWER_IS_BETTER.get(metric, False) else value
-    undefined = np.isnan(scores).any(axis=0)
+        try:
+            for j, (inner, held) in enumerate(folds):
+                est = make(setting).fit(X[inner], y[inner])
+                scores[i, j] = _score(est, task.metric, X[held], y[held], n_classes)
+        except BaseException as exc:  # noqa: BLE001 - any failure of user code fails the setting alone
+            if isinstance(exc, MemoryError) or not user_fault(exc):
+                raise
+            ok[i] = False
+            scores[i] = np.nan
+            first = first or (setting, exc)
+            _warn_failed(setting, varying, exc)
+    failed = int((~ok).sum())
+    if not ok.any():
+        setting, exc = first
+        raise ValueError(
+            f"tune: every setting failed on the inner folds ({failed} of {len(ok)}); "
+            f"first{_named(setting, varying)}: {describe(exc)}"
+        )
+    undefined = np.isnan(scores[ok]).any(axis=0)
     if undefined.any():
         raise ValueError(
-            f"tune.metric {metric} is undefined on inner fold {int(np.argmax(undefined))}: its held-out "
+            f"tune.metric {task.metric} is undefined on inner fold {int(np.argmax(undefined))}: its held-out "
             "part has a single class; use more rows per class or fewer inner folds (tune.cv)"
         )
-    means = np.average(scores, axis=1)
+    means = np.full(len(ok), -np.inf)
+    means[ok] = np.average(scores[ok], axis=1)
     best = task.settings[int(np.argmax(means))]  # argmax: the first of the best
     chosen = {}
-    for name, values in grid.items():
-        if isinstance(values, list) and len(values) > 1:
-            value = best[name]
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            chosen[name] = float(value) if number else float(values.index(value))
-    return best, chosen
+    for name in varying:
+        value = best[name]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        chosen[name] = float(value) if number else float(grid[name].index(value))
+    return best, chosen, failed
+
+
+def _score(est, metric, X_held, y_held, n_classes):
+    """The inner score of a fitted estimator on a held-out fold (higher is better)."""
+    from sklearn.metrics import accuracy_score
+
+    if metric in ("error", "accuracy"):
+        return accuracy_score(y_held, est.predict(X_held))
+    if METRIC_INPUT[metric] == "proba":
+        value = METRICS[metric](y_held, proba_on_codes(est, X_held, n_classes))
+    else:
+        value = METRICS[metric](y_held, np.asarray(est.predict(X_held)))
+    return -value if LOWER_IS_BETTER.get(metric, False) else value
+
+
+def _named(setting, varying):
+    """`` (k=3, weights='distance')``: the varying parameters of a setting, or nothing."""
+    shown = ", ".join(f"{name}={setting[name]!r}" for name in varying)
+    return f" ({shown})" if shown else ""
+
+
+def _warn_failed(setting, varying, exc):
+    from sklearn.exceptions import FitFailedWarning
+
+    warnings.warn(
+        f"tune: setting{_named(setting, varying)} failed on an inner fold and scores NaN: {describe(exc)}",
+        FitFailedWarning,
+        stacklevel=3,
+    )

@@ -29,7 +29,7 @@ from knnx.datasets import load_dataset
 from knnx.estimators.registry import lpo_risk_of, neighbor_counts
 from knnx.evaluation.metrics import METRIC_INPUT
 from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer
-from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, score
+from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, reported_scores, score
 from knnx.evaluation.tuning import TuneTask, tune
 from knnx.experiment.context import DataRef
 from knnx.experiment.parts import data_checksum, split_parts, with_graphs, with_types
@@ -189,6 +189,7 @@ def data_ref(vspec, cell):
         base_dir=str(vspec.base_dir),
         loaders=loaders,
         import_dirs=vspec.import_dirs,
+        checksum=data_checksum(vspec.datasets[cell.dataset_index]),
     )
 
 
@@ -272,6 +273,7 @@ class FitPredict(CellKind):
 
         def per_cell(c):
             ref = vspec.algorithms[c.algorithm_index]
+            # a class outside knnx: how the spec named it and what identifies its code
             outside = {"estimator": ref.source(), "version": ref.version} if ref.version is not None else {}
             tuning = spec.algorithms[c.algorithm_index].tune
             if tuning is not None:  # how the setting is chosen is part of what produced the cell
@@ -289,7 +291,7 @@ class FitPredict(CellKind):
     def run(cls, task, ds, store, fit_progress=None):
         X_train, y_train, X_test, y_test = task.parts(ds)
         estimator_cls = task.estimator_class()
-        chosen = {}
+        chosen, failed = {}, 0
         setting = task.params
         tune_seconds = 0.0
         if task.tune is not None:
@@ -298,7 +300,7 @@ class FitPredict(CellKind):
                 return with_types(with_graphs(estimator_cls(**s), store), ds)
 
             t = time.perf_counter()
-            setting, chosen = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
+            setting, chosen, failed = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
             tune_seconds = time.perf_counter() - t
         estimator = with_types(with_graphs(estimator_cls(**setting), store), ds)
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
@@ -317,8 +319,10 @@ class FitPredict(CellKind):
             posterior = ds.posterior(ds.X[task.test])  # raw features: the model's own coordinates
         scores = score(task.metrics, y_test, y_pred, proba, posterior)
         # Quantities the estimator reports about its fit (e.g. the k chosen by LpO).
-        scores += [(name, float(value)) for name, value in getattr(estimator, "reported_", {}).items()]
-        scores += [(f"chosen_{name}", value) for name, value in chosen.items()]
+        tuned = [(f"chosen_{name}", value) for name, value in chosen.items()]
+        if failed:  # GridSearchCV's error_score: settings that failed were not chosen
+            tuned.append(("tune_failed_settings", float(failed)))
+        scores += reported_scores(estimator, {m for m, _ in scores} | {m for m, _ in tuned}) + tuned
         rows = [{**base, "metric": m, "value": v} for m, v in scores]
         curves = []
         if task.record_curves and getattr(estimator, "curve_", None) is not None:

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from knnx import datasets
+from knnx.errors import DataError
+from knnx.experiment.parts import data_checksum
 from knnx.neighbors.graphs import GraphStore
 from knnx.plugins import add_import_dirs
 from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq
@@ -34,6 +36,7 @@ class DataRef:
     base_dir: str
     loaders: tuple = ()  # ((name, loader), ...): registered in the submitting process
     import_dirs: tuple = ()
+    checksum: str = ""  # of the data validation loaded, which the cells' keys record
 
     def prepare(self):
         """Make this process able to load the entry: the spec's import folders on the
@@ -68,7 +71,10 @@ class ProcessContext:
 
     def dataset(self, ref):
         """The dataset of ``ref``: lent by the run (:meth:`lend`), kept from an earlier
-        cell of this process, or loaded now (seeded as validation loads it)."""
+        cell of this process, or loaded now (seeded as validation loads it) and checked
+        against the checksum of the data validation loaded (DataError, the cell fails,
+        when a loader is not deterministic or a file changed during the run: the cells'
+        keys record the data validation loaded)."""
 
         ref.prepare()
         key = ref.key()
@@ -81,6 +87,12 @@ class ProcessContext:
             ref.entry, seed=dataset_seedseq(ref.seed, ref.label, SEED_DATA), base_dir=ref.base_dir
         )
         self.loads += 1
+        if ref.checksum and data_checksum(ds) != ref.checksum:
+            raise DataError(
+                f"dataset {ref.label}: loaded again in this worker process, it holds other data than when the "
+                "run was validated (a loader must return the same data for the same seed; a file must not "
+                "change during a run)"
+            )
         self._loaded[key] = ds
         while len(self._loaded) > LOADED_DATASETS:
             self._loaded.popitem(last=False)

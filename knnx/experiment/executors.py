@@ -8,11 +8,13 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
 
-from knnx.errors import KnnxError
+from knnx.errors import CellError, KnnxError
 from knnx.experiment.context import PROCESS
 from knnx.experiment.worker import checked, run_cell
 
@@ -93,27 +95,129 @@ def execute(tasks, jobs, client, fit_progress=None, ctx=None):
         for task in tasks:
             yield task, checked(run_cell, task, relay, ctx)
         return
+    yield from _execute_pool(tasks, jobs, fit_progress)
+
+
+# A worker that dies (the out-of-memory killer, a signal, a crash below Python) breaks
+# the pool: every cell it was running then comes back broken, not only the cell that
+# killed it. The pool is rebuilt and those cells rerun one at a time, so that a cell
+# that kills its worker when alone is the one that failed ("worker died"); the others
+# give their results as before (a cell's result does not depend on its worker).
+
+
+def _execute_pool(tasks, jobs, fit_progress):
+    """Cells on a pool of ``jobs`` spawned processes, at most ``jobs`` submitted at once;
+    a dead worker fails the cell it ran and the pool is replaced (see above)."""
     mp = get_context("spawn")  # fork is unsafe once numba's thread pool has started
-    reports = mp.SimpleQueue() if fit_progress is not None else None
-    with _single_threaded_children():
-        pool = ProcessPoolExecutor(
-            max_workers=jobs, mp_context=mp, initializer=_start_worker, initargs=(os.getpid(), reports)
-        )
+    queued, suspects = deque(tasks), deque()
+    while queued or suspects:
+        # A fresh queue per pool: a worker killed while putting a report holds its lock.
+        reports = mp.SimpleQueue() if fit_progress is not None else None
+        with _single_threaded_children():
+            pool = ProcessPoolExecutor(
+                max_workers=jobs, mp_context=mp, initializer=_start_worker, initargs=(os.getpid(), reports)
+            )
+        try:
+            broken = yield from _drain(pool, queued, suspects, jobs, reports, fit_progress)
+        except BaseException:
+            # Interrupted or a fatal error: drop queued cells instead of waiting for them.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        _shutdown(pool)
+        if len(broken) == 1:  # alone in the pool, or the only cell running: it killed its worker
+            task, cause = broken[0]
+            yield task, CellError(f"cell {task.describe()} failed: its worker process died ({cause})")
+        else:
+            suspects.extend(task for task, _ in broken)
+
+
+def _drain(pool, queued, suspects, jobs, reports, fit_progress):
+    """Run cells on ``pool`` until done or broken: suspects one at a time, alone, then
+    the queued cells ``jobs`` at a time. Yields ``(task, outcome)``; returns the cells
+    that were running when a worker died, as ``[(task, cause)]`` (empty when all ran)."""
     relay = _queued_fit_progress if reports is not None else None
-    try:
-        futures = {pool.submit(checked, run_cell, task, relay): task for task in tasks}
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=FIT_PROGRESS_INTERVAL, return_when=FIRST_COMPLETED)
-            while reports is not None and not reports.empty():
-                fit_progress(*reports.get())
-            for fut in finished:
-                yield futures[fut], fut.result()
-    except BaseException:
-        # Interrupted or a fatal error: drop queued cells instead of waiting for them.
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+    running, processes = {}, {}
+    while queued or suspects or running:
+        while suspects and not running or not suspects and queued and len(running) < jobs:
+            source = suspects if suspects else queued
+            task = source.popleft()
+            try:
+                running[pool.submit(checked, run_cell, task, relay)] = task
+            except BrokenProcessPool:  # a worker died since the last look: this cell did not start
+                source.appendleft(task)
+                return (yield from _broken(running, processes))
+            processes.update(getattr(pool, "_processes", None) or {})  # to read a dead one's exit code
+        finished, _ = wait(running, timeout=FIT_PROGRESS_INTERVAL, return_when=FIRST_COMPLETED)
+        while reports is not None and not reports.empty():
+            fit_progress(*reports.get())
+        if any(isinstance(fut.exception(), BrokenProcessPool) for fut in finished):
+            return (yield from _broken(running, processes))
+        for fut in finished:
+            yield running.pop(fut), fut.result()
+    return []
+
+
+def _broken(running, processes):
+    """After a worker died: yield the running cells that finished all the same; return
+    the others, ``[(task, cause)]`` in cell order."""
+    wait(running)  # a broken pool sets every pending future at once
+    broken = []
+    for fut, task in running.items():
+        if isinstance(fut.exception(), BrokenProcessPool):
+            broken.append(task)
+        else:
+            yield task, fut.result()
+    cause = _death(processes.values())
+    return [(task, cause) for task in sorted(broken, key=lambda t: t.index)]
+
+
+def _death(processes):
+    """How a pool's worker died, from the exit codes of its processes: ``exit code 7``,
+    ``killed by SIGKILL``, else ``no exit code``. The pool terminates its other
+    workers with SIGTERM when one dies, so those are read last."""
+    codes = []
+    for proc in processes:
+        try:
+            proc.join(timeout=1.0)
+            code = proc.exitcode
+        except (OSError, ValueError, AssertionError):
+            code = None
+        if code not in (None, 0):
+            codes.append(code)
+    codes.sort(key=lambda c: c == -signal.SIGTERM)
+    if not codes:
+        return "no exit code"
+    code = codes[0]
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = "; the out-of-memory killer sends it" if code == -signal.SIGKILL else ""
+        return f"killed by {name}{hint}"
+    return f"exit code {code}"
+
+
+# Seconds a pool's workers have to end once every cell is done; a worker held up by a
+# thread its user code left running is then killed (its cells are all recorded).
+WORKER_EXIT_SECONDS = 2.0
+
+
+def _shutdown(pool):
+    """Shut ``pool`` down without waiting on threads user code left in its workers: a
+    worker process joins its non-daemon threads on the way out, forever if one never
+    ends."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False)
+    deadline = time.monotonic() + WORKER_EXIT_SECONDS
+    for proc in processes:
+        try:
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
+            if proc.exitcode is None:
+                proc.kill()
+                proc.join(timeout=1.0)
+        except (OSError, ValueError, AssertionError):
+            continue
 
 
 def _start_worker(parent_pid, reports):
@@ -183,7 +287,9 @@ def dask_client(jobs, scheduler):
                     # server (health, metrics) stays on the default :8787 and warns on stderr
                     # when that port is taken. Port 0: a free port, whatever else runs.
                     dashboard_address=LOOPBACK_ANY_PORT,
-                    scheduler_kwargs={"dashboard": False},
+                    # a cell whose worker dies is given up at once (KilledWorker), then run
+                    # again alone (see _execute_dask): not three more deaths first
+                    scheduler_kwargs={"dashboard": False, "allowed_failures": 0},
                     # knnx reports every failure itself (failed cells as values, a lost worker
                     # as the error of fut.result()); distributed's own warnings and errors on
                     # a loaded machine (unresponsive event loop, a heartbeat missed while the
@@ -216,9 +322,17 @@ def _execute_dask(tasks, client):
     data: each worker process loads a dataset once (its ProcessContext) and reuses it for
     every cell of that dataset it runs. Bundled datasets come with the package; CSV
     files must be readable by the workers at the same path. A failed cell comes back as
-    its CellError (a value, not an exception, so the workers log nothing).
+    its CellError (a value, not an exception, so the workers log nothing). A cell whose
+    worker dies is run again on another as many times as the scheduler's
+    ``allowed-failures`` (0 on the LocalCluster knnx makes; Dask's default, 3, on a
+    scheduler given with ``--scheduler``). When the scheduler gives up
+    (``KilledWorker``), the cell may only have
+    been queued on the worker beside the one that killed it: once the other cells are
+    done it runs again alone, and fails ("its worker process died") if it is killed
+    again; the run goes on (the nannies restart the workers).
     """
     from distributed import as_completed as dask_completed
+    from distributed.scheduler import KilledWorker
 
     # No progress relay: a Dask worker warms up (run_cell) without a word to the display;
     # its warm-up seconds come back with the cell's result all the same.
@@ -229,8 +343,24 @@ def _execute_dask(tasks, client):
         for task in tasks:
             key = f"knnx-{run_id}-cell-{task.index}"
             futures[client.submit(checked, run_cell, task, pure=False, key=key)] = task
+        suspects = []
         for fut in dask_completed(futures):
-            yield futures[fut], fut.result()
+            try:
+                outcome = fut.result()
+            except KilledWorker:  # its workers died each time; it may have been queued beside the cause
+                suspects.append(futures[fut])
+                continue
+            yield futures[fut], outcome
+        for n, task in enumerate(sorted(suspects, key=lambda t: t.index)):  # alone on the cluster now
+            fut = client.submit(checked, run_cell, task, pure=False, key=f"knnx-{run_id}-alone-{n}")
+            futures[fut] = task
+            try:
+                outcome = fut.result()
+            except KilledWorker:
+                outcome = CellError(
+                    f"cell {task.describe()} failed: its worker process died (dask KilledWorker)"
+                )
+            yield task, outcome
     except BaseException:
         client.cancel(list(futures))  # interrupted or a fatal error: drop queued cells
         raise

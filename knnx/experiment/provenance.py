@@ -14,6 +14,7 @@ import numpy as np
 
 from knnx._version import __version__
 from knnx.experiment.rerun import NUMERIC_LIBRARIES, code_checksum, library_versions  # noqa: F401 (re-exported)
+from knnx.limits import json_too_deep
 from knnx.results import atomic_write_text
 from knnx.spec import canonical_json
 
@@ -101,7 +102,8 @@ def record_environment(path, n_todo):
     runs = []
     if path.exists():
         try:
-            runs = json.loads(path.read_text(encoding="utf-8")).get("runs", [])
+            text = path.read_text(encoding="utf-8")
+            runs = [] if json_too_deep(text) else json.loads(text).get("runs", [])
         except (ValueError, AttributeError, OSError):
             runs = []
         if not isinstance(runs, list):  # a hand-edited file: start the record again
@@ -116,7 +118,10 @@ def record_warmup(path, seconds):
     Only algorithms that warmed up are listed: a class without numba kernels (a
     scikit-learn estimator) is never warmed up (:func:`knnx.experiment.warmup.warms_up`)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if json_too_deep(text):
+            return
+        doc = json.loads(text)
         runs = doc["runs"]
         runs[-1]["warmup_seconds"] = {name: round(s, 3) for name, s in sorted(seconds.items())}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, OSError):

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from knnx.limits import json_too_deep
 from knnx.writing import atomic_write_text, output_lock
 
 STAMP = ".knnx-outputs.json"
@@ -148,7 +149,8 @@ def fingerprint(spec_path, overrides, files, out):
 def read_stamp(out):
     """The record of the end of the last run in ``out`` (a dict), or None."""
     try:
-        recorded = json.loads((Path(out) / STAMP).read_text(encoding="utf-8"))
+        text = (Path(out) / STAMP).read_text(encoding="utf-8")
+        recorded = None if json_too_deep(text) else json.loads(text)
     except (OSError, ValueError):
         return None
     return recorded if isinstance(recorded, dict) else None

@@ -6,7 +6,7 @@ import warnings
 from collections import Counter
 
 from knnx._text import escape_control
-from knnx.errors import CellError
+from knnx.errors import CellError, describe, exit_guard, user_fault
 from knnx.experiment.context import PROCESS
 from knnx.experiment.warmup import warm_up
 
@@ -38,7 +38,7 @@ def run_cell(task, fit_progress=None, ctx=None):
             warnings.simplefilter("always")
             store = ctx.graphs.with_k_max(task.graph_k) if task.graph_k > 0 else None
             rows, curves = task.kind.run(task, ds, store, fit_progress)
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
         try:  # the warm-up was spent all the same: checked passes it on with the CellError
             exc.warmup_seconds = spent
         except AttributeError:
@@ -62,18 +62,24 @@ def checked(func, task, *args):
     """Run a cell; return its result, or for any failure one CellError (returned, not
     raised, so that pool and Dask workers pass it back as a value) naming the cell.
 
+    Any exception but Ctrl-C's KeyboardInterrupt is a failure of the cell: SystemExit (user code
+    calling ``sys.exit``), GeneratorExit, and ``os._exit`` (see :func:`knnx.errors.exit_guard`); its
+    message is rendered safely (:func:`knnx.errors.describe`: an exception whose
+    ``__str__`` raises is named by its type).
+
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
     goes on and lists it in failures.csv. What validation can see is refused before
     the run instead (see :func:`knnx.spec.validate_spec`).
     """
     try:
-        return func(task, *args)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of an algorithm is reported per cell
-        warmup = getattr(exc, "warmup_seconds", {})
-        if isinstance(exc, SystemExit):  # user code that calls sys.exit() fails its cell, not the run
-            exc = RuntimeError(f"the estimator or loader called sys.exit({exc.code!r})")
-        first = escape_control((str(exc).strip().splitlines() or [""])[0])
-        error = CellError(f"cell {task.describe()} failed: {type(exc).__name__}: {first}")
-        error.warmup_seconds = warmup  # the warm-up before the failure (see run_cell)
+        with exit_guard():
+            return func(task, *args)
+    except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported per cell
+        if not user_fault(exc):
+            raise
+        error = CellError(f"cell {task.describe()} failed: {describe(exc, 300)}")
+        error.warmup_seconds = getattr(
+            exc, "warmup_seconds", {}
+        )  # the warm-up before the failure (see run_cell)
         return error

@@ -21,9 +21,10 @@ import pandas as pd
 
 from knnx.errors import KnnxError, SpecError
 from knnx.papers.comparison import COMPARISON_COLUMNS, comparison_rows
-from knnx.papers.declaration import load_target, target_names
+from knnx.papers.declaration import ROOT_HINT, load_target, read_paper_values, target_names
 from knnx.papers.render import read_comparison, report_markdown
-from knnx.results import atomic_write_text
+from knnx.results import atomic_write_text, json_kind, read_json
+from knnx.spec.messages import short_repr
 
 __all__ = ["reproduce", "assemble", "comparison_rows", "load_target", "target_names", "read_comparison"]
 
@@ -38,8 +39,10 @@ def reproduce(names=None, *, root=".", variables=None, run=True, resume=True, jo
     ``run=False`` runs nothing. A spec step is :func:`knnx.run_spec` (``resume``: cells
     already computed by the same code are reused; ``jobs`` worker processes); a command
     step runs in a shell from ``root``. A failing step is recorded as the target's status
-    and the next target runs. ``progress(text)`` is told each step."""
-    root = Path(root)
+    and the next target runs. ``progress(text)`` is told each step. Before anything runs:
+    ``root`` must be a folder holding every paper CSV the targets read, and its timing
+    record (:func:`read_times`) sound; one-line errors otherwise."""
+    root = _project_root(root)
     names = list(names or target_names())
     known = set(target_names())
     for name in names:
@@ -53,7 +56,11 @@ def reproduce(names=None, *, root=".", variables=None, run=True, resume=True, jo
     if unknown:
         raise SpecError(f"unknown variable {sorted(unknown)[0]}; known: {', '.join(sorted(declared))}")
     times_path = root / "results" / TIMES
-    times = json.loads(times_path.read_text()) if times_path.is_file() else {}
+    times = read_times(times_path)
+    for name in sorted(known):  # every paper CSV assemble reads, before anything runs
+        target = load_target(name, _declared(name, variables))
+        for table in target.tables:
+            read_paper_values(root, table, target.target)
     if run:
         for name in names:
             target = load_target(name, _declared(name, variables))
@@ -76,20 +83,54 @@ def reproduce(names=None, *, root=".", variables=None, run=True, resume=True, jo
 def assemble(*, root=".", variables=None, times=None):
     """comparison.csv and REPORT.md in ``root/results`` from the result files on disk,
     for every declared target; returns the comparison rows."""
-    root = Path(root)
+    root = _project_root(root)
     targets = [load_target(n, _declared(n, variables)) for n in target_names()]
+    if times is None:
+        times = read_times(root / "results" / TIMES)
     frames = [comparison_rows(t, root) for t in targets]
     frames = [f for f in frames if len(f)]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COMPARISON_COLUMNS)
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
-    if times is None:
-        times = json.loads((out / TIMES).read_text()) if (out / TIMES).is_file() else {}
     atomic_write_text(out / "comparison.csv", rows.to_csv(index=False, float_format=None))
     # REPORT.md from the file just written, read back: the report shows what the CSV holds
     written = read_comparison(out / "comparison.csv")
     atomic_write_text(out / "REPORT.md", report_markdown(targets, written, times))
     return written
+
+
+def read_times(path):
+    """The timing record ``results/reproduce-times.json`` ({target: {"seconds": s,
+    "status": text}}; {} when absent); ResultsError naming the file, one line, if it is
+    not one (see :func:`knnx.results.read_json`)."""
+    if not Path(path).is_file():
+        return {}
+    hint = "; remove it to start the record again"
+    return read_json(path, "timing", _times_problem, hint)
+
+
+def _times_problem(times):
+    """What makes ``times`` not a timing record, or None."""
+    if not isinstance(times, dict):
+        return f"expected a JSON object {{target: {{seconds, status}}}}, got {json_kind(times)}"
+    for name, entry in times.items():
+        if not isinstance(entry, dict):
+            return f"{name}: expected {{seconds, status}}, got {short_repr(entry)}"
+        seconds, status = entry.get("seconds"), entry.get("status", "")
+        number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+        if seconds is not None and not (number and seconds >= 0):
+            return f"{name}: seconds: expected a number >= 0, got {short_repr(seconds)}"
+        if not isinstance(status, str):
+            return f"{name}: status: expected a string, got {short_repr(status)}"
+    return None
+
+
+def _project_root(root):
+    """``root`` as a Path: KnnxError about ``root`` unless it is a folder."""
+    root = Path(root)
+    if not root.is_dir():
+        raise KnnxError(f"{root} is not a folder; {ROOT_HINT}", param="root")
+    return root
 
 
 def _declared(name, variables):

@@ -44,7 +44,6 @@ result folders or rows give NaN cells, never an error: the comparison says what 
 missing. No rendered text is read back anywhere.
 """
 
-import csv
 import json
 import math
 import re
@@ -54,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import SpecError
-from knnx.papers.declaration import CLAIM_OPS
+from knnx.papers.declaration import CLAIM_OPS, read_paper_values
 from knnx.papers.intervals import interval
 from knnx.results import read_results
 
@@ -85,23 +84,47 @@ _RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
 
 def comparison_rows(target, root="."):
     """DataFrame of :data:`COMPARISON_COLUMNS`: every cell of every table of ``target``
-    (a loaded :class:`knnx.papers.declaration.Target`), result paths under ``root``."""
+    (a loaded :class:`knnx.papers.declaration.Target`), result paths under ``root``.
+    SpecError naming the paper CSV if it lacks a column the table names (as a paper
+    column, in ``where`` or in a template)."""
     root = Path(root)
     rows = []
     for table in target.tables:
-        frame = pooled_results(root, table.results)
-        for variables, paper_row in table_rows(root, table):
-            label = fill(table.row, variables)
-            for column in table.columns:
-                if not all(_matches(variables.get(k), v) for k, v in column.when.items()):
-                    continue
-                cell = compute_cell(frame, table, column, variables)
-                paper = parse_paper(paper_row.get(column.paper) if column.paper else None)
-                names = {"target": target.target, "table": table.id, "row": str(label)}
-                names["column"] = str(fill(column.label, variables))
-                claim = _filled_claim(column.claim, variables, f"{table.paper_values}: row {label}")
-                rows.append(names | cell | verdict(cell, paper) | judge(cell, claim))
+        header, paper = read_paper_values(root, table, target.target)
+        named = [c.paper for c in table.columns if c.paper] + list(table.where)
+        missing = [n for n in named if n not in header]
+        try:
+            if missing:
+                raise _NoColumn(missing[0])
+            rows += _table_cells(target, table, root, paper)
+        except _NoColumn as exc:
+            raise SpecError(
+                f"{root / table.paper_values}: no column '{exc.args[0]}', which {target.target} table "
+                f"{table.id} names; it has {', '.join(header)}"
+            ) from None
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def _table_cells(target, table, root, paper):
+    """The comparison rows of one table (``paper``: its paper CSV's rows)."""
+    rows = []
+    frame = pooled_results(root, table.results)
+    for variables, paper_row in table_rows(root, table, paper):
+        label = fill(table.row, variables)
+        for column in table.columns:
+            if not all(_matches(variables.get(k), v) for k, v in column.when.items()):
+                continue
+            cell = compute_cell(frame, table, column, variables)
+            paper_value = parse_paper(paper_row.get(column.paper) if column.paper else None)
+            names = {"target": target.target, "table": table.id, "row": str(label)}
+            names["column"] = str(fill(column.label, variables))
+            claim = _filled_claim(column.claim, variables, f"{table.paper_values}: row {label}")
+            rows.append(names | cell | verdict(cell, paper_value) | judge(cell, claim))
+    return rows
+
+
+class _NoColumn(KeyError):
+    """A template names a column (``{name}``) the row's variables lack."""
 
 
 def pooled_results(root, folders):
@@ -137,12 +160,14 @@ def with_grid_columns(frame):
     return frame.assign(**extra) if extra else frame
 
 
-def table_rows(root, table):
+def table_rows(root, table, paper=None):
     """``[(variables, paper row)]``: the paper CSV's rows passing ``where``, each its own
     variables, then ``add_rows`` (their variables over the paper row they name; one
-    naming none stands beside no paper number)."""
-    with open(root / table.paper_values, newline="") as fh:
-        paper = [{k: _typed(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+    naming none stands beside no paper number). ``paper``: the CSV's rows if already
+    read (:func:`knnx.papers.declaration.read_paper_values`)."""
+    if paper is None:
+        paper = read_paper_values(root, table)[1]
+    paper = [{k: _typed(v) for k, v in r.items()} for r in paper]
     kept = [r for r in paper if all(_matches(r.get(k), v) for k, v in table.where.items())]
     out = [(r, r) for r in kept]
     for extra in table.add_rows:
@@ -165,7 +190,10 @@ def fill(template, variables):
         whole = _PLACEHOLDER.match(template)
         if whole and whole.group(1) in variables:
             return variables[whole.group(1)]
-        return template.format_map({k: "-" if v is None else v for k, v in variables.items()})
+        try:
+            return template.format_map({k: "-" if v is None else v for k, v in variables.items()})
+        except KeyError as exc:
+            raise _NoColumn(exc.args[0]) from None
     if isinstance(template, list):
         return [fill(t, variables) for t in template]
     if isinstance(template, dict):

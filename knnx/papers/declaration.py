@@ -236,15 +236,43 @@ def load_target(name, variables=None, root=None):
     return _substitute(target, {k: str(v) for k, v in values.items()})
 
 
+ROOT_HINT = "give the project folder, holding experiments/ and results/"
+
+
+def read_paper_values(root, table, target=None):
+    """``(header, rows)`` of ``table``'s paper CSV under ``root`` (rows as dicts of
+    text). A file that is missing (``root`` is then not the project: a KnnxError about
+    ``root``, named by the CLI as ``--root``), not UTF-8 or not CSV: one line."""
+    import csv
+    import io
+
+    csv_path = Path(root) / table.paper_values
+    if not csv_path.is_file():
+        whose = f"{target}, table {table.id}" if target else f"table {table.id}"
+        raise SpecError(
+            f"{root} has no file {table.paper_values} (the paper values of {whose}); {ROOT_HINT}",
+            param="root",
+        )
+    try:
+        text = csv_path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{csv_path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, [])
+        # as csv.DictReader: blank lines skipped, a short row's missing cells None
+        rows = [{h: row[i] if i < len(row) else None for i, h in enumerate(header)} for row in reader if row]
+    except csv.Error as exc:
+        raise SpecError(f"{csv_path}: not a readable CSV file ({exc})") from None
+    return header, rows
+
+
 def _check_paper_columns(path, table, root):
     """SpecError unless the paper CSV exists and has every column the table names."""
-    import csv
-
     csv_path = root / table.paper_values
     if not csv_path.is_file():
         raise SpecError(f"{path}: {table.id}: paper_values: no file {csv_path}")
-    with open(csv_path, newline="") as fh:
-        header = next(csv.reader(fh), [])
+    header = read_paper_values(root, table)[0]
     named = [c.paper for c in table.columns if c.paper] + list(table.where)
     named += [k for c in table.columns for k in c.when]
     named += [k for row in table.add_rows for k in row.get("paper_row", {})]

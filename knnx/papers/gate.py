@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from knnx.errors import KnnxError
+from knnx.limits import check_tolerance
 from knnx.reporting.summaries import check_against_reference, new_groups
 
 # Wrapped third-party baselines (scikit-learn, scipy's optimisers, metric-learn) get their own
@@ -52,10 +53,10 @@ def check(results, reference, atol=0.0, atol_for=None, atol_metric=None):
     """``(ok, problems)``: groups that moved beyond their tolerance (``atol``; per algorithm
     ``atol_for``, default :data:`ALGORITHM_ATOL`, and per metric ``atol_metric``, default
     :data:`METRIC_ATOL`, the larger applying, never below ``atol``), reference groups
-    missing, and groups the reference lacks."""
-    atol_for = {
-        name: max(tol, atol) for name, tol in (ALGORITHM_ATOL if atol_for is None else atol_for).items()
-    }
+    missing, and groups the reference lacks. Every tolerance is a finite number >= 0
+    (:func:`knnx.limits.check_tolerance`; KnnxError otherwise)."""
+    atol, atol_for, atol_metric = _tolerances(atol, atol_for, atol_metric)
+    atol_for = {name: max(tol, atol) for name, tol in atol_for.items()}
     problems = [
         f"moved: {p}"
         for p in check_against_reference(
@@ -63,7 +64,7 @@ def check(results, reference, atol=0.0, atol_for=None, atol_metric=None):
             reference,
             atol=atol,
             atol_for=atol_for,
-            atol_metric=METRIC_ATOL if atol_metric is None else atol_metric,
+            atol_metric=atol_metric,
         )
     ]
     fresh = new_groups(results, reference)
@@ -73,11 +74,32 @@ def check(results, reference, atol=0.0, atol_for=None, atol_metric=None):
     return not problems, problems
 
 
+def _tolerances(atol, atol_for, atol_metric):
+    """``(atol, atol_for, atol_metric)`` with the defaults filled in, each tolerance
+    checked by the one rule (:func:`knnx.limits.check_tolerance`): KnnxError naming the
+    parameter and the entry (``atol_for: knn: expected a finite number >= 0, got inf``)."""
+    checked = [check_tolerance(atol, "atol")]
+    for param, given, default in (
+        ("atol_for", atol_for, ALGORITHM_ATOL),
+        ("atol_metric", atol_metric, METRIC_ATOL),
+    ):
+        values = {}
+        for name, tol in (default if given is None else given).items():
+            try:
+                values[name] = check_tolerance(tol, param)
+            except KnnxError as exc:
+                raise KnnxError(f"{name}: {exc.message}", param=param) from None
+        checked.append(values)
+    return tuple(checked)
+
+
 def gate(specs, *, out_dir, reference_dir, jobs=2, update=False, atol=0.0, echo=print):
     """Run and check (or update) each spec; ``[(name, status, seconds, details)]`` with
     status PASS, FAIL or UPDATED. ``echo`` is told one line per spec (and a FAIL's
-    details)."""
+    details). ``atol``: a finite number >= 0, checked before any spec runs (KnnxError)."""
     from knnx.experiment.runner import run_spec
+
+    atol = check_tolerance(atol, "atol")
 
     rows = []
     width = max((len(s.stem) for s in specs), default=0)

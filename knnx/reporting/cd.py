@@ -47,6 +47,11 @@ N_COLOURS = 20
 LINE_STYLES = ("-", "--", ":", "-.")
 # Width of the page a figure of its own starts from (inches); wider when labels need it.
 FIGURE_WIDTH = 7.0
+# The most configurations a diagram (and a figure across datasets) shows: one label row
+# each, so 300 make a figure of 44 x 28 inches (6,600 x 4,200 pixels at 150 dpi, drawn in
+# 2.5 s); 2,000 would need 290 x 190 inches (5 GB of pixels) that no one could read.
+# ``knnx compare`` writes its tables alone above it, and says so.
+MAX_CONFIGURATIONS = 300
 
 
 def palette():
@@ -400,8 +405,9 @@ def draw_cd_diagram(ax, mean_ranks, cd, *, cliques=None, control=None, lower_ran
     Bonferroni–Dunn); the layout is described in the module docstring. Each
     configuration's elbow line and label share a colour, distinct for up to 20
     configurations (:func:`palette`, given out in rank order); beyond 20 colours repeat
-    and the elbow lines are dashed, dotted, ... by turns of 20. The Axes' own axis is
-    turned off.
+    and the elbow lines are dashed, dotted, ... by turns of 20; more than
+    :data:`MAX_CONFIGURATIONS` are refused (ResultsError). The Axes' own axis is turned
+    off.
 
     When the Axes is too small for the texts at full size, the figure is made larger
     (by the shortfall over the Axes' share of the figure); each draw then lays the
@@ -437,6 +443,11 @@ def draw_cd_diagram(ax, mean_ranks, cd, *, cliques=None, control=None, lower_ran
     k = len(ranks)
     if k < 2:
         raise ResultsError(f"{k} configuration(s): a diagram needs two or more", param="mean_ranks")
+    if k > MAX_CONFIGURATIONS:
+        raise ResultsError(
+            f"{k:,} configurations: a diagram shows at most {MAX_CONFIGURATIONS} (one label row each)",
+            param="mean_ranks",
+        )
     outside = ranks[(ranks < 1 - 1e-9) | (ranks > k + 1e-9)]
     if len(outside):
         raise ResultsError(

@@ -6,7 +6,7 @@ files of ``knnx compare --out``."""
 
 from pathlib import Path
 
-from knnx.reporting.cd import cd_figure, nemenyi_cliques
+from knnx.reporting.cd import MAX_CONFIGURATIONS, cd_figure, nemenyi_cliques
 from knnx.reporting.cd import draw_cd_diagram as _draw
 from knnx.reporting.figures import plain_text
 from knnx.results import atomic_write_text, save_figure
@@ -22,8 +22,26 @@ def comparison_table(result, fmt="md", characteristics=None, test="corrected-t",
 
     text = render(wide_table(result, characteristics, test), fmt, digits)
     if fmt == "md":
-        return "\n".join([selection_note(result), *left_out_lines(result), "", text])
+        return "\n".join([selection_note(result), *left_out_lines(result), *figures_lines(result), "", text])
     return text
+
+
+def drawn(result):
+    """Whether the comparison's figures (the critical-difference diagram, the figures
+    across datasets) can show its contestants: at most
+    :data:`knnx.reporting.cd.MAX_CONFIGURATIONS`."""
+    return len(result.means.columns) <= MAX_CONFIGURATIONS
+
+
+def figures_lines(result):
+    """The line saying the figures are not drawn, when there are too many contestants
+    for them (none otherwise)."""
+    if drawn(result):
+        return []
+    return [
+        f"Figures: not drawn for {len(result.means.columns):,} contestants (the critical-difference diagram and "
+        f"the figures across datasets show at most {MAX_CONFIGURATIONS}); the tables hold every contestant."
+    ]
 
 
 def left_out_lines(result):
@@ -47,7 +65,8 @@ def friedman_sentence(f, alpha=0.05):
 
 def selection_note(result):
     """One sentence saying how the contestants were chosen (with best-test: which
-    algorithms had a choice to make, the only ones the choice flatters)."""
+    algorithms had a choice to make, the only ones the choice flatters), and where
+    contestants pool several seeds, a second saying which and how many."""
     if result.select == "best-test":
         per = result.per_dataset
         several = (
@@ -58,11 +77,26 @@ def selection_note(result):
             if several
             else "no algorithm had more than one configuration to choose from here, so nothing is flattered"
         )
-        return (
+        note = (
             "Each algorithm is represented on each dataset by its configuration with the best mean on the test "
             f"folds: {flattered} (use tune: for an honest choice)."
         )
-    return "Each configuration (an algorithm and the parameters that vary) is a contestant."
+    else:
+        note = "Each configuration (an algorithm and the parameters that vary) is a contestant."
+    return note + _seeds_note(result.per_dataset)
+
+
+def _seeds_note(per):
+    """The sentence on pooled seeds (empty when no contestant pools several)."""
+    if "seeds" not in per or not (per["seeds"] > 1).any():
+        return ""
+    most = per[per["seeds"] > 1].groupby("configuration", sort=False)["seeds"].max()
+    named = [f"{c}: {n} seeds" for c, n in most.items()]
+    shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    return (
+        " Seed parameters (seed, random_state) are pooled, as repeats and folds are: a contestant's value on a "
+        f"fold is the mean over its seeds ({shown})."
+    )
 
 
 def _diagram(result, metric):
@@ -99,7 +133,68 @@ def cd_diagram(result, metric=None, alpha=None):
 
 
 def _csv(frame, index=False):
-    return frame.to_csv(index=index, lineterminator="\n", float_format=lambda v: repr(float(v)))
+    """``frame.to_csv(index=index, lineterminator="\\n", float_format=repr)``, byte for
+    byte (every float round-trip exact, NaN and None empty, text quoted as the csv
+    module quotes it), made a column and a block of rows at a time: pandas formats
+    value by value (65 s for the 6 million rows of paired.csv at 2,000 contestants),
+    this formats each distinct value once."""
+    import csv
+    import io
+
+    header = [*([_name(frame.index.name)] if index else []), *(_name(c) for c in frame.columns)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    if len(header) < 2:  # one column: the csv module's own rules (a lone empty cell is quoted)
+        plain = _texts(frame.index if index else frame.iloc[:, 0], quote=False)
+        writer.writerows([v] for v in plain)
+        return buffer.getvalue()
+    parts = [buffer.getvalue()]
+    for start in range(0, len(frame), _CSV_ROWS):  # a block at a time: few objects alive
+        block = frame.iloc[start : start + _CSV_ROWS]
+        columns = [*([_texts(block.index)] if index else []), *(_texts(block[c]) for c in block.columns)]
+        parts.append("\n".join(map(",".join, zip(*columns, strict=True))) + "\n")
+    return "".join(parts)
+
+
+_CSV_ROWS = 200_000
+
+
+def _name(name):
+    return "" if name is None else str(name)
+
+
+def _quoted(text):
+    """``text`` as the csv module writes it as a cell of a row of several (quoted when
+    it holds a comma, a quote or a line end, as this Python's csv rules say)."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow([text, ""])
+    return buffer.getvalue()[: -len(",\n")]
+
+
+def _texts(values, quote=True):
+    """The cells of one column as pandas' to_csv writes them with ``float_format=repr``
+    (text quoted as a csv cell unless not ``quote``), each distinct value formatted once."""
+    import numpy as np
+    import pandas as pd
+
+    values = pd.Series(values)
+    if values.dtype.kind == "f":
+        floats = values.to_numpy(dtype=np.float64)
+        where, bits = pd.factorize(floats.view(np.int64))  # by their bits: -0.0 is not 0.0
+        shown = [
+            "" if v != v else repr(v) for v in np.asarray(bits, dtype=np.int64).view(np.float64).tolist()
+        ]
+        return np.asarray(shown, dtype=object)[where].tolist()
+    if values.dtype.kind in "iub":
+        return [str(v) for v in values.to_numpy().tolist()]
+    codes, distinct = pd.factorize(values, use_na_sentinel=True)
+    shown = ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in distinct]
+    shown = [_quoted(v) for v in shown] if quote else shown
+    return np.asarray([*shown, ""], dtype=object)[codes].tolist()  # code -1 (missing): the last, ""
 
 
 SUFFIX = {"md": "md", "latex": "tex", "csv": "csv", "html": "html"}
@@ -114,8 +209,11 @@ def write_comparison(
     every dataset by the 5×2cv F- and t-tests), then table.md (or .tex, .html, .csv), cd.png and cd.svg, and the
     figures across datasets (:func:`knnx.reporting.summary_figures.write_summary_figures`:
     METRIC-summary-ranks.png, -win_tie_loss.png, -mean_ranks.png), in the folder ``out``
-    (each written atomically). Returns the names of the files written."""
-    from knnx.reporting.summary_figures import write_summary_figures
+    (each written atomically). Above :data:`knnx.reporting.cd.MAX_CONFIGURATIONS`
+    contestants no figure is drawn (those of an earlier comparison in ``out`` are
+    removed) and the table says so (:func:`figures_lines`). Returns the names of the
+    files written."""
+    from knnx.reporting.summary_figures import summary_names, write_summary_figures
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -142,6 +240,11 @@ def write_comparison(
         written.append("five_by_two.csv")
     name = f"table.{SUFFIX[fmt]}"
     atomic_write_text(out / name, comparison_table(result, fmt, characteristics, test))
+    figures = ["cd.png", "cd.svg", *summary_names(result.metric)]
+    if not drawn(result):  # too many contestants to show: no figure, none of an earlier comparison
+        for figure in figures:
+            (out / figure).unlink(missing_ok=True)
+        return [*written, name]
     fig = cd_diagram(result, metric, alpha)
     save_figure(fig, out / "cd.png", dpi=150)
     save_figure(fig, out / "cd.svg", dpi=150)
@@ -156,4 +259,5 @@ __all__ = [
     "friedman_sentence",
     "selection_note",
     "left_out_lines",
+    "figures_lines",
 ]

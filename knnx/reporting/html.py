@@ -254,10 +254,22 @@ def _sizes(frame):
 
 
 def _experiment_name(spec_text, out):
-    """The experiment's name from the run's spec.yaml, else the folder's name."""
+    """The experiment's name from the run's spec.yaml, else the folder's name (also when
+    the file nests deeper than a spec may: measured on YAML's events, which PyYAML
+    parses without recursion, before composing)."""
     import yaml
 
+    from knnx.limits import MAX_DEPTH
+
     try:
+        depth = 0
+        for event in yaml.parse(spec_text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            elif isinstance(event, yaml.CollectionStartEvent | yaml.ScalarEvent | yaml.AliasEvent):
+                if depth + 1 > MAX_DEPTH:
+                    return Path(out).name
+                depth += isinstance(event, yaml.CollectionStartEvent)
         name = yaml.safe_load(spec_text).get("name")
     except (yaml.YAMLError, AttributeError):
         name = None
@@ -307,7 +319,7 @@ def _read_run(out, run):
     the run folder ``out``; the frame from ``run`` when given, else read from results.csv."""
     from knnx.reporting.characteristics import read_datasets
     from knnx.reporting.summaries import configuration_labels
-    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_results
+    from knnx.results import FAILURE_COLUMNS, WARNING_COLUMNS, read_json, read_results
 
     results = out / "results.csv"
     if run is None:
@@ -321,13 +333,49 @@ def _read_run(out, run):
     warned = _read_optional_csv(out / "warnings.csv", WARNING_COLUMNS)
     if frame.empty and failures is None:
         raise ResultsError(f"{results}: no result rows yet; nothing to report")
-    spec_text = (out / "spec.yaml").read_text(encoding="utf-8") if (out / "spec.yaml").is_file() else ""
-    try:
-        environment = json.loads((out / "environment.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        environment = {}
+    spec_text = _read_spec_text(out / "spec.yaml")
+    path = out / "environment.json"
+    environment = read_json(path, "environment", _environment_problem) if path.is_file() else {}
     characteristics = read_datasets(out / "datasets.csv") if len(frame) else None
     return frame, labelled, failures, warned, spec_text, environment, characteristics
+
+
+def _read_spec_text(path):
+    """The text of a run's spec.yaml ("" when there is none); ResultsError if not UTF-8."""
+    if not path.is_file():
+        return ""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _environment_problem(doc):
+    """What makes ``doc`` (environment.json's value) not an environment knnx writes:
+    an object whose ``runs`` is a list of objects, each ``warmup_seconds`` (if any) an
+    object of numbers (:mod:`knnx.experiment.provenance`); None if it is one."""
+    from knnx.results import json_kind
+
+    if not isinstance(doc, dict):
+        return f"expected a JSON object, got {json_kind(doc)}"
+    runs = doc.get("runs", [])
+    if not isinstance(runs, list):
+        return f"runs: expected a list of invocations, got {json_kind(runs)}"
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict):
+            return f"runs[{i}]: expected an object, got {_short(run)}"
+        warm = run.get("warmup_seconds")
+        numbers = isinstance(warm, dict) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in warm.values()
+        )
+        if warm is not None and not numbers:
+            return f"runs[{i}].warmup_seconds: expected {{algorithm: seconds}}, got {_short(warm)}"
+    return None
+
+
+def _short(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)

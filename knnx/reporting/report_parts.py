@@ -60,7 +60,7 @@ def left_out_html(result):
 def comparison_html(result, characteristics, figure_tag):
     """The wide table, the CD diagram (``figure_tag(fig, alt)`` embeds it) and the tests
     against the control of one metric's comparison."""
-    from knnx.reporting.comparison import cd_diagram, selection_note
+    from knnx.reporting.comparison import cd_diagram, drawn, figures_lines, selection_note
     from knnx.reporting.wide import render, wide_table
 
     if isinstance(result, str):
@@ -69,7 +69,10 @@ def comparison_html(result, characteristics, figure_tag):
         f"<p class='note'>{_e(selection_note(result))}</p>",
         render(wide_table(result, characteristics), "html"),
     ]
-    parts.append(figure_tag(cd_diagram(result), f"critical-difference diagram, {result.metric}"))
+    if drawn(result):
+        parts.append(figure_tag(cd_diagram(result), f"critical-difference diagram, {result.metric}"))
+    else:  # too many contestants for a diagram: the tables hold them all
+        parts.append(f"<p class='note'>{_e(figures_lines(result)[0])}</p>")
     if result.control_tests is not None:
         parts.append(control_html(result))
     return "".join(parts)
@@ -80,8 +83,9 @@ def summary_figures_html(result, figure_tag):
     rank per dataset, wins/ties/losses against the control or the best-ranked, mean
     ranks with the critical difference), which scale to 100+ datasets."""
     from knnx.reporting import summary_figures as sf
+    from knnx.reporting.comparison import drawn
 
-    if isinstance(result, str):
+    if isinstance(result, str) or not drawn(result):  # comparison_html said why
         return ""
     against = result.control or "the best mean rank"
     return "".join(

@@ -6,6 +6,7 @@ import pandas as pd
 from knnx._text import escape_control
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+from knnx.limits import check_tolerance
 from knnx.results import read_results
 from knnx.stats.configurations import configuration_labels
 from knnx.stats.ties import best_mask
@@ -24,7 +25,11 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
 
     ``metric`` may also name a timing column (:data:`knnx.results.TIMINGS`:
     ``fit_seconds``, ``predict_seconds``, ``tune_seconds``): each cell counts once, with
-    that column's value (an active run's cell: the sum over its rounds)."""
+    that column's value (an active run's cell: the sum over its rounds).
+
+    Seeds pooled are said: when a group pools several seed settings (values of
+    ``seed`` or ``random_state`` not grouped by), a column ``seeds`` before ``mean``
+    counts them per group (``n`` counts their values, folds times seeds)."""
     from knnx.results import PARAM_PREFIX, TIMINGS
 
     by = list(by)
@@ -55,7 +60,32 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     keys = by + (["metric"] if "metric" not in by else [])
     grouped = frame.groupby(keys, sort=False)["value"]
     out = grouped.agg(mean="mean", std=_std, n="count")
-    return out.reset_index()
+    seeds = _seeds_pooled(frame, keys, out.index)
+    out = out.reset_index()
+    if seeds is not None:
+        out.insert(out.columns.get_loc("mean"), "seeds", seeds)
+    return out
+
+
+def _seeds_pooled(frame, keys, index):
+    """Per group of ``index`` (the groups of ``keys``), how many seed settings it pools
+    (:data:`knnx.stats.configurations.SEED_PARAMS` not grouped by); None when no group
+    pools more than one (nothing to say)."""
+    from knnx.results import PARAM_PREFIX
+    from knnx.stats.configurations import SEED_PARAMS
+
+    seeds = [
+        c
+        for c in frame.columns
+        if c.startswith(PARAM_PREFIX) and c.removeprefix(PARAM_PREFIX) in SEED_PARAMS and c not in keys
+    ]
+    if not seeds or frame.empty:
+        return None
+    levels = list(range(len(keys)))
+    counts = frame.groupby(keys + seeds, sort=False).size().groupby(level=levels, sort=False).size()
+    if counts.max() <= 1:
+        return None
+    return counts.reindex(index).to_numpy(dtype=np.int64)
 
 
 def _timing_rows(frame, column):
@@ -203,7 +233,7 @@ def _pooled_configurations(frame, summary, by, metric):
         return None
     from knnx.results import PARAM_PREFIX, TIMINGS
 
-    keys = [c for c in summary.columns if c not in ("mean", "std", "n", "metric")]
+    keys = [c for c in summary.columns if c not in ("mean", "std", "n", "metric", "seeds")]
     rows = frame.assign(configuration=configuration_labels(frame))
     if metric in TIMINGS and metric not in set(frame["metric"]):
         rows = rows.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
@@ -232,7 +262,9 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None, atol_metr
     metric to a tolerance its groups get at least. A change below
     1e-6 is printed with all 17 significant digits, so that it is visible.
     """
-    atol_for, atol_metric = dict(atol_for or {}), dict(atol_metric or {})
+    atol = check_tolerance(atol, "atol")
+    atol_for = {name: check_tolerance(tol, "atol_for") for name, tol in dict(atol_for or {}).items()}
+    atol_metric = {name: check_tolerance(tol, "atol_metric") for name, tol in dict(atol_metric or {}).items()}
     ours = summarize(read_results(path), by=GROUP_KEYS)
     ref = summarize(read_results(reference), by=GROUP_KEYS)
     merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""), indicator="found")

@@ -39,6 +39,7 @@ from matplotlib.figure import Figure
 from knnx._text import escape_control
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER
+from knnx.reporting.cd import MAX_CONFIGURATIONS
 from knnx.reporting.figures import FIGURE_TAG, plain_text
 from knnx.results import save_figure
 from knnx.stats.ties import rank_rows, ties
@@ -68,7 +69,8 @@ class SummaryInput:
 def summary_input(result, metric=None):
     """The :class:`SummaryInput` of ``result``: a CompareResult (``metric`` None or its
     own) or a DataFrame of means (``metric`` required). ResultsError for a missing mean,
-    fewer than two configurations or no dataset."""
+    fewer than two configurations, more than
+    :data:`knnx.reporting.cd.MAX_CONFIGURATIONS` or no dataset."""
     from knnx.stats.compare import nemenyi_cd
 
     if isinstance(result, pd.DataFrame):
@@ -86,6 +88,11 @@ def summary_input(result, metric=None):
         raise ResultsError(
             f"a summary needs one dataset and two configurations at least; the means have "
             f"{means.shape[0]} and {means.shape[1] if values.ndim == 2 else 0}"
+        )
+    if values.shape[1] > MAX_CONFIGURATIONS:
+        raise ResultsError(
+            f"{values.shape[1]:,} configurations: the figures across datasets show at most "
+            f"{MAX_CONFIGURATIONS} (a row or column each)"
         )
     missing = np.argwhere(np.isnan(values))
     if len(missing):

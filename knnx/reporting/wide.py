@@ -88,18 +88,21 @@ def _p_values(result, dataset, reference, test):
                 param="test",
             )
         ref = block[reference].to_numpy(dtype=np.float64).reshape(5, 2)
-        return {
-            c: five_by_two_f(block[c].to_numpy(dtype=np.float64).reshape(5, 2), ref).p
-            for c in result.means.columns
-            if c != reference
-        }
+        out = {}
+        for c in result.means.columns:
+            values = block[c].to_numpy(dtype=np.float64).reshape(5, 2)
+            if c != reference:  # a fold missing (a failed cell): no test, no dagger
+                complete = np.isfinite(values).all() and np.isfinite(ref).all()
+                out[c] = five_by_two_f(values, ref).p if complete else math.nan
+        return out
     column = "p_corrected" if test == "corrected-t" else "p"
-    rows = result.paired[result.paired["dataset"] == dataset]
-    out = {}
-    for row in rows.itertuples(index=False):
-        if reference in (row.a, row.b):
-            out[row.b if row.a == reference else row.a] = getattr(row, column)
-    return out
+    paired = result.paired
+    a, b = paired["a"].to_numpy(dtype=object), paired["b"].to_numpy(dtype=object)
+    rows = np.flatnonzero(
+        (paired["dataset"].to_numpy(dtype=object) == dataset) & ((a == reference) | (b == reference))
+    )
+    others = np.where(a[rows] == reference, b[rows], a[rows])
+    return dict(zip(others.tolist(), paired[column].to_numpy()[rows].tolist(), strict=True))
 
 
 def wide_table(result, characteristics=None, test="corrected-t"):
@@ -112,24 +115,28 @@ def wide_table(result, characteristics=None, test="corrected-t"):
         raise ResultsError(f"expected one of {', '.join(TESTS)}, got '{test}'", param="test")
     metric, means = result.metric, result.means
     lower = LOWER_IS_BETTER.get(metric, False)
-    per = result.per_dataset.set_index(["dataset", "configuration"])
-    std = pd.DataFrame(
-        [[per.loc[(d, c), "std"] for c in means.columns] for d in means.index],
-        index=means.index,
-        columns=means.columns,
+    per = result.per_dataset
+    std = per.pivot(index="dataset", columns="configuration", values="std").reindex(
+        index=means.index, columns=means.columns
     )
     best = pd.DataFrame(
         [best_mask(row, lower) for row in means.to_numpy(dtype=np.float64)],
         index=means.index,
         columns=means.columns,
     )
-    worse = pd.DataFrame(False, index=means.index, columns=means.columns)
-    for d in means.index:
+    worse = np.zeros(means.shape, dtype=bool)
+    position = {c: i for i, c in enumerate(means.columns)}
+    for i, d in enumerate(means.index):
         reference = result.control or means.columns[int(np.argmax(best.loc[d].to_numpy()))]
-        for c, p in _p_values(result, d, reference, test).items():
-            a, b = means.loc[d, c], means.loc[d, reference]
-            behind = (a > b) if lower else (a < b)
-            worse.loc[d, c] = bool(behind and not ties(a, b) and p < result.alpha)
+        p_values = _p_values(result, d, reference, test)
+        at = np.array([position[c] for c in p_values], dtype=np.int64)
+        a = means.iloc[i].to_numpy(dtype=np.float64)[at]
+        b = float(means.loc[d, reference])
+        behind = (a > b) if lower else (a < b)
+        worse[i, at] = (
+            behind & ~ties(a, b) & (np.array(list(p_values.values()), dtype=np.float64) < result.alpha)
+        )
+    worse = pd.DataFrame(worse, index=means.index, columns=means.columns)
     datasets = _characteristics(result, characteristics)
     return WideTable(
         metric=metric,

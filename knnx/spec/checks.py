@@ -30,10 +30,19 @@ from knnx.spec.schema import MAX_CELLS, LeavePOut
 def use_python_path(spec, label, base_dir):
     """Make the folders of ``spec.python_path`` (relative to ``base_dir``) importable;
     SpecError naming the first that is not a folder (run and active specs alike)."""
-    folders = [(base_dir / p).resolve() for p in spec.python_path]
-    missing = [(i, f) for i, f in enumerate(folders) if not f.is_dir()]
-    if missing:
-        raise SpecError(f"{label}: python_path[{missing[0][0]}]: {missing[0][1]}: no such folder")
+    folders = []
+    for i, p in enumerate(spec.python_path):
+        try:
+            folder = (base_dir / p).resolve()
+            is_dir = folder.is_dir()
+        except (OSError, RuntimeError) as exc:  # a symbolic link loop (RuntimeError before Python 3.13)
+            reason = (
+                "a loop of symbolic links" if "loop" in str(exc).lower() else (exc.strerror or "unreadable")
+            )
+            raise SpecError(f"{label}: python_path[{i}]: {base_dir / p}: {reason}") from None
+        if not is_dir:
+            raise SpecError(f"{label}: python_path[{i}]: {folder}: no such folder")
+        folders.append(folder)
     add_import_dirs([str(f) for f in folders], refresh=True)
 
 
@@ -174,16 +183,10 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
     has its own settings (``params_for``)."""
     ds, tune = item.ds, spec.algorithms[a].tune
     if tune is not None:
-        part = min(item.splits, key=lambda s: len(s.train))
-        counts = np.bincount(ds.y[part.train], minlength=ds.n_classes)
-        if counts[counts > 0].min() < tune.cv:
-            c = int(np.flatnonzero((counts > 0) & (counts < tune.cv))[0])
-            return (
-                f"algorithms[{a}].tune.cv: {tune.cv} stratified inner folds need {tune.cv} rows of each "
-                f"class in every training part; one of '{ds.name}' has {counts[c]} of class "
-                f"'{ds.classes[c]}'"
-            )
-        n_limit = _inner_rows(ds.y[part.train], tune.cv)
+        problem = _tune_cv_problem(a, tune.cv, ds, item.splits)
+        if problem:
+            return problem
+        n_limit = min(_inner_rows(ds.y[s.train], tune.cv) for s in item.splits)
     if ref.neighbor_param is None:
         return None
     pname, slack = ref.neighbor_param
@@ -202,6 +205,22 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
             f"algorithms[{a}].{at}.{pname}: {pname}={k_max} {limit} {n_train_min} training samples "
             f"of dataset '{ds.name}' under protocol {spec.protocol.kind}"
         )
+    return None
+
+
+def _tune_cv_problem(a, cv, ds, splits):
+    """The first training part (of every repeat and fold) with a class of fewer than
+    ``cv`` rows, which ``cv`` stratified inner folds cannot spread, or None."""
+    for s in splits:
+        counts = np.bincount(ds.y[s.train], minlength=ds.n_classes)
+        short = np.flatnonzero((counts > 0) & (counts < cv))
+        if len(short):
+            c = int(short[0])
+            return (
+                f"algorithms[{a}].tune.cv: {cv} stratified inner folds need {cv} rows of each class in every "
+                f"training part; the training part of repeat {s.repeat} fold {s.fold} of '{ds.name}' has "
+                f"{counts[c]} of class '{ds.classes[c]}'"
+            )
     return None
 
 

@@ -18,6 +18,7 @@ scikit-learn tags say ``allow_nan``, and no distance matrix.
 
 import numpy as np
 
+from knnx.errors import exit_guard, user_fault
 from knnx.neighbors.metrics import METRICS, MIXED, data_problem, fit_metric
 from knnx.spec.plan import canonical_json
 
@@ -81,8 +82,11 @@ def _facts(ds):
 
 def _params(cls):
     try:
-        return cls().get_params(deep=False)
-    except Exception:  # noqa: BLE001 - the class was checked when resolved
+        with exit_guard():
+            return cls().get_params(deep=False)
+    except BaseException as exc:  # noqa: BLE001 - the class was checked when resolved
+        if not user_fault(exc):
+            raise
         return {}
 
 
@@ -149,8 +153,11 @@ def _allows_nan(cls, setting):
 
     for make in (lambda: cls(**setting), cls):
         try:
-            return bool(get_tags(make()).input_tags.allow_nan)
-        except Exception:  # noqa: BLE001 - a class without tags, or a setting it refuses here
+            with exit_guard():
+                return bool(get_tags(make()).input_tags.allow_nan)
+        except BaseException as exc:  # noqa: BLE001 - a class without tags, or a setting it refuses here
+            if not user_fault(exc):
+                raise
             continue
     return False
 

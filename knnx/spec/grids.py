@@ -5,6 +5,7 @@ import itertools
 import json
 from dataclasses import dataclass
 
+from knnx.errors import exit_guard, user_fault
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.spec.messages import short_repr
 from knnx.spec.schema import LeavePOut
@@ -36,8 +37,11 @@ def has_proba(cls, params):
     """Whether an estimator with these parameters offers ``predict_proba`` (scikit-learn's
     SVC has it only with ``probability=True``)."""
     try:
-        return hasattr(cls(**params), "predict_proba")
-    except Exception:
+        with exit_guard():
+            return hasattr(cls(**params), "predict_proba")
+    except BaseException as exc:  # noqa: BLE001 - user code: sys.exit and os._exit too
+        if not user_fault(exc):
+            raise
         return hasattr(cls, "predict_proba")
 
 

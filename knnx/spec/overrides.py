@@ -5,6 +5,10 @@ As Hydra does with its command-line overrides, a text is first parsed
 YAML under the limits of a spec file), and the parsed objects are then applied to a
 copy of the spec's mapping (:func:`apply_overrides`). Every problem is one SpecError
 line naming the override as it was written (``--set 'TEXT': ...``).
+
+The spec's nesting limit (:data:`knnx.spec.read.MAX_YAML_DEPTH`) counts from the spec's
+top level: an override's value sits as many levels down as its path is long, so
+``algorithms[0].params.k`` leaves 28 levels to the value, exactly as in a file.
 """
 
 import copy
@@ -15,7 +19,8 @@ from typing import Any
 import yaml
 
 from knnx.errors import SpecError
-from knnx.spec.read import load_yaml
+from knnx.limits import depth_problem, too_deep
+from knnx.spec.read import LimitError, load_yaml
 
 # PATH of an override: keys joined by dots, list indices in brackets (or as a dotted number).
 _OVERRIDE_PATH = re.compile(r"[A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*|\.\d+)*", re.ASCII)
@@ -47,7 +52,8 @@ def parse_override(text):
     """The :class:`Override` of ``"PATH=VALUE"``: PATH is dotted keys with list indices
     (``protocol.folds``, ``algorithms[0].params.k`` or ``algorithms.0.params.k``),
     VALUE is read as YAML (``10``, ``[1, 3, 5]``, ``{kind: 5x2}``, ``cpw``) under the
-    same limits as a spec file. SpecError, one line naming the override, otherwise."""
+    same limits as a spec file, its nesting counted from the spec's top level (the
+    path's levels, then the value's). SpecError, one line naming the override, otherwise."""
     where = f"--set {text!r}"
     if not isinstance(text, str) or "=" not in text:
         raise SpecError(f"{where}: expected PATH=VALUE, e.g. protocol.folds=10")
@@ -58,12 +64,14 @@ def parse_override(text):
             f"{where}: '{path}' is not a path; expected keys joined by dots and list indices, e.g. "
             "algorithms[0].params.k"
         )
+    parts = tuple(int(i) if i else int(k) if k.isdigit() else k for i, k in _PATH_PART.findall(path))
     try:
-        value = load_yaml(raw) if raw.strip() else None
+        value = load_yaml(raw, levels=len(parts)) if raw.strip() else None
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if isinstance(exc, LimitError):  # valid YAML, beyond a spec's limits
+            raise SpecError(f"{where}: {problem}") from None
         raise SpecError(f"{where}: the value is not valid YAML ({problem})") from None
-    parts = tuple(int(i) if i else int(k) if k.isdigit() else k for i, k in _PATH_PART.findall(path))
     return Override(parts, value, text)
 
 
@@ -83,8 +91,15 @@ def apply_overrides(data, overrides):
     return data
 
 
+def _check_depth(override):
+    """SpecError if ``override``'s value, at its path, nests deeper than a spec may."""
+    if too_deep(override.value, levels=len(override.path)) is not None:
+        raise SpecError(f"{override.where}: {depth_problem()}")
+
+
 def _apply(data, override):
     """Set ``override.value`` at ``override.path`` in ``data`` (changed in place)."""
+    _check_depth(override)  # an Override made in Python, not by parse_override, too
     parts, where = override.path, override.where
     node = data
     for depth, part in enumerate(parts):

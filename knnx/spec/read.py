@@ -2,7 +2,9 @@
 
 Hostile input is refused before it can cost time or memory (each with one line):
 a spec file larger than :data:`MAX_SPEC_BYTES`; YAML nested deeper than
-:data:`MAX_YAML_DEPTH`, holding a string longer than :data:`MAX_YAML_STRING`, or
+:data:`MAX_YAML_DEPTH` (the one limit of :data:`knnx.limits.MAX_DEPTH`, which a spec
+given as a Python dict and each ``--set`` override at its place obey too), holding a
+string longer than :data:`MAX_YAML_STRING`, or
 holding more than :data:`MAX_YAML_VALUES` values once its aliases are expanded
 (anchors and aliases, ``<<`` merges included, are fine below that; a "billion
 laughs" alias bomb is refused from the composed node graph, without expanding it);
@@ -17,11 +19,12 @@ import yaml
 
 from knnx._text import describe_control, find_control
 from knnx.errors import SpecError
+from knnx.limits import MAX_DEPTH, depth_problem, too_deep
 from knnx.spec.messages import short_repr
 
 # Guards against hostile or accidental explosions (see the module docstring).
 MAX_SPEC_BYTES = 1_000_000
-MAX_YAML_DEPTH = 32
+MAX_YAML_DEPTH = MAX_DEPTH  # one limit for spec files, --set overrides, dicts and params JSON
 MAX_YAML_STRING = 4096
 MAX_YAML_VALUES = 10_000
 
@@ -38,9 +41,9 @@ class _SpecLoader(yaml.SafeLoader):
     so a billion-laughs document is measured in time linear in its size).
     """
 
-    def __init__(self, stream):
+    def __init__(self, stream, levels=0):
         super().__init__(stream)
-        self._depth = 0
+        self._depth = levels  # the levels above the document (a --set override's path)
         self._values = 0
 
     def compose_node(self, parent, index):
@@ -54,7 +57,7 @@ class _SpecLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_YAML_DEPTH:
-                raise _limit_error(f"nested more than {MAX_YAML_DEPTH} levels deep", event)
+                raise _limit_error(depth_problem(), event)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -116,14 +119,26 @@ for _tag in _REFUSED_TAGS:
     _SpecLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SpecLoader._refuse_tag)
 
 
+class LimitError(yaml.composer.ComposerError):
+    """YAML refused for one of the limits of a spec (not a syntax error): too deep, a
+    string too long, too many values."""
+
+
 def _limit_error(problem, event):
-    return yaml.composer.ComposerError(None, None, problem, event.start_mark)
+    return LimitError(None, None, problem, event.start_mark)
 
 
 def _expanded_size(node, memo):
-    """Number of values ``node`` stands for with every alias expanded (memoised per node)."""
+    """Number of values ``node`` stands for with every alias expanded (memoised per node);
+    LimitError for an alias inside the value it names (``&a [*a]``: no finite value)."""
+    _VISITING = -1
     size = memo.get(id(node))
+    if size == _VISITING:
+        raise LimitError(
+            None, None, "an alias inside the value it names (a value that holds itself)", node.start_mark
+        )
     if size is None:
+        memo[id(node)] = _VISITING
         if isinstance(node, yaml.SequenceNode):
             size = 1 + sum(_expanded_size(child, memo) for child in node.value)
         elif isinstance(node, yaml.MappingNode):
@@ -131,7 +146,7 @@ def _expanded_size(node, memo):
         else:
             size = 1
         if size > MAX_YAML_VALUES:
-            raise yaml.composer.ComposerError(
+            raise LimitError(
                 None,
                 None,
                 f"more than {MAX_YAML_VALUES} values once aliases are expanded (an alias bomb?); a spec "
@@ -142,9 +157,11 @@ def _expanded_size(node, memo):
     return size
 
 
-def load_yaml(text):
-    """The value of the YAML document ``text`` under the limits of a spec (yaml.YAMLError otherwise)."""
-    loader = _SpecLoader(text)
+def load_yaml(text, levels=0):
+    """The value of the YAML document ``text`` under the limits of a spec (yaml.YAMLError
+    otherwise, a :class:`LimitError` for a limit); ``levels``: the levels of the spec
+    above the document (the depth limit counts them)."""
+    loader = _SpecLoader(text, levels)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -156,8 +173,12 @@ def load_yaml(text):
 
 
 def read_spec(source):
-    """Read a spec from a YAML path or a dict. Returns (data, source label, base folder)."""
+    """Read a spec from a YAML path or a dict. Returns (data, source label, base folder).
+    A dict nested deeper than :data:`MAX_YAML_DEPTH` is refused as a file would be."""
     if isinstance(source, dict):
+        path = too_deep(source)
+        if path is not None:
+            raise SpecError(f"<spec>: {path[0]}: {depth_problem()}")
         return source, "<spec>", Path.cwd()
     path = Path(source)
     text = _read_text(path)

@@ -200,36 +200,71 @@ def bayesian_signed_rank(x, y, rope, prior=0.5, n_samples=50000, seed=0):
     P(|x − y| < rope), p_right = P(x − y < −rope), in baycomp's sense (the fraction of
     posterior samples in which that region is the most probable)."""
     x, y = _paired_vectors(x, y)
+    prior, n_samples = _sampler_options(rope, prior, n_samples)
+    regions = _walsh_regions(x - y, rope)
+    return _posterior(regions, _Draws(len(x) + 1, prior, n_samples, seed))
+
+
+def _sampler_options(rope, prior, n_samples):
     if not (isinstance(rope, numbers.Real) and math.isfinite(rope) and rope >= 0):
         raise ResultsError(f"expected a finite width >= 0, got {rope!r}", param="rope")
     if not (isinstance(prior, numbers.Real) and math.isfinite(prior) and prior > 0):
         raise ResultsError(f"expected a finite weight > 0, got {prior!r}", param="prior")
-    n_samples = _count(n_samples, "n_samples", 1)
-    bound = 0.0 if ties(rope, 0.0) else 2.0 * float(rope)  # Walsh sums, twice the averages
+    return prior, _count(n_samples, "n_samples", 1)
 
-    d = np.concatenate(([0.0], x - y))  # the pseudo-observation first
+
+def _walsh_regions(differences, rope):
+    """The (n + 1) x 3 (n + 1) matrix of the regions each Walsh sum falls in (x greater,
+    within the rope, y greater; a sum on a boundary half to each side), the
+    pseudo-observation at 0 first: all a posterior sample's θ depends on."""
+    bound = 0.0 if ties(rope, 0.0) else 2.0 * float(rope)  # Walsh sums, twice the averages
+    d = np.concatenate(([0.0], differences))  # the pseudo-observation first
     sums = d[:, None] + d[None, :]
     on_upper, on_lower = ties(sums, bound), ties(sums, -bound)
     x_greater = np.where(on_upper, 0.5, (sums > bound).astype(np.float64))
     y_greater = np.where(on_lower, 0.5, (sums < -bound).astype(np.float64))
     within = 1.0 - x_greater - y_greater
-    regions = np.hstack((x_greater, within, y_greater))  # (n + 1) x 3 (n + 1)
+    return np.hstack((x_greater, within, y_greater))  # (n + 1) x 3 (n + 1)
 
-    m = len(d)
-    alpha = np.ones(m)
-    alpha[0] = prior
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_ELEMENTS // m)
+
+class _Draws:
+    """The Dirichlet weights of the posterior samples, in blocks of at most
+    :data:`_BLOCK_ELEMENTS` weights from ``np.random.default_rng(seed)``; with ``keep``
+    drawn once and kept (n_samples x m floats): every test against one control draws
+    the same weights (same seed, same number of datasets), so a comparison draws them
+    once. Without, drawn block by block each time (memory: one block)."""
+
+    def __init__(self, m, prior, n_samples, seed, keep=False):
+        self.m, self.prior, self.n_samples, self.seed = m, prior, n_samples, seed
+        self._kept = [] if keep else None
+
+    def _draw(self):
+        alpha = np.ones(self.m)
+        alpha[0] = self.prior
+        rng = np.random.default_rng(self.seed)
+        block = max(1, _BLOCK_ELEMENTS // self.m)
+        for done in range(0, self.n_samples, block):
+            yield rng.dirichlet(alpha, size=min(block, self.n_samples - done))
+
+    def blocks(self):
+        if self._kept is None:
+            return self._draw()
+        if not self._kept:
+            self._kept.extend(self._draw())
+        return self._kept
+
+
+def _posterior(regions, draws):
+    """The :class:`BayesianSignedRank` of the Walsh ``regions`` under the posterior
+    samples ``draws``: per sample, θ of each region, and the region(s) with the largest."""
+    m = draws.m
     wins = np.zeros(3)
-    done = 0
-    while done < n_samples:
-        size = min(block, n_samples - done)
-        w = rng.dirichlet(alpha, size=size)
+    for w in draws.blocks():
+        size = len(w)
         theta = np.einsum("srj,sj->sr", (w @ regions).reshape(size, 3, m), w)
         top = theta == theta.max(axis=1, keepdims=True)
         wins += (top / top.sum(axis=1, keepdims=True)).sum(axis=0)
-        done += size
-    p_left, p_rope, p_right = (float(v) for v in wins / n_samples)
+    p_left, p_rope, p_right = (float(v) for v in wins / draws.n_samples)
     return BayesianSignedRank(p_left=p_left, p_rope=p_rope, p_right=p_right)
 
 
@@ -341,9 +376,16 @@ def against_control(means, mean_ranks, metric, control, alpha=0.05, rope=ROPE):
     table = control_tests(ranks, n, control, alpha)
     lower = LOWER_IS_BETTER.get(metric, False)
     x = means[control].to_numpy(dtype=np.float64)
-    bayes = []
+    _sampler_options(rope, 0.5, 50000)
+    draws = _Draws(n + 1, 0.5, 50000, 0, keep=True)  # bayesian_signed_rank's defaults, drawn once
+    found, bayes = {}, []
     for c in table["configuration"]:
-        out = bayesian_signed_rank(x, means[c].to_numpy(dtype=np.float64), rope)
+        x_, y_ = _paired_vectors(x, means[c].to_numpy(dtype=np.float64))
+        regions = _walsh_regions(x_ - y_, rope)
+        key = regions.tobytes()  # the test reads nothing else: equal regions, equal answer
+        if key not in found:
+            found[key] = _posterior(regions, draws)
+        out = found[key]
         # p_left: control's value greater; better when higher is better
         better, worse = (out.p_right, out.p_left) if lower else (out.p_left, out.p_right)
         bayes.append((better, out.p_rope, worse))
@@ -358,16 +400,57 @@ def five_by_two_pairs(means, folds):
     """Every pair of contestants on every dataset by the 5×2cv F- and t-tests, when every
     dataset has 5 repeats of 2 folds (``folds``: :class:`knnx.stats.compare.CompareResult`'s
     per-fold values, rows (dataset, repeat, fold)); None otherwise. A DataFrame dataset,
-    a, b, f, p_f, t, p_t, differences a − b."""
-    rows = []
+    a, b, f, p_f, t, p_t, differences a − b: :func:`five_by_two_f` and
+    :func:`five_by_two_t` of each pair (i < j in column order), computed for all pairs of
+    a dataset at once with the same operations, so the same bits; nan for a pair where
+    either lacks one of the ten folds (a failed cell: the tests need all ten)."""
+    names = pd.Series(list(means.columns)).array
+    first, second = np.triu_indices(len(names), 1)
+    parts = []
     for d in means.index:
         block = folds.loc[d]
         repeats = block.index.get_level_values(0).nunique()
         if (repeats, block.index.get_level_values(1).nunique(), len(block)) != (5, 2, 10):
             return None
-        for i, a in enumerate(means.columns):
-            for b in means.columns[i + 1 :]:
-                x, y = (block[c].to_numpy(dtype=np.float64).reshape(5, 2) for c in (a, b))
-                f, t = five_by_two_f(x, y), five_by_two_t(x, y)
-                rows.append({"dataset": d, "a": a, "b": b, "f": f.f, "p_f": f.p, "t": t.t, "p_t": t.p})
-    return pd.DataFrame(rows)
+        values = block[means.columns].to_numpy(dtype=np.float64).T.reshape(-1, 5, 2)
+        finite = np.isfinite(values).all(axis=(1, 2))
+        with np.errstate(invalid="ignore"):
+            f, p_f, t, p_t = _five_by_two_all(values[first], values[second])
+        lacking = ~(finite[first] & finite[second])
+        for column in (f, p_f, t, p_t):
+            column[lacking] = np.nan
+        part = pd.DataFrame(
+            {"a": names.take(first), "b": names.take(second), "f": f, "p_f": p_f, "t": t, "p_t": p_t}
+        )
+        part.insert(0, "dataset", pd.Series([d] * len(first)).array)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _five_by_two_all(a, b):
+    """(f, p_f, t, p_t) arrays of :func:`five_by_two_f` and :func:`five_by_two_t` of each
+    ``a[i]`` against ``b[i]`` (pairs x 5 x 2, finite)."""
+    from scipy.stats import f as fisher
+    from scipy.stats import t as student
+
+    p = a - b
+    s2_sum = ((p - p.mean(axis=2, keepdims=True)) ** 2).sum(axis=2).sum(axis=1)
+    largest = np.maximum(np.abs(a).reshape(len(a), -1).max(axis=1), np.abs(b).reshape(len(b), -1).max(axis=1))
+    tol = TIE_RTOL * np.maximum(1.0, largest)
+    no_variance = (np.abs(p[:, :, 0] - p[:, :, 1]) <= tol[:, None]).all(axis=1)
+    zero = (np.abs(p).reshape(len(p), -1) <= tol[:, None]).all(axis=1)
+    first = p[:, 0, 0]
+    varied = ~no_variance
+    f, p_f, t, p_t = (np.empty(len(p)) for _ in range(4))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f[varied] = (p**2).reshape(len(p), -1).sum(axis=1)[varied] / (2 * s2_sum[varied])
+        t[varied] = first[varied] / np.sqrt(s2_sum[varied] / 5)
+    p_f[varied] = fisher.sf(f[varied], 10, 5)
+    p_t[varied] = 2 * student.sf(np.abs(t[varied]), 5)
+    f[no_variance & zero], p_f[no_variance & zero] = np.nan, 1.0
+    f[no_variance & ~zero], p_f[no_variance & ~zero] = np.inf, 0.0
+    level = no_variance & (np.abs(first) <= tol)
+    t[level], p_t[level] = np.nan, 1.0
+    t[no_variance & ~level] = np.copysign(np.inf, first[no_variance & ~level])
+    p_t[no_variance & ~level] = 0.0
+    return f, p_f, t, p_t

@@ -35,16 +35,21 @@ def ties(a, b):
 
 def snap(values, axis=-1):
     """``values`` with every group of tying values (per row along ``axis``) replaced by
-    the group's smallest value; NaN stays NaN. A copy, float64."""
+    the group's smallest value; NaN stays NaN. A copy, float64.
+
+    Vectorised over rows: each row is sorted (NaN last), then position by position
+    each value takes the value before it when the two tie (that value being its
+    group's smallest already), for all rows at once; the same comparisons and
+    assignments as a row by row loop, so the same bits."""
     values = np.array(values, dtype=np.float64)
     moved = np.moveaxis(values, axis, -1)
     flat = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
-    for row in flat:
-        order = np.argsort(row, kind="stable")
-        order = order[~np.isnan(row[order])]
-        for prev, cur in zip(order[:-1], order[1:], strict=True):
-            if ties(row[prev], row[cur]):
-                row[cur] = row[prev]
+    order = np.argsort(flat, axis=1, kind="stable")
+    ordered = np.take_along_axis(flat, order, axis=1)
+    for j in range(1, ordered.shape[1]):
+        join = ties(ordered[:, j - 1], ordered[:, j])
+        ordered[join, j] = ordered[join, j - 1]
+    np.put_along_axis(flat, order, ordered, axis=1)
     return np.moveaxis(flat.reshape(moved.shape), -1, axis)
 
 

@@ -1,0 +1,606 @@
+"""User code that misbehaves is contained: an exception that cannot be printed, a
+worker process that dies, sys.exit and os._exit, threads left running, reported
+quantities that shadow metrics, and the cell keys covering the user code a cell runs.
+
+Each test runs the command line in a process of its own, as a user would; the
+expected rows are those of a run without the misbehaving settings."""
+
+import os
+import py_compile
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from knnx.errors import describe
+from knnx.results import read_results
+
+LAB = """\
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("this exception cannot be printed")
+
+
+class Base(ClassifierMixin, BaseEstimator):
+    \"\"\"Predicts the majority class of its training part; misbehaves when k == 3.\"\"\"
+
+    def __init__(self, k=1):
+        self.k = k
+
+    def fit(self, X, y):
+        values, counts = np.unique(y, return_counts=True)
+        self.classes_ = values
+        self.major_ = values[np.argmax(counts)]
+        if self.k == 3:
+            self.misbehave()
+        return self
+
+    def misbehave(self):
+        pass
+
+    def predict(self, X):
+        return np.full(len(X), self.major_)
+
+
+class BadStr(Base):
+    def misbehave(self):
+        raise Unprintable()
+
+
+class Exits(Base):
+    def misbehave(self):
+        raise SystemExit("bye")
+
+
+class Underscore(Base):
+    def misbehave(self):
+        os._exit(7)
+
+
+class Killed(Base):
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Lingers(Base):
+    def misbehave(self):
+        threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
+
+
+class Shadow(Base):
+    def misbehave(self):
+        self.reported_ = {"error": 0.0}
+
+
+class Reserved(Base):
+    def misbehave(self):
+        self.reported_ = {"tune_failed_settings": 7.0}
+
+
+class Newline(Base):
+    def misbehave(self):
+        self.reported_ = {"a\\nb": 0.5}
+
+
+class LongName(Base):
+    def misbehave(self):
+        self.reported_ = {"x" * 300: 0.5}
+
+
+class MyInterrupt(KeyboardInterrupt):
+    pass
+
+
+class Interrupts(Base):
+    def misbehave(self):
+        raise MyInterrupt("mine")
+
+
+class InitExits(Base):
+    def __init__(self, k=1):
+        if k == 3:
+            sys.exit(4)
+        self.k = k
+
+    def predict_proba(self, X):
+        return np.ones((len(X), len(self.classes_))) / len(self.classes_)
+"""
+
+SPEC = """\
+name: t
+seed: 5
+datasets: [iris]
+protocol: {{kind: kfold, folds: 3}}
+algorithms: [{{estimator: "mylab.odd:{cls}", params: {{k: [1, 3]}}}}, {{name: knn, params: {{k: 5}}}}]
+"""
+
+
+def _lab(tmp_path, cls):
+    (tmp_path / "mylab").mkdir(exist_ok=True)
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "odd.py").write_text(LAB)
+    spec = tmp_path / f"{cls}.yaml"
+    spec.write_text(SPEC.format(cls=cls))
+    return spec
+
+
+def _knnx(*args, timeout=240):
+    return subprocess.run(
+        [sys.executable, "-m", "knnx.cli", *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _write_spec(tmp_path, datasets="[iris]", algorithms="[{name: knn}]", folds=2, head=""):
+    """``tmp_path/s.yaml``: a spec of ``datasets`` and ``algorithms`` (YAML flow text)."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: t\n{head}datasets: {datasets}\nprotocol: {{kind: kfold, folds: {folds}}}\nalgorithms: {algorithms}\n"
+    )
+    return spec
+
+
+def _rows(out):
+    """The rows of results.csv that do not depend on timing, sorted."""
+    frame = read_results(out / "results.csv")
+    keep = ["dataset", "algorithm", "params", "repeat", "fold", "metric", "value"]
+    return sorted(map(tuple, frame[keep].astype(str).values.tolist()))
+
+
+@pytest.fixture(scope="module")
+def good_rows(tmp_path_factory):
+    """The rows of a run of the spec whose Base class behaves: k = 1 and knn."""
+    tmp = tmp_path_factory.mktemp("good")
+    spec = _lab(tmp, "Base")
+    done = _knnx("run", spec, "--out", tmp / "out", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return [r for r in _rows(tmp / "out") if '"k":3' not in r[2]]
+
+
+@pytest.mark.parametrize(
+    ("cls", "args", "cause"),
+    [
+        ("BadStr", ["--jobs", "1"], "Unprintable: (its message cannot be printed)"),
+        ("BadStr", ["--jobs", "2"], "Unprintable: (its message cannot be printed)"),
+        ("Exits", ["--jobs", "1"], "SystemExit: sys.exit('bye') called"),
+        ("Underscore", ["--jobs", "1"], "ProcessExit: os._exit(7) called"),
+        ("Underscore", ["--jobs", "2"], "ProcessExit: os._exit(7) called"),
+        (
+            "Killed",
+            ["--jobs", "2"],
+            "its worker process died (killed by SIGKILL; the out-of-memory killer sends it)",
+        ),
+        ("Shadow", ["--jobs", "1"], "ValueError: reported_ names 'error', which is a metric's name"),
+        (
+            "Reserved",
+            ["--jobs", "1"],
+            "ValueError: reported_ names 'tune_failed_settings', which is another row's",
+        ),
+        ("Newline", ["--jobs", "1"], "ValueError: reported_ has the name 'a\\nb'; names are at most 100"),
+        ("LongName", ["--jobs", "1"], "ValueError: reported_ has the name 'xxxxxxxxxx"),
+        ("Interrupts", ["--jobs", "1"], "MyInterrupt: mine"),
+        ("Interrupts", ["--jobs", "2"], "MyInterrupt: mine"),
+    ],
+)
+def test_a_misbehaving_cell_fails_alone_and_the_others_are_those_of_a_clean_run(
+    tmp_path, good_rows, cls, args, cause
+):
+    spec = _lab(tmp_path, cls)
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet", *args)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: 3 of 9 cells failed")
+    failed = (out / "failures.csv").read_text().splitlines()[1:]
+    assert len(failed) == 3
+    for fold, line in enumerate(sorted(failed, key=lambda line: line.split(",")[4])):
+        assert line.startswith(f'iris,{cls},"{{""k"":3}}",0,{fold},')
+        assert f'cell iris {cls} {{""k"":3}} repeat 0 fold {fold} failed: {cause}' in line
+    expected = [(d, cls if a == "Base" else a, *rest) for d, a, *rest in good_rows]
+    assert _rows(out) == sorted(expected)
+
+
+def test_a_killed_worker_under_dask_fails_its_cell_and_the_run_goes_on(tmp_path, good_rows):
+    pytest.importorskip("distributed")
+    spec = _lab(tmp_path, "Killed")
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", "2", "--executor", "dask", timeout=400)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    failed = (out / "failures.csv").read_text().splitlines()[1:]
+    assert len(failed) == 3 and all("its worker process died (dask KilledWorker)" in line for line in failed)
+    expected = [(d, "Killed" if a == "Base" else a, *rest) for d, a, *rest in good_rows]
+    assert _rows(out) == sorted(expected)
+
+
+@pytest.mark.parametrize("args", [["--jobs", "1"], ["--jobs", "2"]])
+def test_a_run_ends_when_its_work_is_done_whatever_threads_user_code_left(tmp_path, good_rows, args):
+    spec = _lab(tmp_path, "Lingers")
+    out = tmp_path / "out"
+    start = time.monotonic()
+    done = _knnx("run", spec, "--out", out, "--quiet", *args, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - start < 60
+    assert len(_rows(out)) == len(good_rows) + 3  # every cell, k = 3 included
+    assert not (out / ".knnx-lock").exists() or (out / ".knnx-lock").read_text() == ""
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("import sys\nsys.exit(0)\n", "importing 'mylab.bad' failed: SystemExit: sys.exit(0) called"),
+        ("raise SystemExit('bye')\n", "importing 'mylab.bad' failed: SystemExit: sys.exit('bye') called"),
+        (
+            "class E(Exception):\n    def __str__(self):\n        raise ValueError\nraise E()\n",
+            "importing 'mylab.bad' failed: E: (its message cannot be printed)",
+        ),
+        ("raise GeneratorExit('g')\n", "importing 'mylab.bad' failed: GeneratorExit: g"),
+        ("import os\nos._exit(4)\n", "importing 'mylab.bad' failed: ProcessExit: os._exit(4) called"),
+    ],
+)
+def test_a_module_that_exits_at_import_is_refused_in_one_line(tmp_path, body, message):
+    (tmp_path / "mylab").mkdir()
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "bad.py").write_text(body)
+    spec = _write_spec(tmp_path, algorithms="[{estimator: 'mylab.bad:X'}]")
+    for args in (["validate", spec], ["run", spec, "--out", tmp_path / "out", "--quiet"]):
+        done = _knnx(*args)
+        assert done.returncode == 2
+        assert done.stderr == f"error: {spec}: algorithms[0].estimator: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_describe_renders_any_exception_in_one_line():
+    class Loud(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    class Weird(Exception):
+        def __str__(self):
+            return 42
+
+    assert describe(ValueError("first\nsecond")) == "ValueError: first"
+    assert describe(ValueError("a\x1bb")) == "ValueError: a\\x1bb"
+    assert describe(KeyError()) == "KeyError"
+    assert describe(Loud()) == "Loud: (its message cannot be printed)"
+    assert describe(Weird()) == "Weird: (its message cannot be printed)"
+    assert describe(SystemExit(3)) == "SystemExit: sys.exit(3) called"
+    assert describe(ValueError("x" * 500), limit=10) == "ValueError: xxxxxxxxxx"
+
+
+# --- cell keys cover the user code a cell runs -------------------------------------------
+
+METHOD = """\
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+import helper
+
+
+class H(ClassifierMixin, BaseEstimator):
+    def __init__(self, k=1):
+        self.k = k
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[helper.CLASS])
+"""
+
+
+def _errors(out):
+    frame = read_results(out / "results.csv")
+    return frame.sort_values("fold")["value"].tolist()
+
+
+def _constant_errors(code):
+    """Test errors of predicting class ``code`` on every fold of the specs below (iris,
+    stratified 3-fold, the default seed), from the splits themselves."""
+    from knnx.spec import validate_spec
+
+    vspec = validate_spec(
+        {
+            "name": "t",
+            "datasets": ["iris"],
+            "protocol": {"kind": "kfold", "folds": 3},
+            "algorithms": [{"name": "knn"}],
+        }
+    )
+    y = vspec.datasets[0].y
+    return [
+        float(sum(y[s.test] != code)) / len(s.test) for s in sorted(vspec.splits[0], key=lambda s: s.fold)
+    ]
+
+
+def test_editing_a_helper_module_the_estimator_imports_reruns_its_cells(tmp_path):
+    (tmp_path / "mylab").mkdir()
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "m.py").write_text(METHOD)
+    (tmp_path / "helper.py").write_text("CLASS = 0\n")
+    spec = _write_spec(tmp_path, algorithms="[{estimator: 'mylab.m:H'}]", folds=3)
+    out = tmp_path / "out"
+    assert _knnx("run", spec, "--out", out, "--quiet").returncode == 0
+    assert _errors(out) == _constant_errors(0)
+    (tmp_path / "helper.py").write_text("CLASS = 1\n")
+    done = _knnx("run", spec, "--out", out)
+    assert "3 cells run, 0 already done" in done.stdout
+    assert _errors(out) == _constant_errors(1) != _constant_errors(0)
+    done = _knnx("run", spec, "--out", out)  # unchanged now: nothing to do
+    assert "0 cells run, 3 already done" in done.stdout
+
+
+def test_replacing_a_sourceless_module_reruns_its_cells(tmp_path):
+    (tmp_path / "code").mkdir()
+    source = tmp_path / "src.py"
+    spec = _write_spec(tmp_path, algorithms="[{estimator: 'sm:H'}]", folds=3, head="python_path: [code]\n")
+    out = tmp_path / "out"
+    results = []
+    for cls in (0, 2):
+        source.write_text(METHOD.replace("import helper\n", "").replace("helper.CLASS", str(cls)))
+        py_compile.compile(str(source), cfile=str(tmp_path / "code" / "sm.pyc"), doraise=True)
+        done = _knnx("run", spec, "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert "3 cells run, 0 already done" in done.stdout
+        results.append(_errors(out))
+    assert results == [_constant_errors(0), _constant_errors(2)]
+    assert not (tmp_path / "code" / "sm.py").exists()
+
+
+def test_a_loader_that_gives_other_data_in_a_worker_fails_its_cells(tmp_path):
+    (tmp_path / "mylab").mkdir()
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "data.py").write_text(
+        textwrap.dedent(
+            """\
+            import os
+            import numpy as np
+
+            def load():
+                rng = np.random.default_rng(os.getpid())  # other data in every process
+                return rng.normal(size=(60, 2)), np.arange(60) % 2
+            """
+        )
+    )
+    spec = _write_spec(tmp_path, datasets="[{loader: 'mylab.data:load'}]", folds=3)
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", "2")
+    assert done.returncode == 1
+    failed = (out / "failures.csv").read_text().splitlines()[1:]
+    assert len(failed) == 3
+    assert all(
+        "DataError: dataset load: loaded again in this worker process, it holds other data than when the run "
+        "was validated" in line
+        for line in failed
+    )
+    assert _knnx("run", spec, "--out", tmp_path / "one", "--quiet").returncode == 0  # in-process: lent data
+
+
+def test_the_exit_guard_lets_a_forked_child_end(tmp_path):
+    from knnx.errors import ProcessExit, exit_guard
+
+    with exit_guard():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(5)  # the child: really ends
+        _, status = os.waitpid(pid, 0)
+        with pytest.raises(ProcessExit) as info:
+            os._exit(6)
+    assert os.waitstatus_to_exitcode(status) == 5
+    assert info.value.code == 6
+    assert not getattr(os._exit, "_knnx_guard", False)
+
+
+def test_an_editable_install_enters_the_key_by_its_files_and_an_installed_one_by_its_version(
+    tmp_path, monkeypatch
+):
+    import json
+
+    from knnx import plugins
+
+    (tmp_path / "edpkg").mkdir()
+    (tmp_path / "edpkg" / "__init__.py").write_text("class C:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "edpkg", raising=False)
+    import edpkg
+
+    editable = {"value": True}
+
+    class Dist:
+        def read_text(self, name):
+            assert name == "direct_url.json"
+            return json.dumps({"url": f"file://{tmp_path}", "dir_info": {"editable": editable["value"]}})
+
+    monkeypatch.setattr(plugins.metadata, "packages_distributions", lambda: {"edpkg": ["edpkg"]})
+    monkeypatch.setattr(plugins.metadata, "version", lambda name: "1.0")
+    monkeypatch.setattr(plugins.metadata, "distribution", lambda name: Dist())
+    before = plugins.object_version(edpkg.C, "edpkg:C")
+    (tmp_path / "edpkg" / "helper.py").write_text("X = 1\n")
+    after = plugins.object_version(edpkg.C, "edpkg:C")
+    assert before.startswith("edpkg==1.0 sha256:") and after.startswith("edpkg==1.0 sha256:")
+    assert before != after
+    (tmp_path / "edpkg" / "__pycache__").mkdir()
+    (tmp_path / "edpkg" / "__pycache__" / "helper.cpython-311.pyc").write_bytes(b"cache")
+    (tmp_path / "notes.txt").write_text("not code")
+    assert plugins.object_version(edpkg.C, "edpkg:C") == after  # caches and other files are not code
+    editable["value"] = False
+    assert plugins.object_version(edpkg.C, "edpkg:C") == "edpkg==1.0"
+    monkeypatch.delitem(sys.modules, "edpkg")
+
+
+def test_a_folder_with_too_many_python_files_is_refused_in_one_line(tmp_path, monkeypatch):
+    from knnx import plugins
+    from knnx.errors import SpecError
+
+    monkeypatch.setattr(plugins, "MAX_CODE_FILES", 3)
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "m0", raising=False)
+    import m0  # noqa: F401
+
+    with pytest.raises(SpecError) as info:
+        plugins.user_code_digest("m0")
+    assert str(info.value) == (
+        f"the code of 'm0' cannot be fingerprinted: {tmp_path.resolve()} holds more than 3 Python files; move the "
+        "method's code into a folder of its own and name it in python_path"
+    )
+    monkeypatch.delitem(sys.modules, "m0")
+
+
+def test_a_python_path_folder_in_a_loop_of_links_is_refused_in_one_line(tmp_path):
+    (tmp_path / "loop").mkdir()
+    (tmp_path / "loop" / "a").symlink_to("b")
+    (tmp_path / "loop" / "b").symlink_to("a")
+    spec = _write_spec(tmp_path, head="python_path: [loop/a]\n")
+    for args in (["validate", spec], ["run", spec, "--out", tmp_path / "out", "--quiet"]):
+        done = _knnx(*args)
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"error: {spec}: python_path[0]: {tmp_path}/loop/a: a loop of symbolic links\n",
+        )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_loader_that_calls_os_exit_is_refused_in_one_line(tmp_path):
+    (tmp_path / "mylab").mkdir()
+    (tmp_path / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "mylab" / "data.py").write_text("import os\n\n\ndef load():\n    os._exit(9)\n")
+    spec = _write_spec(tmp_path, datasets="[{loader: 'mylab.data:load'}]")
+    done = _knnx("validate", spec)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: {spec}: datasets[0]: loader mylab.data:load: the loader raised ProcessExit: os._exit(9) called\n"
+    )
+
+
+PICKY = """\
+from sklearn.neighbors import KNeighborsClassifier
+
+
+class Picky(KNeighborsClassifier):
+    def fit(self, X, y):
+        if self.n_neighbors in (3, 4):
+            raise ValueError(f"no fit for {self.n_neighbors}")
+        return super().fit(X, y)
+"""
+
+
+def test_a_tuned_cell_counts_its_failed_settings_in_a_row_and_fails_only_when_all_fail(tmp_path):
+    (tmp_path / "tunelab").mkdir()
+    (tmp_path / "tunelab" / "__init__.py").write_text("")
+    (tmp_path / "tunelab" / "m.py").write_text(PICKY)
+    entry = "{{estimator: 'tunelab.m:Picky', params: {{n_neighbors: {grid}}}, tune: {{cv: 3}}}}"
+    spec = _write_spec(tmp_path, algorithms=f"[{entry.format(grid='[1, 3, 5]')}]", folds=3)
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    frame = read_results(out / "results.csv")
+    counts = frame[frame.metric == "tune_failed_settings"].sort_values("fold")["value"].tolist()
+    assert counts == [1.0, 1.0, 1.0]
+    assert set(frame[frame.metric == "chosen_n_neighbors"]["value"]) <= {1.0, 5.0}
+    warned = (out / "warnings.csv").read_text()
+    assert warned.count("FitFailedWarning") == 3 and "ValueError: no fit for 3" in warned
+    spec = _write_spec(tmp_path, algorithms=f"[{entry.format(grid='[3, 4]')}]", folds=3)
+    done = _knnx("run", spec, "--out", tmp_path / "all", "--quiet")
+    assert done.returncode == 1
+    failed = (tmp_path / "all" / "failures.csv").read_text().splitlines()[1:]
+    assert len(failed) == 3
+    assert all(
+        "ValueError: tune: every setting failed on the inner folds (2 of 2); first (n_neighbors=3): "
+        "ValueError: no fit for 3" in line
+        for line in failed
+    )
+
+
+def test_a_class_that_exits_when_made_with_a_setting_fails_those_cells_only(tmp_path, good_rows):
+    spec = _lab(tmp_path, "InitExits")
+    spec.write_text(spec.read_text().replace("name: t\n", "name: t\nmetrics: [error, log_loss]\n"))
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    failed = (out / "failures.csv").read_text().splitlines()[1:]
+    assert len(failed) == 3 and all("SystemExit: sys.exit(4) called" in line for line in failed)
+
+
+def test_a_yaml_alias_inside_the_value_it_names_is_one_line(tmp_path):
+    spec = _write_spec(tmp_path, algorithms="[{name: knn, params: {k: &a [*a]}}]")
+    done = _knnx("validate", spec)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"error: {spec}: line 4, column 38: invalid YAML (an alias inside the value it names (a value that "
+        "holds itself))\n",
+    )
+
+
+@pytest.mark.parametrize("linked", ["package", "subpackage"])
+def test_code_reached_through_a_link_is_in_the_key(tmp_path, linked):
+    """The package (or a subpackage) is a link to a folder elsewhere; a helper it imports
+    is edited: the cells rerun."""
+    real = tmp_path / "elsewhere"
+    (real / "mylab").mkdir(parents=True)
+    (real / "mylab" / "__init__.py").write_text("")
+    (real / "mylab" / "sub").mkdir()
+    (real / "mylab" / "sub" / "__init__.py").write_text("")
+    (real / "mylab" / "sub" / "helper.py").write_text("CLASS = 0\n")
+    (real / "mylab" / "m.py").write_text(METHOD.replace("import helper", "from mylab.sub import helper"))
+    project = tmp_path / "project"
+    project.mkdir()
+    if linked == "package":
+        (project / "mylab").symlink_to(real / "mylab")
+    else:
+        (project / "mylab").mkdir()
+        for name in ("__init__.py", "m.py"):
+            (project / "mylab" / name).write_text((real / "mylab" / name).read_text())
+        (project / "mylab" / "sub").symlink_to(real / "mylab" / "sub")
+    spec = _write_spec(project, algorithms="[{estimator: 'mylab.m:H'}]", folds=3)
+    out = project / "out"
+    assert _knnx("run", spec, "--out", out, "--quiet").returncode == 0
+    assert _errors(out) == _constant_errors(0)
+    (real / "mylab" / "sub" / "helper.py").write_text("CLASS = 1\n")
+    done = _knnx("run", spec, "--out", out)
+    assert "3 cells run, 0 already done" in done.stdout
+    assert _errors(out) == _constant_errors(1)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            '{""k"":""\\ud800""}',
+            "column 'params' line 2: a \\u escape that is no character (a lone surrogate)",
+        ),
+        (
+            "{" + ",".join(f'""p{i}"":1' for i in range(501)) + "}",
+            "column 'params' holds 508 parameter names; at most 500",  # and knn's 7 on the other rows
+        ),
+    ],
+    ids=["surrogate", "names"],
+)
+def test_a_hand_edited_params_cell_is_one_line_in_every_reader(tmp_path, params, message):
+    spec = _write_spec(tmp_path, algorithms="[{name: knn, params: {k: [1, 3]}}]")
+    out = tmp_path / "out"
+    assert _knnx("run", spec, "--out", out, "--quiet").returncode == 0
+    lines = (out / "results.csv").read_text().splitlines()
+    first = lines[1].split(",")
+    start = lines[1].index('"{')
+    end = lines[1].index('}"', start) + 2
+    lines[1] = lines[1][:start] + f'"{params}"' + lines[1][end:]
+    assert first[0] == "t"
+    (out / "results.csv").write_text("\n".join(lines) + "\n")
+    for command in ("table", "compare", "plot"):
+        done = _knnx(command, out / "results.csv")
+        assert (done.returncode, done.stderr) == (2, f"error: {out / 'results.csv'}: {message}\n"), command
