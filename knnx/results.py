@@ -11,11 +11,13 @@ is the whole fit, for a tuned cell (``tune:``) the inner search plus the refit;
 part's ``predict``. Compilation is in none of them (the warm-up, see
 :mod:`knnx.experiment.runner`). A file older than ``tune_seconds`` reads NaN there.
 
-``params`` and ``protocol`` are canonical JSON (sorted keys); a ``params`` cell nested
-deeper than :data:`knnx.limits.MAX_DEPTH` levels is refused when read. ``seed`` is the
-spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
+``params`` and ``protocol`` are canonical JSON (sorted keys). ``seed`` is the spec's
+seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
 An active-learning run (``kind: active``) adds the column ``round`` after these: a
-cell (one loop) has one row per (round, metric).
+cell (one loop) has one row per (round, metric). Reading refuses, in one line naming
+the file, line and column, what knnx never writes (:mod:`knnx.results_checks`): a
+``params`` cell that is not a JSON object of parameters, a count below 0, an empty
+name, a column named twice, and (:func:`read_results`) a cell's metric given twice.
 
 Crash safety: each finished cell is appended with a single write. The runner
 ``fsync``-s the files in groups (:meth:`ResultsWriter.sync`) and only then records the
@@ -40,16 +42,26 @@ import csv
 import io
 import json
 import os
-import re
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from knnx._text import describe_control, escape_control, find_control
+from knnx._text import describe_control, find_control
 from knnx.errors import ResultsError
 from knnx.limits import depth_problem, json_too_deep
+from knnx.results_checks import (  # noqa: F401 (MAX_PARAM_NAMES, parse_params_text: re-exported)
+    MAX_PARAM_NAMES,
+    check_counts,
+    check_header,
+    check_names,
+    check_params,
+    check_repeats,
+    parse_numbers,
+    parse_params_text,
+    settings,
+)
 from knnx.writing import (  # noqa: F401 (re-exported)
     OUTPUT_FILES,
     _replacing,
@@ -321,38 +333,13 @@ INT_COLUMNS = frozenset({"repeat", "fold", "seed", "n_train", "n_test", "iterati
 FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds", "tune_seconds"})
 
 
-# What knnx writes: integers as digits, floats as Python's repr (nan, inf and -inf
-# included). Python's int() and float() also read "1_0", " 3 " and non-ASCII digits,
-# which no knnx file holds: such a cell is refused as not a number.
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|[+-]?inf")
-
-
-def _parse_numbers(texts, kind, column, path):
-    """``texts`` (strings) as an int64 (``kind="integer"``) or float64 array; a ResultsError
-    names the first cell that is not one."""
-    integer = kind == "integer"
-    parse = int if integer else float
-    grammar = _INTEGER if integer else _FLOAT
-    out = np.empty(len(texts), dtype=np.int64 if integer else np.float64)
-    for i, text in enumerate(texts):
-        try:
-            if not grammar.fullmatch(text):
-                raise ValueError(text)
-            out[i] = parse(text)
-        except (ValueError, OverflowError):
-            shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
-            raise ResultsError(
-                f"{path}: column '{column}' line {i + 2}: '{shown}' is not {'an integer' if integer else 'a number'}"
-            ) from None
-    return out
-
-
 def _read_table(source, path, columns, what):
     """Read a knnx CSV file (results, curves or ledger): text columns verbatim ("NA" and
-    "null" are names, not missing values), the numeric ones parsed exactly (see above)."""
+    "null" are names, not missing values), the numeric ones parsed exactly (see above); a
+    column named twice in the header is refused (:func:`knnx.results_checks.check_header`)."""
     try:
         frame = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False)
+        check_header(frame.columns, source, path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: not a readable knnx {what} file ({str(exc).splitlines()[0]})") from None
     except OSError as exc:
@@ -362,64 +349,58 @@ def _read_table(source, path, columns, what):
         raise ResultsError(f"{path}: not a knnx {what} file (missing columns: {', '.join(missing)})")
     for col in columns:
         if col in INT_COLUMNS:
-            frame[col] = _parse_numbers(frame[col].tolist(), "integer", col, path)
+            frame[col] = parse_numbers(frame[col], "integer", col, path)
         elif col in FLOAT_COLUMNS:
-            frame[col] = _parse_numbers(frame[col].tolist(), "number", col, path)
+            frame[col] = parse_numbers(frame[col], "number", col, path)
     return frame
 
 
-def _check_params(texts, path):
-    """ResultsError naming the first ``params`` cell nested deeper than the limit (its JSON
-    would exhaust the recursion of ``json.loads`` and of every reader after it) or holding
-    a lone surrogate (no text can be written with it), or a file whose cells name more
-    than :data:`MAX_PARAM_NAMES` parameters (one column each)."""
-    deep = {text for text in set(texts) if json_too_deep(text)}  # each text scanned once
-    if deep:
-        line = next(i for i, text in enumerate(texts) if text in deep) + 2
-        raise ResultsError(f"{path}: column 'params' line {line}: {depth_problem()}")
-    bad = {text for text in set(texts) if "\\u" in text and not _encodable(text)}
-    if bad:  # a lone surrogate escaped in the JSON: no text can hold it
-        line = next(i for i, text in enumerate(texts) if text in bad) + 2
-        raise ResultsError(
-            f"{path}: column 'params' line {line}: a \\u escape that is no character (a lone surrogate)"
-        )
-    names = param_names(texts)
-    if len(names) > MAX_PARAM_NAMES:
-        raise ResultsError(
-            f"{path}: column 'params' holds {len(names)} parameter names; at most {MAX_PARAM_NAMES}"
-        )
+# A results file's checks beyond its numbers (see knnx.results_checks): counts >= 0,
+# names not empty, params a JSON object of parameters; read_results also
+# refuses a row that repeats another's REPEAT_KEY (recover, the runner's repair of its
+# own file, keeps the last instead). The key is the runner's (the cell, CELL_COLUMNS; an
+# active run's round; the metric) with what a run holds constant and a reader can group
+# by (experiment, protocol, seed: another seed draws other splits), so a file pooling runs
+# holds their cells side by side; params compare as the settings they parse to (every
+# reader labels configurations so), so a copy with its JSON reformatted repeats too.
+COUNT_COLUMNS = ("repeat", "fold", "seed", "n_train", "n_test")
+NAME_COLUMNS = ("experiment", "dataset", "algorithm", "metric")
+REPEAT_KEY = [
+    "experiment",
+    "dataset",
+    "algorithm",
+    "params",
+    "protocol",
+    "seed",
+    "repeat",
+    "fold",
+    ROUND,
+    "metric",
+]
 
 
-# Distinct parameter names a results file may hold (each becomes a column): knnx's
-# estimators have at most 15, a scikit-learn estimator dozens.
-MAX_PARAM_NAMES = 500
-
-
-def _encodable(text):
-    try:
-        json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")
-    except (ValueError, UnicodeEncodeError):
-        return False
-    return True
-
-
-def _parse(source, path):
+def _parse(source, path, repeats=True):
+    """The frame of a results file (see :func:`read_results`); ``repeats``: refuse a row
+    that repeats another's REPEAT_KEY (:func:`recover` keeps the last instead)."""
     frame = _read_table(source, path, [c for c in COLUMNS if c not in OPTIONAL_COLUMNS], "results")
     for col in OPTIONAL_COLUMNS:
         if col in frame.columns:  # an empty cell: not recorded
-            frame[col] = _parse_numbers([t or "nan" for t in frame[col].tolist()], "number", col, path)
+            frame[col] = parse_numbers([t or "nan" for t in frame[col].tolist()], "number", col, path)
         else:  # a file of an older knnx: not recorded
             frame[col] = np.nan
-    if ROUND in frame.columns:  # an active-learning run's
-        frame[ROUND] = _parse_numbers(frame[ROUND].tolist(), "integer", ROUND, path)
-        frame = frame[[*COLUMNS, ROUND]]
-    else:
-        frame = frame[COLUMNS]  # parameter columns are derived from params, never trusted
-    _check_params(frame["params"].tolist(), path)
-    names = param_names(frame["params"])
-    cache = {}
-    parsed = [_params_of(t, cache) for t in frame["params"]]
-    extra = {PARAM_PREFIX + n: [param_text(p[n]) if n in p else "" for p in parsed] for n in names}
+    rounds = [ROUND] if ROUND in frame.columns else []  # an active-learning run's
+    if rounds:
+        frame[ROUND] = parse_numbers(frame[ROUND], "integer", ROUND, path)
+    frame = frame[[*COLUMNS, *rounds]]  # parameter columns are derived from params, never trusted
+    check_counts(frame, [*COUNT_COLUMNS, *rounds], path)
+    check_names(frame, NAME_COLUMNS, path)
+    codes, parameters, names = check_params(frame["params"], path)
+    if repeats:
+        check_repeats(frame, [c for c in REPEAT_KEY if c in frame.columns], path, settings(codes, parameters))
+    extra = {}
+    for n in names:  # each distinct params text's cell, then one per row
+        cells = np.array([param_text(p[n]) if n in p else "" for p in parameters], dtype=object)
+        extra[PARAM_PREFIX + n] = cells[codes]
     return (
         pd.concat([frame, pd.DataFrame(extra, index=frame.index, dtype=object)], axis=1) if names else frame
     )
@@ -427,7 +408,10 @@ def _parse(source, path):
 
 def read_results(path):
     """Read a results file as a DataFrame (text columns kept as text, numbers exact), with
-    one ``param_<name>`` column per parameter (see :data:`PARAM_PREFIX`)."""
+    one ``param_<name>`` column per parameter (see :data:`PARAM_PREFIX`). ResultsError,
+    one line naming the file, the line and the column, for what knnx never writes (see
+    :mod:`knnx.results_checks`), a row repeating another's cell and metric included
+    (:data:`REPEAT_KEY`)."""
     return _parse(path, path)
 
 
@@ -456,6 +440,8 @@ def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
     (a set of cells), the rows of every other cell are dropped too (e.g. cells whose
     cached result no longer matches the spec, the code or the data). The file is
     rewritten with ``columns`` (the run's parameter columns, derived from ``params``).
+    Of rows that repeat a cell's metric (which the runner never writes) the last is
+    kept; what else :func:`read_results` refuses, this refuses too.
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
@@ -464,7 +450,7 @@ def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
     if not text.strip():
         atomic_write_text(path, rows_to_csv([], header=True, columns=columns))
         return set()
-    frame = _parse(io.StringIO(text), path)
+    frame = _parse(io.StringIO(text), path, repeats=False)
     unit = CELL_COLUMNS + ([ROUND] if rounds is not None else [])
     if rounds is not None and ROUND not in frame.columns:
         frame = frame.iloc[:0].assign(**{ROUND: []})  # not an active run's rows: none kept

@@ -360,7 +360,7 @@ ACTIVE_KEYS = [
         (
             "kind: active\nname: a\ndatasets: [iris]\nrounds: 1\nstart: 20\n",
             ["--set", "repeats=0"],
-            "repeats: input should be greater than or equal to 1 (got 0)",
+            "--set 'repeats=0': repeats: input should be greater than or equal to 1 (got 0)",
         ),
         (
             "kind: active\nname: a\ndatasets: [iris]\nrounds: 1\nstart: 20\nstrategies: [qbc, qbc]\n",

@@ -12,9 +12,11 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 from knnx.errors import describe
+from knnx.evaluation.scoring import check_predictions
 from knnx.results import read_results
 
 LAB = """\
@@ -97,6 +99,37 @@ class Newline(Base):
 class LongName(Base):
     def misbehave(self):
         self.reported_ = {"x" * 300: 0.5}
+
+
+class Bools(Base):
+    def predict(self, X):
+        if self.k == 3:
+            return np.full(len(X), True)
+        return super().predict(X)
+
+
+class ParamsFail(Base):
+    \"\"\"Takes nominal attributes (through its metric), as knnx's neighbour estimators do.\"\"\"
+
+    def __init__(self, k=1, metric="hvdm", nominal=None):
+        self.k = k
+        self.metric = metric
+        self.nominal = nominal
+
+    def get_params(self, deep=True):
+        if self.k == 3:
+            raise RuntimeError("no parameters today")
+        return super().get_params(deep)
+
+
+class Ignores(Base):
+    def __init__(self, k=1):
+        self.k = 1 if k == 3 else k
+
+
+class FitSeconds(Base):
+    def misbehave(self):
+        self.reported_ = {"fit_seconds": 1.0}
 
 
 class MyInterrupt(KeyboardInterrupt):
@@ -187,9 +220,24 @@ def good_rows(tmp_path_factory):
             ["--jobs", "1"],
             "ValueError: reported_ names 'tune_failed_settings', which is another row's",
         ),
-        ("Newline", ["--jobs", "1"], "ValueError: reported_ has the name 'a\\nb'; names are at most 100"),
+        (
+            "Newline",
+            ["--jobs", "1"],
+            "ValueError: reported_ has the name 'a\\nb'; names are letters, digits,",
+        ),
         ("LongName", ["--jobs", "1"], "ValueError: reported_ has the name 'xxxxxxxxxx"),
         ("Interrupts", ["--jobs", "1"], "MyInterrupt: mine"),
+        (
+            "FitSeconds",
+            ["--jobs", "1"],
+            "ValueError: reported_ names 'fit_seconds', which is a column of results.csv: a reported quantity",
+        ),
+        (
+            "Ignores",
+            ["--jobs", "1"],
+            "ValueError: Ignores(k=3).get_params() gives k=1: __init__ must store each parameter as given",
+        ),
+        ("Bools", ["--jobs", "1"], "ValueError: predict returned booleans (dtype bool), not class codes"),
         ("Interrupts", ["--jobs", "2"], "MyInterrupt: mine"),
     ],
 )
@@ -209,6 +257,37 @@ def test_a_misbehaving_cell_fails_alone_and_the_others_are_those_of_a_clean_run(
         assert f'cell iris {cls} {{""k"":3}} repeat 0 fold {fold} failed: {cause}' in line
     expected = [(d, cls if a == "Base" else a, *rest) for d, a, *rest in good_rows]
     assert _rows(out) == sorted(expected)
+
+
+def test_get_params_failing_at_run_time_fails_its_cell(tmp_path):
+    """knnx reads a setting's parameters to hand it a kept nominal dataset's columns: a
+    get_params that raises there fails the cell, as fit raising would (it was taken as
+    "no such parameter" and the cell succeeded)."""
+    spec = _lab(tmp_path, "ParamsFail")
+    text = spec.read_text().replace(
+        "datasets: [iris]", "datasets: [{name: german, categorical: keep, id: g}]"
+    )
+    spec.write_text(text.replace("{k: 5}", "{k: 5, metric: hvdm}"))
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet")
+    setting = '{"k":3,"metric":"hvdm","nominal":null}'
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"error: 3 of 9 cells failed and were not saved (listed in {out / 'failures.csv'}; a rerun retries them); "
+        f"first: cell g ParamsFail {setting} repeat 0 fold 0 failed: RuntimeError: no parameters today\n",
+    )
+    failed = sorted((out / "failures.csv").read_text().splitlines()[1:], key=lambda line: line.split(",")[-3])
+    assert len(failed) == 3
+    quoted = setting.replace('"', '""')
+    for fold, line in enumerate(failed):
+        assert (
+            f"cell g ParamsFail {quoted} repeat 0 fold {fold} failed: RuntimeError: no parameters today"
+            in line
+        )
+    frame = read_results(out / "results.csv")
+    assert sorted(set(frame.params))[0] == '{"k":1,"metric":"hvdm","nominal":null}'
+    assert sorted(set(frame.params))[1].startswith('{"k":5,"metric":"hvdm",')
+    assert len(frame[frame.metric == "error"]) == 6
 
 
 def test_a_killed_worker_under_dask_fails_its_cell_and_the_run_goes_on(tmp_path, good_rows):
@@ -357,6 +436,76 @@ def test_replacing_a_sourceless_module_reruns_its_cells(tmp_path):
         results.append(_errors(out))
     assert results == [_constant_errors(0), _constant_errors(2)]
     assert not (tmp_path / "code" / "sm.py").exists()
+
+
+def _metric_values(out, metric):
+    frame = read_results(out / "results.csv")
+    return frame[frame.metric == metric].sort_values("fold")["value"].tolist()
+
+
+def test_renaming_a_column_that_standardize_numeric_reads_reruns_the_cells(tmp_path):
+    """``standardize: numeric`` scales the columns not named ``attribute=category``: a
+    renamed column changes the results while X and y keep their bytes."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0, 1, 120), rng.normal(0, 100, 120)
+    label = (a + b / 100 + rng.normal(0, 0.5, 120) > 0).astype(int)
+    data = "".join(f"{float(x)!r},{float(z)!r},{c}\n" for x, z, c in zip(a, b, label, strict=True))
+    (tmp_path / "d.csv").write_text("a,b,class\n" + data)
+    spec = _write_spec(
+        tmp_path,
+        datasets="[{csv: d.csv, label: class, id: d}]",
+        algorithms="[{name: knn, params: {k: 5}}]",
+        folds=3,
+        head="preprocess: {standardize: numeric}\n",
+    )
+    out = tmp_path / "out"
+    assert _knnx("run", spec, "--out", out, "--quiet").returncode == 0
+    before = _errors(out)
+    (tmp_path / "d.csv").write_text("a,b=x,class\n" + data)  # b: now read as a one-hot column
+    done = _knnx("run", spec, "--out", out)
+    assert "3 cells run, 0 already done" in done.stdout, done.stdout
+    fresh = tmp_path / "fresh"
+    assert _knnx("run", spec, "--out", fresh, "--quiet").returncode == 0
+    assert _errors(out) == _errors(fresh) != before
+
+
+def test_editing_a_loaders_posterior_reruns_the_cells(tmp_path):
+    """The loader's code is in the key: its posterior (read by ``js``) is no array."""
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab" / "__init__.py").write_text("")
+    loader = textwrap.dedent(
+        """\
+        import numpy as np
+        from knnx.datasets import make_dataset
+        from dataclasses import replace
+
+        P = 0.7
+
+
+        def load():
+            rng = np.random.default_rng(1)
+            X = rng.normal(size=(60, 2))
+            y = (X[:, 0] > 0).astype(int)
+            ds = make_dataset("L", X, y, ["a", "b"], ["f0", "f1"])
+            return replace(ds, posterior=lambda Z: np.column_stack([np.full(len(Z), P), np.full(len(Z), 1 - P)]))
+        """
+    )
+    (tmp_path / "lab" / "data.py").write_text(loader)
+    spec = _write_spec(
+        tmp_path,
+        datasets="[{loader: 'lab.data:load', id: L}]",
+        algorithms="[{name: knn, params: {k: 5}}]",
+        head="metrics: [error, js]\n",
+    )
+    out = tmp_path / "out"
+    assert _knnx("run", spec, "--out", out, "--quiet").returncode == 0
+    before = _metric_values(out, "js")
+    (tmp_path / "lab" / "data.py").write_text(loader.replace("P = 0.7", "P = 0.2"))
+    done = _knnx("run", spec, "--out", out)
+    assert "2 cells run, 0 already done" in done.stdout, done.stdout
+    fresh = tmp_path / "fresh"
+    assert _knnx("run", spec, "--out", fresh, "--quiet").returncode == 0
+    assert _metric_values(out, "js") == _metric_values(fresh, "js") != before
 
 
 def test_a_loader_that_gives_other_data_in_a_worker_fails_its_cells(tmp_path):
@@ -604,3 +753,135 @@ def test_a_hand_edited_params_cell_is_one_line_in_every_reader(tmp_path, params,
     for command in ("table", "compare", "plot"):
         done = _knnx(command, out / "results.csv")
         assert (done.returncode, done.stderr) == (2, f"error: {out / 'results.csv'}: {message}\n"), command
+
+
+@pytest.mark.parametrize(
+    ("y_pred", "message"),
+    [
+        (np.array([True, False, True]), "predict returned booleans (dtype bool), not class codes"),
+        (np.array([1, True, 0], dtype=object), "predict returned True, not a class code"),
+        (np.array([None, None, None], dtype=object), "predict returned None, not a class code"),
+        (np.array(["0", "1", "1"]), "predict returned '0', not a class code"),
+        (np.array([1.0, 2.5, 0.0]), "predict returned 2.5, not a class code"),
+        (np.array([1 + 0j, 0j, 0j]), "predict returned (1+0j), not a class code"),
+        (np.array([0, 3, 1]), "predict returned 3, not a class code"),
+        (np.array([0, -1, 1]), "predict returned -1, not a class code"),
+        (np.array([[0, 1, 1]]), "predict returned shape (1, 3), expected (3,)"),
+    ],
+)
+def test_predictions_that_are_not_class_codes_fail_the_cell_naming_the_first(y_pred, message):
+    with pytest.raises(ValueError) as err:
+        check_predictions(y_pred, 3, 3)
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "y_pred", [np.array([0, 2, 1]), np.array([0.0, 2.0, 1.0]), np.array([0, 2, 1], dtype=object)]
+)
+def test_class_codes_of_any_numeric_type_pass(y_pred):
+    assert check_predictions(y_pred, 3, 3) is None
+
+
+class _Reports:
+    def __init__(self, reported):
+        self.reported_ = reported
+
+
+@pytest.mark.parametrize(
+    ("reported", "message"),
+    [
+        (
+            {"ERROR": 0.0},
+            "reported_ names 'ERROR', which is a metric's name: a reported quantity would be read as it",
+        ),
+        ({"Fit_Seconds": 1.0}, "reported_ names 'Fit_Seconds', which is a column of results.csv"),
+        ({"value": 1.0}, "reported_ names 'value', which is a column of results.csv"),
+        ({"round": 1.0}, "reported_ names 'round', which is a column of results.csv"),
+        ({"Chosen_K": 1.0}, "reported_ names 'Chosen_K', which is another row's name"),
+        (
+            {" error": 0.0},
+            "reported_ has the name ' error'; names are letters, digits, '_' and '.', starting with",
+        ),
+        ({"sub/dir": 0.5}, "reported_ has the name 'sub/dir'; names are letters"),
+        ({"a-b": 0.5}, "reported_ has the name 'a-b'; names are letters"),
+        ({"_x": 0.5}, "reported_ has the name '_x'; names are letters"),
+        ({"q": float("inf")}, "reported_['q'] is inf; values are finite numbers or NaN (not defined)"),
+        ({"q": -np.inf}, "reported_['q'] is -inf; values are finite numbers or NaN"),
+    ],
+)
+def test_reported_names_that_could_be_read_as_another_thing_fail_the_cell(reported, message):
+    from knnx.evaluation.scoring import reported_scores
+
+    with pytest.raises(ValueError) as err:
+        reported_scores(_Reports(reported), {"chosen_k"}, columns=("fit_seconds", "value", "round"))
+    assert str(err.value).startswith(message)
+
+
+def test_reported_names_and_values_that_are_kept():
+    from knnx.evaluation.scoring import reported_scores
+
+    kept = reported_scores(
+        _Reports({"loo_error": 0.25, "k.final": 3, "p2": np.nan, "b": True}), columns=("fit_seconds",)
+    )
+    assert kept[:2] == [("loo_error", 0.25), ("k.final", 3.0)]
+    assert kept[2][0] == "p2" and np.isnan(kept[2][1]) and kept[3] == ("b", 1.0)
+
+
+@pytest.mark.parametrize(
+    ("setting", "stored", "held"),
+    [
+        ({"a": [1, 2]}, "as_given", True),
+        ({"a": np.arange(3)}, "as_given", True),
+        ({"a": [1, 2]}, "copy", True),  # an equal value: nothing the results would misstate
+        ({"a": [1, 2]}, "tuple", False),
+        ({"a": 3}, "float", False),
+        ({"a": np.arange(3)}, "reversed", False),
+        ({"a": "x"}, "dropped", False),
+    ],
+)
+def test_made_checks_that_init_stores_each_parameter_as_given(setting, stored, held):
+    from sklearn.base import BaseEstimator
+
+    from knnx.experiment.parts import made
+
+    class Odd(BaseEstimator):
+        def __init__(self, a=None):
+            change = {
+                "as_given": lambda v: v,
+                "copy": lambda v: list(v),
+                "tuple": tuple,
+                "float": float,
+                "reversed": lambda v: v[::-1],
+                "dropped": lambda v: None,
+            }[stored]
+            self.a = change(a)
+
+    if held:
+        assert made(Odd, setting).a is not None
+    else:
+        with pytest.raises(ValueError, match=r"^Odd\(a=.*\)\.get_params\(\) gives a=.*: __init__ must store"):
+            made(Odd, setting)
+
+
+def test_an_estimator_left_at_random_state_none_gets_the_spec_seed(tmp_path):
+    """The same spec and seed give the same results, in one process or in workers, for a
+    scikit-learn estimator drawing from ``random_state``: left at None it gets the spec's
+    seed, as if written ``random_state: SEED``."""
+
+    def run(name, params, args=()):
+        spec = tmp_path / f"{name}.yaml"
+        spec.write_text(
+            "name: t\nseed: 7\ndatasets: [wine]\nprotocol: {kind: kfold, folds: 3}\n"
+            f"algorithms: [{{id: rf, estimator: 'sklearn.ensemble:RandomForestClassifier', params: {params}}}]\n"
+        )
+        done = _knnx("run", spec, "--out", tmp_path / name, "--quiet", *args)
+        assert done.returncode == 0, done.stderr
+        frame = read_results(tmp_path / name / "results.csv")
+        return frame[frame.metric == "error"].sort_values("fold")["value"].tolist(), frame.params.iloc[0]
+
+    left, params = run("a", "{n_estimators: 5, max_features: 1}")
+    assert '"random_state":null' in params  # what the spec said
+    assert run("b", "{n_estimators: 5, max_features: 1}", ["--jobs", "2"])[0] == left
+    written, _ = run("c", "{n_estimators: 5, max_features: 1, random_state: 7}")
+    assert written == left
+    assert run("d", "{n_estimators: 5, max_features: 1, random_state: 8}")[0] != left

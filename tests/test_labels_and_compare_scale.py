@@ -840,6 +840,11 @@ def test_too_many_contestants_for_a_figure_get_the_tables_alone(tmp_path):
         + ["rank_counts.csv", "ranks.csv", "significance.csv", "table.md"]
     )
     assert len(pd.read_csv(out / "paired.csv")) == 301 * 300 // 2 * 2
+    # other formats keep stdout a file: the note goes to stderr, as the left-out lines do
+    done = runner.invoke(app, ["compare", str(path), "--select", "all", "--format", "csv", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert done.stderr == note + "\n"
+    assert done.stdout.splitlines()[0].startswith("dataset,")
     result = compare(frame, select="all")
     with pytest.raises(ResultsError, match=r"^mean_ranks: 301 configurations: a diagram shows at most 300 "):
         cd_diagram(result)

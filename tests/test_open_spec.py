@@ -825,9 +825,34 @@ def test_set_overrides_equal_the_same_spec_written_out(tmp_path):
             "seed=[1, 2",
             "--set 'seed=[1, 2': the value is not valid YAML (expected ',' or ']', but got '<stream end>')",
         ),
-        ("protocol.folds=1", "protocol.folds: input should be greater than or equal to 2 (got 1)"),
-        ("algorithms[0].params.k=0", "algorithms[0].params.k: must be an integer >= 1, got 0"),
-        ("algorithms[0].name=knnn", "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost"),
+        (
+            "protocol.folds=1",
+            "SPEC: --set 'protocol.folds=1': protocol.folds: input should be greater than or equal to 2 (got 1)",
+        ),
+        (
+            "algorithms[0].params.k=0",
+            "SPEC: --set 'algorithms[0].params.k=0': algorithms[0].params.k: must be an integer >= 1, got 0",
+        ),
+        (
+            "algorithms[0].name=knnn",
+            "SPEC: --set 'algorithms[0].name=knnn': algorithms[0].name: unknown algorithm 'knnn'; known: adaboost",
+        ),
+        # a key the spec lacks is created along the path, as in the file; the checks then
+        # refuse one that is no field, naming the override that brought it
+        (
+            "protocol.foldz=10",
+            "SPEC: --set 'protocol.foldz=10': protocol.foldz: unknown key; known: kind, folds, repeats, stratified",
+        ),
+        (
+            "algorithms.0.parms.k=5",
+            "SPEC: --set 'algorithms.0.parms.k=5': algorithms[0].parms: unknown key; known: name, estimator, id, "
+            "params, params_for, tune",
+        ),
+        (
+            "algorithms[1].params.thetta=0.5",
+            "SPEC: --set 'algorithms[1].params.thetta=0.5': algorithms[1].params.thetta: unknown parameter for unn;",
+        ),
+        ("nothere.a.b=5", "SPEC: --set 'nothere.a.b=5': nothere: unknown key; known: name, seed, datasets,"),
     ],
 )
 def test_each_bad_override_is_one_line(tmp_path, override, message):
@@ -837,9 +862,37 @@ def test_each_bad_override_is_one_line(tmp_path, override, message):
         result = runner.invoke(app, [*command, "--set", override])
         assert result.exit_code == 2, result.output
         assert len(result.output.splitlines()) == 1
-        prefix = "error: " if message.startswith("--set") else f"error: {spec}: "
-        assert result.output.startswith(prefix + message), result.output
+        assert result.output.startswith("error: " + message.replace("SPEC", str(spec))), result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+def test_only_the_problems_an_override_touches_name_it():
+    from knnx.errors import SpecError
+    from knnx.spec.overrides import blame_overrides
+
+    exc = SpecError.from_lines(
+        [
+            "s.yaml: protocol.folds: input should be greater than or equal to 2 (got 1)",
+            "s.yaml: algorithms[0].params.k: must be an integer >= 1, got 0",
+            "s.yaml: algorithms[1]: give either 'name' or 'estimator', not both",
+            "s.yaml: algorithms[10].params: unknown key",
+            "other.yaml: protocol.folds: not this spec's",
+        ]
+    )
+    sets = [
+        "protocol.folds=1",
+        "algorithms[1].params.k=2",
+        "algorithms.1.estimator=a:B",
+        "algorithms[1]={name: x}",
+    ]
+    assert blame_overrides(exc, "s.yaml", sets).lines() == [
+        "s.yaml: --set 'protocol.folds=1': protocol.folds: input should be greater than or equal to 2 (got 1)",
+        "s.yaml: algorithms[0].params.k: must be an integer >= 1, got 0",
+        "s.yaml: --set 'algorithms[1]={name: x}': algorithms[1]: give either 'name' or 'estimator', not both",
+        "s.yaml: algorithms[10].params: unknown key",
+        "other.yaml: protocol.folds: not this spec's",
+    ]
+    assert blame_overrides(exc, "s.yaml", []) is exc
 
 
 # --- the saved spec reruns anywhere ------------------------------------------------------

@@ -341,7 +341,7 @@ def test_active_runs_are_bounded(tmp_path):
     _refused(
         ["run", str(spec), "--quiet", "--set", "repeats=1000000000"],
         tmp_path,
-        f"error: {spec}: repeats: 1 dataset(s) x 2 strategies x 1000000000 repeats = 2000000000 cells, more "
+        f"error: {spec}: --set 'repeats=1000000000': repeats: 1 dataset(s) x 2 strategies x 1000000000 repeats = 2000000000 cells, more "
         "than the limit of 1000000",
     )
     spec.write_text("kind: active\nname: a\ndatasets: [iris]\nrepeats: 600000\nrounds: 2\nstart: 20\n")
@@ -1057,7 +1057,8 @@ def _results_file(tmp_path, **changes):
 )
 def test_plot_on_params_that_are_not_a_json_object_is_one_line(tmp_path, params, message):
     path = _results_file(tmp_path, params=params)
-    _refused(["plot", str(path), "--out", str(tmp_path / "x.png")], tmp_path, f"error: {message}")
+    line = _refused(["plot", str(path), "--out", str(tmp_path / "x.png")], tmp_path, message)
+    assert line == f"error: {path}: {message}"  # read_results refuses it, naming the file
 
 
 def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):

@@ -268,7 +268,13 @@ def test_table_and_check_commands(tmp_path):
     # --atol-for: the moved knn group passes under its own larger tolerance, and only then
     args = ["check", str(tmp_path / "moved.csv"), "--reference", str(results), "--atol", "0.01"]
     assert runner.invoke(app, args + ["--atol-for", "knn=0.03"]).exit_code == 0
-    assert runner.invoke(app, args + ["--atol-for", "unn=0.03"]).exit_code == 1
+    assert runner.invoke(app, args + ["--atol-for", "knn=0.01"]).exit_code == 1
+    # an algorithm the reference lacks (a misspelt name would leave knn at --atol)
+    unknown = runner.invoke(app, args + ["--atol-for", "unn=0.03"])
+    assert (unknown.exit_code, unknown.stderr) == (
+        2,
+        f"error: --atol-for: no algorithm 'unn' in {results} (its algorithms: knn)\n",
+    )
     for bad_value in ("knn", "knn=x", "=0.1", "knn=-1", "knn=inf", "knn=nan"):
         bad_tol = runner.invoke(app, args + ["--atol-for", bad_value])
         assert bad_tol.exit_code == 2

@@ -430,8 +430,10 @@ def test_the_cell_hash_covers_the_types():
     ordinal = load_dataset({"name": "german", "categorical": "ordinal"})
     kept = load_dataset({"name": "german", "categorical": "keep"})
     assert_array_equal(ordinal.X, kept.X)  # the same codes, typed or not
-    assert data_checksum(ordinal) == array_checksum(ordinal.X, ordinal.y)  # as before types existed
+    # the arrays and which columns standardize: numeric scales (an ordinal column is numeric)
+    assert data_checksum(ordinal) == array_checksum(ordinal.X, ordinal.y, ordinal.numeric_columns())
     assert data_checksum(kept) != data_checksum(ordinal)
+    assert ordinal.numeric_columns().all() and not kept.numeric_columns().all()
 
 
 # --- the runner ------------------------------------------------------------------------------

@@ -227,5 +227,11 @@ def note_last_round(last):
 
 
 def require_file(path, what):
+    """ResultsError unless ``path`` is a file: a folder is named as one (a run's folder
+    given for its results.csv), anything else as not found."""
+    if Path(path).is_dir():
+        raise ResultsError(
+            f"{what}: {path} is a folder; expected a results file (such as {Path(path) / 'results.csv'})"
+        )
     if not Path(path).is_file():
         raise ResultsError(f"{what}: file not found: {path}")

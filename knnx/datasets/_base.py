@@ -168,6 +168,30 @@ def label_problem(value):
     return None
 
 
+def same_number(texts):
+    """The first two positions ``(i, j)``, ``i < j``, of ``texts`` (class labels as text)
+    holding two spellings of one number (``1``, ``01``, ``1.0``, `` 1``, ``+1``: two
+    classes that would sort as one), or None. The rule of every source: a loader's or a
+    file's labels (:func:`encode_labels`) and a Dataset's ``classes``
+    (:func:`knnx.datasets.checks.check_dataset`)."""
+    first = {}  # number -> position of its first spelling
+    for j, label in enumerate(texts):
+        value = _number(label)
+        if value is None:
+            continue
+        if value in first and texts[first[value]] != label:
+            return first[value], j
+        first.setdefault(value, j)
+    return None
+
+
+# What follows the two spellings :func:`same_number` found, in every source's message.
+SAME_NUMBER = (
+    "are the same number written two ways; write each class one way (or give the classes names that are not "
+    "numbers)"
+)
+
+
 def encode_labels(labels, where):
     """Map labels to codes 0..C-1 by a rule that depends on the labels only.
 
@@ -191,20 +215,18 @@ def encode_labels(labels, where):
         if problem is not None:
             raise DataError(f"{where}: y[{i}]: {problem}")
     text = np.array([str(v) for v in labels], dtype=object)
-    numbers, words, spelling = [], [], {}
-    for label in dict.fromkeys(text):  # distinct labels, in order of first appearance
+    distinct = list(dict.fromkeys(text))  # in order of first appearance
+    clash = same_number(distinct)
+    if clash is not None:
+        first, second = sorted(distinct[i] for i in clash)
+        raise DataError(f"{where}: class labels {first!r} and {second!r} {SAME_NUMBER}")
+    numbers, words = [], []
+    for label in distinct:
         value = _number(label)
         if value is None:
             words.append(label)
-            continue
-        if value in spelling:
-            first, second = sorted((spelling[value], label))
-            raise DataError(
-                f"{where}: class labels {first!r} and {second!r} are the same number written two ways; "
-                "write each class one way (or give the classes names that are not numbers)"
-            )
-        spelling[value] = label
-        numbers.append((value, label))
+        else:
+            numbers.append((value, label))
     classes = np.array([label for _, label in sorted(numbers)] + sorted(words), dtype=object)
     lookup = {c: i for i, c in enumerate(classes)}
     y = np.fromiter((lookup[v] for v in text), dtype=np.intp, count=len(text))

@@ -5,17 +5,17 @@ CSV file, a bundled or suite dataset, a generator, a loader's ``(X, y)`` or Data
 a registered or plugin dataset: :func:`knnx.datasets.load_dataset` calls it on each),
 so that what the kernels and protocols index never fails a cell: shapes, finite
 values, class codes within ``classes``, class names (the missing-label rule of
-:func:`knnx.datasets._base.label_problem`, each once), the predefined split's and the
-partitions' row indices, the column types. :func:`as_dataset` turns a loader's result
-into the arrays it checks, each wrong type one line."""
+:func:`knnx.datasets._base.label_problem`, each once, no number spelled two ways), the
+predefined split's and the partitions' row indices, the column types. :func:`as_dataset`
+turns a loader's result into the arrays it checks, each wrong type one line."""
 
 import re
 from collections.abc import Mapping
 
 import numpy as np
 
-from knnx.datasets._base import Dataset, encode_labels, label_problem, make_dataset
-from knnx.errors import DataError
+from knnx.datasets._base import SAME_NUMBER, Dataset, encode_labels, label_problem, make_dataset, same_number
+from knnx.errors import DataError, KnnxError, describe, exit_guard, user_fault
 
 # A partition scheme's name: its number of folds (``10-fold``), as the protocol reads it.
 SCHEME = re.compile(r"[1-9][0-9]*-fold")
@@ -28,10 +28,11 @@ def check_dataset(ds, where, *, missing_ok=False):
     y, split and partitions integer arrays). Checked: X 2-D with a row and a column,
     its values finite (NaN, a missing value, only with ``missing_ok``: a CSV, bundled
     or suite dataset loaded with ``missing: keep``); y one code per row, each 0 .. n_classes - 1, two classes
-    present at least; ``classes`` 1-D, no name missing (:func:`label_problem`) nor
-    given twice; one feature name per column; the split's training and test parts
-    each non-empty, their rows rows of X, none listed twice nor in both; each
-    partition named ``K-fold`` with one fold 0 .. K-1 per row; the nominal columns
+    present at least; ``classes`` 1-D, no name missing (:func:`label_problem`), given
+    twice, or a number another name spells another way (``1`` and ``1.0``: the rule of
+    a loader's ``y``, :func:`knnx.datasets._base.same_number`); one feature name per
+    column; the split's training and test parts each non-empty, their rows rows of X,
+    none listed twice nor in both; each partition named ``K-fold`` with one fold 0 .. K-1 per row; the nominal columns
     columns of X holding codes 0, 1, ...; a precomputed X square and >= 0, without
     nominal columns; ``posterior`` a function or None."""
     X = ds.X
@@ -78,6 +79,11 @@ def _check_classes(ds, where):
                 f"{where}: classes[{j}] repeats classes[{seen[str(name)]}] ({str(name)!r}); name each class once"
             )
         seen[str(name)] = j
+    texts = list(seen)  # each class's name, in the order of classes
+    clash = same_number(texts)
+    if clash is not None:
+        i, j = clash
+        raise DataError(f"{where}: classes[{i}] ({texts[i]!r}) and classes[{j}] ({texts[j]!r}) {SAME_NUMBER}")
     if y.shape != (n,):
         raise DataError(f"{where}: y must hold one label per row of X ({n}), got shape {y.shape}")
     outside = np.flatnonzero((y < 0) | (y >= len(classes)))
@@ -167,7 +173,25 @@ def as_dataset(result, name, where):
     (:func:`check_dataset`, without missing values). ``(X, y)``: X a 2-D array of
     numbers, y one label per row (classes ordered by
     :func:`knnx.datasets.encode_labels`). A Dataset keeps its classes, split,
-    partitions, posterior, metadata and column types (``nominal``, ``precomputed``)."""
+    partitions, posterior, metadata and column types (``nominal``, ``precomputed``).
+
+    The result is the loader's: reading it may run its code (an ``__array__``, a class
+    name's ``__str__``, an iterator). A fault of that code (any exception but Ctrl-C's
+    KeyboardInterrupt, ``sys.exit`` and ``os._exit`` included) is a DataError:
+    ``WHERE: reading the loader's result failed: SystemExit: sys.exit(3) called``."""
+    with exit_guard():
+        try:
+            return _as_dataset(result, name, where)
+        except KnnxError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the loader's code: sys.exit and os._exit too
+            if not user_fault(exc):
+                raise
+            cause = describe(exc, 200)  # its __str__ is the loader's code too: under the guard
+    raise DataError(f"{where}: reading the loader's result failed: {cause}")
+
+
+def _as_dataset(result, name, where):
     if not isinstance(result, Dataset) and not (isinstance(result, tuple | list) and len(result) == 2):
         raise DataError(f"{where}: a loader returns (X, y) or a knnx Dataset, got {type(result).__name__}")
     X = _numbers(result.X if isinstance(result, Dataset) else result[0], where)

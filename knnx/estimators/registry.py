@@ -75,10 +75,28 @@ def neighbor_counts(cls, params, foreign=FOREIGN_NEIGHBOR_COUNTS):
     search: the integer values (the items of a list too: a tuned cell's grid) of the
     parameters named by ``cls._neighbor_counts`` (``k``; ``k_max`` for ``knn_lpo``),
     or, for a class without that attribute, of the names ``foreign`` (default
-    :data:`FOREIGN_NEIGHBOR_COUNTS`)."""
+    :data:`FOREIGN_NEIGHBOR_COUNTS`). The attribute is read through :func:`ask`: a class
+    whose code fails there (validation read it once) asks none."""
+    try:
+        names = ask("reading _neighbor_counts", lambda: _count_names(cls))
+    except EstimatorFault:
+        return []
+    return _counted(foreign if names is None else names, params)
+
+
+def _count_names(cls):
+    """A class's ``_neighbor_counts`` as a tuple of names, or None for none; ValueError
+    for anything else. Class code: run under :func:`ask`."""
     names = getattr(cls, "_neighbor_counts", None)
     if names is None:
-        names = foreign
+        return None
+    if isinstance(names, tuple | list) and all(isinstance(name, str) for name in names):
+        return tuple(str(name) for name in names)
+    raise ValueError(f"expected a tuple of parameter names or None, got {names!r}")
+
+
+def _counted(names, params):
+    """The integer values of the parameters ``names`` in ``params`` (a list's items too)."""
     return [
         v
         for name in names
@@ -166,49 +184,203 @@ def known_algorithm_names():
 
 def classifier_problem(cls):
     """Why ``cls`` is not a scikit-learn-compatible classifier class, or None."""
-    from sklearn.base import is_classifier, is_clusterer, is_outlier_detector, is_regressor
+    return _inspect(cls)[0]
 
-    if not isinstance(cls, type):
-        return f"is a {type(cls).__name__}, not a class"
-    missing = [m for m in ("fit", "predict", "get_params") if not callable(getattr(cls, m, None))]
-    if missing:
-        return f"is not a scikit-learn-compatible classifier (no {', '.join(missing)})"
-    try:
-        with exit_guard():
-            instance = cls()
-    except BaseException as exc:  # noqa: BLE001 - user code: sys.exit included
-        if not user_fault(exc):
-            raise
-        return f"cannot be made with its defaults ({describe(exc, 120)}); every parameter needs a default"
-    try:
-        params = instance.get_params(deep=False)
-    except BaseException as exc:  # noqa: BLE001
-        if not user_fault(exc):
-            raise
-        return (
-            f"get_params() fails ({describe(exc, 120)}); scikit-learn's convention: __init__ stores "
-            "each parameter, unchanged, as an attribute of the same name"
-        )
-    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
-        return f"get_params() returned {type(params).__name__}, not a mapping of parameter names to values"
-    for test, what in (
-        (is_regressor, "a regressor"),
-        (is_clusterer, "a clusterer"),
-        (is_outlier_detector, "an outlier detector"),
-    ):
+
+# --- asking a class that is not knnx's -----------------------------------------------------
+# Validation asks an estimator class what it needs once, when its entry is resolved
+# (:func:`_inspect`: an instance made with its defaults, their get_params, their tags and
+# the class attributes validation reads, kept in :class:`ClassFacts`), and asks again
+# only what depends on a setting (its hooks, a constraint's check, a probe of one
+# setting). Each call goes through :func:`ask`.
+
+
+class EstimatorFault(Exception):
+    """A call into an estimator class's code failed (:func:`ask`): ``method`` names the
+    call (``get_params()``, ``reading _neighbor_param``), ``cause`` the fault in one line
+    (``ProcessExit: os._exit(0) called``); ``str()``: ``get_params() fails (cause)``."""
+
+    def __init__(self, method, cause):
+        super().__init__(f"{method} fails ({cause})")
+        self.method, self.cause = method, cause
+
+
+def ask(method, call):
+    """``call()``, code of an estimator class (``method`` names it in messages), with
+    every fault of that code contained: any exception but Ctrl-C's KeyboardInterrupt,
+    ``sys.exit`` and ``os._exit`` (:func:`knnx.errors.exit_guard`) included, raises
+    :class:`EstimatorFault`. The fault is described under the guard too (its
+    ``__str__`` is the class's code)."""
+    with exit_guard():
         try:
-            if test(instance):
-                return f"is {what}, not a classifier"
-        except BaseException as exc:  # noqa: BLE001 - a tag that fails: judged by fit
+            return call()
+        except BaseException as exc:  # noqa: BLE001 - user code: sys.exit and os._exit too
             if not user_fault(exc):
                 raise
+            cause = describe(exc, 120)
+    raise EstimatorFault(method, cause)
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    """What validation reads of an estimator class, once (:func:`_inspect`).
+
+    names : its parameters (get_params of an instance made with its defaults).
+    defaults : those defaults a spec can write (JSON values, plain containers).
+    constraints : its ``_parameter_constraints`` (a plain dict), or None.
+    knnx_params : the constraints are knnx's tables (each value has ``check``).
+    hints : its ``_parameter_hints`` as text (name -> hint).
+    neighbor_param : its ``_neighbor_param`` (see :class:`ResolvedAlgorithm`).
+    count_names : its ``_neighbor_counts`` (see :func:`neighbor_counts`), or None.
+    """
+
+    names: tuple
+    defaults: dict
+    constraints: dict | None = None
+    knnx_params: bool = False
+    hints: dict = field(default_factory=dict)
+    neighbor_param: tuple | None = None
+    count_names: tuple | None = None
+
+
+_INIT = "cannot be made with its defaults ({cause}); every parameter needs a default"
+_CONVENTIONS = {
+    "get_params()": "scikit-learn's convention: __init__ stores each parameter, unchanged, as an attribute of the "
+    "same name",
+    "__sklearn_tags__()": "scikit-learn's convention: __sklearn_tags__ returns the Tags of super().__sklearn_tags__(), "
+    "changed where the class differs",
+}
+
+
+def _inspect(cls):
+    """``(problem, facts)``: why ``cls`` is not a scikit-learn-compatible classifier class
+    (one phrase naming the call that failed, or None), and its :class:`ClassFacts`
+    (None with a problem). Each call into the class goes through :func:`ask`."""
+    if not isinstance(cls, type):
+        return f"is a {type(cls).__name__}, not a class", None
     try:
-        if not is_classifier(instance) and getattr(instance, "_estimator_type", "classifier") != "classifier":
-            return "is not a classifier"
-    except BaseException as exc:  # noqa: BLE001
-        if not user_fault(exc):
-            raise
-    return None
+        missing = ask(
+            "reading its methods",
+            lambda: [m for m in ("fit", "predict", "get_params") if not callable(getattr(cls, m, None))],
+        )
+        if missing:
+            return f"is not a scikit-learn-compatible classifier (no {', '.join(missing)})", None
+        module = ask("reading __module__", lambda: getattr(cls, "__module__", None))
+        if type(module) is not str:  # its code's identity (the cell hash) starts from it
+            return (
+                f"has a __module__ of type {type(module).__name__}, not the name of the module defining it",
+                None,
+            )
+        try:
+            instance = ask("__init__()", cls)
+        except EstimatorFault as fault:
+            return _INIT.format(cause=fault.cause), None
+        read = ask("get_params()", lambda: _read_params(instance))
+        if isinstance(read, str):
+            return read, None
+        kind = ask("__sklearn_tags__()", lambda: _estimator_kind(instance))
+        if kind not in ("classifier", "untagged", *_NOT_CLASSIFIERS):  # no type in its tags: its own word
+            kind = ask(
+                "reading _estimator_type", lambda: _text(getattr(instance, "_estimator_type", "classifier"))
+            )
+        facts = ClassFacts(*read, **_class_attributes(cls))
+    except EstimatorFault as fault:
+        convention = _CONVENTIONS.get(fault.method)
+        return (f"{fault}; {convention}" if convention else str(fault)), None
+    if kind in _NOT_CLASSIFIERS:
+        return f"is {_NOT_CLASSIFIERS[kind]}, not a classifier", None
+    if kind not in ("classifier", "untagged"):
+        return "is not a classifier", None
+    return None, facts
+
+
+_NOT_CLASSIFIERS = {
+    "regressor": "a regressor",
+    "clusterer": "a clusterer",
+    "outlier_detector": "an outlier detector",
+}
+
+
+def _read_params(instance):
+    """``(names, defaults)`` of ``instance.get_params(deep=False)``, or why it is not a
+    mapping of parameter names to values (class code: run under :func:`ask`)."""
+    params = instance.get_params(deep=False)
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        return f"get_params() returned {type(params).__name__}, not a mapping of parameter names to values"
+    params = {str(k): v for k, v in dict(params).items()}
+    defaults = {k: _plain(v) for k, v in params.items() if k not in RUNNER_PARAMS and _jsonable(v)}
+    return tuple(params), defaults
+
+
+def _estimator_kind(instance):
+    """The ``estimator_type`` of the instance's scikit-learn tags (``classifier``,
+    ``regressor``, ...; None for none), ``untagged`` for a class without tags (no
+    ``__sklearn_tags__`` in its classes: judged by its fit). Class code: run under
+    :func:`ask`."""
+    from sklearn.utils import get_tags
+
+    try:
+        tags = get_tags(instance)
+    except AttributeError as exc:
+        if "__sklearn_tags__" in str(exc):  # no class of its MRO implements the tags
+            return "untagged"
+        raise
+    return _text(tags.estimator_type)
+
+
+def _text(value):
+    return value if type(value) is str else None
+
+
+def _class_attributes(cls):
+    """The class attributes validation reads, each under :func:`ask` (named by the
+    attribute), as plain values."""
+
+    def constraints():
+        table = getattr(cls, "_parameter_constraints", None)
+        if not isinstance(table, dict):
+            return None, False
+        table = dict(table)
+        return table, all(hasattr(c, "check") for c in table.values())
+
+    def hints():
+        table = getattr(cls, "_parameter_hints", None)
+        return {str(k): str(v) for k, v in dict(table).items()} if isinstance(table, dict) else {}
+
+    table, knnx_params = ask("reading _parameter_constraints", constraints)
+    return {
+        "constraints": table,
+        "knnx_params": knnx_params,
+        "hints": ask("reading _parameter_hints", hints),
+        "neighbor_param": ask(
+            "reading _neighbor_param", lambda: _neighbor_param(getattr(cls, "_neighbor_param", None))
+        ),
+        "count_names": ask("reading _neighbor_counts", lambda: _count_names(cls)),
+    }
+
+
+def _neighbor_param(value):
+    """A class's ``_neighbor_param`` as ``(name, slack)``, or None for None; ValueError
+    for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, tuple | list) and len(value) == 2:
+        name, slack = value
+        if isinstance(name, str) and isinstance(slack, int) and not isinstance(slack, bool):
+            return str(name), int(slack)
+    raise ValueError(f"expected (parameter name, slack) or None, got {value!r}")
+
+
+def _plain(value):
+    """A JSON value rebuilt of Python's own types (a default kept by knnx cannot run the
+    class's code when it is copied or compared)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -223,6 +395,9 @@ class ResolvedAlgorithm:
     fixed : parameters fixed by an alias.
     path : the entry's import path (workers import it again), or None.
     version : the identity of its code outside knnx (see knnx.plugins.object_version).
+    facts : what validation read of the class (:class:`ClassFacts`), once, when the
+        entry was resolved; read then if not given. The methods below use them and call
+        the class's code again only through :func:`ask`.
     """
 
     id: str
@@ -231,13 +406,21 @@ class ResolvedAlgorithm:
     fixed: dict = field(default_factory=dict)
     path: str | None = None
     version: str | None = None
+    facts: ClassFacts | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.facts is None:
+            problem, facts = _inspect(self.cls)
+            if problem:
+                raise SpecError(f"'{self.source()}' {problem}")
+            object.__setattr__(self, "facts", facts)
 
     @property
     def neighbor_param(self):
         """``(name, slack)`` of the parameter that counts training points (its value must
         be at most n_train - slack), from the class's ``_neighbor_param``; None if it has
         none. The same for a registered name and an import path of one class."""
-        return getattr(self.cls, "_neighbor_param", None)
+        return self.facts.neighbor_param
 
     @property
     def lpo_risk(self):
@@ -247,14 +430,20 @@ class ResolvedAlgorithm:
         return LPO_RISK.get(self.name) if self.name is not None else None
 
     def neighbor_counts(self, params):
-        """:func:`neighbor_counts` of this entry's class."""
-        return neighbor_counts(self.cls, params)
+        """:func:`neighbor_counts` of this entry's class (its ``_neighbor_counts`` as read
+        when the entry was resolved)."""
+        names = self.facts.count_names
+        return _counted(FOREIGN_NEIGHBOR_COUNTS if names is None else names, params)
 
     @property
     def knnx_params(self):
         """True when the class checks its parameters with knnx's constraint tables."""
-        constraints = getattr(self.cls, "_parameter_constraints", None)
-        return isinstance(constraints, dict) and all(hasattr(c, "check") for c in constraints.values())
+        return self.facts.knnx_params
+
+    @property
+    def param_names(self):
+        """The class's parameters (get_params of an instance made with its defaults)."""
+        return self.facts.names
 
     def source(self):
         """How the entry named the class, for the cell hash and messages."""
@@ -262,18 +451,19 @@ class ResolvedAlgorithm:
 
     def defaults(self):
         """The class's own defaults that a spec can write (JSON values; the alias's fixed
-        parameters included; not the runner's ``graphs``)."""
-        params = self.cls().get_params(deep=False)
-        return {k: v for k, v in params.items() if _jsonable(v) and k not in RUNNER_PARAMS} | self.fixed
+        parameters included; not the runner's ``graphs``), as read when the entry was
+        resolved: the class is not asked again."""
+        return {k: _plain(v) for k, v in self.facts.defaults.items()} | self.fixed
 
     def parameter_problem(self, pname, value):
-        """Why ``value`` is not allowed for parameter ``pname``, or None."""
-        params = self.cls().get_params(deep=False)
-        if pname in RUNNER_PARAMS and pname in params:
+        """Why ``value`` is not allowed for parameter ``pname``, or None. A constraint
+        whose check fails (any fault of its code) is the problem, named."""
+        names, constraints = self.facts.names, self.facts.constraints
+        if pname in RUNNER_PARAMS and pname in names:
             return f"is supplied by the runner ({RUNNER_PARAMS[pname]}), not set in a spec"
-        if pname not in params:
-            known = sorted(name for name in params if name not in RUNNER_PARAMS)
-            hint = getattr(self.cls, "_parameter_hints", {}).get(pname)
+        if pname not in names:
+            known = sorted(name for name in names if name not in RUNNER_PARAMS)
+            hint = self.facts.hints.get(pname)
             return f"unknown parameter for {self.id}; known: {', '.join(known)}" + (
                 f" ({hint})" if hint else ""
             )
@@ -282,29 +472,50 @@ class ResolvedAlgorithm:
                 f"fixed to {self.fixed[pname]!r} by the name '{self.id if self.name != self.id else self.name}'"
                 f"; use name: {self.name} to vary it"
             )
-        constraints = getattr(self.cls, "_parameter_constraints", None)
         if self.knnx_params and pname in constraints:  # knnx's own tables state the range
-            expected = constraints[pname].check(value)
+            try:
+                expected = ask(
+                    f"_parameter_constraints[{pname!r}].check()",
+                    lambda: _optional_text(constraints[pname].check(value)),
+                )
+            except EstimatorFault as fault:
+                return str(fault)
             return None if expected is None else f"must be {expected}, got {value!r}"
         big = _first_huge_int(value)
         if big is not None:
             return f"{big} is beyond 64-bit integers; no estimator can use it"
-        if not isinstance(constraints, dict) or pname not in constraints or self.knnx_params:
+        if constraints is None or pname not in constraints or self.knnx_params:
             return None
-        try:  # scikit-learn's own tables (a private helper, guarded)
-            from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
-        except ImportError:
-            return None
-        try:
-            validate_parameter_constraints(
-                {pname: constraints[pname]}, {pname: value}, caller_name=self.cls.__name__
+        try:  # scikit-learn's own tables (a private helper): no verdict if it fails
+            text = ask(
+                "validate_parameter_constraints()",
+                lambda: _sklearn_problem(self.cls, constraints, pname, value),
             )
-        except InvalidParameterError as exc:
-            text = _SET_OF_STRINGS.sub(_sorted_set, str(exc)).split(" must be ", 1)
-            return ("must be " + text[1]) if len(text) == 2 else str(exc)
-        except Exception:
+        except EstimatorFault:
             return None
+        if text is None:
+            return None
+        text = _SET_OF_STRINGS.sub(_sorted_set, text).split(" must be ", 1)
+        return ("must be " + text[1]) if len(text) == 2 else text[0]
+
+
+def _optional_text(value):
+    return None if value is None else str(value)
+
+
+def _sklearn_problem(cls, constraints, pname, value):
+    """scikit-learn's message refusing ``value`` for ``pname`` under ``constraints``
+    (its ``validate_parameter_constraints``; the constraints may run the class's code:
+    called under :func:`ask`), or None."""
+    try:
+        from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+    except ImportError:
         return None
+    try:
+        validate_parameter_constraints({pname: constraints[pname]}, {pname: value}, caller_name=cls.__name__)
+    except InvalidParameterError as exc:
+        return str(exc)
+    return None
 
 
 # scikit-learn prints the options of a StrOptions as a Python set, whose order follows
@@ -345,7 +556,7 @@ def resolve_algorithm(entry, base_dir=None):
     name, path = entry.get("name"), entry.get("estimator")
     if path is not None:
         cls = import_object(path, base_dir)
-        problem = classifier_problem(cls)
+        problem, facts = _inspect(cls)
         if problem:
             raise SpecError(f"'{path}' {problem}")
         return ResolvedAlgorithm(
@@ -353,6 +564,7 @@ def resolve_algorithm(entry, base_dir=None):
             cls,
             path=path,
             version=object_version(cls, path),
+            facts=facts,
         )
     if name in ALIASES:
         target, fixed = ALIASES[name]
@@ -363,8 +575,8 @@ def resolve_algorithm(entry, base_dir=None):
     cls = load_entry_point(ALGORITHM_GROUP, name)
     if cls is None:
         raise SpecError(f"unknown algorithm '{name}'; known: {', '.join(known_algorithm_names())}")
-    problem = classifier_problem(cls)
+    problem, facts = _inspect(cls)
     if problem:
         raise SpecError(f"'{name}' (entry point {ALGORITHM_GROUP}) {problem}")
     ALGORITHMS.setdefault(name, cls)  # workers of this run look it up as a registered name
-    return ResolvedAlgorithm(entry.get("id") or name, cls, name, version=object_version(cls))
+    return ResolvedAlgorithm(entry.get("id") or name, cls, name, version=object_version(cls), facts=facts)

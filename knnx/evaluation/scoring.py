@@ -5,9 +5,10 @@ An estimator outside knnx may return anything: :func:`check_predictions` and
 matrix over them, or raise ValueError (the cell fails) saying what was wrong.
 """
 
+import re
+
 import numpy as np
 
-from knnx._text import find_control
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 
 
@@ -18,18 +19,25 @@ def check_predictions(y_pred, n, n_classes):
     y_pred = np.asarray(y_pred)
     if y_pred.shape != (n,):
         raise ValueError(f"predict returned shape {y_pred.shape}, expected ({n},)")
-    if y_pred.dtype.kind not in "iu" and not (
-        y_pred.dtype.kind in "fO"
-        and all(isinstance(v, int | float | np.number) and float(v).is_integer() for v in y_pred)
-    ):
-        bad = next(
-            (v for v in y_pred.tolist() if not isinstance(v, int | float) or not float(v).is_integer()), None
-        )
-        raise ValueError(f"predict returned {bad!r}, not a class code (the classes of fit's y)")
+    if y_pred.dtype.kind == "b":
+        raise ValueError("predict returned booleans (dtype bool), not class codes (the classes of fit's y)")
+    if y_pred.dtype.kind not in "iu":
+        values = y_pred.tolist()
+        bad = next((i for i, v in enumerate(values) if not _is_code(v)), None)
+        if bad is not None:
+            raise ValueError(f"predict returned {values[bad]!r}, not a class code (the classes of fit's y)")
     codes = y_pred.astype(np.int64)
     if len(codes) and (codes.min() < 0 or codes.max() >= n_classes):
         bad = int(codes[(codes < 0) | (codes >= n_classes)][0])
         raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
+
+
+def _is_code(value):
+    """Whether one predicted value reads as a class code: an integral number, not a bool
+    (True is no class of a multi-class problem, and reads as 1 only by accident)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        return False
+    return float(value).is_integer()
 
 
 # Rows a cell may write besides its metrics whatever the estimator: a reported quantity
@@ -38,17 +46,21 @@ def check_predictions(y_pred, n, n_classes):
 RESERVED_ROWS = ("tune_failed_settings",)
 MAX_REPORTED = 100
 MAX_REPORTED_NAME = 100
+_REPORTED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*", re.ASCII)
 
 
-def reported_scores(estimator, taken=()):
+def reported_scores(estimator, taken=(), columns=()):
     """``[(name, value)]`` of the quantities a fitted estimator reports about its fit
     (its ``reported_`` mapping, e.g. ``{"chosen_k": 5.0}``), written as rows beside the
     metrics; ValueError (the cell fails) when they could be mistaken for them: a name
     that is not a non-empty text, that is the name of a metric (any of knnx's, whether
     or not this spec asks for it) or of a row the cell writes already (``taken``), or a
-    value that is not a real number (a bool counts as 0 or 1; NaN is kept); a name longer
-    than :data:`MAX_REPORTED_NAME` or holding a control character, or more than
-    :data:`MAX_REPORTED` of them. :data:`RESERVED_ROWS` are taken in every cell."""
+    value that is not a real number (a bool counts as 0 or 1; NaN is kept, an infinity
+    refused); a name that is not letters, digits, ``_`` and ``.`` starting with a letter
+    (two names must not make one figure file), longer than :data:`MAX_REPORTED_NAME`,
+    or equal, case aside, to a metric, a row or a column of results.csv; more than
+    :data:`MAX_REPORTED` of them. :data:`RESERVED_ROWS` are taken in every cell;
+    ``columns``: those of the file the rows are written to."""
     reported = getattr(estimator, "reported_", None)
     if reported is None:
         return []
@@ -60,21 +72,40 @@ def reported_scores(estimator, taken=()):
     for name, value in reported.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"reported_ has the name {name!r}; names are non-empty texts")
-        if len(name) > MAX_REPORTED_NAME or find_control(name) is not None:
+        if len(name) > MAX_REPORTED_NAME or not _REPORTED_NAME.fullmatch(name):
             raise ValueError(
-                f"reported_ has the name {name[:40]!r}{'...' if len(name) > 40 else ''}; names are at most "
-                f"{MAX_REPORTED_NAME} characters, without control characters"
+                f"reported_ has the name {name[:40]!r}{'...' if len(name) > 40 else ''}; names are letters, digits, "
+                f"'_' and '.', starting with a letter, at most {MAX_REPORTED_NAME} characters (each names a row, a "
+                "column and a figure file)"
             )
-        if name in METRICS or name in taken or name in RESERVED_ROWS:
-            what = "a metric's" if name in METRICS else "another row's"
+        shadowed = _shadowed(name, taken, columns)
+        if shadowed is not None:
             raise ValueError(
-                f"reported_ names {name!r}, which is {what} name: a reported quantity would be read as it; "
+                f"reported_ names {name!r}, which is {shadowed}: a reported quantity would be read as it; "
                 "name it otherwise"
             )
         if not isinstance(value, int | float | np.integer | np.floating | np.bool_):
             raise ValueError(f"reported_[{name!r}] is {type(value).__name__}, not a number")
+        if np.isinf(float(value)):
+            raise ValueError(
+                f"reported_[{name!r}] is {float(value)}; values are finite numbers or NaN (not defined)"
+            )
         out.append((name, float(value)))
     return out
+
+
+def _shadowed(name, taken, columns):
+    """What ``name`` would be mistaken for, compared without regard to case (``ERROR``
+    reads as ``error`` to a reader): a metric, another row of the cell, a column of
+    results.csv (``fit_seconds``, ``value``); None when nothing."""
+    folded = name.casefold()
+    if folded in {m.casefold() for m in METRICS}:
+        return "a metric's name"
+    if folded in {t.casefold() for t in (*taken, *RESERVED_ROWS)}:
+        return "another row's name"
+    if folded in {c.casefold() for c in columns}:
+        return "a column of results.csv"
+    return None
 
 
 def proba_on_codes(estimator, X, n_classes):

@@ -32,11 +32,11 @@ from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer
 from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, reported_scores, score
 from knnx.evaluation.tuning import TuneTask, tune
 from knnx.experiment.context import DataRef
-from knnx.experiment.parts import data_checksum, split_parts, with_graphs, with_types
+from knnx.experiment.parts import data_checksum, data_material, prepared, split_parts, with_graphs
 from knnx.experiment.warmup import rows_needed
 from knnx.lpo.active import active_learning
 from knnx.plugins import add_import_dirs, import_object
-from knnx.results import ROUND, CellId, curve_rows
+from knnx.results import COLUMNS, ROUND, CellId, curve_rows
 from knnx.spec import (
     SEED_DATA,
     SEED_SPLITS,
@@ -264,7 +264,7 @@ class FitPredict(CellKind):
             "share_graphs": spec.share_graphs,  # the timings differ
             "curve_points": spec.curve_points,
         }
-        data = [data_checksum(ds) for ds in vspec.datasets]
+        data = data_material(vspec)
         splits = {
             (d, s.repeat, s.fold): array_checksum(s.train, s.test)
             for d, ds_splits in enumerate(vspec.splits)
@@ -281,7 +281,7 @@ class FitPredict(CellKind):
             return {
                 **outside,  # a class outside knnx: its path and its package's version (or file's hash)
                 "entry": vspec.entries[c.dataset_index],
-                "data": data[c.dataset_index],
+                **data[c.dataset_index],
                 "split": splits[(c.dataset_index, c.repeat, c.fold)],
             }
 
@@ -297,12 +297,12 @@ class FitPredict(CellKind):
         if task.tune is not None:
 
             def make(s):
-                return with_types(with_graphs(estimator_cls(**s), store), ds)
+                return prepared(estimator_cls, s, store, ds, task.seed)
 
             t = time.perf_counter()
             setting, chosen, failed = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
             tune_seconds = time.perf_counter() - t
-        estimator = with_types(with_graphs(estimator_cls(**setting), store), ds)
+        estimator = prepared(estimator_cls, setting, store, ds, task.seed)
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
         t0 = time.perf_counter()
         estimator.fit(X_train, y_train, **fit_kwargs)
@@ -322,7 +322,8 @@ class FitPredict(CellKind):
         tuned = [(f"chosen_{name}", value) for name, value in chosen.items()]
         if failed:  # GridSearchCV's error_score: settings that failed were not chosen
             tuned.append(("tune_failed_settings", float(failed)))
-        scores += reported_scores(estimator, {m for m, _ in scores} | {m for m, _ in tuned}) + tuned
+        taken = {m for m, _ in scores} | {m for m, _ in tuned}
+        scores += reported_scores(estimator, taken, columns=(*COLUMNS, ROUND)) + tuned
         rows = [{**base, "metric": m, "value": v} for m, v in scores]
         curves = []
         if task.record_curves and getattr(estimator, "curve_", None) is not None:
@@ -475,7 +476,6 @@ class ActiveLoop(CellKind):
         experiment name and seed, the dataset entry and a checksum of its arrays, the
         start/pool protocol, the loop's settings and strategy, and the repeat (not the
         number of repeats: a rerun with more keeps the earlier ones)."""
-        from knnx.experiment.provenance import array_checksum
 
         spec = vspec.spec
         common = {
@@ -484,12 +484,12 @@ class ActiveLoop(CellKind):
             "import_dirs": list(vspec.import_dirs),
             "p_select": spec.p_select,  # passed to every loop (the passive one ignores it)
         }
-        data = [array_checksum(ds.X, ds.y) for ds in vspec.datasets]
+        data = data_material(vspec)
 
         def per_cell(c):
             return {
                 "entry": vspec.entries[c.dataset_index],
-                "data": data[c.dataset_index],
+                **data[c.dataset_index],
                 "strategy": spec.strategies[c.algorithm_index],
             }
 

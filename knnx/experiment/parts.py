@@ -17,6 +17,7 @@ takes them; it is never standardised.
 import numpy as np
 
 from knnx.evaluation.preprocess import standardize
+from knnx.limits import MAX_SEED
 
 
 def split_parts(ds, train, test, how):
@@ -43,13 +44,99 @@ def _not_nominal(ds):
 
 
 def data_checksum(ds):
-    """The checksum of a dataset's arrays, and of its column types where it has any (a
-    dataset without them hashes as before they existed)."""
+    """The checksum of what a cell reads of a dataset: its arrays, its column types
+    where it has any, and which columns ``standardize: numeric`` scales (read from the
+    column names: renaming ``b`` to ``b=x`` in a CSV file changes the results)."""
     from knnx.experiment.provenance import array_checksum
 
+    numeric = ds.numeric_columns()
     if not (ds.nominal or ds.precomputed):
-        return array_checksum(ds.X, ds.y)
-    return array_checksum(ds.X, ds.y, np.asarray(ds.nominal, dtype=np.intp), np.asarray([ds.precomputed]))
+        return array_checksum(ds.X, ds.y, numeric)
+    return array_checksum(
+        ds.X, ds.y, np.asarray(ds.nominal, dtype=np.intp), np.asarray([ds.precomputed]), numeric
+    )
+
+
+def loader_version(entry, base_dir):
+    """What identifies the code of a dataset entry's loader outside knnx (its
+    ``loader:`` function, or a dataset a plugin registered): that code is run again by
+    every worker and may give more than the arrays (a ``posterior``), so a cell's key
+    holds it as it holds an estimator's (:func:`knnx.plugins.object_version`); None
+    for knnx's own datasets and CSV files (their bytes are in the data checksum)."""
+    from knnx import datasets
+    from knnx.plugins import import_object, object_version
+
+    if isinstance(entry, dict) and isinstance(entry.get("loader"), str):
+        return object_version(import_object(entry["loader"], base_dir), entry["loader"])
+    name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
+    if isinstance(name, str) and name in datasets.REGISTERED:
+        return object_version(datasets.REGISTERED[name])
+    return None
+
+
+def data_material(vspec):
+    """Per dataset, what a cell's key holds of it: the checksum of what cells read, and
+    the version of its loader's code when that is not knnx's."""
+    out = []
+    for ds, entry in zip(vspec.datasets, vspec.entries, strict=True):
+        version = loader_version(entry, vspec.base_dir)
+        out.append({"data": data_checksum(ds), **({"loader": version} if version is not None else {})})
+    return out
+
+
+def made(cls, setting):
+    """``cls(**setting)``, checked as scikit-learn's ``clone`` checks a copy: its
+    ``get_params`` must give back each parameter as given (the same object, or an equal
+    value), else ValueError (the cell fails): the results would record a setting that
+    did not run (an ``__init__`` that ignores or changes an argument)."""
+    estimator = cls(**setting)
+    if setting:
+        held = estimator.get_params(deep=False)
+        for name, value in setting.items():
+            got = held.get(name, _ABSENT)
+            if got is not value and not _equal(got, value):
+                shown = "no such parameter" if got is _ABSENT else f"{name}={_short(got)}"
+                raise ValueError(
+                    f"{cls.__name__}({name}={_short(value)}).get_params() gives {shown}: __init__ must store each "
+                    "parameter as given (scikit-learn's convention), or the results would record a setting that "
+                    "did not run"
+                )
+    return estimator
+
+
+_ABSENT = object()
+
+
+def _equal(a, b):
+    try:
+        return type(a) is type(b) and bool(np.all(a == b)) and np.shape(a) == np.shape(b)
+    except Exception:  # noqa: BLE001 - a comparison that fails tells nothing equal
+        return False
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def prepared(cls, setting, store, ds, seed):
+    """The estimator a cell fits: ``cls(**setting)`` checked (:func:`made`), then given
+    what the run supplies: its graph store (:func:`with_graphs`), the dataset's nominal
+    columns (:func:`with_types`) and the spec's seed (:func:`with_seed`)."""
+    return with_seed(with_types(with_graphs(made(cls, setting), store), ds), seed)
+
+
+def with_seed(estimator, seed):
+    """``estimator``, given the spec's ``seed`` (modulo 2**32, scikit-learn's range) as
+    its ``random_state`` when it has one left at None: a scikit-learn estimator drawing
+    from fresh entropy would give other results on every run and in every worker
+    process. The results' ``params`` keep None, what the spec said; its ``seed`` column
+    is the seed given. Set ``random_state`` in ``params`` to choose it (a list of them:
+    replicates, pooled)."""
+    params = estimator.get_params(deep=False)  # raising fails the cell
+    if "random_state" in params and params["random_state"] is None:
+        estimator.set_params(random_state=int(seed) % (MAX_SEED + 1))
+    return estimator
 
 
 def with_types(estimator, ds):
@@ -58,10 +145,7 @@ def with_types(estimator, ds):
     as its ``nominal`` parameter when it has one left at None and ``ds`` has nominal
     columns (``categorical: keep``); unchanged otherwise."""
     if ds.nominal:
-        try:
-            params = estimator.get_params(deep=False)
-        except Exception:  # noqa: BLE001 - not ours to judge here: fit will say
-            return estimator
+        params = estimator.get_params(deep=False)  # raising fails the cell, as fit raising would
         if "nominal" in params and params["nominal"] is None:
             estimator.set_params(nominal=[int(j) for j in ds.nominal])
     return estimator
@@ -72,10 +156,7 @@ def with_graphs(estimator, store):
     None (knnx's neighbour estimators; any estimator may opt in the same way) and
     ``store`` is not None; unchanged otherwise."""
     if store is not None:
-        try:
-            params = estimator.get_params(deep=False)
-        except Exception:  # noqa: BLE001 - not ours to judge here: fit will say
-            return estimator
+        params = estimator.get_params(deep=False)  # raising fails the cell, as fit raising would
         if "graphs" in params and params["graphs"] is None:
             estimator.set_params(graphs=store)
     return estimator

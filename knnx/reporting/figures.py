@@ -154,10 +154,8 @@ def _check_image_path(out):
     fmt = Path(out).suffix.lstrip(".").lower()
     supported = Figure().canvas.get_supported_filetypes()
     if fmt not in supported:
-        raise ResultsError(
-            f"unsupported image format '.{fmt}'; use one of {', '.join('.' + f for f in sorted(supported))}",
-            param="out",
-        )
+        said = f"unsupported image format '.{fmt}'" if fmt else f"{out} has no image suffix"
+        raise ResultsError(f"{said}; use one of {', '.join('.' + f for f in sorted(supported))}", param="out")
 
 
 def _one_page(plan, what):

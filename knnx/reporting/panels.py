@@ -17,9 +17,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from knnx._text import escape_control
 from knnx.errors import ResultsError
 from knnx.results import PARAM_PREFIX, CellId
+from knnx.results_checks import parse_params_text, shown
 from knnx.stats.configurations import SEED_PARAMS, configuration_labels
 
 
@@ -81,23 +81,23 @@ def is_geometric(values):
 
 
 def parse_params(params):
-    """The ``params`` cells of a results frame (a Series indexed by data row, as read) as
-    dicts (equal texts give one shared dict: do not modify them); ResultsError naming
-    the line of a cell that is not a JSON object (a hand-edited file)."""
+    """The ``params`` cells of a results frame (a Series indexed by data row) as dicts
+    (equal texts give one shared dict: do not modify them). A file's cells are checked
+    when read (:func:`knnx.results.read_results`); a cell of a frame built in Python that
+    is not a JSON object of parameters (:func:`knnx.results_checks.parse_params_text`) is
+    a ResultsError naming its row by the frame's index."""
     cache = {}
     out = []
     for row, text in params.items():
-        if text not in cache:
-            try:
-                cache[text] = json.loads(text)
-            except ValueError:
-                cache[text] = None
-        value = cache[text]
-        if not isinstance(value, dict):
-            shown = escape_control(text if len(text) <= 40 else text[:40] + "...")
-            raise ResultsError(
-                f"column 'params' line {row + 2}: '{shown}' is not a JSON object of parameters"
-            )
+        if not isinstance(text, str):
+            value, problem = None, f"{shown(repr(text))} is not a JSON text"
+        elif text in cache:
+            value, problem = cache[text]
+        else:
+            value, problem = cache[text] = parse_params_text(text)
+        if problem is not None:
+            label = repr(row) if isinstance(row, str) else str(row)
+            raise ResultsError(f"column 'params' row {label} of the frame: {problem}")
         out.append(value)
     return out
 
@@ -341,6 +341,24 @@ class MetricPlan:
             return _draw_lines(self, panels)
 
 
+def _require_x(rows, parsed, x):
+    """ResultsError naming the first of ``rows`` (those of the panels drawn against ``x``)
+    whose params lack ``x``: a run writes every row of an algorithm on a dataset with the
+    same parameters, so such a row was edited by hand, and it has no place on the axis."""
+    lacking = next((i for i, p in enumerate(parsed) if x not in p), None)
+    if lacking is not None:
+        line, dataset, algorithm = (
+            rows.index[lacking] + 2,
+            rows["dataset"].iloc[lacking],
+            rows["algorithm"].iloc[lacking],
+        )
+        raise ResultsError(
+            f"column 'params' line {line}: no '{x}' in this row of {algorithm} on {dataset}, while its other rows "
+            f"there have one: it has no place on the '{x}' axis (a run writes every row of an algorithm with the "
+            "same parameters)"
+        )
+
+
 def metric_plan(frame, metric, x):
     """The :class:`MetricPlan` of ``metric`` against ``x`` (checked, default chosen) in ``frame``."""
     rows = metric_rows(frame, metric)
@@ -353,6 +371,7 @@ def metric_plan(frame, metric, x):
     keep = np.array([pair in drawn for pair in pairs], dtype=bool)
     rows, pairs = rows[keep], [pair for pair, k in zip(pairs, keep, strict=True) if k]
     parsed = [p for p, k in zip(parsed, keep, strict=True) if k]
+    _require_x(rows, parsed, x)
     per_algorithm = _per_algorithm(rows["algorithm"], parsed, x)
     axes = {a: _axis_of(scalars, grids) for a, (scalars, grids) in per_algorithm.items()}
     chosen_rows = frame[frame["metric"] == f"chosen_{x}"]

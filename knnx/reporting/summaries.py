@@ -19,8 +19,9 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     the values that are not NaN (a metric undefined on a fold, such as ``auc`` on a test
     part of a single class, is left out of all three).
 
-    ``by`` names columns of the results frame; a parameter by its bare name (``k``)
-    or its column (``param_k``); ``configuration`` for :func:`configuration_labels`
+    ``by`` names columns of the results frame (a list, or a text of comma-separated
+    names: :func:`grouping`), each once; a parameter by its bare name (``k``) or its
+    column (``param_k``), not both; ``configuration`` for :func:`configuration_labels`
     (pools seeds, see :data:`knnx.stats.configurations.SEED_PARAMS`).
 
     ``metric`` may also name a timing column (:data:`knnx.results.TIMINGS`:
@@ -32,13 +33,18 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     counts them per group (``n`` counts their values, folds times seeds)."""
     from knnx.results import PARAM_PREFIX, TIMINGS
 
-    by = list(by)
-    repeated = next((c for i, c in enumerate(by) if c in by[:i]), None)
+    named = grouping(by)
+    repeated = next((c for i, c in enumerate(named) if c in named[:i]), None)
     if repeated is not None:
         raise ResultsError(f"column '{repeated}' is given twice", param="by")
-    if "configuration" in by and "configuration" not in frame.columns:
+    if "configuration" in named and "configuration" not in frame.columns:
         frame = frame.assign(configuration=configuration_labels(frame))
-    by = [c if c in frame.columns or PARAM_PREFIX + c not in frame.columns else PARAM_PREFIX + c for c in by]
+    by = [
+        c if c in frame.columns or PARAM_PREFIX + c not in frame.columns else PARAM_PREFIX + c for c in named
+    ]
+    twice = next((i for i, c in enumerate(by) if c in by[:i]), None)
+    if twice is not None:  # k and param_k
+        raise ResultsError(f"'{named[by.index(by[twice])]}' and '{named[twice]}' name one column", param="by")
     for col in by:
         if col not in frame.columns:
             known = [c for c in frame.columns if not c.startswith(PARAM_PREFIX)] + ["configuration"]
@@ -65,6 +71,27 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     if seeds is not None:
         out.insert(out.columns.get_loc("mean"), "seeds", seeds)
     return out
+
+
+def grouping(by):
+    """The columns ``by`` names, as a list: a text is split at its commas
+    (``"dataset, k"``: ``["dataset", "k"]``, blanks dropped). ResultsError (about ``by``)
+    when it names no column or holds something that is not a name."""
+    if isinstance(by, str):
+        named = [c.strip() for c in by.split(",") if c.strip()]
+        if not named:
+            raise ResultsError(f"expected one column or more, got {by!r}", param="by")
+        return named
+    try:
+        named = list(by)
+    except TypeError:
+        named = [by]
+    wrong = [c for c in named if not isinstance(c, str)]
+    if wrong:
+        raise ResultsError(f"expected column names (texts), got {wrong[0]!r}", param="by")
+    if not named:
+        raise ResultsError("expected one column or more, got none", param="by")
+    return named
 
 
 def _seeds_pooled(frame, keys, index):
@@ -208,6 +235,7 @@ def results_table(results, by=("dataset", "configuration"), metric="error", fmt=
     an active run, its last round: :func:`knnx.results.last_round`)."""
     from knnx.results import last_round
 
+    by = grouping(by)
     frame = results if isinstance(results, pd.DataFrame) else read_results(results)
     frame = last_round(frame)[0]
     summary = summarize(frame, by, metric)
@@ -242,13 +270,18 @@ def _pooled_configurations(frame, summary, by, metric):
     keys = [
         k if k in rows.columns or PARAM_PREFIX + k not in rows.columns else PARAM_PREFIX + k for k in keys
     ]
+    if not keys:  # --by metric: every row one group
+        pooled = rows["configuration"].nunique()
+        return None if pooled <= 1 else [pooled] * len(summary)
     counts = rows.groupby(keys, sort=False)["configuration"].nunique()
     if counts.max() <= 1:
         return None
     return [int(counts[tuple(r) if len(keys) > 1 else r[0]]) for r in summary[keys].itertuples(index=False)]
 
 
-def check_against_reference(path, reference, atol=0.01, atol_for=None, atol_metric=None):
+def check_against_reference(
+    path, reference, atol=0.01, atol_for=None, atol_metric=None, known_algorithms=False
+):
     """Compare per-group means with a reference results file.
 
     Groups are (dataset, algorithm, params, protocol, metric). Returns a list of
@@ -261,12 +294,16 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None, atol_metr
     third-party baselines a small one, see :mod:`knnx.papers.gate`); ``atol_metric`` maps a
     metric to a tolerance its groups get at least. A change below
     1e-6 is printed with all 17 significant digits, so that it is visible.
+    ``known_algorithms``: ResultsError when ``atol_for`` names an algorithm the
+    reference does not have (a misspelt name would leave its groups at ``atol``).
     """
     atol = check_tolerance(atol, "atol")
     atol_for = {name: check_tolerance(tol, "atol_for") for name, tol in dict(atol_for or {}).items()}
     atol_metric = {name: check_tolerance(tol, "atol_metric") for name, tol in dict(atol_metric or {}).items()}
     ours = summarize(read_results(path), by=GROUP_KEYS)
     ref = summarize(read_results(reference), by=GROUP_KEYS)
+    if known_algorithms:
+        _check_known(atol_for, ref, reference)
     merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""), indicator="found")
     problems = []
     for row in merged.itertuples(index=False):
@@ -288,6 +325,17 @@ def check_against_reference(path, reference, atol=0.01, atol_for=None, atol_metr
                 f"{group}: {row.mean:{f}} vs reference {row.mean_ref:{f}} (|diff| {diff:.3g} > {tol:g})"
             )
     return problems
+
+
+def _check_known(atol_for, ref, reference):
+    known = list(dict.fromkeys(ref["algorithm"]))
+    unknown = [name for name in atol_for if name not in known]
+    if unknown:
+        shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+        raise ResultsError(
+            f"no algorithm '{unknown[0]}' in {reference} (its algorithms: {shown or 'none'})",
+            param="atol_for",
+        )
 
 
 def new_groups(path, reference):

@@ -106,8 +106,10 @@ def resolve_algorithms(spec, base_dir):
 
 
 def id_problems(spec, resolved):
-    """Entries sharing an id: allowed only when neither gives ``id`` and both name the
-    same algorithm (two grids of one algorithm); an ``id`` given is unique."""
+    """Entries sharing an id: allowed only when neither gives ``id``, both name the
+    same algorithm (two grids of one algorithm) and neither has ``params_for`` (one
+    contestant across datasets, which the other's rows would join); an ``id`` given
+    is unique."""
     problems = []
     first = {}
     for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
@@ -125,9 +127,25 @@ def id_problems(spec, resolved):
                 problems.append(
                     f"algorithms[{a}].id: '{ref.id}' is already the id of algorithms[{b}]; give each a distinct id"
                 )
+            elif algo.params_for or other.params_for:
+                c = b if other.params_for else a
+                problems.append(
+                    f"algorithms[{a}]: '{ref.id}' is also the id of algorithms[{b}], and an entry with params_for is "
+                    "one contestant whose parameters depend on the dataset: give algorithms"
+                    f"[{c}] an id of its own (id: {_free_id(ref.id, resolved)})"
+                )
             continue
         first[ref.id] = a
     return problems
+
+
+def _free_id(base, resolved):
+    """``base_2`` (or ``_3``, ...): the first such id no entry has."""
+    taken = {ref.id for ref in resolved if ref is not None}
+    n = 2
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
 
 
 def protocol_problems(spec, resolved):

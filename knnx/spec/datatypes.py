@@ -18,7 +18,7 @@ scikit-learn tags say ``allow_nan``, and no distance matrix.
 
 import numpy as np
 
-from knnx.errors import exit_guard, user_fault
+from knnx.estimators.registry import EstimatorFault, ask
 from knnx.neighbors.metrics import METRICS, MIXED, data_problem, fit_metric
 from knnx.spec.plan import canonical_json
 
@@ -34,7 +34,7 @@ def type_problems(resolved, settings, ds):
         ref = resolved[a]
         if ref is None or not grid:
             continue
-        params = _params(ref.cls)
+        params = ref.param_names
         at = f"algorithms[{a}] ({ref.id}) on '{ds.name}'"
         for g in grid:
             problem = _setting_problem(ref, params, g, ds, facts, fits, at)
@@ -78,16 +78,6 @@ def _facts(ds):
         if cols.size:
             missing = names[int(cols[0])]
     return {"nominal": nominal, "missing": missing, "numeric": numeric}
-
-
-def _params(cls):
-    try:
-        with exit_guard():
-            return cls().get_params(deep=False)
-    except BaseException as exc:  # noqa: BLE001 - the class was checked when resolved
-        if not user_fault(exc):
-            raise
-        return {}
 
 
 def _setting_problem(ref, params, g, ds, facts, fits, at):
@@ -149,15 +139,17 @@ def _numbers_only_problem(ref, g, facts, at):
 
 
 def _allows_nan(cls, setting):
+    """Whether the tags of an instance with ``setting`` (else of one with the defaults)
+    allow NaN; no for a class without tags, or whose code fails here (its cells say why)."""
     from sklearn.utils import get_tags
+
+    def allows(make):
+        return bool(get_tags(make()).input_tags.allow_nan)
 
     for make in (lambda: cls(**setting), cls):
         try:
-            with exit_guard():
-                return bool(get_tags(make()).input_tags.allow_nan)
-        except BaseException as exc:  # noqa: BLE001 - a class without tags, or a setting it refuses here
-            if not user_fault(exc):
-                raise
+            return ask("__sklearn_tags__()", lambda make=make: allows(make))
+        except EstimatorFault:
             continue
     return False
 

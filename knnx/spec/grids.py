@@ -5,7 +5,7 @@ import itertools
 import json
 from dataclasses import dataclass
 
-from knnx.errors import exit_guard, user_fault
+from knnx.estimators.registry import EstimatorFault, ask
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.spec.messages import short_repr
 from knnx.spec.schema import LeavePOut
@@ -28,21 +28,39 @@ def tuned_settings(grid):
 
 
 def hook(cls, name):
-    """An estimator class's problem hook (see knnx.estimators.base.NeighborsClassifierBase), or one
-    that finds nothing for a class without it."""
-    return getattr(cls, name, None) or (lambda *args: [])
+    """An estimator class's problem hook ``name`` (see
+    knnx.estimators.base.NeighborsClassifierBase) as a function of the hook's arguments
+    giving its problems (a list of lines; none for a class without it). The hook is the
+    class's code, called through :func:`knnx.estimators.registry.ask`: one that fails
+    (sys.exit and os._exit included) gives one problem naming it,
+    ``_data_problems() fails (ValueError: ...)``."""
+
+    def problems(*args):
+        def call():
+            method = getattr(cls, name, None)
+            found = method(*args) if method is not None else None
+            return [] if found is None else [str(p) for p in found]
+
+        try:
+            return ask(f"{name}()", call)
+        except EstimatorFault as fault:
+            return [str(fault)]
+
+    return problems
 
 
 def has_proba(cls, params):
     """Whether an estimator with these parameters offers ``predict_proba`` (scikit-learn's
-    SVC has it only with ``probability=True``)."""
+    SVC has it only with ``probability=True``): asked of an instance with them, else
+    (the class refuses the setting: its cells will say why) of the class, else no."""
     try:
-        with exit_guard():
-            return hasattr(cls(**params), "predict_proba")
-    except BaseException as exc:  # noqa: BLE001 - user code: sys.exit and os._exit too
-        if not user_fault(exc):
-            raise
-        return hasattr(cls, "predict_proba")
+        return ask("__init__()", lambda: hasattr(cls(**params), "predict_proba"))
+    except EstimatorFault:
+        pass
+    try:
+        return ask("reading predict_proba", lambda: hasattr(cls, "predict_proba"))
+    except EstimatorFault:
+        return False
 
 
 @dataclass

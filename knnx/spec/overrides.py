@@ -79,8 +79,10 @@ def apply_overrides(data, overrides):
     """A copy of the spec mapping ``data`` with each override of ``overrides`` applied in
     order: an :class:`Override` or a ``"PATH=VALUE"`` text (parsed by
     :func:`parse_override` when its turn comes, so the first problem in order is the
-    one reported). Missing mapping keys are created; a list index must exist. SpecError,
-    one line naming the override, otherwise."""
+    one reported). Keys the spec lacks are created along the path, as writing them in
+    the file would (the spec's checks then refuse a key that is no field, naming the
+    override: :func:`blame_overrides`); a list index must exist and each step must be
+    a mapping or a list. SpecError, one line naming the override, otherwise."""
     if not overrides:
         return data
     data = copy.deepcopy(data)
@@ -117,6 +119,29 @@ def _apply(data, override):
             if isinstance(node, dict) and part not in node:
                 node[part] = {}
             node = node[part]
+
+
+def blame_overrides(exc, label, overrides):
+    """``exc`` (a SpecError of the spec ``label``, lines ``LABEL: PATH: message``) with
+    each line whose PATH is at, below or above an override's path naming that override
+    (the last such in order): ``LABEL: --set 'TEXT': PATH: message`` — the value, or
+    the key it created, came from the command line, not from the file."""
+    if not overrides:
+        return exc
+    parsed = [o if isinstance(o, Override) else parse_override(o) for o in overrides]
+    paths = [(path_text(o.path), o.where) for o in reversed(parsed)]
+    prefix, lines = f"{label}: ", []
+    for line in exc.lines():
+        rest = line[len(prefix) :] if line.startswith(prefix) else ""
+        where = next((w for p, w in paths if rest and _related(rest.split(": ", 1)[0], p)), None)
+        lines.append(line if where is None else f"{prefix}{where}: {rest}")
+    return exc if lines == exc.lines() else SpecError.from_lines(lines)
+
+
+def _related(one, other):
+    """Whether the written paths ``one`` and ``other`` are equal or one lies below the other."""
+    short, long = sorted((one, other), key=len)
+    return long == short or (long.startswith(short) and long[len(short)] in ".[")
 
 
 def path_text(parts):

@@ -31,7 +31,7 @@ from knnx.spec.checks import (
 )
 from knnx.spec.grids import algorithm_grids
 from knnx.spec.messages import pydantic_problems, short_repr
-from knnx.spec.overrides import apply_overrides
+from knnx.spec.overrides import apply_overrides, blame_overrides
 from knnx.spec.plan import PlannedDataset, ValidatedSpec, build_cells, entry_place, plan_dataset
 from knnx.spec.read import read_spec
 from knnx.spec.schema import Spec
@@ -44,7 +44,8 @@ def validate_spec(source, overrides=()):
     """Validate a spec (path or dict) completely; return a :class:`ValidatedSpec`.
 
     ``overrides``: strings ``"PATH=VALUE"`` applied first (see :func:`apply_overrides`),
-    so the spec is checked exactly as if they were written in it. A spec with ``kind:
+    so the spec is checked exactly as if they were written in it; a problem at or
+    below an override's path names that override (``SOURCE: --set 'TEXT': PATH: ...``). A spec with ``kind:
     active`` is checked as an :class:`ActiveSpec` (see :func:`validate_active`).
 
     Raises
@@ -54,6 +55,13 @@ def validate_spec(source, overrides=()):
     """
     data, label, base_dir = read_spec(source)
     data = apply_overrides(data, overrides)
+    try:
+        return _validate(data, label, base_dir)
+    except SpecError as exc:
+        raise blame_overrides(exc, label, overrides) from None
+
+
+def _validate(data, label, base_dir):
     validate_kind = _kind_validation(data, label)
     if validate_kind is not None:
         return validate_kind(data, label, base_dir)

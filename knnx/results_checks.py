@@ -1,0 +1,268 @@
+"""The checks of reading a knnx CSV file (:func:`knnx.results.read_results` and the other
+readers of :mod:`knnx.results`): what a file knnx wrote always holds, so that a cell
+edited by hand, or a file another tool wrote, is refused in one line naming the file,
+the column and the line (line 2: the first row under the header) instead of being
+counted, shown or pooled as if knnx had written it.
+
+- a column named twice in the header (pandas would read the second as ``value.1``);
+- numbers: integers as digits, floats as Python's repr (see :func:`parse_numbers`);
+  the counts of a results file (``repeat``, ``fold``, ``seed``, ``n_train``,
+  ``n_test``, ``round``) >= 0;
+- names (``experiment``, ``dataset``, ``algorithm``, ``metric``) neither empty nor blank;
+- ``params``: a JSON object of parameters (:func:`parse_params_text`: standard JSON, no
+  key given twice, finite numbers, nested at most :data:`knnx.limits.MAX_DEPTH` levels),
+  at most :data:`MAX_PARAM_NAMES` names over the file;
+- each cell's metric once (:func:`check_repeats`).
+
+Each check costs one pass over a column, and one parse per distinct text: a results file
+has millions of rows and few distinct ``params``."""
+
+import json
+import math
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+
+from knnx._text import escape_control
+from knnx.errors import ResultsError
+from knnx.limits import depth_problem, json_too_deep
+
+# Distinct parameter names a results file may hold (each becomes a column): knnx's
+# estimators have at most 15, a scikit-learn estimator dozens.
+MAX_PARAM_NAMES = 500
+
+
+def shown(text, limit=40):
+    """``text`` for a message: at most ``limit`` characters (then ``...``), control
+    characters escaped."""
+    return escape_control(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _first_line(codes, code):
+    """The line of the first row whose code (of :func:`pandas.factorize`) is ``code``."""
+    return int(np.argmax(codes == code)) + 2
+
+
+# --- the header ---------------------------------------------------------------------------
+
+_RENAMED = re.compile(r"(.*)\.[0-9]+")  # how pandas names a column's second occurrence
+
+
+def check_header(columns, source, path):
+    """ResultsError ``PATH: the column 'NAME' is given twice`` when the header of
+    ``source`` (a path, or a text buffer read from its start) names a column twice.
+    ``columns``: the names pandas gave; the header is read again only when one of them
+    looks like pandas' name for a repeat (``value.1`` beside ``value``)."""
+    names = set(columns)
+    if not any((m := _RENAMED.fullmatch(c)) and m.group(1) in names for c in columns):
+        return
+    if hasattr(source, "seek"):
+        source.seek(0)
+    header = pd.read_csv(source, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
+    repeated = next((c for i, c in enumerate(header) if c in header[:i]), None)
+    if repeated is not None:
+        raise ResultsError(f"{path}: the column '{shown(repeated)}' is given twice")
+
+
+# --- numbers ------------------------------------------------------------------------------
+
+# What knnx writes: integers as digits, floats as Python's repr (nan, inf and -inf
+# included). Python's int() and float() also read "1_0", " 3 " and non-ASCII digits,
+# which no knnx file holds: such a cell is refused as not a number.
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|[+-]?inf")
+
+
+def parse_numbers(texts, kind, column, path):
+    """``texts`` (strings) as an int64 (``kind="integer"``) or float64 array, each distinct
+    text parsed once; a ResultsError names the first cell that is not one."""
+    integer = kind == "integer"
+    parse = int if integer else float
+    grammar = _INTEGER if integer else _FLOAT
+    codes, uniques = pd.factorize(np.asarray(texts, dtype=object))
+    values = np.empty(len(uniques), dtype=np.int64 if integer else np.float64)
+    for i, text in enumerate(uniques):
+        try:
+            if not grammar.fullmatch(text):
+                raise ValueError(text)
+            values[i] = parse(text)
+        except (ValueError, OverflowError):
+            raise ResultsError(
+                f"{path}: column '{column}' line {_first_line(codes, i)}: '{shown(text)}' is not "
+                f"{'an integer' if integer else 'a number'}"
+            ) from None
+    return values[codes]
+
+
+def check_counts(frame, columns, path):
+    """ResultsError naming the first value below 0 of the integer ``columns`` of ``frame``
+    (a repeat, a fold, a seed, a number of rows, a round)."""
+    for column in columns:
+        values = frame[column].to_numpy()
+        below = np.flatnonzero(values < 0)
+        if below.size:
+            row = int(below[0])
+            raise ResultsError(
+                f"{path}: column '{column}' line {row + 2}: {values[row]} is not an integer >= 0"
+            )
+
+
+def check_names(frame, columns, path):
+    """ResultsError naming the first empty or blank cell of the text ``columns``."""
+    for column in columns:
+        codes, uniques = pd.factorize(frame[column].to_numpy(dtype=object))
+        blank = next((i for i, text in enumerate(uniques) if not text.strip()), None)
+        if blank is not None:
+            text = uniques[blank]
+            problem = f"'{shown(text)}' is blank" if text else "an empty cell"
+            raise ResultsError(
+                f"{path}: column '{column}' line {_first_line(codes, blank)}: {problem}; a name is expected"
+            )
+
+
+# --- params ------------------------------------------------------------------------------
+
+
+class _Refused(Exception):
+    """A JSON text that parses but is no knnx params cell (the message says why)."""
+
+
+def _object(pairs):
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"the key '{shown(key)}' is given twice")
+            seen.add(key)
+    return value
+
+
+def _constant(name):  # NaN, Infinity, -Infinity: Python's json reads them, JSON has none
+    raise _Refused(f"{name} is not a finite JSON number")
+
+
+def _float(text):
+    value = float(text)
+    if not math.isfinite(value):  # 1e999
+        raise _Refused(f"{shown(text)} is not a finite JSON number")
+    return value
+
+
+def _int(text):
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        digits = len(text.lstrip("-"))
+        raise _Refused(f"an integer of {digits} digits (at most {sys.get_int_max_str_digits()})") from None
+
+
+def _encodable(value):
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def parse_params_text(text):
+    """``(parameters, None)`` for a ``params`` cell that is a JSON object of parameters,
+    else ``(None, problem)``: nested deeper than the limit (checked before parsing, which
+    would exhaust the recursion of ``json.loads``), not a JSON object, a key given twice
+    (Python's json keeps the last), NaN or an infinity (no JSON number; knnx writes
+    standard JSON only), an integer of more digits than Python converts, a parameter
+    without a name, or a \\u escape that is no character (a lone surrogate: no text can
+    be written with it)."""
+    if json_too_deep(text):
+        return None, depth_problem()
+    try:
+        value = json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int)  # fmt: skip
+    except _Refused as exc:
+        return None, str(exc)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        return None, f"'{shown(text)}' is not a JSON object of parameters"
+    if "" in value:
+        return None, "a parameter without a name (the key '')"
+    if "\\u" in text and not _encodable(value):
+        return None, "a \\u escape that is no character (a lone surrogate)"
+    return value, None
+
+
+def check_params(texts, path):
+    """``(codes, parameters, names)`` of a ``params`` column: row i's parameters are
+    ``parameters[codes[i]]`` (one dict per distinct text, parsed once), ``names`` the
+    sorted parameter names of the file. ResultsError naming the first line whose cell is
+    not a JSON object of parameters (:func:`parse_params_text`), or a file whose cells
+    name more than :data:`MAX_PARAM_NAMES` parameters (one column each)."""
+    codes, uniques = pd.factorize(np.asarray(texts, dtype=object))
+    parameters = []
+    for i, text in enumerate(uniques):  # in order of first appearance: the first bad line
+        value, problem = parse_params_text(text)
+        if problem is not None:
+            raise ResultsError(f"{path}: column 'params' line {_first_line(codes, i)}: {problem}")
+        parameters.append(value)
+    names = sorted(set().union(*parameters)) if parameters else []
+    if len(names) > MAX_PARAM_NAMES:
+        raise ResultsError(
+            f"{path}: column 'params' holds {len(names)} parameter names; at most {MAX_PARAM_NAMES}"
+        )
+    return codes, parameters, names
+
+
+# --- each cell's metric once --------------------------------------------------------------
+
+
+def settings(codes, parameters):
+    """Per row, the code of its setting: rows whose ``params`` parse to equal parameters
+    (``{"k": 1}`` and ``{"k":1}``) share one (``codes`` and ``parameters`` as
+    :func:`check_params` gives them)."""
+    canonical = [json.dumps(p, sort_keys=True, separators=(",", ":")) for p in parameters]
+    return pd.factorize(np.asarray(canonical, dtype=object))[0][codes] if parameters else codes
+
+
+def _as_json(texts):
+    """Per row, a code shared by the texts that are one JSON value (``{"a": 1}`` and
+    ``{"a":1}``); a text that is not JSON is its own."""
+    codes, uniques = pd.factorize(np.asarray(texts, dtype=object))
+    canonical = []
+    for text in uniques:
+        try:
+            value = None if json_too_deep(text) else json.loads(text)
+        except ValueError:
+            value = None
+        canonical.append(text if value is None else json.dumps(value, sort_keys=True, separators=(",", ":")))
+    return pd.factorize(np.asarray(canonical, dtype=object))[0][codes] if len(uniques) else codes
+
+
+# What the message names of a repeated row's cell (the rest of the key is equal too).
+_SHOWN = ("dataset", "algorithm", "params", "repeat", "fold", "round", "metric")
+
+
+def check_repeats(frame, key, path, setting):
+    """ResultsError ``PATH: line J repeats line I (dataset .., metric ..): ...`` for the
+    first row whose ``key`` columns equal an earlier row's, ``params`` compared by
+    ``setting`` (:func:`settings`) and ``protocol`` as the JSON value it holds: a cell's
+    metric given twice (pooled into the mean, counted in n) instead of once."""
+    keys = frame[key]
+    if "params" in key:
+        keys = keys.assign(params=setting)
+    if "protocol" in key:  # one protocol written two ways is one protocol too
+        keys = keys.assign(protocol=_as_json(frame["protocol"]))
+    repeated = keys.duplicated().to_numpy()
+    if not repeated.any():
+        return
+    later = int(np.argmax(repeated))
+    same = np.ones(len(keys), dtype=bool)
+    for column in key:
+        same &= keys[column].to_numpy() == keys[column].iloc[later]
+    first = int(np.argmax(same))
+    cell = ", ".join(
+        f"{c} {shown(str(frame[c].iloc[later]))}" for c in _SHOWN if c in key and c in frame.columns
+    )
+    raise ResultsError(
+        f"{path}: line {later + 2} repeats line {first + 2} ({cell}): a results file holds each cell's metric once"
+    )

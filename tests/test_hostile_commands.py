@@ -1,0 +1,202 @@
+"""Commands on hand-edited results and odd arguments, and spec entries that share an
+algorithm's name (issue 33, the findings of its first hostile corpus that part 1 left):
+each refusal is one ``error:`` line, exit 2, nothing written."""
+
+import csv
+
+import pytest
+from test_hostile_results import _refused, _snapshot
+from typer.testing import CliRunner
+
+from knnx.cli import app
+
+runner = CliRunner()
+
+SPEC = {
+    "name": "t",
+    "seed": 1,
+    "datasets": ["iris"],
+    "protocol": {"kind": "kfold", "folds": 2},
+    "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5]}}],
+}
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    from knnx.experiment.runner import run_spec
+
+    out = tmp_path_factory.mktemp("run") / "out"
+    run_spec(SPEC, out=out, report=False)
+    return out
+
+
+def _edit_params(path, line, edit):
+    """Replace the params cell of ``path``'s line ``line`` (2: the first row) by ``edit(cell)``."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[line - 1][3] = edit(rows[line - 1][3])
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+
+
+# --- plot and report on a row that lacks the parameter drawn --------------------------------
+
+
+def test_plot_on_a_row_lacking_the_parameter_drawn_is_one_line(run_folder, tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_bytes((run_folder / "results.csv").read_bytes())
+    _edit_params(path, 4, lambda cell: cell.replace('"k":3,', ""))
+    _refused(
+        ["plot", path, "--x", "k"],
+        "column 'params' line 4: no 'k' in this row of knn on iris, while its other rows there have one: it has no "
+        "place on the 'k' axis (a run writes every row of an algorithm with the same parameters)",
+        tmp_path,
+    )
+    # and the default axis is the same k
+    _refused(
+        ["plot", path],
+        "column 'params' line 4: no 'k' in this row of knn on iris, while its other rows "
+        "there have one: it has no place on the 'k' axis (a run writes every row of an algorithm with the "
+        "same parameters)",
+        tmp_path,
+    )
+
+
+def test_report_on_a_row_lacking_the_parameter_gives_its_tables_and_says_why_a_figure_is_missing(
+    run_folder, tmp_path
+):
+    import shutil
+
+    folder = tmp_path / "out"
+    shutil.copytree(run_folder, folder)
+    _edit_params(folder / "results.csv", 2, lambda cell: cell.replace('"k":1,', ""))
+    result = runner.invoke(app, ["report", str(folder)])
+    assert result.exit_code == 0, result.output
+    html = (folder / "report.html").read_text()
+    assert (
+        "no figure of error against k: column &#x27;params&#x27; line 2: no &#x27;k&#x27; in this row of knn on "
+        "iris" in html
+    )
+    assert html.count("<figure") == 1  # the configurations' figure alone
+
+
+# --- check: --atol-for and its closing line, a folder given for a file ----------------------
+
+
+def test_check_atol_for_an_algorithm_not_in_the_reference_is_one_line(run_folder):
+    path = run_folder / "results.csv"
+    _refused(
+        ["check", path, "--reference", path, "--atol-for", "knn=0.1", "--atol-for", "cw=0.2"],
+        f"--atol-for: no algorithm 'cw' in {path} (its algorithms: knn)",
+        run_folder,
+    )
+
+
+def test_check_atol_for_given_twice_for_one_algorithm_is_one_line(run_folder):
+    path = run_folder / "results.csv"
+    _refused(
+        ["check", path, "--reference", path, "--atol-for", "knn=0.1", "--atol-for", "knn=0.2"],
+        "--atol-for: 'knn' given twice (0.1 and 0.2); give each algorithm one tolerance",
+        run_folder,
+    )
+
+
+def test_check_says_the_tolerances_it_used(run_folder, tmp_path):
+    path = run_folder / "results.csv"
+    moved = tmp_path / "moved.csv"
+    moved.write_bytes(path.read_bytes())
+    with open(moved, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    value = rows[0].index("value")
+    rows[1][value] = str(float(rows[1][value]) + 0.2)  # k=1 fold 0: the k=1 mean moves by 0.1
+    with open(moved, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    held = runner.invoke(app, ["check", str(path), "--reference", str(path), "--atol-for", "knn=0"])
+    assert (held.exit_code, held.output) == (0, f"all groups of {path} within 0.01 (knn: 0)\n")
+    held = runner.invoke(app, ["check", str(moved), "--reference", str(path), "--atol", "0.5"])
+    assert (held.exit_code, held.output) == (0, f"all groups of {path} within 0.5\n")
+    result = runner.invoke(app, ["check", str(moved), "--reference", str(path), "--atol-for", "knn=0.05"])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == "1 group(s) outside tolerance 0.01 (knn: 0.05)"
+    assert result.output.splitlines()[0].startswith("moved: iris knn ")
+    assert result.output.splitlines()[0].endswith("(|diff| 0.1 > 0.05)")
+
+
+@pytest.mark.parametrize("command", ["check", "plot", "table", "compare"])
+def test_a_folder_given_for_a_results_file_is_named_as_a_folder(run_folder, command):
+    args = {
+        "check": ["check", run_folder / "results.csv", "--reference", run_folder],
+        "plot": ["plot", run_folder],
+        "table": ["table", run_folder],
+        "compare": ["compare", run_folder],
+    }[command]
+    flag = "--reference" if command == "check" else "RESULTS"
+    _refused(
+        args,
+        f"{flag}: {run_folder} is a folder; expected a results file (such as {run_folder / 'results.csv'})",
+        run_folder,
+    )
+
+
+def test_a_missing_results_file_is_still_named_missing(tmp_path):
+    _refused(["table", tmp_path / "nope.csv"], f"RESULTS: file not found: {tmp_path / 'nope.csv'}", tmp_path)
+    assert _snapshot(tmp_path) == {}
+
+
+# --- params_for entries share no id ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("algorithms", "message"),
+    [
+        (
+            "[{name: knn, params: {k: 1}}, {name: knn, params_for: {iris: {k: 3}, wine: {k: 5}}}]",
+            "algorithms[1]: 'knn' is also the id of algorithms[0], and an entry with params_for is one contestant "
+            "whose parameters depend on the dataset: give algorithms[1] an id of its own (id: knn_2)",
+        ),
+        (
+            "[{name: knn, params_for: {iris: {k: 3}}}, {name: knn, params: {k: [7, 9]}}]",
+            "algorithms[1]: 'knn' is also the id of algorithms[0], and an entry with params_for is one contestant "
+            "whose parameters depend on the dataset: give algorithms[0] an id of its own (id: knn_2)",
+        ),
+    ],
+)
+def test_a_params_for_entry_sharing_its_algorithm_id_is_refused(tmp_path, algorithms, message):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: t\ndatasets: [iris, wine]\nprotocol: {{kind: kfold, folds: 2}}\nalgorithms: {algorithms}\n"
+    )
+    _refused(["validate", spec], f"{spec}: {message}", tmp_path)
+
+
+def test_params_for_entries_with_ids_of_their_own_are_one_contestant_each(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: t\nseed: 1\ndatasets: [iris, wine]\nprotocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn, "
+        "params: {k: 1}}, {name: knn, id: knn_pf, params_for: {iris: {k: 1}, wine: {k: 5}}}]\n"
+    )
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["run", str(spec), "--out", str(out), "--quiet", "--no-report"]).exit_code == 0
+    result = runner.invoke(app, ["compare", str(out / "results.csv"), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    from knnx.results import read_results
+
+    frame = read_results(out / "results.csv")
+    errors = frame[frame.metric == "error"].groupby(["dataset", "algorithm"])["value"].mean()
+    # iris: both have k = 1 (equal errors), kept apart by id; wine: k = 1 against k = 5
+    assert errors[("iris", "knn")] == errors[("iris", "knn_pf")]
+    assert errors[("wine", "knn")] != errors[("wine", "knn_pf")]
+    assert "knn_pf" in result.output and "left out" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("fig", "{out} has no image suffix"), ("fig.xyz", "unsupported image format '.xyz'")],
+)
+def test_plot_out_without_an_image_suffix_says_so(run_folder, tmp_path, name, said):
+    out = tmp_path / name
+    result = runner.invoke(app, ["plot", str(run_folder / "results.csv"), "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: --out: {said.format(out=out)}; use one of ")
+    assert ".png" in result.output.split("; use one of ")[1].split(", ")
+    assert not out.exists()
