@@ -28,6 +28,7 @@ import json
 import os
 import re
 import sys
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 
@@ -179,16 +180,33 @@ def _distribution(top):
     package ``top``, or None."""
     for dist in metadata.packages_distributions().get(top, []):
         try:
-            version = metadata.version(dist)
-            direct = metadata.distribution(dist).read_text("direct_url.json")
+            found = metadata.distribution(dist)
+            version, direct = found.version, found.read_text("direct_url.json")
         except metadata.PackageNotFoundError:
             continue
+        if not _installed(found):
+            continue  # metadata left in a source tree (mylab.egg-info beside mylab/): user code
         try:
             editable = bool(json.loads(direct or "{}").get("dir_info", {}).get("editable"))
         except (ValueError, AttributeError):
             editable = False
         return dist, version, editable
     return None
+
+
+def _installed(dist):
+    """Whether ``dist``'s metadata lies where an installer puts it (a site-packages or
+    dist-packages folder, the interpreter's library folders): ``mylab.egg-info`` left in
+    a source tree on ``python_path`` by ``pip install -e`` or ``setup.py egg_info``
+    names a version that says nothing of the code beside it."""
+    try:
+        folder = Path(dist.locate_file("")).resolve()
+    except (OSError, TypeError, ValueError):
+        return False
+    if folder.name in ("site-packages", "dist-packages"):
+        return True
+    paths = sysconfig.get_paths()
+    return any(folder == Path(paths[k]).resolve() for k in ("purelib", "platlib") if k in paths)
 
 
 # Files of user code hashed for a cell key: Python sources, sourceless modules and

@@ -54,6 +54,7 @@ from knnx.limits import depth_problem, json_too_deep
 from knnx.results_checks import (  # noqa: F401 (MAX_PARAM_NAMES, parse_params_text: re-exported)
     MAX_PARAM_NAMES,
     check_counts,
+    check_finite,
     check_header,
     check_names,
     check_params,
@@ -393,6 +394,7 @@ def _parse(source, path, repeats=True):
         frame[ROUND] = parse_numbers(frame[ROUND], "integer", ROUND, path)
     frame = frame[[*COLUMNS, *rounds]]  # parameter columns are derived from params, never trusted
     check_counts(frame, [*COUNT_COLUMNS, *rounds], path)
+    check_finite(frame, "value", path)
     check_names(frame, NAME_COLUMNS, path)
     codes, parameters, names = check_params(frame["params"], path)
     if repeats:
@@ -415,12 +417,20 @@ def read_results(path):
     return _parse(path, path)
 
 
+def _read_text(path, what):
+    """The text of a file knnx wrote (UTF-8); ResultsError naming it when it is not."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 (byte {exc.start}); not a knnx {what}") from None
+
+
 def read_ledger(path):
     """{cell: cell_key} from a cell ledger (a torn last line is ignored); {} if absent."""
     path = Path(path)
     if not path.exists():
         return {}
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path, "cell ledger")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
     if not text.strip():
@@ -444,7 +454,7 @@ def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
     kept; what else :func:`read_results` refuses, this refuses too.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path, "results file")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]  # drop a partial last line
     if not text.strip():
@@ -458,7 +468,9 @@ def recover(path, metrics, allowed=None, columns=COLUMNS, rounds=None):
     frame = frame.drop_duplicates(subset=unit + ["metric"], keep="last")
     if allowed is not None:
         cells = list(zip(frame["dataset"], frame["algorithm"], frame["params"], frame["repeat"].astype(int), frame["fold"].astype(int), strict=True))  # fmt: skip
-        frame = frame[[c in allowed for c in cells]]
+        frame = frame[
+            np.array([c in allowed for c in cells], dtype=bool)
+        ]  # a list of none would pick no column
     scored = frame[frame["metric"].isin(metrics)]
     per_cell = len(metrics)
     if rounds is not None:  # every metric at each round 0..rounds
@@ -532,7 +544,7 @@ def recover_curves(path, complete, columns=CURVE_COLUMNS, what="curves"):
     dataset, algorithm, params, repeat, fold) of a curves file (or, with ``columns`` and
     ``what``, of another per-cell file such as warnings.csv); rewrite atomically."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path, "results file")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]  # drop a partial last line
     if not text.strip():

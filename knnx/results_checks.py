@@ -109,6 +109,19 @@ def check_counts(frame, columns, path):
             )
 
 
+def check_finite(frame, column, path):
+    """ResultsError naming the first infinite value of ``column`` (NaN reads as not
+    defined): no metric knnx scores, nor a reported quantity, is infinite, and an
+    infinity would tie with any finite value under the tie rule and be marked best."""
+    values = frame[column].to_numpy(dtype=np.float64)
+    infinite = np.flatnonzero(np.isinf(values))
+    if infinite.size:
+        row = int(infinite[0])
+        raise ResultsError(
+            f"{path}: column '{column}' line {row + 2}: {values[row]} is not a finite number (NaN: not defined)"
+        )
+
+
 def check_names(frame, columns, path):
     """ResultsError naming the first empty or blank cell of the text ``columns``."""
     for column in columns:

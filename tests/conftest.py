@@ -1,10 +1,23 @@
 """Shared fixtures and oracles for the knnx test suite."""
 
+import sys
+
 import numpy as np
 import pytest
 
 # One tolerance for float64 comparisons (STYLE: labels and indices compare exactly).
 RTOL = 1e-7
+
+
+def fresh_package(monkeypatch, top):
+    """Forget the package ``top`` (and ``sys.path``'s changes) for one test, before and
+    after: tests write packages of one name beside their specs, each its own."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield
+    for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+        del sys.modules[name]
 
 
 @pytest.fixture(params=[0, 1, 2])

@@ -127,6 +127,11 @@ class Ignores(Base):
         self.k = 1 if k == 3 else k
 
 
+class Chdir(Base):
+    def misbehave(self):
+        os.chdir("/")
+
+
 class FitSeconds(Base):
     def misbehave(self):
         self.reported_ = {"fit_seconds": 1.0}
@@ -421,6 +426,32 @@ def test_editing_a_helper_module_the_estimator_imports_reruns_its_cells(tmp_path
     assert "0 cells run, 3 already done" in done.stdout
 
 
+def test_metadata_left_in_a_source_tree_does_not_stand_for_the_code(tmp_path):
+    """``src/mylab.egg-info`` (left by ``pip install -e`` or ``setup.py egg_info``) beside
+    the package on ``python_path``: it named ``mylab==0.1`` and the key held no code."""
+    (tmp_path / "src" / "mylab").mkdir(parents=True)
+    (tmp_path / "src" / "mylab" / "__init__.py").write_text("")
+    (tmp_path / "src" / "mylab" / "m.py").write_text(
+        METHOD.replace("import helper\n", "").replace("helper.CLASS", "0")
+    )
+    info = tmp_path / "src" / "mylab.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: mylab\nVersion: 0.1\n")
+    (info / "top_level.txt").write_text("mylab\n")
+    spec = _write_spec(
+        tmp_path, algorithms="[{estimator: 'mylab.m:H'}]", folds=3, head="python_path: [src]\n"
+    )
+    out = tmp_path / "out"
+    assert _knnx("run", spec, "--out", out, "--quiet").returncode == 0
+    assert _errors(out) == _constant_errors(0)
+    (tmp_path / "src" / "mylab" / "m.py").write_text(
+        METHOD.replace("import helper\n", "").replace("helper.CLASS", "1")
+    )
+    done = _knnx("run", spec, "--out", out)
+    assert "3 cells run, 0 already done" in done.stdout, done.stdout
+    assert _errors(out) == _constant_errors(1)
+
+
 def test_replacing_a_sourceless_module_reruns_its_cells(tmp_path):
     (tmp_path / "code").mkdir()
     source = tmp_path / "src.py"
@@ -568,9 +599,14 @@ def test_an_editable_install_enters_the_key_by_its_files_and_an_installed_one_by
     editable = {"value": True}
 
     class Dist:
+        version = "1.0"
+
         def read_text(self, name):
             assert name == "direct_url.json"
             return json.dumps({"url": f"file://{tmp_path}", "dir_info": {"editable": editable["value"]}})
+
+        def locate_file(self, path):  # its metadata where an installer puts it
+            return tmp_path / "venv" / "lib" / "site-packages" / path
 
     monkeypatch.setattr(plugins.metadata, "packages_distributions", lambda: {"edpkg": ["edpkg"]})
     monkeypatch.setattr(plugins.metadata, "version", lambda name: "1.0")
@@ -797,6 +833,7 @@ class _Reports:
         ({"Fit_Seconds": 1.0}, "reported_ names 'Fit_Seconds', which is a column of results.csv"),
         ({"value": 1.0}, "reported_ names 'value', which is a column of results.csv"),
         ({"round": 1.0}, "reported_ names 'round', which is a column of results.csv"),
+        ({"param_k": 1.0}, "reported_ names 'param_k', which is a column of results.csv"),
         ({"Chosen_K": 1.0}, "reported_ names 'Chosen_K', which is another row's name"),
         (
             {" error": 0.0},
@@ -885,3 +922,21 @@ def test_an_estimator_left_at_random_state_none_gets_the_spec_seed(tmp_path):
     written, _ = run("c", "{n_estimators: 5, max_features: 1, random_state: 7}")
     assert written == left
     assert run("d", "{n_estimators: 5, max_features: 1, random_state: 8}")[0] != left
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_cell_that_changes_the_working_folder_changes_nothing_else(tmp_path, good_rows, jobs):
+    """``os.chdir`` in a cell's fit, with a relative --out: the run wrote its results
+    relative to the new folder (exit 3, no cell saved) under --jobs 1."""
+    spec = _lab(tmp_path, "Chdir")
+    done = subprocess.run(
+        [sys.executable, "-m", "knnx.cli", "run", spec.name, "--out", "out", "--quiet", "--jobs", jobs],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    expected = [(d, "Chdir" if a == "Base" else a, *rest) for d, a, *rest in good_rows]
+    assert [r for r in _rows(tmp_path / "out") if '"k":3' not in r[2]] == sorted(expected)
+    assert len(_rows(tmp_path / "out")) == len(good_rows) + 3

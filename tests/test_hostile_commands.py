@@ -200,3 +200,68 @@ def test_plot_out_without_an_image_suffix_says_so(run_folder, tmp_path, name, sa
     assert result.output.startswith(f"error: --out: {said.format(out=out)}; use one of ")
     assert ".png" in result.output.split("; use one of ")[1].split(", ")
     assert not out.exists()
+
+
+# --- resuming from a folder holding headers alone, or a damaged ledger ------------------------
+
+
+def _header_only(path):
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+
+
+def test_a_rerun_over_files_holding_their_headers_alone_runs_every_cell(run_folder, tmp_path):
+    """What a run whose every cell failed, or one interrupted before its first cell,
+    leaves: the rerun ran into ``KeyError: 'metric'`` (a list of no cells picked no
+    column)."""
+    import shutil
+
+    from knnx.results import read_results
+
+    folder = tmp_path / "out"
+    shutil.copytree(run_folder, folder)
+    _header_only(folder / "results.csv")
+    _header_only(folder / "cells.csv")
+    shutil.copy(folder / "spec.yaml", tmp_path / "s.yaml")
+    result = runner.invoke(
+        app, ["run", str(tmp_path / "s.yaml"), "--out", str(folder), "--quiet", "--no-report"]
+    )
+    assert result.exit_code == 0, result.output
+    keep = ["dataset", "algorithm", "params", "repeat", "fold", "metric", "value"]
+    ours, theirs = (read_results(p / "results.csv")[keep] for p in (folder, run_folder))
+    assert (
+        ours.sort_values(keep[:6])
+        .reset_index(drop=True)
+        .equals(theirs.sort_values(keep[:6]).reset_index(drop=True))
+    )
+
+
+def test_a_ledger_that_is_not_utf8_is_one_line(run_folder, tmp_path):
+    import shutil
+
+    folder = tmp_path / "out"
+    shutil.copytree(run_folder, folder)
+    with open(folder / "cells.csv", "ab") as fh:
+        fh.write(b"garbage\xff,,\n")
+    size = (folder / "cells.csv").stat().st_size
+    shutil.copy(folder / "spec.yaml", tmp_path / "s.yaml")
+    before = _snapshot(folder)
+    result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "--out", str(folder), "--quiet"])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: {folder / 'cells.csv'}: not UTF-8 (byte {size - 4}); not a knnx cell ledger\n",
+    )
+    assert _snapshot(folder) == before
+
+
+def test_user_text_that_reads_like_an_emoji_code_is_printed_as_written(tmp_path):
+    """rich turned ``:fire:`` into 🔥 in an error line: the column could not be found."""
+    (tmp_path / "d.csv").write_text(":fire:,class\n1,a\noops,b\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: t\ndatasets: [{csv: d.csv, label: class}]\nprotocol: {kind: kfold, folds: 2}\nalgorithms: [{name: knn}]\n"
+    )
+    result = runner.invoke(app, ["validate", str(spec)])
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"error: {spec}: datasets[0]: {tmp_path / 'd.csv'}: column ':fire:' line 3: 'oops' is not a number"
+    ), result.output

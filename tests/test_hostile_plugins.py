@@ -11,6 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import fresh_package
+from sklearn.base import BaseEstimator, ClassifierMixin
 from typer.testing import CliRunner
 
 from knnx.cli import app
@@ -23,12 +25,7 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def _fresh_mylab(monkeypatch):
     """Each test writes its own ``mylab`` package beside its spec: forget the last one."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
-        monkeypatch.delitem(sys.modules, name)
-    yield
-    for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
-        del sys.modules[name]
+    yield from fresh_package(monkeypatch, "mylab")
 
 
 DATA = """\
@@ -603,3 +600,41 @@ def test_a_setting_that_exits_fails_alone_and_memory_errors_propagate():
     task = TuneTask(cv=2, metric="error", settings=({"k": 3}, {"k": 7}), seed=0)
     with pytest.raises(MemoryError):
         tune(lambda s: Exits(**s), task, {"k": [3, 7]}, X, y, 2)
+
+
+class _Threshold(ClassifierMixin, BaseEstimator):
+    """Predicts ``X[:, 0] > 0`` when ``cut`` is set, else class 0."""
+
+    def __init__(self, cut=None):
+        self.cut = cut
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return (X[:, 0] > 0).astype(int) if self.cut is not None else np.zeros(len(X), dtype=int)
+
+
+@pytest.mark.parametrize(
+    ("grid", "expected"),
+    [
+        ([1, None], 0.0),  # 1 chosen, at position 0 (it read 1.0, as None at position 1 would)
+        ([None, 1], 1.0),
+        ([None, "a"], 1.0),
+        ([2, 1], 2.0),  # numbers alone: by value (both are right: the first wins)
+    ],
+)
+def test_a_chosen_value_reads_one_way_per_grid(grid, expected):
+    """``chosen_cut`` of ``[1, None]`` read 1.0 whichever was chosen (1 as itself, None by
+    its position): a grid holding a value that is no number is read by position."""
+    from knnx.evaluation.tuning import TuneTask, tune
+    from knnx.spec.grids import tuned_settings
+
+    X = np.linspace(-1, 1, 60).reshape(-1, 1)
+    y = (X[:, 0] > 0).astype(int)
+    params = {"cut": grid}
+    task = TuneTask(cv=3, metric="error", settings=tuple(tuned_settings(params)), seed=4)
+    best, chosen, failed = tune(lambda s: _Threshold(**s), task, params, X, y, 2)
+    assert best["cut"] is not None
+    assert (chosen, failed) == ({"cut": expected}, 0)

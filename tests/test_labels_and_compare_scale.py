@@ -259,6 +259,17 @@ def test_seeds_are_pooled_and_say_so():
     )
 
 
+def test_a_seed_left_at_none_and_no_seed_parameter_are_one_setting():
+    """``--by dataset`` pooling knn (seed: None) and an estimator without a seed read
+    ``seeds 2``: an absent seed and a seed of None are both no seed."""
+    from knnx.reporting.summaries import summarize
+
+    frame = _frame([("knn", {"k": 3, "seed": None}), ("nb", {})], datasets=("d1", "d2"))
+    assert "seeds" not in summarize(frame, by=("dataset",), metric="error").columns
+    seeded = _frame([("s", {"seed": 1}), ("s", {"seed": 2}), ("nb", {})], datasets=("d1", "d2"))
+    assert summarize(seeded, by=("dataset",), metric="error")["seeds"].tolist() == [3, 3]
+
+
 # --- item 15: the pair-by-pair code the vectorised statistics replaced (the oracle) -------
 # Copied from knnx 0.x before issue 33 (knnx/stats/compare.py, ties.py, control.py and
 # knnx/reporting/wide.py): every pair a Python loop, every test one scipy call.

@@ -55,12 +55,18 @@ def _row(i, value):
 
 def test_results_floats_read_back_bit_for_bit(tmp_path):
     values = _hard_floats()
+    finite = [v if np.isfinite(v) else 0.5 for v in values]  # no metric is infinite: a value may not be
     path = tmp_path / "results.csv"
-    path.write_text(rows_to_csv([_row(i, v) for i, v in enumerate(values)], header=True))
+    path.write_text(
+        rows_to_csv(
+            [{**_row(i, v), "value": f} for i, (v, f) in enumerate(zip(values, finite, strict=True))],
+            header=True,
+        )
+    )
     frame = read_results(path)
     got = frame["value"].to_numpy()
     assert got.dtype == np.float64
-    assert got.view(np.int64).tolist() == np.array(values).view(np.int64).tolist()  # -0.0 included
+    assert got.view(np.int64).tolist() == np.array(finite).view(np.int64).tolist()  # -0.0 included
     assert frame["fit_seconds"].to_numpy().view(np.int64).tolist() == np.array(values).view(np.int64).tolist()
     assert frame["seed"].tolist() == [2**63 - 1] * len(values)
     assert frame["repeat"].tolist() == list(range(len(values)))

@@ -502,3 +502,22 @@ def test_table_by_metric_alone_is_one_group(run_folder):
         "metric,configurations,mean,std,n,best",
         f"error,2,{mean!r},{std!r},6,True",
     ]
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "1e999"])
+def test_an_infinite_value_is_refused(folder, text):
+    """``knnx table`` bolded an infinite mean beside the lowest (an infinity ties with any
+    value under the tie rule); no metric knnx scores is infinite."""
+    path = folder / "results.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[2][rows[0].index("value")] = text
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    shown = "-inf" if text == "-inf" else "inf"
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert (
+        str(error.value)
+        == f"{path}: column 'value' line 3: {shown} is not a finite number (NaN: not defined)"
+    )

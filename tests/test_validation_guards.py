@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import fresh_package
 from pandas import read_csv
 from typer.testing import CliRunner
 
@@ -212,6 +213,13 @@ CAUSE = {
     "OsExit": "ProcessExit: os._exit(0) called",
     "SysExit": "SystemExit: sys.exit(5) called",
 }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_lab(monkeypatch):
+    """Each test writes its own ``lab`` package beside its spec (another file writes a
+    ``lab`` module): forget the last one."""
+    yield from fresh_package(monkeypatch, "lab")
 
 
 def _lab(tmp_path):

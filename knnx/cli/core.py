@@ -21,8 +21,9 @@ from rich.progress import (
 from knnx._text import escape_control
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-console = Console(highlight=False, soft_wrap=True)
+# emoji=False: user text such as a column named ':fire:' is printed as written
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+console = Console(highlight=False, soft_wrap=True, emoji=False)
 
 try:  # typer >= 0.20 carries its own copy of click
     from typer import _click as click

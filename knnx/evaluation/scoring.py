@@ -103,8 +103,8 @@ def _shadowed(name, taken, columns):
         return "a metric's name"
     if folded in {t.casefold() for t in (*taken, *RESERVED_ROWS)}:
         return "another row's name"
-    if folded in {c.casefold() for c in columns}:
-        return "a column of results.csv"
+    if folded in {c.casefold() for c in columns} or folded.startswith("param_"):
+        return "a column of results.csv"  # param_<name>: a parameter's column
     return None
 
 

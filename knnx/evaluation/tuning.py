@@ -43,8 +43,9 @@ def tune(make, task, grid, X, y, n_classes):
     all score NaN.
 
     Returns ``(best, chosen, failed)``: the setting, ``{name: chosen value}`` for the
-    parameters of ``grid`` that vary (a number as itself, another value by its position
-    in the spec's list), and the number of settings that failed."""
+    parameters of ``grid`` that vary (by value when every value of its list is a number,
+    else by its position in the spec's list: ``[1, None]`` would read 1 for either),
+    and the number of settings that failed."""
     from sklearn.model_selection import StratifiedKFold
 
     folds = list(StratifiedKFold(task.cv, shuffle=True, random_state=task.seed).split(X, y))
@@ -81,10 +82,9 @@ def tune(make, task, grid, X, y, n_classes):
     means[ok] = np.average(scores[ok], axis=1)
     best = task.settings[int(np.argmax(means))]  # argmax: the first of the best
     chosen = {}
-    for name in varying:
-        value = best[name]
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        chosen[name] = float(value) if number else float(grid[name].index(value))
+    for name in varying:  # all numbers: by value; else (1 beside None) every choice by position
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in grid[name])
+        chosen[name] = float(best[name]) if numbers else float(grid[name].index(best[name]))
     return best, chosen, failed
 
 

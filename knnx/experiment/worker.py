@@ -1,6 +1,7 @@
 """What a process does with one cell's task: :func:`run_cell`, wrapped by :func:`checked`
 so that any failure of user code comes back as a value naming the cell."""
 
+import os
 import time
 import warnings
 from collections import Counter
@@ -65,13 +66,15 @@ def checked(func, task, *args):
     Any exception but Ctrl-C's KeyboardInterrupt is a failure of the cell: SystemExit (user code
     calling ``sys.exit``), GeneratorExit, and ``os._exit`` (see :func:`knnx.errors.exit_guard`); its
     message is rendered safely (:func:`knnx.errors.describe`: an exception whose
-    ``__str__`` raises is named by its type).
+    ``__str__`` raises is named by its type). A cell that changes the working folder
+    (``os.chdir``) has it changed back, failed or not.
 
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
     goes on and lists it in failures.csv. What validation can see is refused before
     the run instead (see :func:`knnx.spec.validate_spec`).
     """
+    cwd = os.getcwd()
     try:
         with exit_guard():
             return func(task, *args)
@@ -83,3 +86,13 @@ def checked(func, task, *args):
             exc, "warmup_seconds", {}
         )  # the warm-up before the failure (see run_cell)
         return error
+    finally:  # user code that changed the working folder: the next cell and knnx's relative paths keep theirs
+        _back_to(cwd)
+
+
+def _back_to(cwd):
+    try:
+        if os.getcwd() != cwd:
+            os.chdir(cwd)
+    except OSError:  # the folder itself is gone: knnx's writes will say so
+        pass

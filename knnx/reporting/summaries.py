@@ -98,7 +98,7 @@ def _seeds_pooled(frame, keys, index):
     """Per group of ``index`` (the groups of ``keys``), how many seed settings it pools
     (:data:`knnx.stats.configurations.SEED_PARAMS` not grouped by); None when no group
     pools more than one (nothing to say)."""
-    from knnx.results import PARAM_PREFIX
+    from knnx.results import PARAM_PREFIX, param_text
     from knnx.stats.configurations import SEED_PARAMS
 
     seeds = [
@@ -109,6 +109,9 @@ def _seeds_pooled(frame, keys, index):
     if not seeds or frame.empty:
         return None
     levels = list(range(len(keys)))
+    # a seed left at None and no seed parameter at all are one setting: no seed
+    unseeded = param_text(None)
+    frame = frame.assign(**{c: frame[c].where(frame[c] != "", unseeded) for c in seeds})
     counts = frame.groupby(keys + seeds, sort=False).size().groupby(level=levels, sort=False).size()
     if counts.max() <= 1:
         return None
