@@ -180,8 +180,9 @@ def _distribution(top):
     package ``top``, or None."""
     for dist in metadata.packages_distributions().get(top, []):
         try:
+            version = metadata.version(dist)
             found = metadata.distribution(dist)
-            version, direct = found.version, found.read_text("direct_url.json")
+            direct = found.read_text("direct_url.json")
         except metadata.PackageNotFoundError:
             continue
         if not _installed(found):
@@ -195,10 +196,16 @@ def _distribution(top):
 
 
 def _installed(dist):
-    """Whether ``dist``'s metadata lies where an installer puts it (a site-packages or
-    dist-packages folder, the interpreter's library folders): ``mylab.egg-info`` left in
-    a source tree on ``python_path`` by ``pip install -e`` or ``setup.py egg_info``
+    """Whether ``dist`` was installed by an installer: its metadata lists the files it
+    installed (``RECORD``: pip, ``--target`` folders included), or lies in a
+    site-packages or dist-packages folder or the interpreter's library folders.
+    ``mylab.egg-info`` left in a source tree on ``python_path`` by ``setup.py egg_info``
     names a version that says nothing of the code beside it."""
+    try:
+        if dist.read_text("RECORD") is not None:
+            return True
+    except (OSError, ValueError):
+        pass
     try:
         folder = Path(dist.locate_file("")).resolve()
     except (OSError, TypeError, ValueError):

@@ -427,7 +427,8 @@ def load_stripes(n=40, seed=0):
 
 
 def _install_plugin(site, body=PLUGIN, value="knnx_demo_plugin:OneRule"):
-    """A tiny installed distribution: a package and its dist-info with entry points."""
+    """A tiny installed distribution (as ``pip install --target SITE`` leaves it): a
+    package and its dist-info with entry points and the RECORD of installed files."""
     (site / "knnx_demo_plugin").mkdir(parents=True)
     (site / "knnx_demo_plugin" / "__init__.py").write_text(body)
     info = site / "knnx_demo_plugin-0.1.dist-info"
@@ -437,6 +438,9 @@ def _install_plugin(site, body=PLUGIN, value="knnx_demo_plugin:OneRule"):
         f"[knnx.algorithms]\none_rule = {value}\n\n[knnx.datasets]\nstripes = knnx_demo_plugin:load_stripes\n"
     )
     (info / "top_level.txt").write_text("knnx_demo_plugin\n")
+    (info / "RECORD").write_text(
+        "knnx_demo_plugin/__init__.py,,\n"
+    )  # what pip lists: an installed distribution
 
 
 def test_an_installed_plugin_is_named_like_a_built_in(tmp_path):

@@ -177,11 +177,7 @@ def _death(processes):
     workers with SIGTERM when one dies, so those are read last."""
     codes = []
     for proc in processes:
-        try:
-            proc.join(timeout=1.0)
-            code = proc.exitcode
-        except (OSError, ValueError, AssertionError):
-            code = None
+        code = _exit_code(proc)
         if code not in (None, 0):
             codes.append(code)
     codes.sort(key=lambda c: c == -signal.SIGTERM)
@@ -196,6 +192,22 @@ def _death(processes):
         hint = "; the out-of-memory killer sends it" if code == -signal.SIGKILL else ""
         return f"killed by {name}{hint}"
     return f"exit code {code}"
+
+
+def _exit_code(proc, seconds=1.0):
+    """``proc``'s exit code, None if it has none within ``seconds``. The pool's manager
+    thread joins its dead workers too: the thread whose ``waitpid`` loses that race
+    reads None until the other has stored the code, so it is read again a while."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
+            code = proc.exitcode
+        except (OSError, ValueError, AssertionError):
+            code = None
+        if code is not None or time.monotonic() >= deadline:
+            return code
+        time.sleep(0.02)
 
 
 # Seconds a pool's workers have to end once every cell is done; a worker held up by a
