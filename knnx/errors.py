@@ -8,9 +8,10 @@ flags (:meth:`KnnxError.render` with ``{"by": "--by", "select": "--select"}``:
 ``--by: unknown column 'kk'; ...``, ``--select all``).
 
 It also holds how knnx contains the failures of code that is not its own
-(:func:`user_fault`, :func:`describe`, :func:`exit_guard`)."""
+(:func:`user_fault`, :func:`describe`, :func:`exit_guard`, :func:`unraisable_to`)."""
 
 import os
+import sys
 from contextlib import contextmanager
 
 
@@ -174,3 +175,60 @@ def exit_guard():
         yield
     finally:
         os._exit = real
+
+
+def unraisable_text(unraisable):
+    """``(category, message)`` of an error Python could not raise (one in a ``__del__``
+    or a weakref callback, passed to :data:`sys.unraisablehook`): its type's name, and
+    ``"MESSAGE in WHERE, ignored"``, WHERE the function or object it came from."""
+    exc = unraisable.exc_value
+    where = "a finaliser"
+    try:
+        obj = unraisable.object
+        name = getattr(obj, "__qualname__", None) if obj is not None else None
+        where = name if isinstance(name, str) else type(obj).__name__ if obj is not None else where
+    except BaseException:  # noqa: BLE001 - user code's __getattr__ may do anything
+        pass
+    if exc is None:
+        return "Exception", f"an error in {where}, ignored"
+    text = describe(exc)
+    name = _type_name(exc)
+    return name, f"{text.removeprefix(name + ': ')} in {where}, ignored"
+
+
+@contextmanager
+def unraisable_to(record):
+    """While user code runs: each error Python cannot raise (see :func:`unraisable_text`)
+    is given to ``record(category, message)`` instead of printed with its traceback
+    ("Exception ignored in ..."). Restored on the way out."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        try:
+            record(*unraisable_text(unraisable))
+        except BaseException:  # noqa: BLE001 - never let a report of an error raise
+            pass
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+def note_unraisable(stream=None):
+    """For a process of the knnx command or a worker: an error Python cannot raise
+    outside a cell (a cycle collected later) is one line on stderr, ``warning: MESSAGE``,
+    once per distinct message, instead of a traceback."""
+    seen = set()
+
+    def hook(unraisable):
+        try:
+            line = "warning: {}: {}".format(*unraisable_text(unraisable))
+            if line not in seen:
+                seen.add(line)
+                (stream or sys.stderr).write(line + "\n")
+        except BaseException:  # noqa: BLE001
+            pass
+
+    sys.unraisablehook = hook

@@ -58,7 +58,9 @@ from knnx.results_checks import (  # noqa: F401 (MAX_PARAM_NAMES, parse_params_t
     check_header,
     check_names,
     check_params,
+    check_protocol,
     check_repeats,
+    check_timings,
     parse_numbers,
     parse_params_text,
     settings,
@@ -395,8 +397,10 @@ def _parse(source, path, repeats=True):
     frame = frame[[*COLUMNS, *rounds]]  # parameter columns are derived from params, never trusted
     check_counts(frame, [*COUNT_COLUMNS, *rounds], path)
     check_finite(frame, "value", path)
+    check_timings(frame, TIMINGS, path, unrecorded=OPTIONAL_COLUMNS)
     check_names(frame, NAME_COLUMNS, path)
     codes, parameters, names = check_params(frame["params"], path)
+    check_protocol(frame["protocol"], path)
     if repeats:
         check_repeats(frame, [c for c in REPEAT_KEY if c in frame.columns], path, settings(codes, parameters))
     extra = {}

@@ -122,6 +122,22 @@ def check_finite(frame, column, path):
         )
 
 
+def check_timings(frame, columns, path, unrecorded=()):
+    """ResultsError naming the first time of ``columns`` that is no duration: a wall time
+    knnx measures is a finite number of seconds >= 0; NaN (an empty cell) only in the
+    ``unrecorded`` columns, those an older knnx did not write."""
+    for column in columns:
+        values = frame[column].to_numpy(dtype=np.float64)
+        bad = ~(values >= 0) & ~np.isnan(values) if column in unrecorded else ~(values >= 0)
+        bad |= np.isinf(values)
+        wrong = np.flatnonzero(bad)
+        if wrong.size:
+            row = int(wrong[0])
+            raise ResultsError(
+                f"{path}: column '{column}' line {row + 2}: {values[row]} is not a number of seconds >= 0"
+            )
+
+
 def check_names(frame, columns, path):
     """ResultsError naming the first empty or blank cell of the text ``columns``."""
     for column in columns:
@@ -224,6 +240,23 @@ def check_params(texts, path):
             f"{path}: column 'params' holds {len(names)} parameter names; at most {MAX_PARAM_NAMES}"
         )
     return codes, parameters, names
+
+
+def check_protocol(texts, path):
+    """ResultsError naming the first ``protocol`` cell that is not a JSON object (knnx
+    writes the spec's protocol so, ``{"kind":"kfold","folds":10,...}``): a hand-edited
+    ``kfold`` would be a protocol of its own to every reader."""
+    codes, uniques = pd.factorize(np.asarray(texts, dtype=object))
+    for i, text in enumerate(uniques):
+        try:
+            value = None if json_too_deep(text) else json.loads(text, parse_constant=_constant)
+        except (ValueError, _Refused):
+            value = None
+        if not isinstance(value, dict):
+            raise ResultsError(
+                f"{path}: column 'protocol' line {_first_line(codes, i)}: '{shown(text)}' is not a JSON object "
+                "(the protocol as knnx writes it)"
+            )
 
 
 # --- each cell's metric once --------------------------------------------------------------

@@ -146,6 +146,21 @@ class Interrupts(Base):
         raise MyInterrupt("mine")
 
 
+class DelExits(Base):
+    def __del__(self):
+        if self.k == 3:
+            sys.exit("in del")
+
+
+class SwapsStderr(Base):
+    def misbehave(self):
+        import io
+
+        sys.stderr = io.StringIO()
+        sys.stdout = io.StringIO()
+        raise RuntimeError("swapped the streams")
+
+
 class InitExits(Base):
     def __init__(self, k=1):
         if k == 3:
@@ -243,6 +258,8 @@ def good_rows(tmp_path_factory):
             "ValueError: Ignores(k=3).get_params() gives k=1: __init__ must store each parameter as given",
         ),
         ("Bools", ["--jobs", "1"], "ValueError: predict returned booleans (dtype bool), not class codes"),
+        ("SwapsStderr", ["--jobs", "1"], "RuntimeError: swapped the streams"),
+        ("SwapsStderr", ["--jobs", "2"], "RuntimeError: swapped the streams"),
         ("Interrupts", ["--jobs", "2"], "MyInterrupt: mine"),
     ],
 )
@@ -803,6 +820,13 @@ def test_a_hand_edited_params_cell_is_one_line_in_every_reader(tmp_path, params,
         (np.array([0, 3, 1]), "predict returned 3, not a class code"),
         (np.array([0, -1, 1]), "predict returned -1, not a class code"),
         (np.array([[0, 1, 1]]), "predict returned shape (1, 3), expected (3,)"),
+        # a duration's tolist() gives integers, and a masked array reads the values it hides
+        (
+            np.array([0, 1, 1], dtype="timedelta64[ns]"),
+            "predict returned dtype timedelta64[ns], not class codes",
+        ),
+        (np.array([0, 1, 1], dtype="datetime64[s]"), "predict returned dtype datetime64[s], not class codes"),
+        (np.ma.masked_array([0, 1, 1], mask=True), "predict returned a masked array with 3 values masked"),
     ],
 )
 def test_predictions_that_are_not_class_codes_fail_the_cell_naming_the_first(y_pred, message):
@@ -816,6 +840,42 @@ def test_predictions_that_are_not_class_codes_fail_the_cell_naming_the_first(y_p
 )
 def test_class_codes_of_any_numeric_type_pass(y_pred):
     assert check_predictions(y_pred, 3, 3) is None
+
+
+class _Proba:
+    classes_ = np.array([0, 1])
+
+    def __init__(self, proba):
+        self.proba = proba
+
+    def predict_proba(self, X):
+        return self.proba
+
+
+@pytest.mark.parametrize(
+    ("proba", "message"),
+    [
+        (
+            np.array([[1 + 1j, 0j], [0.5 + 0j, 0.5 + 0j]]),
+            "predict_proba returned dtype complex128, not probabilities",
+        ),
+        (np.array([[True, False], [False, True]]), "predict_proba returned dtype bool, not probabilities"),
+        (np.array([["1", "0"], ["0", "1"]]), "predict_proba returned dtype <U1, not probabilities"),
+        (
+            np.ma.masked_array([[1.0, 0.0], [0.0, 1.0]], mask=[[0, 0], [1, 1]]),
+            "predict_proba returned a masked array with 2 values masked",
+        ),
+    ],
+)
+def test_probabilities_that_are_no_real_numbers_fail_the_cell(proba, message):
+    """A complex ``predict_proba`` was scored on its real part, booleans as 0 and 1."""
+    from knnx.evaluation.scoring import proba_on_codes
+
+    with pytest.raises(ValueError) as err:
+        proba_on_codes(_Proba(proba), np.zeros((2, 1)), 2)
+    assert str(err.value).startswith(message)
+    kept = proba_on_codes(_Proba(np.array([[1, 0], [0, 1]])), np.zeros((2, 1)), 3)  # integers are numbers
+    assert kept.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
 
 
 class _Reports:
@@ -940,3 +1000,59 @@ def test_a_cell_that_changes_the_working_folder_changes_nothing_else(tmp_path, g
     expected = [(d, "Chdir" if a == "Base" else a, *rest) for d, a, *rest in good_rows]
     assert [r for r in _rows(tmp_path / "out") if '"k":3' not in r[2]] == sorted(expected)
     assert len(_rows(tmp_path / "out")) == len(good_rows) + 3
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_finaliser_that_raises_is_a_warning_of_its_cell(tmp_path, good_rows, jobs):
+    """A ``__del__`` calling sys.exit printed Python's "Exception ignored in" with a
+    traceback on stderr: an error Python cannot raise (a finaliser's) while a cell runs
+    is recorded as a warning of that cell in warnings.csv; the cell's rows stand."""
+    spec = _lab(tmp_path, "DelExits")
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", jobs)
+    assert (done.returncode, done.stderr) == (0, "")
+    expected = [(d, "DelExits" if a == "Base" else a, *rest) for d, a, *rest in good_rows]
+    assert [r for r in _rows(out) if '"k":3' not in r[2]] == sorted(expected)
+    warned = (out / "warnings.csv").read_text().splitlines()
+    assert warned[0] == "dataset,algorithm,params,repeat,fold,category,message,count"
+    assert sorted(warned[1:]) == [
+        f'iris,DelExits,"{{""k"":3}}",0,{fold},SystemExit,'
+        f"\"sys.exit('in del') called in DelExits.__del__, ignored\",1"
+        for fold in range(3)
+    ]
+
+
+def test_a_finaliser_that_raises_outside_a_cell_is_one_line():
+    """Outside a cell (a cycle collected later), the knnx command prints one line per
+    distinct error, never Python's traceback."""
+    code = textwrap.dedent(
+        """
+        import gc, sys
+        from knnx.cli import main
+
+        class Cycle:
+            def __del__(self):
+                raise ValueError("late")
+
+        def later():
+            a = Cycle(); a.me = a; b = Cycle(); b.me = b
+
+        import knnx.cli as cli
+        import typer
+        cli.app = typer.Typer()
+
+        @cli.app.command()
+        def go():
+            gc.disable()
+            later()
+            gc.collect()
+            gc.collect()
+
+        main([])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (
+        0,
+        "warning: ValueError: late in Cycle.__del__, ignored\n",
+    )

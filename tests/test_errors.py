@@ -39,7 +39,7 @@ def test_a_library_error_names_the_parameter():
     with pytest.raises(ResultsError) as err:
         plot(frame, x="kk")
     assert str(err.value) == (
-        "x: no parameter 'kk' in the 'error' rows; parameters that vary: k "
+        "x: no parameter 'kk' in the 'error' rows; parameters that vary within an algorithm: k "
         "(or x='configuration': every configuration side by side)"
     )
 
@@ -73,7 +73,11 @@ def test_the_command_line_names_the_flags(tmp_path):
         ): "error: --alpha: expected a level in (0, 1), got 2.0\n",
         ("compare",): "error: --select: algorithm 'knn' has 2 configurations; give --select all (each a "
         "contestant) or --select best-test (each algorithm's best",
-        ("plot", "--x", "kk"): "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary: k "
+        (
+            "plot",
+            "--x",
+            "kk",
+        ): "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary within an algorithm: k "
         "(or --x configuration: every configuration side by side)\n",
         ("plot", "--out", str(tmp_path)): f"error: --out: {tmp_path} is a folder; give an image file name",
         ("table", "--metric", "auc"): (

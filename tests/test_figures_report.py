@@ -191,12 +191,12 @@ def test_plot_against_seed_and_its_messages(ripley_run, tmp_path):
     one = runner.invoke(app, ["plot", str(results), "--x", "loss", "--out", str(tmp_path / "x.png")])
     assert one.exit_code == 2
     assert one.stderr == (
-        "error: --x: parameter 'loss' takes one value (exp) in the 'error' rows; parameters that vary: "
-        "k, seed, tie, weights, theta, fraction (or --x configuration: every configuration side by side)\n"
+        "error: --x: parameter 'loss' takes one value (exp) in the 'error' rows; parameters that vary "
+        "within an algorithm: k, seed, weights, theta, fraction (or --x configuration: every configuration side by side)\n"
     )
     missing = runner.invoke(app, ["plot", str(results), "--x", "scheme", "--out", str(tmp_path / "x.png")])
     assert missing.stderr == (
-        "error: --x: no parameter 'scheme' in the 'error' rows; parameters that vary: k, seed, tie, weights, theta, "
+        "error: --x: no parameter 'scheme' in the 'error' rows; parameters that vary within an algorithm: k, seed, weights, theta, "
         "fraction (or --x configuration: every configuration side by side)\n"
     )
     assert not (tmp_path / "x.png").exists()

@@ -470,3 +470,30 @@ def test_a_large_heatmap_grows_and_keeps_every_label():
     assert len(fig.axes[0].get_yticklabels()) == 150
     assert fig.get_figheight() >= 150 * 0.12
     assert {t.get_fontsize() for t in fig.axes[0].get_yticklabels()} == {5.0}
+
+
+def test_plot_names_the_parameters_it_could_draw():
+    """``plot --x C`` on a tuned-only svc listed ``random_state`` as varying, though it
+    varies across algorithms only (no axis): the messages list what can be drawn, and a
+    parameter tuned on one grid says where its choices are."""
+    rows = []
+    for d in ("a", "b"):
+        for fold in (0, 1):
+            rows.append(_row(d, "svc", {"C": [0.1, 1, 10], "random_state": 0}, 0.2, fold))
+            rows.append(_row(d, "svc", {"C": [0.1, 1, 10], "random_state": 0}, 1.0, fold, "chosen_C"))
+            rows.append(_row(d, "forest", {"random_state": 3}, 0.1, fold))
+    assert _plot_refusal(rows, "C") == (
+        "x: parameter 'C' is tuned on one grid (3 values 0.1–10; its choices: knnx table --metric chosen_C) "
+        "in the 'error' rows; parameters that vary within an algorithm: none (or x='configuration': every "
+        "configuration side by side)"
+    )
+    rows += [_row(d, "knn", {"k": k}, 0.1, fold) for d in ("a", "b") for k in (1, 3) for fold in (0, 1)]
+    assert _plot_refusal(rows, "random_state").endswith(
+        "parameters that vary within an algorithm: k (or x='configuration': every configuration side by side)"
+    )
+
+
+def _plot_refusal(rows, x):
+    with pytest.raises(ResultsError) as err:
+        plots.plot_metric(_frame(rows), "error", x=x)
+    return str(err.value)

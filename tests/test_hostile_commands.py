@@ -265,3 +265,91 @@ def test_user_text_that_reads_like_an_emoji_code_is_printed_as_written(tmp_path)
     assert result.output.startswith(
         f"error: {spec}: datasets[0]: {tmp_path / 'd.csv'}: column ':fire:' line 3: 'oops' is not a number"
     ), result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("010", "'010' is read as 8 (YAML 1.1: a leading 0 makes it octal); write 8, or quote it"),
+        ("-00", "'-00' is read as 0 (YAML 1.1: a leading 0 makes it octal); write 0, or quote it"),
+        ("1_000", "'1_000' is read as 1000 (YAML 1.1: '_' is dropped); write 1000, or quote it"),
+        ("1:30", "'1:30' is read as 90 (YAML 1.1: ':' makes it base 60); write 90, or quote it"),
+        ("2_5.0", "'2_5.0' is read as 25.0 (YAML 1.1: '_' is dropped); write 25.0, or quote it"),
+        (
+            "1e3",
+            "'1e3' is read as text, not a number (YAML 1.1: a float needs a dot and a signed exponent); "
+            "write 1.0e+3, or quote it",
+        ),  # fmt: skip
+        (
+            "1.5E3",
+            "'1.5E3' is read as text, not a number (YAML 1.1: a float needs a dot and a signed "
+            "exponent); write 1.5e+3, or quote it",
+        ),  # fmt: skip
+        (".5e2", "write .5e+2, or quote it"),
+    ],
+)
+def test_a_number_yaml_11_reads_otherwise_is_refused_with_its_spelling(tmp_path, text, message):
+    """``--set seed=010`` ran with seed 8, and ``1e3`` reached an estimator as the text
+    "1e3": in a file as in ``--set``, such numbers are refused, naming what to write."""
+    import yaml
+
+    from knnx.spec.read import load_yaml
+
+    with pytest.raises(yaml.YAMLError) as err:
+        load_yaml(f"seed: [1, {text}]")
+    assert message in str(err.value)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    done = runner.invoke(app, ["validate", str(spec), "--set", f"algorithms[0].params.k={text}"])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.startswith(
+        f"error: --set 'algorithms[0].params.k={text}': the value is not valid YAML ("
+    )
+    assert message in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_numbers_both_yamls_read_alike_and_quoted_texts_are_kept():
+    from knnx.spec.read import dump_spec, load_yaml
+
+    assert load_yaml("[0, -0, +3, 10, 0.5, 007.5, 1.0e+3, 1.5E-3, .5e-1, 0x10, 0b11, '010', '1e3', \"1_000\"]") == [
+        0, 0, 3, 10, 0.5, 7.5, 1000.0, 0.0015, 0.05, 16, 3, "010", "1e3", "1_000",
+    ]  # fmt: skip
+    value = {"datasets": ["1e3", "010", {"id": "1.5E+3"}], "k": [1, 2.5, 1e-05, 1e300], "s": "1:30"}
+    assert load_yaml(dump_spec(value)) == value  # spec.yaml beside the results reads back
+
+
+def test_report_waits_for_the_run_that_holds_its_folder(run_folder, tmp_path):
+    """``knnx report OUT`` wrote report.html into a folder a run held (and would write
+    again at its end); it is refused in one line naming the run, as a second run is."""
+    import os
+    import shutil
+
+    from knnx.writing import output_lock
+
+    out = tmp_path / "out"
+    shutil.copytree(run_folder, out)
+    with output_lock(out):
+        done = runner.invoke(app, ["report", str(out)])
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"error: {out}: another knnx run (pid {os.getpid()}) is writing to this folder; wait for it to end or use OUT\n"
+    )
+    assert not (out / "report.html").exists()
+    assert runner.invoke(app, ["report", str(out)]).exit_code == 0 and (out / "report.html").exists()
+
+
+def test_report_refuses_a_control_that_names_no_configuration_without_a_comparison(run_folder, tmp_path):
+    """On one dataset (no comparison to make) ``knnx report --control nope`` exited 0
+    and ignored it; on two datasets it was refused. The control names a configuration
+    either way."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(run_folder, out)
+    done = runner.invoke(app, ["report", str(out), "--control", "nope"])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        "error: --control: 'nope' is not a contestant; contestants: knn k=1, knn k=3, knn k=5\n",
+    )
+    assert not (out / "report.html").exists()
+    assert runner.invoke(app, ["report", str(out), "--control", "knn k=3"]).exit_code == 0

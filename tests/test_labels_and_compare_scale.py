@@ -916,3 +916,90 @@ def test_many_contestants_are_compared_in_seconds_each_pattern_tested_once(monke
     assert len(result.pairwise) == 179_700 and len(result.paired) == 539_100
     assert len(calls) <= 10  # 3 datasets: a few dozen patterns, a handful of calls
     assert elapsed < 60, elapsed  # about 3 s on 2 busy cores
+
+
+def test_table_and_compare_name_a_parameter_the_labels_leave_out(tmp_path):
+    """``knnx table`` showed ``tuned k=7`` on wine, where the setting was k=7 with
+    weights=distance (params_for): a parameter set per dataset is no part of the label
+    (one contestant), so both commands name it, with its value on each dataset."""
+    iris = _frame([("tuned", {"k": k, "weights": "uniform"}) for k in (5, 7)], datasets=("iris",))
+    wine = _frame([("tuned", {"k": k, "weights": "distance"}) for k in (5, 7)], datasets=("wine",))
+    frame = pd.concat([iris, wine], ignore_index=True)
+    assert _labels(frame) == ["tuned k=5", "tuned k=7"]
+    path = tmp_path / "results.csv"
+    frame[results_columns(["k", "weights"])].to_csv(path, index=False)
+    note = (
+        "note: set per dataset (params_for), not in the labels: tuned weights (iris: uniform; wine: distance)"
+    )
+    table = runner.invoke(app, ["table", str(path)])
+    assert table.exit_code == 0
+    assert table.stderr.splitlines() == [note]
+    assert "| wine | tuned k=7 |" in table.stdout
+    compared = runner.invoke(app, ["compare", str(path), "--select", "all", "--format", "csv"])
+    assert compared.exit_code == 0
+    assert compared.stderr.splitlines()[0] == note
+
+
+def test_a_long_list_of_datasets_is_cut_in_the_note():
+    from knnx.stats.configurations import dataset_dependent_lines
+
+    frames = [
+        _frame([("a", {"k": 1, "w": i}), ("a", {"k": 3, "w": i})], datasets=(f"d{i}",)) for i in range(6)
+    ]
+    frame = pd.concat(frames, ignore_index=True)
+    assert dataset_dependent_lines(frame) == ["a w (d0: 0; d1: 1; d2: 2; d3: 3; ... 6 datasets)"]
+    assert dataset_dependent_lines(frames[0]) == []  # one dataset: nothing depends on it
+
+
+def test_a_table_that_pools_datasets_says_so():
+    """``knnx table --by algorithm`` averaged iris's and wine's folds into one mean with
+    no word of it, and ``--by metric`` lost its one column in Markdown."""
+    from knnx.reporting.summaries import results_table
+
+    frame = _frame([("knn", {"k": 1})], datasets=("iris", "wine"), values=lambda i, d, f: 0.1 * d + 0.01 * f)
+    values = frame["value"].to_numpy()
+    text = results_table(frame, by="algorithm", fmt="csv")
+    assert text.splitlines() == [
+        "algorithm,metric,datasets,mean,std,n,best",
+        f"knn,error,2,{float(values.mean())!r},{float(np.std(values, ddof=1))!r},6,True",
+    ]
+    md = results_table(frame, by="metric").splitlines()
+    assert md[:3] == [
+        "| metric | datasets | mean ± std | n |",
+        "|---|---|---|---|",
+        f"| error | 2 | **{values.mean():.4f} ± {np.std(values, ddof=1):.4f}** | 6 |",
+    ]
+    assert md[-1] == (
+        "Pooled: rows with datasets > 1 average the folds of several datasets (each fold one value, whatever "
+        "its dataset's size); dataset added to --by separates them."
+    )
+    one = results_table(frame, by="dataset,configuration").splitlines()  # nothing pooled, nothing said
+    assert one[0] == "| dataset | configuration | mean ± std | n |" and not any(
+        "Pooled" in line for line in one
+    )
+    assert (
+        results_table(frame, by="metric,algorithm").splitlines()[0]
+        == "| algorithm | datasets | mean ± std | n |"
+    )
+
+
+def test_a_reported_choice_of_an_untuned_setting_is_no_tuning_choice():
+    """An estimator that reports ``chosen_k = 99`` without ``tune:`` was shown in the
+    report as "Tuned on inner folds (tune:)", 99×12, while Diagnostics said no estimator
+    reported a quantity: a ``chosen_`` row is a tuning choice only where the setting's
+    params hold the grid searched."""
+    from knnx.reporting.report_parts import diagnostics_frame, tune_choices, tuning_html
+
+    settings = [("mine", {"k": 1}), ("mine", {"k": 3}), ("knn", {"k": [1, 3]})]
+    errors = _frame(settings)
+    chosen = _frame(settings, metric="chosen_k", values=lambda i, d, f: 99.0 if i < 2 else 3.0)
+    frame = pd.concat([errors, chosen], ignore_index=True)
+    frame["configuration"] = configuration_labels(frame)
+    tuned = tune_choices(frame)
+    assert set(tuned["algorithm"]) == {"knn"} and len(tuned) == 6 and set(tuned["value"]) == {3.0}
+    page = tuning_html(frame)
+    assert "<td>knn</td><td>k</td><td>3×6</td>" in page and "99" not in page
+    reported = diagnostics_frame(frame)
+    assert reported[["quantity", "dataset", "configuration", "mean", "n"]].values.tolist() == [
+        ["chosen_k", d, f"mine k={k}", 99.0, 3] for d in ("d1", "d2") for k in (1, 3)
+    ]

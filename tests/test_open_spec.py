@@ -1343,6 +1343,25 @@ class Banana(ClassifierMixin, BaseEstimator):
             "use it",
         ),
         ("{name: knn, tune: {cv: 2, foo: 1}}", "algorithms[0].tune.foo: unknown key; known: cv, metric"),
+        # a parameter knnx's tables do not know is finite all the same (a traceback from the JSON of the
+        # settings, exit 1, before)
+        (
+            '{estimator: "mylab.odd:Banana", params: {k: .inf}}',
+            "algorithms[0].params.k: inf is not a finite number; parameters are finite (NaN and ±inf are refused)",
+        ),
+        (
+            '{estimator: "mylab.odd:Banana", params: {k: [0.5, -.inf]}}',
+            "algorithms[0].params.k: -inf is not a finite number; parameters are finite (NaN and ±inf are refused)",
+        ),
+        (
+            '{estimator: "mylab.odd:Banana", params: {k: {a: [.nan]}}}',
+            "algorithms[0].params.k: nan is not a finite number; parameters are finite (NaN and ±inf are refused)",
+        ),
+        (
+            '{estimator: "mylab.odd:Banana", params_for: {iris: {k: .nan}}}',
+            "algorithms[0].params_for.iris.k: nan is not a finite number; parameters are finite (NaN and ±inf are "
+            "refused)",
+        ),
     ],
 )
 def test_hostile_estimators_are_one_line(tmp_path, entry, message):

@@ -48,7 +48,7 @@ def _row(i, value):
         "value": value,
         "n_train": 3,
         "n_test": 4,
-        "fit_seconds": value,
+        "fit_seconds": 0.25,
         "predict_seconds": 1e-7,
     }
 
@@ -56,10 +56,14 @@ def _row(i, value):
 def test_results_floats_read_back_bit_for_bit(tmp_path):
     values = _hard_floats()
     finite = [v if np.isfinite(v) else 0.5 for v in values]  # no metric is infinite: a value may not be
+    seconds = [abs(v) for v in finite]  # a time is a finite number >= 0 (-0.0 included)
     path = tmp_path / "results.csv"
     path.write_text(
         rows_to_csv(
-            [{**_row(i, v), "value": f} for i, (v, f) in enumerate(zip(values, finite, strict=True))],
+            [
+                {**_row(i, v), "value": f, "fit_seconds": s}
+                for i, (v, f, s) in enumerate(zip(values, finite, seconds, strict=True))
+            ],
             header=True,
         )
     )
@@ -67,7 +71,9 @@ def test_results_floats_read_back_bit_for_bit(tmp_path):
     got = frame["value"].to_numpy()
     assert got.dtype == np.float64
     assert got.view(np.int64).tolist() == np.array(finite).view(np.int64).tolist()  # -0.0 included
-    assert frame["fit_seconds"].to_numpy().view(np.int64).tolist() == np.array(values).view(np.int64).tolist()
+    assert (
+        frame["fit_seconds"].to_numpy().view(np.int64).tolist() == np.array(seconds).view(np.int64).tolist()
+    )
     assert frame["seed"].tolist() == [2**63 - 1] * len(values)
     assert frame["repeat"].tolist() == list(range(len(values)))
     assert frame["dataset"].tolist() == ["NA"] * len(values)  # a name, not a missing value
@@ -202,6 +208,33 @@ def test_every_second_spelling_of_a_number_is_refused(a, b):
         DataError, match=re.escape(f"class labels {first!r} and {second!r} are the same number")
     ):
         encode_labels([a, b, a], "f.csv")
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        ([1, "1", 2], "y[0] = 1 (a number) and y[1] = '1' (a text) are written alike"),
+        ([True, False, "True"], "y[0] = True (a boolean) and y[2] = 'True' (a text) are written alike"),
+        ([np.int64(2), 1, "2"], "y[0] = 2 (a number) and y[2] = '2' (a text) are written alike"),
+    ],
+)
+def test_labels_of_two_kinds_written_alike_are_refused(labels, message):
+    """A loader's ``[1, "1", ...]`` became one class silently (both read as "1")."""
+    from knnx.datasets import encode_labels
+    from knnx.errors import DataError
+
+    with pytest.raises(DataError) as err:
+        encode_labels(labels, "mylab.data:load")
+    assert (
+        str(err.value) == f"mylab.data:load: {message}, so they would be one class; give every label one type"
+    )
+
+
+def test_labels_of_one_kind_written_alike_are_one_class():
+    from knnx.datasets import encode_labels
+
+    y, classes = encode_labels([1, np.int64(1), np.int32(2), 2], "L")  # numbers of any width
+    assert y.tolist() == [0, 0, 1, 1] and classes.tolist() == ["1", "2"]
 
 
 def test_codes_follow_the_documented_order():
@@ -1594,3 +1627,15 @@ def test_one_number_twice_in_a_grid_is_refused_whatever_its_spelling(tmp_path):
     algorithm = {"name": "unn", "params": {"theta": [1, 1.0]}}
     problems = _validate_problems({**BASE, "datasets": ["iris"], "algorithms": [algorithm]}, tmp_path)
     assert problems == ["algorithms[0].params.theta: value 1.0 is listed twice"]
+
+
+def test_two_integers_that_one_float_holds_are_two_settings():
+    """``[2**53, 2**53 + 1]`` was refused as one value listed twice (compared as float64);
+    numbers compare exactly, as Python compares an int with a float."""
+    from knnx.spec.grids import _grid_key
+
+    assert _grid_key(2**53) != _grid_key(2**53 + 1)
+    assert _grid_key(12345678901234567) != _grid_key(12345678901234568)
+    assert _grid_key(1) == _grid_key(1.0) and _grid_key(2**53) == _grid_key(float(2**53))
+    assert _grid_key(True) != _grid_key(1)
+    assert _grid_key(10**400) == _grid_key(10**400) != _grid_key(10**400 + 1)

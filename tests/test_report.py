@@ -294,3 +294,4 @@ def test_table_says_what_it_pools_and_tabulates_timings(study):
         assert row["mean"] == pytest.approx(mine.mean(), rel=1e-12) and row["n"] == len(mine) == 12 * (
             1 + (alg == "cmdw")
         )
+        assert row["datasets"] == mine.index.map(cells["dataset"]).nunique() > 1  # pooled, and said so

@@ -360,12 +360,10 @@ def test_zero_integers_and_a_timing_not_recorded_are_read(folder):
     path = folder / "results.csv"
     _set(path, 2, "n_train", "0")
     _set(path, 2, "tune_seconds", "")
-    _set(path, 3, "fit_seconds", "nan")
-    _set(path, 4, "predict_seconds", "-1.5")  # a timing is a number; its sign is not checked
+    _set(path, 3, "fit_seconds", "-0.0")  # zero seconds, however signed
     frame = read_results(path)
     assert frame["n_train"].iloc[0] == 0
-    assert pd.isna(frame["tune_seconds"].iloc[0]) and pd.isna(frame["fit_seconds"].iloc[1])
-    assert frame["predict_seconds"].iloc[2] == -1.5
+    assert pd.isna(frame["tune_seconds"].iloc[0]) and frame["fit_seconds"].iloc[1] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -509,15 +507,47 @@ def test_an_infinite_value_is_refused(folder, text):
     """``knnx table`` bolded an infinite mean beside the lowest (an infinity ties with any
     value under the tie rule); no metric knnx scores is infinite."""
     path = folder / "results.csv"
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    rows[2][rows[0].index("value")] = text
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(rows)
+    _set(path, 3, "value", text)
     shown = "-inf" if text == "-inf" else "inf"
     with pytest.raises(ResultsError) as error:
         read_results(path)
     assert (
         str(error.value)
         == f"{path}: column 'value' line 3: {shown} is not a finite number (NaN: not defined)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "text", "shown"),
+    [
+        ("fit_seconds", "-0.5", "-0.5"),
+        ("fit_seconds", "inf", "inf"),
+        ("predict_seconds", "-1e-9", "-1e-09"),
+        ("predict_seconds", "nan", "nan"),
+        ("tune_seconds", "-inf", "-inf"),
+    ],
+)
+def test_a_timing_that_is_no_duration_is_refused(folder, column, text, shown):
+    """A negative, infinite or (fit, predict) missing time was read, and the timing table
+    summed it: a wall time knnx measures is a finite number of seconds >= 0."""
+    path = folder / "results.csv"
+    _set(path, 3, column, text)
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert str(error.value) == f"{path}: column '{column}' line 3: {shown} is not a number of seconds >= 0"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("kfold", "kfold"), ('["kfold"]', '["kfold"]'), ("", ""), ('{"kind": NaN}', '{"kind": NaN}')],
+)
+def test_a_protocol_that_is_no_json_object_is_refused(folder, text, shown):
+    """A hand-edited ``protocol`` such as ``kfold`` was read, a protocol of its own to
+    every reader (its rows no repeat of the others, its results another group)."""
+    path = folder / "results.csv"
+    _set(path, 3, "protocol", text)
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert str(error.value) == (
+        f"{path}: column 'protocol' line 3: '{shown}' is not a JSON object (the protocol as knnx writes it)"
     )

@@ -340,7 +340,7 @@ def test_plot_command_and_its_errors(tmp_path):
     assert (
         bad_x.exit_code == 2
         and bad_x.stderr
-        == "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary: k (or --x configuration: "
+        == "error: --x: no parameter 'kk' in the 'error' rows; parameters that vary within an algorithm: k (or --x configuration: "
         "every configuration side by side)\n"
     )
 

@@ -16,6 +16,7 @@ import threading
 
 from knnx.cli import data, results, running
 from knnx.cli.core import app
+from knnx.errors import note_unraisable
 
 COMMANDS = [
     ("run", running.run),
@@ -39,6 +40,7 @@ def main(args=None):
     code even when user code (an estimator, a loader, a module named by import path)
     left a thread running that is not a daemon, which Python would wait for forever.
     The command's work is done by then: its files are written and its lock released."""
+    note_unraisable()
     try:
         app(args)
         code = 0

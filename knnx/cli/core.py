@@ -227,6 +227,15 @@ def note_last_round(last):
         sys.stderr.write(f"note: active-learning results: round {last} (the last) only\n")
 
 
+def note_dataset_dependent(frame):
+    """One line on stderr per parameter set per dataset (``params_for``), which the
+    configuration labels leave out (see knnx.stats.configurations)."""
+    from knnx.stats.configurations import dataset_dependent_lines
+
+    for line in dataset_dependent_lines(frame):
+        sys.stderr.write(f"note: set per dataset (params_for), not in the labels: {line}\n")
+
+
 def require_file(path, what):
     """ResultsError unless ``path`` is a file: a folder is named as one (a run's folder
     given for its results.csv), anything else as not found."""

@@ -11,6 +11,7 @@ from knnx.cli.core import (
     TableFormat,
     console,
     err_console,
+    note_dataset_dependent,
     note_last_round,
     reported,
     require_file,
@@ -41,9 +42,10 @@ def table_cmd(
         require_file(results, "RESULTS")
         frame = read_results(results)
         note_last_round(last_round(frame)[1])
-        text = results_table(
-            frame, by=[c.strip() for c in by.split(",") if c.strip()], metric=metric, fmt=fmt.value
-        )
+        columns = [c.strip() for c in by.split(",") if c.strip()]
+        if "configuration" in columns:
+            note_dataset_dependent(frame)
+        text = results_table(frame, by=columns, metric=metric, fmt=fmt.value)
     sys.stdout.write(text)
 
 
@@ -96,6 +98,7 @@ def compare(
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
+        note_dataset_dependent(frame)
         result = run_compare(frame, metric=metric, select=select, alpha=alpha, control=control, rope=rope)
         characteristics = read_datasets(Path(results).with_name("datasets.csv"), frame)
         text = comparison_table(result, fmt.value, characteristics, test.value)
@@ -131,6 +134,7 @@ def report(
 ):
     """Write OUT/report.html: one self-contained page, led by the comparison table and the CD diagram."""
     from knnx.reporting.html import ReportOptions, write_report
+    from knnx.writing import output_lock
 
     with reported():
         if not out.is_dir():
@@ -139,7 +143,10 @@ def report(
             raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
         options = ReportOptions(alpha=alpha, select=select, control=control, metric=metric)
         try:
-            path = write_report(out, options=options)
+            with output_lock(
+                out, option="OUT"
+            ):  # not while a run writes the folder (its own page comes last)
+                path = write_report(out, options=options)
         except WriteError as exc:  # not a run: a folder the page cannot go to is a bad argument
             raise ResultsError(f"OUT: {exc}") from None
     console.print(f"wrote {path}")

@@ -215,6 +215,7 @@ def encode_labels(labels, where):
         if problem is not None:
             raise DataError(f"{where}: y[{i}]: {problem}")
     text = np.array([str(v) for v in labels], dtype=object)
+    _one_kind_per_text(labels, text, where)
     distinct = list(dict.fromkeys(text))  # in order of first appearance
     clash = same_number(distinct)
     if clash is not None:
@@ -231,6 +232,30 @@ def encode_labels(labels, where):
     lookup = {c: i for i, c in enumerate(classes)}
     y = np.fromiter((lookup[v] for v in text), dtype=np.intp, count=len(text))
     return y, classes
+
+
+def _kind(value):
+    if isinstance(value, bool | np.bool_):
+        return "a boolean"
+    if isinstance(value, int | float | np.number):
+        return "a number"
+    return "a text" if isinstance(value, str) else f"a {type(value).__name__}"
+
+
+def _one_kind_per_text(labels, text, where):
+    """DataError when two labels of other kinds are written alike (``1`` and ``"1"``,
+    ``True`` and ``"True"``): classes are compared as written, and these would be one."""
+    if labels.dtype != object or len(labels) == 0:
+        return
+    first = {}
+    for i, (value, label) in enumerate(zip(labels, text, strict=True)):
+        j = first.setdefault(label, i)
+        if j != i and _kind(labels[j]) != _kind(value):
+            a, b = (v.item() if isinstance(v, np.generic) else v for v in (labels[j], value))
+            raise DataError(
+                f"{where}: y[{j}] = {a!r} ({_kind(a)}) and y[{i}] = {b!r} ({_kind(b)}) are written alike, so "
+                "they would be one class; give every label one type"
+            )
 
 
 def make_dataset(name, X, y, classes, feature_names, split=None, posterior=None, metadata=None):

@@ -484,6 +484,9 @@ class ResolvedAlgorithm:
         big = _first_huge_int(value)
         if big is not None:
             return f"{big} is beyond 64-bit integers; no estimator can use it"
+        odd = find_leaf(value, lambda v: isinstance(v, float) and not math.isfinite(v))
+        if odd is not None:
+            return f"{odd} is not a finite number; parameters are finite (NaN and ±inf are refused)"
         if constraints is None or pname not in constraints or self.knnx_params:
             return None
         try:  # scikit-learn's own tables (a private helper): no verdict if it fails

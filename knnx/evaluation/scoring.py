@@ -16,11 +16,13 @@ def check_predictions(y_pred, n, n_classes):
     """ValueError (the cell fails) unless ``y_pred`` holds ``n`` class codes: an estimator
     outside knnx may return anything, and a label that is no class would be scored as an
     error silently."""
-    y_pred = np.asarray(y_pred)
+    y_pred = _unmasked(y_pred, "predict")
     if y_pred.shape != (n,):
         raise ValueError(f"predict returned shape {y_pred.shape}, expected ({n},)")
     if y_pred.dtype.kind == "b":
         raise ValueError("predict returned booleans (dtype bool), not class codes (the classes of fit's y)")
+    if y_pred.dtype.kind in "mMV":  # durations and dates (whose tolist() gives integers), records
+        raise ValueError(f"predict returned dtype {y_pred.dtype}, not class codes (the classes of fit's y)")
     if y_pred.dtype.kind not in "iu":
         values = y_pred.tolist()
         bad = next((i for i, v in enumerate(values) if not _is_code(v)), None)
@@ -30,6 +32,15 @@ def check_predictions(y_pred, n, n_classes):
     if len(codes) and (codes.min() < 0 or codes.max() >= n_classes):
         bad = int(codes[(codes < 0) | (codes >= n_classes)][0])
         raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
+
+
+def _unmasked(values, call):
+    """``values`` as an array; ValueError when it is a masked array with values masked
+    (``numpy.asarray`` would read the data hidden under the mask)."""
+    if np.ma.isMaskedArray(values) and np.ma.getmaskarray(values).any():
+        count = int(np.ma.getmaskarray(values).sum())
+        raise ValueError(f"{call} returned a masked array with {count} values masked; every value is needed")
+    return np.asarray(values)
 
 
 def _is_code(value):
@@ -114,7 +125,10 @@ def proba_on_codes(estimator, X, n_classes):
     The estimator's columns follow its ``classes_`` (the codes seen in training); a
     class absent from the training part gets probability 0.
     """
-    proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+    proba = _unmasked(estimator.predict_proba(X), "predict_proba")
+    if proba.dtype.kind not in "iufO":  # booleans, complex numbers (their imaginary part dropped), texts
+        raise ValueError(f"predict_proba returned dtype {proba.dtype}, not probabilities (real numbers)")
+    proba = np.asarray(proba, dtype=np.float64)
     classes = np.asarray(estimator.classes_)
     if proba.shape != (X.shape[0], len(classes)):
         raise ValueError(f"predict_proba returned shape {proba.shape}, expected {(X.shape[0], len(classes))}")

@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import get_context
 
-from knnx.errors import CellError, KnnxError
+from knnx.errors import CellError, KnnxError, note_unraisable
 from knnx.experiment.context import PROCESS
 from knnx.experiment.worker import checked, run_cell
 
@@ -236,6 +236,7 @@ def _start_worker(parent_pid, reports):
     """Pool worker initializer: die with the run (:func:`_die_with_parent`) and send fit
     progress to ``reports`` (a queue the run reads), if any."""
     _die_with_parent(parent_pid)
+    note_unraisable()
     if reports is not None:
         PROCESS.reports = _Throttled(lambda *report: reports.put(report))
 

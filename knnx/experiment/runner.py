@@ -100,8 +100,6 @@ from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from knnx.datasets import entry_files
 from knnx.errors import CellError, DataError, KnnxError, ResultsError, WriteError
 from knnx.estimators.registry import BUILTIN
@@ -144,6 +142,7 @@ from knnx.results import (
     with_param_columns,
 )
 from knnx.spec import validate_spec
+from knnx.spec.read import dump_spec
 
 # The ledger is written in groups: a cell's rows are appended as it finishes, and every
 # COMMIT_SECONDS the files are fsync-ed and the finished cells recorded as done (then
@@ -280,7 +279,7 @@ class _Run:
         """Resume (or clear), run the cells left, finish the outputs; the RunSummary."""
         self.start_inputs = self._inputs()  # what made the cells, as validation read it
         done_keys = self._resume(resume)
-        atomic_write_text(self.path("spec.yaml"), yaml.safe_dump(self.vspec.normalized(), sort_keys=False))
+        atomic_write_text(self.path("spec.yaml"), dump_spec(self.vspec.normalized()))
         labels = {c.dataset_index: c.dataset for c in self.vspec.cells}
         rows = [dataset_row(labels[i], ds) for i, ds in enumerate(self.vspec.datasets) if i in labels]
         atomic_write_text(self.path("datasets.csv"), rows_to_csv(rows, header=True, columns=DATASET_COLUMNS))

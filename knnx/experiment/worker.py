@@ -2,12 +2,13 @@
 so that any failure of user code comes back as a value naming the cell."""
 
 import os
+import sys
 import time
 import warnings
 from collections import Counter
 
 from knnx._text import escape_control
-from knnx.errors import CellError, describe, exit_guard, user_fault
+from knnx.errors import CellError, describe, exit_guard, unraisable_to, user_fault
 from knnx.experiment.context import PROCESS
 from knnx.experiment.warmup import warm_up
 
@@ -20,8 +21,9 @@ def run_cell(task, fit_progress=None, ctx=None):
     that width (see :mod:`knnx.neighbors.graphs`). ``fit_progress(index, done, total,
     text=None)`` relays the progress of an estimator whose ``fit`` takes a ``progress``
     callback, and (``text``) says when this process compiles kernels first.
-    ``warnings``: what Python warnings the cell raised, as ``(category, message,
-    count)`` in the order first seen (recorded, not printed). ``timing``: ``{"seconds":
+    ``warnings``: what Python warnings the cell raised, and the errors Python could not
+    raise (a ``__del__`` that raised: :func:`knnx.errors.unraisable_text`), as
+    ``(category, message, count)`` in the order first seen (recorded, not printed). ``timing``: ``{"seconds":
     the cell's wall time, warm-up excluded, "warmup": {algorithm: seconds of warm-up}}``
     (empty when this process had warmed up this cell's settings before, or when the
     cell's class has no kernels to warm up: :func:`knnx.experiment.warmup.warms_up`).
@@ -35,7 +37,8 @@ def run_cell(task, fit_progress=None, ctx=None):
         ds = ctx.dataset(task.data) if task.kind.loads_dataset else None
         warm = warm_up(task, ds, ctx, fit_progress) if task.warm_up else 0.0
         spent = {task.cell.algorithm: warm} if warm > 0 else {}
-        with warnings.catch_warnings(record=True) as caught:
+        unraised = []
+        with warnings.catch_warnings(record=True) as caught, unraisable_to(lambda *u: unraised.append(u)):
             warnings.simplefilter("always")
             store = ctx.graphs.with_k_max(task.graph_k) if task.graph_k > 0 else None
             rows, curves = task.kind.run(task, ds, store, fit_progress)
@@ -49,6 +52,7 @@ def run_cell(task, fit_progress=None, ctx=None):
         (w.category.__name__, escape_control((str(w.message).strip().splitlines() or [""])[0])[:300])
         for w in caught
     )
+    counts.update((category, message[:300]) for category, message in unraised)
     timing = {"seconds": time.perf_counter() - start - sum(spent.values()), "warmup": spent}
     return (
         task.index,
@@ -67,14 +71,15 @@ def checked(func, task, *args):
     calling ``sys.exit``), GeneratorExit, and ``os._exit`` (see :func:`knnx.errors.exit_guard`); its
     message is rendered safely (:func:`knnx.errors.describe`: an exception whose
     ``__str__`` raises is named by its type). A cell that changes the working folder
-    (``os.chdir``) has it changed back, failed or not.
+    (``os.chdir``) or replaces ``sys.stdout`` or ``sys.stderr`` has them changed back,
+    failed or not.
 
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
     goes on and lists it in failures.csv. What validation can see is refused before
     the run instead (see :func:`knnx.spec.validate_spec`).
     """
-    cwd = os.getcwd()
+    cwd, streams = os.getcwd(), (sys.stdout, sys.stderr)
     try:
         with exit_guard():
             return func(task, *args)
@@ -86,8 +91,9 @@ def checked(func, task, *args):
             exc, "warmup_seconds", {}
         )  # the warm-up before the failure (see run_cell)
         return error
-    finally:  # user code that changed the working folder: the next cell and knnx's relative paths keep theirs
+    finally:  # user code that changed the working folder or swapped the streams: knnx's keep theirs
         _back_to(cwd)
+        sys.stdout, sys.stderr = streams
 
 
 def _back_to(cwd):

@@ -248,11 +248,12 @@ def _axis_of(scalars, grids):
 def check_x(frame, metric, x):
     """The parameter to plot ``metric`` against (default: the first that varies within an
     algorithm, numeric ones first, seed-like ones last); ResultsError when there is
-    none, it takes one value, or it varies across algorithms only."""
+    none, it takes one value, or it varies across algorithms only. Each message names
+    the parameters that can be drawn: those that vary within an algorithm."""
     varying = varying_params(frame)
     shown = ", ".join(varying) or "none"
     within = varying_within(frame)
-    inside = ", ".join(within) or "none"
+    inside = f"parameters that vary within an algorithm: {', '.join(within) or 'none'}"
     if x is None:
         ordered = sorted(within, key=lambda n: (n in SEED_PARAMS, not within[n].numeric))
         if ordered:
@@ -269,23 +270,29 @@ def check_x(frame, metric, x):
     values = parameter_values(frame)
     if x not in values:
         raise ResultsError(
-            f"no parameter '{x}' in the '{metric}' rows; parameters that vary: {shown} "
+            f"no parameter '{x}' in the '{metric}' rows; {inside} "
             "(or {x=configuration}: every configuration side by side)",
             param="x",
             mentions=[("x", "configuration")],
         )
     if len(values[x]) < 2:
+        one = values[x][0]
+        what = (
+            f"is tuned on one grid ({_grid_text(one)}; its choices: knnx table --metric chosen_{x})"
+            if isinstance(one, list)
+            else f"takes one value ({_value_text(one)[:40]})"
+        )
         raise ResultsError(
-            f"parameter '{x}' takes one value ({_value_text(values[x][0])[:40]}) in the '{metric}' rows; "
-            f"parameters that vary: {shown} (or {{x=configuration}}: every configuration side by side)",
+            f"parameter '{x}' {what} in the '{metric}' rows; {inside} "
+            "(or {x=configuration}: every configuration side by side)",
             param="x",
             mentions=[("x", "configuration")],
         )
     if x not in within:
         raise ResultsError(
             f"parameter '{x}' takes one value per algorithm and dataset in the '{metric}' rows; it is drawn "
-            f"within one algorithm only (another algorithm's '{x}' may mean another thing); parameters that "
-            f"vary within an algorithm: {inside} (or {{x=configuration}}: every configuration side by side)",
+            f"within one algorithm only (another algorithm's '{x}' may mean another thing); {inside} "
+            "(or {x=configuration}: every configuration side by side)",
             param="x",
             mentions=[("x", "configuration")],
         )

@@ -42,6 +42,12 @@ def run_comparison(frame, metric, select="all", alpha=0.05, control=None):
     except ResultsError as exc:
         if exc.param in ("control", "select"):
             raise
+        if control is not None:  # no comparison to make: the control must still name a configuration
+            from knnx.stats.configurations import configuration_labels
+            from knnx.stats.control import find_contestant
+
+            rows = frame[frame["metric"] == metric]
+            find_contestant(dict.fromkeys(configuration_labels(rows)) if len(rows) else [], control)
         return str(exc)
 
 
@@ -138,7 +144,7 @@ def tuning_html(frame):
     from knnx.reporting.html import html_table
 
     parts = []
-    chosen = frame[frame["metric"].str.startswith(CHOSEN)]
+    chosen = tune_choices(frame)
     if len(chosen):
         rows = []
         for (alg, metric), sub in chosen.groupby(["algorithm", "metric"], sort=False):
@@ -171,21 +177,16 @@ def tuning_html(frame):
 def _dataset_dependent(frame):
     """algorithm, parameter, values per dataset: the parameters of
     :func:`knnx.stats.configurations.dataset_dependent`."""
-    from knnx.results import PARAM_PREFIX
-    from knnx.stats.configurations import dataset_dependent
+    from knnx.stats.configurations import dataset_dependent_values
 
-    rows = []
-    for alg, columns in dataset_dependent(frame).items():
-        sub = frame[frame["algorithm"] == alg]
-        for c in columns:
-            per = sub.groupby("dataset", sort=False)[c].first()
-            rows.append(
-                {
-                    "algorithm": alg,
-                    "parameter": c.removeprefix(PARAM_PREFIX),
-                    "value per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
-                }
-            )
+    rows = [
+        {
+            "algorithm": alg,
+            "parameter": name,
+            "value per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
+        }
+        for alg, name, per in dataset_dependent_values(frame)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -201,10 +202,34 @@ def datasets_html(characteristics):
     return html_table(shown)
 
 
+def tune_choices(frame):
+    """The rows of the choices ``tune:`` made (see :func:`tune_choice_mask`)."""
+    return frame[tune_choice_mask(frame)]
+
+
+def tune_choice_mask(frame):
+    """Per row, whether it is a choice ``tune:`` made: metric ``chosen_<name>`` where the
+    row's params give ``<name>`` a list (the grid searched). A ``chosen_`` row of a
+    setting that searched no grid is a quantity its estimator reported (an estimator
+    choosing k inside its fit), not a tuning choice."""
+    from knnx.reporting.panels import parse_params
+
+    mask = np.array(frame["metric"].str.startswith(CHOSEN), dtype=bool)
+    if mask.any():
+        rows = frame[mask]
+        params = parse_params(rows["params"])
+        mask[mask] = [
+            isinstance(p.get(m.removeprefix(CHOSEN)), list)
+            for p, m in zip(params, rows["metric"], strict=True)
+        ]
+    return mask
+
+
 def diagnostics_frame(frame):
-    """The reported quantities (rows whose metric is neither a metric nor a chosen
-    value, e.g. ``loo_error``, ``epochs``): mean per (dataset, configuration, quantity)."""
-    rows = frame[~frame["metric"].isin(list(METRICS)) & ~frame["metric"].str.startswith(CHOSEN)]
+    """The reported quantities (rows whose metric is neither a metric nor a choice of
+    ``tune:`` (:func:`tune_choices`), e.g. ``loo_error``, ``epochs``): mean per
+    (dataset, configuration, quantity)."""
+    rows = frame[~frame["metric"].isin(list(METRICS)).to_numpy() & ~tune_choice_mask(frame)]
     if rows.empty:
         return rows
     out = rows.groupby(["metric", "dataset", "configuration"], sort=False)["value"].agg(["mean", "count"])

@@ -12,6 +12,8 @@ from knnx.stats.configurations import configuration_labels
 from knnx.stats.ties import best_mask
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
+# The columns that count what a summary's row pools (see summarize and results_table).
+POOL_COUNTS = ("seeds", "configurations", "datasets")
 
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
@@ -198,8 +200,8 @@ def format_table(summary, fmt="md", digits=4):
     if fmt == "csv":
         return summary.to_csv(index=False, lineterminator="\n")
     keys = [c for c in summary.columns if c not in ("mean", "std", "n", "best")]
-    if "metric" in keys and summary["metric"].nunique() == 1:
-        keys.remove("metric")  # a one-metric table names its metric elsewhere
+    if "metric" in keys and summary["metric"].nunique() == 1 and set(keys) - {"metric", *POOL_COUNTS}:
+        keys.remove("metric")  # a one-metric table names its metric elsewhere (kept when it is the group)
     marked = bool(summary["best"].any())
     cells = []
     for row in summary.itertuples(index=False):
@@ -235,37 +237,52 @@ def format_table(summary, fmt="md", digits=4):
 
 def results_table(results, by=("dataset", "configuration"), metric="error", fmt="md"):
     """``knnx table``: mean ± std of ``metric`` per group of a results file or frame (of
-    an active run, its last round: :func:`knnx.results.last_round`)."""
+    an active run, its last round: :func:`knnx.results.last_round`). A grouping that
+    pools several configurations or datasets per row says so: a column counts them
+    (``configurations``, ``datasets``, before the mean) and a line under the table
+    (a comment above it in LaTeX; CSV has the columns alone)."""
     from knnx.results import last_round
 
     by = grouping(by)
     frame = results if isinstance(results, pd.DataFrame) else read_results(results)
     frame = last_round(frame)[0]
     summary = summarize(frame, by, metric)
-    pooled = _pooled_configurations(frame, summary, by, metric)
-    if pooled is None:
-        return format_table(summary, fmt)
-    summary.insert(summary.columns.get_loc("mean"), "configurations", pooled)
+    pooled = _pooled(frame, summary, by, metric)
+    for column, counts in pooled.items():
+        summary.insert(summary.columns.get_loc("mean"), column, counts)
     text = format_table(summary, fmt)
-    note = (
+    notes = [_POOLED_NOTES[column] for column in pooled]
+    if not notes:
+        return text
+    if fmt == "md":
+        return text + "\n" + "\n".join(notes) + "\n"
+    return "".join(f"% {note}\n" for note in notes) + text if fmt == "latex" else text
+
+
+_POOLED_NOTES = {
+    "configurations": (
         "Pooled: rows with configurations > 1 average several configurations (settings that differ in a "
         "parameter not grouped by); --by dataset,configuration separates them."
-    )
-    if fmt == "md":
-        return text + "\n" + note + "\n"
-    return "% " + note + "\n" + text if fmt == "latex" else text
+    ),
+    "datasets": (
+        "Pooled: rows with datasets > 1 average the folds of several datasets (each fold one value, "
+        "whatever its dataset's size); dataset added to --by separates them."
+    ),
+}
 
 
-def _pooled_configurations(frame, summary, by, metric):
-    """Per row of ``summary``, how many configurations it pools (None when every row
-    holds one): a grouping without ``configuration`` (``--by dataset,algorithm``)
-    silently averages an algorithm's grid otherwise."""
-    if "configuration" in by or metric is None:
-        return None
+def _pooled(frame, summary, by, metric):
+    """{column: per row of ``summary``, how many configurations (``configurations``) or
+    datasets (``datasets``) it pools}, each only when some row pools more than one: a
+    grouping without ``configuration`` (``--by dataset,algorithm``) would average an
+    algorithm's grid silently otherwise, one without ``dataset`` (``--by algorithm``)
+    its datasets."""
     from knnx.results import PARAM_PREFIX, TIMINGS
 
+    if metric is None:
+        return {}
     keys = [c for c in summary.columns if c not in ("mean", "std", "n", "metric", "seeds")]
-    rows = frame.assign(configuration=configuration_labels(frame))
+    rows = frame.assign(configuration=configuration_labels(frame))  # labelled as summarize labels
     if metric in TIMINGS and metric not in set(frame["metric"]):
         rows = rows.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
     else:
@@ -273,13 +290,26 @@ def _pooled_configurations(frame, summary, by, metric):
     keys = [
         k if k in rows.columns or PARAM_PREFIX + k not in rows.columns else PARAM_PREFIX + k for k in keys
     ]
-    if not keys:  # --by metric: every row one group
-        pooled = rows["configuration"].nunique()
-        return None if pooled <= 1 else [pooled] * len(summary)
-    counts = rows.groupby(keys, sort=False)["configuration"].nunique()
-    if counts.max() <= 1:
-        return None
-    return [int(counts[tuple(r) if len(keys) > 1 else r[0]]) for r in summary[keys].itertuples(index=False)]
+    counted = {}
+    if "configuration" not in by:
+        counted["configurations"] = rows["configuration"]
+    if "dataset" not in by:
+        counted["datasets"] = rows["dataset"]
+    out = {}
+    for column, values in counted.items():
+        rows = rows.assign(_pooled=values.to_numpy())
+        if not keys:  # --by metric: every row one group
+            n = rows["_pooled"].nunique()
+            if n > 1:
+                out[column] = [n] * len(summary)
+            continue
+        counts = rows.groupby(keys, sort=False)["_pooled"].nunique()
+        if counts.max() > 1:
+            out[column] = [
+                int(counts[tuple(r) if len(keys) > 1 else r[0]])
+                for r in summary[keys].itertuples(index=False)
+            ]
+    return out
 
 
 def check_against_reference(

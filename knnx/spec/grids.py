@@ -164,12 +164,11 @@ def _value_problems(ref, pname, pvalue, prefix):
 
 def _grid_key(value):
     """What makes two grid values one setting: equal numbers are one (``1`` and ``1.0``
-    would run the same fit under two params strings); booleans are not numbers."""
+    would run the same fit under two params strings), compared exactly as Python
+    compares an int with a float (``2**53 + 1`` is not ``2**53``, though both are one
+    float64); booleans are not numbers."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            return ("number", float(value))
-        except OverflowError:
-            return ("number", value)
+        return ("number", value)  # 1 == 1.0 and hash(1) == hash(1.0): one key
     return ("json", json.dumps(value, sort_keys=True, default=str))
 
 

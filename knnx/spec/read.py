@@ -13,6 +13,7 @@ with no JSON counterpart (dates, binary data, sets, ordered maps, pairs). The gr
 size is limited too (:data:`knnx.spec.schema.MAX_CELLS`), before any dataset loads.
 """
 
+import re
 from pathlib import Path
 
 import yaml
@@ -98,6 +99,29 @@ class _SpecLoader(yaml.SafeLoader):
             )
         return value
 
+    def construct_yaml_int(self, node):
+        value = super().construct_yaml_int(node)
+        _refuse_yaml11_number(node, value)
+        return value
+
+    def construct_yaml_float(self, node):
+        value = super().construct_yaml_float(node)
+        _refuse_yaml11_number(node, value)
+        return value
+
+    def construct_yaml_str(self, node):
+        value = super().construct_yaml_str(node)
+        if node.style is None and _E_NOTATION.fullmatch(value):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{short_repr(value, 40)} is read as text, not a number (YAML 1.1: a float needs a dot and a "
+                f"signed exponent); "
+                f"write {_with_dot(value)}, or quote it to make it a string",
+                node.start_mark,
+            )
+        return value
+
     def _refuse_tag(self, node):
         what = _REFUSED_TAGS[node.tag.rsplit(":", 1)[1]]
         if isinstance(node, yaml.ScalarNode):
@@ -106,6 +130,48 @@ class _SpecLoader(yaml.SafeLoader):
             problem = f"a YAML !!{node.tag.rsplit(':', 1)[1]} is not a spec value; use a list or a mapping"
         raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
 
+
+# Numbers YAML 1.1 (PyYAML) reads otherwise than YAML 1.2 and most readers would:
+# 010 is 8 (octal), 1_000 is 1000, 1:30 is 90 (base 60), and 1e3 or 1.5e3 is text (a
+# float needs a dot and a signed exponent: 1.0e+3).
+_E_NOTATION = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
+_OCTAL = re.compile(r"[-+]?0[0-9_]+")
+
+
+def _refuse_yaml11_number(node, value):
+    """ConstructorError for a plain number YAML 1.1 reads in its own way (see above)."""
+    text = node.value
+    if node.style is not None or text.lower().startswith(("0x", "-0x", "+0x", "0b", "-0b", "+0b")):
+        return
+    reason = (
+        "a leading 0 makes it octal"
+        if _OCTAL.fullmatch(text)
+        else "':' makes it base 60"
+        if ":" in text
+        else "'_' is dropped"
+        if "_" in text
+        else None
+    )
+    if reason is not None:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"{short_repr(text, 40)} is read as {value!r} (YAML 1.1: {reason}); write {value!r}, or quote it "
+            "to make it a string",
+            node.start_mark,
+        )
+
+
+def _with_dot(text):
+    """``1e3`` as YAML 1.1 reads a float: ``1.0e+3``."""
+    mantissa, exponent = re.split("[eE]", text, maxsplit=1)
+    mantissa = mantissa if "." in mantissa else mantissa + ".0"
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+
+
+_SpecLoader.add_constructor("tag:yaml.org,2002:int", _SpecLoader.construct_yaml_int)
+_SpecLoader.add_constructor("tag:yaml.org,2002:float", _SpecLoader.construct_yaml_float)
+_SpecLoader.add_constructor("tag:yaml.org,2002:str", _SpecLoader.construct_yaml_str)
 
 # YAML types with no JSON counterpart: a spec holds strings, numbers, booleans, null, lists and mappings.
 _REFUSED_TAGS = {
@@ -230,3 +296,22 @@ def _yaml_error(exc, text):
 
 
 _YAML_KIND = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+class _SpecDumper(yaml.SafeDumper):
+    """SafeDumper whose texts read back as the same texts through :func:`load_yaml`: a
+    text such as ``1e3`` (plain in YAML 1.1, refused by the spec loader) is quoted."""
+
+
+def _represent_text(dumper, text):
+    style = "'" if _E_NOTATION.fullmatch(text) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_SpecDumper.add_representer(str, _represent_text)
+
+
+def dump_spec(value):
+    """The YAML text of a spec's value (``spec.yaml`` beside the results), keys in their
+    order, which :func:`load_yaml` reads back as ``value``."""
+    return yaml.dump(value, Dumper=_SpecDumper, sort_keys=False)

@@ -174,3 +174,27 @@ def dataset_dependent(frame):
         per = sub.groupby("dataset", sort=False)[columns].nunique()
         out[alg] = [c for c in columns if (per[c] <= 1).all() and sub[c].nunique() > 1]
     return out
+
+
+def dataset_dependent_values(frame):
+    """``[(algorithm, parameter, {dataset: value text})]``: each parameter of
+    :func:`dataset_dependent` with its value on each dataset, in order of appearance."""
+    out = []
+    for alg, columns in dataset_dependent(frame).items():
+        sub = frame[frame["algorithm"] == alg]
+        for c in columns:
+            per = sub.groupby("dataset", sort=False)[c].first()
+            out.append((alg, c.removeprefix(PARAM_PREFIX), {d: str(v) for d, v in per.items()}))
+    return out
+
+
+def dataset_dependent_lines(frame, shown=4):
+    """One line per parameter of :func:`dataset_dependent` (a label leaves it out):
+    ``ALGORITHM PARAMETER (d1: v1; d2: v2; ... N datasets)``, its first ``shown`` datasets."""
+    lines = []
+    for alg, name, per in dataset_dependent_values(frame):
+        parts = [f"{d}: {v}" for d, v in list(per.items())[:shown]]
+        if len(per) > shown:
+            parts.append(f"... {len(per)} datasets")
+        lines.append(f"{alg} {name} ({'; '.join(parts)})")
+    return lines
