@@ -27,6 +27,7 @@ import importlib
 import json
 import os
 import re
+import stat
 import sys
 import sysconfig
 from importlib import metadata
@@ -222,6 +223,9 @@ def _installed(dist):
 CODE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 SKIPPED_FOLDERS = ("__pycache__", "site-packages", "dist-packages", "node_modules")
 MAX_CODE_FILES = 10_000
+# The largest code file fingerprinted (a generated module can be large; a link to
+# /dev/zero or a pipe named *.py is no code and would never end).
+MAX_CODE_BYTES = 50_000_000
 
 
 def user_code_digest(module):
@@ -274,7 +278,17 @@ def _code_files(folder, module):
     out = []
     for file in sorted(found):
         try:
+            info = file.stat()  # through a link: what Python would read
+        except OSError:
+            continue  # vanished or a dangling link: not code the cell can run
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CODE_BYTES:
+            what = "not a regular file" if not stat.S_ISREG(info.st_mode) else f"{info.st_size} bytes"
+            raise SpecError(
+                f"the code of '{module}' cannot be fingerprinted: {file} is {what}; a code file is a regular "
+                f"file of at most {MAX_CODE_BYTES} bytes (reading a pipe or a device would not end)"
+            )
+        try:
             out.append((file.relative_to(folder).as_posix(), file.read_bytes()))
         except OSError:
-            continue  # vanished or unreadable: not code the cell can run
+            continue  # unreadable: not code the cell can run
     return out

@@ -161,6 +161,19 @@ class SwapsStderr(Base):
         raise RuntimeError("swapped the streams")
 
 
+class RmCwd(Base):
+    def misbehave(self):
+        os.rmdir(os.getcwd())
+
+
+class GlobalRng(Base):
+    def predict(self, X):
+        import random
+
+        codes = np.random.randint(0, len(self.classes_), len(X)) + random.randrange(2)
+        return self.classes_[codes % len(self.classes_)]
+
+
 class InitExits(Base):
     def __init__(self, k=1):
         if k == 3:
@@ -189,9 +202,13 @@ def _lab(tmp_path, cls):
     return spec
 
 
-def _knnx(*args, timeout=240):
+def _knnx(*args, timeout=240, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "knnx.cli", *map(str, args)], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "knnx.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
     )
 
 
@@ -662,6 +679,37 @@ def test_a_folder_with_too_many_python_files_is_refused_in_one_line(tmp_path, mo
     monkeypatch.delitem(sys.modules, "m0")
 
 
+@pytest.mark.parametrize("odd", ["fifo", "device", "large"])
+def test_a_code_file_that_is_no_regular_file_or_too_large_is_refused_in_one_line(tmp_path, monkeypatch, odd):
+    """A pipe named ``stuck.py`` beside the estimator's module hung validation forever,
+    and a ``zero.py`` link to /dev/zero grew to 5 GB: the fingerprint read every ``*.py``."""
+    from knnx import plugins
+    from knnx.errors import SpecError
+
+    (tmp_path / "m1.py").write_text("X = 1\n")
+    odd_file = tmp_path / "odd.py"
+    if odd == "fifo":
+        os.mkfifo(odd_file)
+    elif odd == "device":
+        odd_file.symlink_to("/dev/zero")
+    else:
+        monkeypatch.setattr(plugins, "MAX_CODE_BYTES", 10)
+        odd_file.write_text("X = 12345678901\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "m1", raising=False)
+    import m1  # noqa: F401
+
+    with pytest.raises(SpecError) as info:
+        plugins.user_code_digest("m1")
+    what = "16 bytes" if odd == "large" else "not a regular file"
+    limit = 10 if odd == "large" else 50_000_000
+    assert str(info.value) == (
+        f"the code of 'm1' cannot be fingerprinted: {tmp_path.resolve() / 'odd.py'} is {what}; a code file is a "
+        f"regular file of at most {limit} bytes (reading a pipe or a device would not end)"
+    )
+    monkeypatch.delitem(sys.modules, "m1")
+
+
 def test_a_python_path_folder_in_a_loop_of_links_is_refused_in_one_line(tmp_path):
     (tmp_path / "loop").mkdir()
     (tmp_path / "loop" / "a").symlink_to("b")
@@ -725,6 +773,46 @@ def test_a_tuned_cell_counts_its_failed_settings_in_a_row_and_fails_only_when_al
         "ValueError: no fit for 3" in line
         for line in failed
     )
+
+
+RETURNS = """\
+from sklearn.neighbors import KNeighborsClassifier
+
+
+class Plain(KNeighborsClassifier):
+    pass
+
+
+class ReturnsNone(KNeighborsClassifier):
+    def fit(self, X, y):
+        super().fit(X, y)
+
+
+class ReturnsOther(KNeighborsClassifier):
+    def fit(self, X, y):
+        super().fit(X, y)
+        return KNeighborsClassifier(n_neighbors=1).fit(X[:3], y[:3])
+"""
+
+
+def test_tuning_ignores_what_fit_returns_as_grid_search_does(tmp_path):
+    """The inner search scored the object ``fit`` returned: a ``fit`` without ``return
+    self`` failed every setting (counted in tune_failed_settings) and one returning
+    another model was scored through it; GridSearchCV, like the refit, ignores it."""
+    (tmp_path / "retlab").mkdir()
+    (tmp_path / "retlab" / "__init__.py").write_text("")
+    (tmp_path / "retlab" / "m.py").write_text(RETURNS)
+    chosen = {}
+    for cls in ("Plain", "ReturnsNone", "ReturnsOther"):
+        entry = (
+            f"{{estimator: 'retlab.m:{cls}', id: knn, params: {{n_neighbors: [1, 5, 15]}}, tune: {{cv: 3}}}}"
+        )
+        spec = _write_spec(tmp_path, datasets="[wine]", algorithms=f"[{entry}]", folds=3)
+        done = _knnx("run", spec, "--out", tmp_path / cls, "--quiet")
+        assert (done.returncode, done.stderr) == (0, "")
+        chosen[cls] = _rows(tmp_path / cls)
+    assert {r[5] for r in chosen["Plain"]} == {"error", "chosen_n_neighbors"}
+    assert chosen["ReturnsNone"] == chosen["ReturnsOther"] == chosen["Plain"]
 
 
 def test_a_class_that_exits_when_made_with_a_setting_fails_those_cells_only(tmp_path, good_rows):
@@ -1056,3 +1144,67 @@ def test_a_finaliser_that_raises_outside_a_cell_is_one_line():
         0,
         "warning: ValueError: late in Cycle.__del__, ignored\n",
     )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_cell_that_removes_the_working_folder_takes_nothing_down(tmp_path, good_rows, jobs):
+    """A fit that removed the (empty) working folder ended the run with "error: No such
+    file or directory", exit 3, most rows unsaved: the folder is made again and the cell
+    that ran meanwhile (or, under --jobs 2, any cell then running) has a warning."""
+    spec = _lab(tmp_path, "RmCwd")
+    (tmp_path / "wd").mkdir()
+    done = _knnx("run", spec, "--out", tmp_path / "out", "--quiet", "--jobs", jobs, cwd=tmp_path / "wd")
+    assert (done.returncode, done.stderr) == (0, "")
+    expected = [(d, "RmCwd" if a == "Base" else a, *rest) for d, a, *rest in good_rows]
+    assert [r for r in _rows(tmp_path / "out") if '"k":3' not in r[2]] == sorted(expected)
+    warned = (tmp_path / "out" / "warnings.csv").read_text()
+    assert warned.count(f"the working folder {tmp_path / 'wd'} was removed while the cell ran") >= 3
+    assert (tmp_path / "wd").is_dir()
+
+
+def test_a_command_started_in_a_removed_folder_is_one_line(tmp_path):
+    spec = _write_spec(tmp_path)
+    (tmp_path / "gone").mkdir()
+    done = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'cd "{tmp_path}/gone" && rmdir "{tmp_path}/gone" && exec "{sys.executable}" -m knnx.cli run '
+            f'"{spec}" --out "{tmp_path}/out"',
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "error: the current folder no longer exists (it was removed); change to a folder and rerun\n",
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_code_drawing_from_the_global_generators_gives_the_same_results_whatever_the_jobs(tmp_path):
+    """An estimator drawing from ``np.random`` and ``random`` (no random_state) gave other
+    errors on every run and under --jobs 2: each cell seeds both from the spec's seed and
+    the cell."""
+    spec = _lab(tmp_path, "GlobalRng")
+    runs = []
+    for name, jobs in (("a", "1"), ("b", "1"), ("c", "2")):
+        done = _knnx("run", spec, "--out", tmp_path / name, "--quiet", "--jobs", jobs)
+        assert (done.returncode, done.stderr) == (0, "")
+        runs.append(_rows(tmp_path / name))
+    assert runs[0] == runs[1] == runs[2]
+    errors = {r[6] for r in runs[0] if r[1] == "GlobalRng"}
+    assert len(errors) > 1  # the draws are random within a run, not constant
+
+
+def test_classes_that_are_texts_fail_the_cell_naming_them():
+    """``classes_ = ['a0', 'a1']`` failed the cell with "invalid literal for int()"."""
+    from knnx.evaluation.scoring import proba_on_codes
+
+    odd = _Proba(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    odd.classes_ = np.array(["a0", "a1"])
+    with pytest.raises(ValueError) as err:
+        proba_on_codes(odd, np.zeros((2, 1)), 2)
+    assert str(err.value) == "classes_ must be distinct class codes in 0..1, got ['a0', 'a1']"

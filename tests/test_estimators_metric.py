@@ -649,6 +649,10 @@ def test_select_k_cli_metric_is_the_library_result():
         ),
         (["--metric", "minkowski", "--metric-param", "p"], "error: --metric-param: expected KEY=VALUE"),
         (["--metric", "hvdm", "--metric-param", "p=2"], "error: --metric-param: metric 'hvdm' takes none"),
+        (  # the last was kept silently
+            ["--metric", "minkowski", "--metric-param", "p=3", "--metric-param", "p=4"],
+            "error: --metric-param: 'p' given twice; give each once",
+        ),
     ],
 )
 def test_select_k_cli_bad_metric_is_one_line_exit_2(args, message):

@@ -3,6 +3,7 @@ per-dataset panels, the datasets filter, error bars inside the metric's range, t
 grids, numeric and log axes, and one algorithm per axes. Frames are built here (40
 datasets in a tidy results file, as read_results gives it); nothing is run."""
 
+import hashlib
 import io
 from types import SimpleNamespace
 
@@ -173,6 +174,10 @@ def test_page_names():
     assert plots.page_names("error-k.png", 1) == ["error-k.png"]
     assert plots.page_names("error-k.png", 3) == ["error-k-1.png", "error-k-2.png", "error-k-3.png"]
     assert plots.figure_name("a-b", "c-1") == "a_b-c_1.png"  # no page name is a figure's name
+    # a 250-character parameter made a name the system refused (exit 3 on every rerun)
+    long = plots.figure_name("error", "p" * 250)
+    assert long == f"error-{'p' * 71}_{hashlib.sha256(('p' * 250).encode()).hexdigest()[:8]}.png"
+    assert len(long) == 90 and plots.figure_name("error", "p" * 251) != long
 
 
 def test_write_plot_pages_and_plot_refuses_more_than_twelve_panels(forty, tmp_path):

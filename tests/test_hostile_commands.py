@@ -353,3 +353,48 @@ def test_report_refuses_a_control_that_names_no_configuration_without_a_comparis
     )
     assert not (out / "report.html").exists()
     assert runner.invoke(app, ["report", str(out), "--control", "knn k=3"]).exit_code == 0
+
+
+def test_a_memory_limit_that_is_no_size_names_itself_not_a_dataset(tmp_path, monkeypatch):
+    """It read ``datasets[0]: KNNX_MEMORY_LIMIT: ...``: the variable is no dataset's."""
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    monkeypatch.setenv("KNNX_MEMORY_LIMIT", "lots")
+    done = runner.invoke(app, ["validate", str(spec)])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        "error: KNNX_MEMORY_LIMIT: expected a size such as 512M, 8G or 1.5GiB, got 'lots'\n",
+    )
+
+
+def test_gate_given_a_file_for_its_folder_says_so(tmp_path):
+    spec = tmp_path / "regress_tiny.yaml"
+    spec.write_text("name: t\n")
+    done = runner.invoke(app, ["gate", "--specs", str(spec)])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        f"error: --specs: {spec} is a file; expected a folder of regress_*.yaml specs\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "shown"),
+    [
+        ("seed=1", "seed=2", "seed"),
+        ("algorithms[0].params.k=1", "algorithms.0.params.k=3", "algorithms[0].params.k"),
+    ],
+)
+def test_a_path_set_twice_is_refused(tmp_path, first, second, shown):
+    """``--set seed=1 --set seed=2`` kept the last silently (``--atol-for`` refuses its
+    repeats): one of the two is a mistake."""
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    done = runner.invoke(app, ["validate", str(spec), "--set", first, "--set", second])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        f"error: --set '{second}': {shown} is set twice (also by --set '{first}'); set each path once\n",
+    )

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from knnx.cli import app
+from knnx.errors import ResultsError
 from knnx.results import read_results, results_columns, rows_to_csv, with_param_columns
 from knnx.stats.configurations import configuration_labels, dataset_dependent
 
@@ -1003,3 +1004,44 @@ def test_a_reported_choice_of_an_untuned_setting_is_no_tuning_choice():
     assert reported[["quantity", "dataset", "configuration", "mean", "n"]].values.tolist() == [
         ["chosen_k", d, f"mine k={k}", 99.0, 3] for d in ("d1", "d2") for k in (1, 3)
     ]
+
+
+def test_a_file_pooling_two_protocols_is_said_in_tables_and_refused_by_compare():
+    """A 3-fold run and a holdout run appended to it: ``compare`` paired kfold fold 0 with
+    holdout repeat 0 and printed a mean of all rows beside a std of mixed folds; ``table``
+    pooled them without a word."""
+    from knnx.reporting.summaries import results_table
+    from knnx.stats.compare import compare
+
+    settings = [("knn", {"k": 1}), ("knn", {"k": 5})]
+    kfold = _frame(settings)
+    holdout = _frame(settings, folds=1).assign(protocol='{"kind":"holdout"}')
+    frame = pd.concat([kfold, holdout], ignore_index=True)
+    with pytest.raises(ResultsError) as err:
+        compare(frame, select="all")
+    assert str(err.value) == (
+        'dataset \'d1\' has rows of 2 protocols ({"kind":"kfold"}; {"kind":"holdout"}); a comparison pairs the '
+        "folds of one protocol: compare each run's results apart"
+    )
+    text = results_table(frame, by="dataset,configuration", fmt="csv").splitlines()
+    assert text[0] == "dataset,configuration,metric,protocols,mean,std,n,best"
+    assert all(line.split(",")[3] == "2" and line.split(",")[6] == "4" for line in text[1:])
+    compare(kfold, select="all")  # one protocol: compared
+
+
+def test_check_names_the_protocol_when_the_two_files_differ_in_it(tmp_path):
+    """Results of a 3-fold run checked against a holdout reference printed one group as
+    both "new" and "missing" with the same text: the protocol, which tells them apart,
+    is named when the files hold more than one between them."""
+    from knnx.reporting.summaries import check_against_reference, new_groups
+
+    settings = [("knn", {"k": 1})]
+    ours, ref = tmp_path / "ours.csv", tmp_path / "ref.csv"
+    _frame(settings, datasets=("iris",))[results_columns(["k"])].to_csv(ours, index=False)
+    holdout = _frame(settings, datasets=("iris",), folds=1).assign(protocol='{"kind":"holdout"}')
+    holdout[results_columns(["k"])].to_csv(ref, index=False)
+    assert new_groups(ours, ref) == ['iris knn {"k":1} error {"kind":"kfold"}']
+    assert check_against_reference(ours, ref) == [
+        f'iris knn {{"k":1}} error {{"kind":"holdout"}}: missing from {ours}'
+    ]
+    assert new_groups(ours, ours) == [] and check_against_reference(ours, ours) == []

@@ -448,6 +448,21 @@ def test_reproduce_runs_a_spec_with_its_overrides_records_times_and_a_failing_co
     fold_sizes = results["n_test"].to_numpy()
     assert fold_sizes.sum() == len(load_dataset("iris").y)  # the three folds cover iris once
     assert cell["paper"] == 4.0 and (tmp_path / "results" / "REPORT.md").is_file()
+    # the command exits 1 when a target failed (it exited 0), as a run whose cells failed
+    done = CliRunner().invoke(cli.app, ["reproduce", "tiny", "broken", "--root", str(tmp_path)])
+    assert done.exit_code == 1
+    assert done.stderr.splitlines()[-1] == "error: 1 of 2 targets failed: broken"
+    # a variable's value of another kind than its default is refused before anything runs
+    before = (tmp_path / "results" / "reproduce-times.json").read_text()
+    for value in ("abc", "-1", "0", "2.5"):
+        done = CliRunner().invoke(
+            cli.app, ["reproduce", "tiny", "--var", f"FOLDS={value}", "--root", str(tmp_path)]
+        )
+        assert (done.exit_code, done.stderr) == (
+            2,
+            f"error: --var FOLDS: expected an integer >= 1 (its default is 5), got {value!r}\n",
+        )
+    assert (tmp_path / "results" / "reproduce-times.json").read_text() == before
 
 
 def test_group_within_median_mean_ratio_and_templated_claims_by_hand(tmp_path):

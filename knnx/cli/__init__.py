@@ -42,6 +42,13 @@ def main(args=None):
     The command's work is done by then: its files are written and its lock released."""
     note_unraisable()
     try:
+        os.getcwd()
+    except FileNotFoundError:  # every relative path would fail, some after files were written
+        sys.stderr.write(
+            "error: the current folder no longer exists (it was removed); change to a folder and rerun\n"
+        )
+        raise SystemExit(2) from None
+    try:
         app(args)
         code = 0
     except SystemExit as exc:

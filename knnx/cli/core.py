@@ -2,6 +2,7 @@
 option formats, the exit codes, the mapping of a library error's parameters to the
 command's flags, and the progress bar."""
 
+import errno
 import sys
 from contextlib import contextmanager
 from enum import StrEnum
@@ -148,6 +149,8 @@ def reported(interrupted=None):
         fail(exc, EXIT_INPUT)
     except OSError as exc:  # a system error no layer below named: its path and reason
         where = f"{exc.filename}: " if exc.filename else ""
+        if exc.errno == errno.ENAMETOOLONG:  # the name given is the fault, not the system: a bad argument
+            fail(f"{where}file name too long (a name is at most 255 bytes, a path 4096)", EXIT_INPUT)
         fail(f"{where}{exc.strerror or type(exc).__name__}", EXIT_FAULT)
     except MemoryError:
         fail("out of memory (an estimate did not foresee this; set KNNX_MEMORY_LIMIT lower)", EXIT_FAULT)
@@ -227,13 +230,22 @@ def note_last_round(last):
         sys.stderr.write(f"note: active-learning results: round {last} (the last) only\n")
 
 
-def note_dataset_dependent(frame):
-    """One line on stderr per parameter set per dataset (``params_for``), which the
-    configuration labels leave out (see knnx.stats.configurations)."""
+def dataset_dependent_notes(frame):
+    """One line per parameter set per dataset (``params_for``), which the configuration
+    labels leave out (see knnx.stats.configurations), for stderr after the table."""
     from knnx.stats.configurations import dataset_dependent_lines
 
-    for line in dataset_dependent_lines(frame):
-        sys.stderr.write(f"note: set per dataset (params_for), not in the labels: {line}\n")
+    return [
+        f"note: set per dataset (params_for), not in the labels: {line}"
+        for line in dataset_dependent_lines(frame)
+    ]
+
+
+def print_notes(lines):
+    """``lines`` on stderr, after what went to stdout (a table's footnotes)."""
+    sys.stdout.flush()
+    for line in lines:
+        sys.stderr.write(line + "\n")
 
 
 def require_file(path, what):

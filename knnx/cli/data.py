@@ -161,6 +161,8 @@ def _metric_params(metric, pairs):
             number = None
         if not sep or not key or number is None:
             raise KnnxError(f"--metric-param: expected KEY=VALUE with a number VALUE (p=3), got {pair!r}")
+        if key.strip() in params:
+            raise KnnxError(f"--metric-param: {key.strip()!r} given twice; give each once")
         params[key.strip()] = int(number) if number.is_integer() else number
     try:
         check_metric_params(metric, params)

@@ -10,9 +10,10 @@ from knnx.cli.core import (
     SignificanceTest,
     TableFormat,
     console,
+    dataset_dependent_notes,
     err_console,
-    note_dataset_dependent,
     note_last_round,
+    print_notes,
     reported,
     require_file,
 )
@@ -43,10 +44,10 @@ def table_cmd(
         frame = read_results(results)
         note_last_round(last_round(frame)[1])
         columns = [c.strip() for c in by.split(",") if c.strip()]
-        if "configuration" in columns:
-            note_dataset_dependent(frame)
         text = results_table(frame, by=columns, metric=metric, fmt=fmt.value)
+        notes = dataset_dependent_notes(frame) if "configuration" in columns else []
     sys.stdout.write(text)
+    print_notes(notes)
 
 
 def compare(
@@ -98,7 +99,7 @@ def compare(
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
-        note_dataset_dependent(frame)
+        notes = dataset_dependent_notes(frame)
         result = run_compare(frame, metric=metric, select=select, alpha=alpha, control=control, rope=rope)
         characteristics = read_datasets(Path(results).with_name("datasets.csv"), frame)
         text = comparison_table(result, fmt.value, characteristics, test.value)
@@ -114,6 +115,7 @@ def compare(
         for line in [*left_out_lines(result), *(figures_lines(result) if out is not None else [])]:
             err_console.print(line, markup=False)
     sys.stdout.write(text)
+    print_notes(notes)
 
 
 def report(

@@ -108,6 +108,8 @@ def gate(
 
     with reported():
         atol = check_tolerance(atol, "atol")  # the rule of every tolerance, before anything runs
+        if specs.is_file():
+            raise KnnxError(f"--specs: {specs} is a file; expected a folder of regress_*.yaml specs")
         found = find_specs(specs, words or ())
         if not found:
             raise KnnxError(
@@ -177,8 +179,17 @@ def reproduce(
             jobs=jobs,
             progress=lambda text: err_console.print(f"running {text}"),
         )
-    for name in targets or target_names():
+    names = targets or target_names()
+    for name in names:
         status = times.get(name, {}).get("status", "not run")
         counts = headline(rows[rows["target"] == name])
         console.print(f"{name}: {status}; {headline_text(counts)}")
     console.print(f"wrote {root / 'results' / 'comparison.csv'} and {root / 'results' / 'REPORT.md'}")
+    failed = [
+        n for n in names if times.get(n, {}).get("status", "").startswith("failed") and not assemble_only
+    ]
+    if failed:  # as a run whose cells failed: the others are written, the exit code says so
+        err_console.print(
+            f"error: {len(failed)} of {len(names)} targets failed: {', '.join(failed)}", markup=False
+        )
+        raise typer.Exit(1)

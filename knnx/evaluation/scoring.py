@@ -34,6 +34,11 @@ def check_predictions(y_pred, n, n_classes):
         raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
 
 
+def _shown(value, limit=80):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _unmasked(values, call):
     """``values`` as an array; ValueError when it is a masked array with values masked
     (``numpy.asarray`` would read the data hidden under the mask)."""
@@ -132,15 +137,19 @@ def proba_on_codes(estimator, X, n_classes):
     classes = np.asarray(estimator.classes_)
     if proba.shape != (X.shape[0], len(classes)):
         raise ValueError(f"predict_proba returned shape {proba.shape}, expected {(X.shape[0], len(classes))}")
-    codes = classes.astype(np.intp)
+    try:
+        codes = classes.astype(np.intp)
+    except (ValueError, TypeError, OverflowError):  # texts, objects: no codes at all
+        codes = None
     if (
-        not np.array_equal(codes, classes)
+        codes is None
+        or not np.array_equal(codes, classes)
         or len(np.unique(codes)) != len(codes)
         or (codes < 0).any()
         or (codes >= n_classes).any()
     ):
         raise ValueError(
-            f"classes_ must be distinct class codes in 0..{n_classes - 1}, got {classes.tolist()}"
+            f"classes_ must be distinct class codes in 0..{n_classes - 1}, got {_shown(classes.tolist())}"
         )
     full = np.zeros((X.shape[0], n_classes))
     full[:, codes] = proba

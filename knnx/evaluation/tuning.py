@@ -56,7 +56,8 @@ def tune(make, task, grid, X, y, n_classes):
     for i, setting in enumerate(task.settings):
         try:
             for j, (inner, held) in enumerate(folds):
-                est = make(setting).fit(X[inner], y[inner])
+                est = make(setting)
+                est.fit(X[inner], y[inner])  # its return value is ignored, as GridSearchCV ignores it
                 scores[i, j] = _score(est, task.metric, X[held], y[held], n_classes)
         except BaseException as exc:  # noqa: BLE001 - any failure of user code fails the setting alone
             if isinstance(exc, MemoryError) or not user_fault(exc):

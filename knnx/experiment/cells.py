@@ -362,7 +362,8 @@ class _TinyFit:
     proba: bool
 
     def __call__(self, X, y, X_test, store):
-        estimator = with_graphs(self.cls(**self.setting), store).fit(X, y)
+        estimator = with_graphs(self.cls(**self.setting), store)
+        estimator.fit(X, y)  # what fit returns is not the estimator (scikit-learn ignores it too)
         estimator.predict(X_test)
         if self.proba:
             estimator.predict_proba(X_test)

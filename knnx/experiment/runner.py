@@ -120,6 +120,7 @@ from knnx.experiment.rerun import (  # noqa: F401 (RunSummary re-exported)
     record_outputs,
     unchanged_run,
 )
+from knnx.experiment.worker import back_to, working_folder
 from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
 from knnx.reporting.characteristics import DATASET_COLUMNS, dataset_row
 from knnx.results import (
@@ -260,6 +261,7 @@ class _Run:
 
     def __init__(self, vspec, out, progress, ctx):
         self.vspec, self.out, self.ctx = vspec, out, ctx
+        self.cwd = working_folder()
         self.kind = kind_of(vspec)
         self.keys = cell_keys(vspec, self.kind)
         self.order = {c.key(): c.index for c in vspec.cells}
@@ -370,6 +372,7 @@ class _Run:
     def _finished(self, index, rows, curves, cell_warnings, timing):
         """A cell's rows written: its warnings and curves first, then its results rows, then
         its ledger row (a cell counts as done once all are on disk)."""
+        back_to(self.cwd)  # a worker's cell may have removed the folder this process works in
         cell = self.by_index[index]
         key = CellId(*cell.key())
         self.warmup.update(timing["warmup"])
@@ -392,6 +395,7 @@ class _Run:
         self.report(self.done, self.total, f"{cell.dataset} {self.labels.get(cell.index, cell.algorithm)}")
 
     def _failed(self, cell, exc):
+        back_to(self.cwd)
         self.warmup.update(getattr(exc, "warmup_seconds", {}))
         self.report.cell_done(cell, None)
         row = (*cell.key(), self.keys[cell.key()], str(exc))

@@ -1,11 +1,15 @@
 """What a process does with one cell's task: :func:`run_cell`, wrapped by :func:`checked`
 so that any failure of user code comes back as a value naming the cell."""
 
+import hashlib
 import os
+import random
 import sys
 import time
 import warnings
 from collections import Counter
+
+import numpy as np
 
 from knnx._text import escape_control
 from knnx.errors import CellError, describe, exit_guard, unraisable_to, user_fault
@@ -41,6 +45,7 @@ def run_cell(task, fit_progress=None, ctx=None):
         with warnings.catch_warnings(record=True) as caught, unraisable_to(lambda *u: unraised.append(u)):
             warnings.simplefilter("always")
             store = ctx.graphs.with_k_max(task.graph_k) if task.graph_k > 0 else None
+            seed_global_generators(task)
             rows, curves = task.kind.run(task, ds, store, fit_progress)
     except BaseException as exc:
         try:  # the warm-up was spent all the same: checked passes it on with the CellError
@@ -63,6 +68,17 @@ def run_cell(task, fit_progress=None, ctx=None):
     )
 
 
+def seed_global_generators(task):
+    """Seed NumPy's and Python's global generators (``np.random.seed``, ``random.seed``)
+    from the spec's seed and the cell, so that code drawing from them (an estimator
+    without ``random_state``) gives the same results whatever ran before in the process
+    (other cells, other workers, ``--jobs``)."""
+    text = f"{task.seed}|{task.describe()}".encode()
+    seed = int.from_bytes(hashlib.sha256(text).digest()[:4], "little")
+    np.random.seed(seed)  # noqa: NPY002 - the legacy global generator is what such code draws from
+    random.seed(seed)
+
+
 def checked(func, task, *args):
     """Run a cell; return its result, or for any failure one CellError (returned, not
     raised, so that pool and Dask workers pass it back as a value) naming the cell.
@@ -72,33 +88,64 @@ def checked(func, task, *args):
     message is rendered safely (:func:`knnx.errors.describe`: an exception whose
     ``__str__`` raises is named by its type). A cell that changes the working folder
     (``os.chdir``) or replaces ``sys.stdout`` or ``sys.stderr`` has them changed back,
-    failed or not.
+    failed or not; when the working folder is removed while a cell runs, it is made
+    again (empty) for the run's relative paths and the cell's warnings say so.
 
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
     goes on and lists it in failures.csv. What validation can see is refused before
     the run instead (see :func:`knnx.spec.validate_spec`).
     """
-    cwd, streams = os.getcwd(), (sys.stdout, sys.stderr)
+    cwd, streams = working_folder(), (sys.stdout, sys.stderr)
     try:
         with exit_guard():
-            return func(task, *args)
+            result = func(task, *args)
     except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported per cell
         if not user_fault(exc):
             raise
-        error = CellError(f"cell {task.describe()} failed: {describe(exc, 300)}")
-        error.warmup_seconds = getattr(
+        result = CellError(f"cell {task.describe()} failed: {describe(exc, 300)}")
+        result.warmup_seconds = getattr(
             exc, "warmup_seconds", {}
-        )  # the warm-up before the failure (see run_cell)
-        return error
+        )  # the warm-up before the failure (run_cell)
     finally:  # user code that changed the working folder or swapped the streams: knnx's keep theirs
-        _back_to(cwd)
+        removed = back_to(cwd)
         sys.stdout, sys.stderr = streams
+    if removed and isinstance(
+        result, tuple
+    ):  # whose code removed it is not known (--jobs N: another worker's)
+        index, rows, curves, cell_warnings, timing = result
+        note = (
+            "RuntimeWarning",
+            f"the working folder {cwd} was removed while the cell ran; knnx made it again, empty",
+        )
+        result = (index, rows, curves, [*cell_warnings, (*note, 1)], timing)
+    return result
 
 
-def _back_to(cwd):
+def working_folder():
+    """The current folder, or None when it no longer exists."""
     try:
-        if os.getcwd() != cwd:
+        return os.getcwd()
+    except OSError:  # removed before this cell: nothing to go back to
+        return None
+
+
+def back_to(cwd):
+    """Go back to ``cwd``; True when a cell removed it (made again, empty, so that the
+    run's relative paths and the cells that follow find a folder there)."""
+    if cwd is None:
+        return False
+    try:
+        if os.getcwd() == cwd:
+            return False
+        os.chdir(cwd)
+        return False
+    except FileNotFoundError:  # ours is gone (the current one, or the one to go back to)
+        try:
+            os.makedirs(cwd, exist_ok=True)
             os.chdir(cwd)
-    except OSError:  # the folder itself is gone: knnx's writes will say so
-        pass
+        except OSError:
+            pass
+        return True
+    except OSError:  # not ours to enter any more: knnx's writes will say so
+        return False

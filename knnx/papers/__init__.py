@@ -13,6 +13,7 @@ contributes the results already on disk).
 """
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -55,6 +56,10 @@ def reproduce(names=None, *, root=".", variables=None, run=True, resume=True, jo
     unknown = set(variables) - declared
     if unknown:
         raise SpecError(f"unknown variable {sorted(unknown)[0]}; known: {', '.join(sorted(declared))}")
+    for var, value in sorted(variables.items()):
+        problem = _value_problem(var, value)
+        if problem:
+            raise SpecError(problem)
     times_path = root / "results" / TIMES
     times = read_times(times_path)
     for name in sorted(known):  # every paper CSV assemble reads, before anything runs
@@ -131,6 +136,17 @@ def _project_root(root):
     if not root.is_dir():
         raise KnnxError(f"{root} is not a folder; {ROOT_HINT}", param="root")
     return root
+
+
+def _value_problem(var, value):
+    """A line when ``value`` is not of the kind of ``var``'s declared default: a count
+    (a default that is an integer, such as CPW_BETA_REPEATS=10) is an integer >= 1,
+    so that a mistyped value is refused before any target runs, not a failed target."""
+    defaults = [load_target(n).variables[var] for n in target_names() if var in load_target(n).variables]
+    if any(isinstance(d, int) and not isinstance(d, bool) for d in defaults):
+        if not re.fullmatch(r"[0-9]{1,9}", value.strip()) or int(value) < 1:
+            return f"--var {var}: expected an integer >= 1 (its default is {defaults[0]}), got {value!r}"
+    return None
 
 
 def _declared(name, variables):

@@ -53,6 +53,7 @@ Rules, all tested (tests/test_figures_scale.py, tests/test_figures_report.py):
   label reads ``name=tuned`` (``tuned (2)``, ... for a second grid of one algorithm).
 """
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,10 +238,14 @@ def figure_name(metric, x=None):
     """File name of an automatic figure: ``METRIC.png`` (the comparison) or
     ``METRIC-X.png`` (against parameter X); characters other than letters, digits and
     ``_.`` become ``_`` (so that the pages of a figure, :func:`page_names`, are the
-    only names with a second ``-``)."""
+    only names with a second ``-``); a name over 80 characters keeps its first 71 and
+    ``_`` and 8 hex digits of its sha256 (a file name holds at most 255 bytes)."""
 
     def safe(text):
-        return re.sub(r"[^A-Za-z0-9_.]", "_", text)
+        text = re.sub(r"[^A-Za-z0-9_.]", "_", text)
+        if len(text) <= 80:
+            return text
+        return f"{text[:71]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
     return f"{safe(metric)}.png" if x is None else f"{safe(metric)}-{safe(x)}.png"
 

@@ -13,7 +13,7 @@ from knnx.stats.ties import best_mask
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 # The columns that count what a summary's row pools (see summarize and results_table).
-POOL_COUNTS = ("seeds", "configurations", "datasets")
+POOL_COUNTS = ("seeds", "configurations", "datasets", "protocols")
 
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
@@ -264,6 +264,10 @@ _POOLED_NOTES = {
         "Pooled: rows with configurations > 1 average several configurations (settings that differ in a "
         "parameter not grouped by); --by dataset,configuration separates them."
     ),
+    "protocols": (
+        "Pooled: rows with protocols > 1 average the folds of several protocols (a file pooling runs); "
+        "protocol added to --by separates them."
+    ),
     "datasets": (
         "Pooled: rows with datasets > 1 average the folds of several datasets (each fold one value, "
         "whatever its dataset's size); dataset added to --by separates them."
@@ -295,6 +299,8 @@ def _pooled(frame, summary, by, metric):
         counted["configurations"] = rows["configuration"]
     if "dataset" not in by:
         counted["datasets"] = rows["dataset"]
+    if "protocol" not in by and "protocol" in rows.columns:
+        counted["protocols"] = rows["protocol"]
     out = {}
     for column, values in counted.items():
         rows = rows.assign(_pooled=values.to_numpy())
@@ -339,10 +345,9 @@ def check_against_reference(
         _check_known(atol_for, ref, reference)
     merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""), indicator="found")
     problems = []
+    protocols = _protocols_differ(ours, ref)
     for row in merged.itertuples(index=False):
-        group = f"{row.dataset} {row.algorithm} {row.params} {row.metric}"
-        if ours["protocol"].nunique() > 1 or ref["protocol"].nunique() > 1:
-            group += f" {row.protocol}"
+        group = _group_text(row, protocols)
         tol = max(atol_for.get(row.algorithm, atol), atol_metric.get(row.metric, 0.0))
         if row.found == "left_only":
             problems.append(f"{group}: missing from {path}")
@@ -377,4 +382,17 @@ def new_groups(path, reference):
     ref = summarize(read_results(reference), by=GROUP_KEYS)
     merged = ours.merge(ref[GROUP_KEYS], on=GROUP_KEYS, how="left", indicator=True)
     fresh = merged[merged["_merge"] == "left_only"]
-    return [f"{r.dataset} {r.algorithm} {r.params} {r.metric}" for r in fresh.itertuples(index=False)]
+    protocols = _protocols_differ(ours, ref)
+    return [_group_text(r, protocols) for r in fresh.itertuples(index=False)]
+
+
+def _protocols_differ(ours, ref):
+    """Whether the two files' groups hold more than one protocol between them: then a
+    group's text names its protocol (else a reference of another protocol would read
+    as "new" and "missing" for one text)."""
+    return len(set(ours["protocol"]) | set(ref["protocol"])) > 1
+
+
+def _group_text(row, protocols):
+    text = f"{row.dataset} {row.algorithm} {row.params} {row.metric}"
+    return f"{text} {row.protocol}" if protocols else text

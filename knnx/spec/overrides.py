@@ -82,13 +82,21 @@ def apply_overrides(data, overrides):
     one reported). Keys the spec lacks are created along the path, as writing them in
     the file would (the spec's checks then refuse a key that is no field, naming the
     override: :func:`blame_overrides`); a list index must exist and each step must be
-    a mapping or a list. SpecError, one line naming the override, otherwise."""
+    a mapping or a list; a path set twice is refused (the last would win silently).
+    SpecError, one line naming the override, otherwise."""
     if not overrides:
         return data
     data = copy.deepcopy(data)
+    seen = {}
     for override in overrides:
         if not isinstance(override, Override):
             override = parse_override(override)
+        first = seen.setdefault(override.path, override)
+        if first is not override:  # the last would win silently: one of the two is a mistake
+            raise SpecError(
+                f"{override.where}: {path_text(override.path)} is set twice (also by --set {first.text!r}); "
+                "set each path once"
+            )
         _apply(data, override)
     return data
 

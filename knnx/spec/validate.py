@@ -53,6 +53,9 @@ def validate_spec(source, overrides=()):
     SpecError
         One line per problem, each ``SOURCE: PATH: message``.
     """
+    from knnx.limits import memory_limit
+
+    memory_limit()  # a KNNX_MEMORY_LIMIT that is no size: one line of its own, not a dataset's
     data, label, base_dir = read_spec(source)
     data = apply_overrides(data, overrides)
     try:

@@ -435,6 +435,7 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
         raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(METRICS)}", param="metric")
     if not 0 < alpha < 1:
         raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
+    _one_protocol(frame, metric)
     parts = _contestants(frame, metric, select)
     means = parts["means"]
     ranks, mean_ranks = _ranks(means, metric)
@@ -468,6 +469,23 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
         if control is None
         else against_control(means, mean_ranks, metric, control, alpha, rope),
     )
+
+
+def _one_protocol(frame, metric):
+    """ResultsError when a dataset's ``metric`` rows hold several protocols (a file that
+    pools a 10-fold run and a holdout run): folds are paired by their index, and the
+    corrected t-test reads one training/test ratio, which two protocols do not share."""
+    if "protocol" not in frame.columns:
+        return
+    rows = frame[frame["metric"] == metric]
+    counts = rows.groupby("dataset", sort=False)["protocol"].nunique()
+    if len(counts) and counts.max() > 1:
+        dataset = counts.index[int(np.argmax(counts.to_numpy() > 1))]
+        shown = "; ".join(dict.fromkeys(rows.loc[rows["dataset"] == dataset, "protocol"]))
+        raise ResultsError(
+            f"dataset '{dataset}' has rows of {int(counts.max())} protocols ({shown}); a comparison pairs the folds "
+            "of one protocol: compare each run's results apart"
+        )
 
 
 def nemenyi_pvalues(result):
