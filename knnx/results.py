@@ -355,6 +355,7 @@ def _read_table(source, path, columns, what):
             frame[col] = parse_numbers(frame[col], "integer", col, path)
         elif col in FLOAT_COLUMNS:
             frame[col] = parse_numbers(frame[col], "number", col, path)
+    check_counts(frame, [c for c in columns if c in INT_COLUMNS], path)  # every file's: >= 0
     return frame
 
 
@@ -366,7 +367,6 @@ def _read_table(source, path, columns, what):
 # by (experiment, protocol, seed: another seed draws other splits), so a file pooling runs
 # holds their cells side by side; params compare as the settings they parse to (every
 # reader labels configurations so), so a copy with its JSON reformatted repeats too.
-COUNT_COLUMNS = ("repeat", "fold", "seed", "n_train", "n_test")
 NAME_COLUMNS = ("experiment", "dataset", "algorithm", "metric")
 REPEAT_KEY = [
     "experiment",
@@ -395,7 +395,7 @@ def _parse(source, path, repeats=True):
     if rounds:
         frame[ROUND] = parse_numbers(frame[ROUND], "integer", ROUND, path)
     frame = frame[[*COLUMNS, *rounds]]  # parameter columns are derived from params, never trusted
-    check_counts(frame, [*COUNT_COLUMNS, *rounds], path)
+    check_counts(frame, rounds, path)  # the others' as every file's (_read_table)
     check_finite(frame, "value", path)
     check_timings(frame, TIMINGS, path, unrecorded=OPTIONAL_COLUMNS)
     check_names(frame, NAME_COLUMNS, path)
@@ -540,7 +540,9 @@ def read_curves(path):
 
 
 def _parse_curves(source, path):
-    return _read_table(source, path, CURVE_COLUMNS, "curves")
+    frame = _read_table(source, path, CURVE_COLUMNS, "curves")
+    check_finite(frame, "value", path)  # a curve is finite, or NaN where not defined
+    return frame
 
 
 def recover_curves(path, complete, columns=CURVE_COLUMNS, what="curves"):

@@ -4,6 +4,7 @@ a run's folder goes through here or through :class:`knnx.results.ResultsWriter`.
 
 import fcntl
 import os
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -105,4 +106,13 @@ def save_figure(fig, path, dpi, metadata=None):
     ``metadata`` (matplotlib's: e.g. {"Software": ...} in a PNG's text chunks)."""
     path = Path(path)
     with _replacing(path, f".{path.stem}.tmp{path.suffix}") as tmp:
-        fig.savefig(tmp, dpi=dpi, metadata=metadata)
+        draw_figure(fig, tmp, dpi=dpi, metadata=metadata)
+
+
+def draw_figure(fig, target, **options):
+    """``fig.savefig(target, **options)`` without matplotlib's notes while drawing (a
+    glyph the font lacks, a layout it could not fit), which name its own source files on
+    stderr: the figure is drawn all the same."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig.savefig(target, **options)

@@ -502,3 +502,34 @@ def _plot_refusal(rows, x):
     with pytest.raises(ResultsError) as err:
         plots.plot_metric(_frame(rows), "error", x=x)
     return str(err.value)
+
+
+def test_a_long_dataset_id_is_cut_in_its_panel_title(recwarn):
+    """A 250-character id (with glyphs the font lacks) ran across its neighbours'
+    titles, and matplotlib's warnings named its own files on stderr."""
+    import io as _io
+
+    from knnx.writing import draw_figure
+
+    long = "é漢" * 125
+    rows = [_row(d, "knn", {"k": k}, 0.1 * k, fold) for d in (long, "b") for k in (1, 3) for fold in (0, 1)]
+    fig = plots.plot_metric(_frame(rows), "error", x="k")
+    titles = [ax.get_title() for ax in _visible(fig)]
+    assert titles == [long[:47] + "…", "b"]
+    draw_figure(fig, _io.BytesIO(), format="png")
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_a_parameter_named_configuration_is_drawn_by_its_column():
+    """``--x configuration`` is every configuration side by side, so a parameter of that
+    name had no way to be drawn; ``param_configuration`` (as table's --by) names it."""
+    rows = [
+        _row(d, "mine", {"configuration": c}, 0.1 * c, fold)
+        for d in ("a", "b")
+        for c in (1, 2)
+        for fold in (0, 1)
+    ]
+    fig = plots.plot_metric(_frame(rows), "error", x="param_configuration")
+    ax = _visible(fig)[0]
+    xs = sorted(float(x) for c in ax.containers for x in c.lines[0].get_xdata())
+    assert xs == [1.0, 2.0]

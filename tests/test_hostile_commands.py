@@ -286,6 +286,13 @@ def test_user_text_that_reads_like_an_emoji_code_is_printed_as_written(tmp_path)
             "exponent); write 1.5e+3, or quote it",
         ),  # fmt: skip
         (".5e2", "write .5e+2, or quote it"),
+        (
+            "08",
+            "'08' is read as text, not a number (a leading 0 means octal, and 8 or 9 is no octal digit); "
+            "write 8, or quote it",
+        ),  # fmt: skip
+        ("0o10", "'0o10' is read as text, not a number (YAML 1.1 writes octal as 010); write 8, or quote it"),
+        ("0x_1F", "'0x_1F' is read as 31 (YAML 1.1: '_' is dropped); write 31, or quote it"),
     ],
 )
 def test_a_number_yaml_11_reads_otherwise_is_refused_with_its_spelling(tmp_path, text, message):
@@ -314,7 +321,11 @@ def test_numbers_both_yamls_read_alike_and_quoted_texts_are_kept():
     assert load_yaml("[0, -0, +3, 10, 0.5, 007.5, 1.0e+3, 1.5E-3, .5e-1, 0x10, 0b11, '010', '1e3', \"1_000\"]") == [
         0, 0, 3, 10, 0.5, 7.5, 1000.0, 0.0015, 0.05, 16, 3, "010", "1e3", "1_000",
     ]  # fmt: skip
-    value = {"datasets": ["1e3", "010", {"id": "1.5E+3"}], "k": [1, 2.5, 1e-05, 1e300], "s": "1:30"}
+    value = {
+        "datasets": ["1e3", "010", "08", "0o10", {"id": "1.5E+3"}],
+        "k": [1, 2.5, 1e-05, 1e300],
+        "s": "1:30",
+    }
     assert load_yaml(dump_spec(value)) == value  # spec.yaml beside the results reads back
 
 
@@ -398,3 +409,36 @@ def test_a_path_set_twice_is_refused(tmp_path, first, second, shown):
         2,
         f"error: --set '{second}': {shown} is set twice (also by --set '{first}'); set each path once\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("iris,99,4,3,0,0", "line 3 repeats the dataset 'iris' of line 2"),
+        ("wine,-7,13,3,0,0", "column 'n' line 3: '-7' is not an integer >= 0"),
+        ("wine,178,abc,3,0,0", "column 'd' line 3: 'abc' is not an integer >= 0"),
+    ],
+)
+def test_a_damaged_datasets_file_is_one_line_in_compare_and_report(run_folder, tmp_path, line, message):
+    """A dataset given twice in datasets.csv ended compare and report in a traceback
+    (cannot reindex on an axis with duplicate labels); a negative n was printed."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(run_folder, out)
+    path = out / "datasets.csv"
+    path.write_text(path.read_text() + line + "\n")
+    from knnx.errors import ResultsError
+    from knnx.reporting.characteristics import read_datasets
+
+    with pytest.raises(ResultsError) as err:  # what compare reads beside the results
+        read_datasets(path)
+    assert str(err.value) == f"{path}: {message}"
+    done = runner.invoke(app, ["report", str(out)])
+    assert (done.exit_code, done.stderr) == (2, f"error: {path}: {message}\n")
+
+
+def test_a_device_given_as_a_csv_is_named_so():
+    """``select-k --csv /dev/null`` said "file not found" of a device that exists."""
+    done = runner.invoke(app, ["select-k", "--csv", "/dev/null", "--p", "2"])
+    assert (done.exit_code, done.stderr) == (2, "error: /dev/null: not a regular file (a device or a pipe)\n")

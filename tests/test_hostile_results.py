@@ -257,6 +257,21 @@ def test_commands_on_deep_params_give_one_line(folder, command):
             b'{"runs": [{}, {"warmup_seconds": {"knn": "x"}}]}',
             "not a knnx environment file (runs[1].warmup_seconds: expected {algorithm: seconds}, got {'knn': 'x'})",
         ),
+        (  # a time knnx measures is finite and >= 0
+            "environment.json",
+            b'{"runs": [{"warmup_seconds": {"knn": -5}}]}',
+            "not a knnx environment file (runs[0].warmup_seconds: expected {algorithm: seconds}, got {'knn': -5})",
+        ),
+        (
+            "environment.json",
+            b'{"runs": [{"warmup_seconds": {"knn": NaN}}]}',
+            "not a knnx environment file (runs[0].warmup_seconds: expected {algorithm: seconds}, got {'knn': nan})",
+        ),
+        (
+            "environment.json",
+            b'{"runs": [{"warmup_seconds": {"knn": 1e999}}]}',
+            "not a knnx environment file (runs[0].warmup_seconds: expected {algorithm: seconds}, got {'knn': inf})",
+        ),
         (
             "environment.json",
             b'{"runs": [{}, 1]}',
@@ -275,9 +290,9 @@ def test_report_on_a_damaged_file_names_it(folder, name, content, problem):
 
 
 def test_report_on_a_sound_environment_with_odd_values_and_no_environment(folder):
-    """NaN seconds and entries without warm-up are an environment as written; no file at all
-    is a run of an older knnx: the page is written."""
-    (folder / "environment.json").write_text('{"runs": [{"x": 1}, {"warmup_seconds": {"knn": NaN}}]}')
+    """Zero seconds and entries without warm-up are an environment as written; no file at
+    all is a run of an older knnx: the page is written."""
+    (folder / "environment.json").write_text('{"runs": [{"x": 1}, {"warmup_seconds": {"knn": 0}}]}')
     result = runner.invoke(app, ["report", str(folder)])
     assert result.exit_code == 0 and result.output == f"wrote {folder / 'report.html'}\n", result.output
     (folder / "environment.json").unlink()

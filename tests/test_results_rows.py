@@ -551,3 +551,35 @@ def test_a_protocol_that_is_no_json_object_is_refused(folder, text, shown):
     assert str(error.value) == (
         f"{path}: column 'protocol' line 3: '{shown}' is not a JSON object (the protocol as knnx writes it)"
     )
+
+
+def test_side_files_refuse_negative_counts_and_infinite_curves(tmp_path):
+    """warnings.csv ``count = -5`` and curves.csv ``iteration = -3`` or ``value = inf``
+    were read as written (results.csv refused the like)."""
+    from knnx.results import CURVE_COLUMNS, WARNING_COLUMNS, read_curves, read_warnings
+
+    cell = {"dataset": "d", "algorithm": "unn", "params": "{}", "repeat": 0, "fold": 1}
+    warned = tmp_path / "warnings.csv"
+    warned.write_text(
+        rows_to_csv(
+            [{**cell, "category": "UserWarning", "message": "m", "count": -5}],
+            header=True,
+            columns=WARNING_COLUMNS,
+        )
+    )
+    with pytest.raises(ResultsError) as err:
+        read_warnings(warned)
+    assert str(err.value) == f"{warned}: column 'count' line 2: -5 is not an integer >= 0"
+    curve = {"experiment": "e", **cell, "series": "train_error"}
+    for row, message in (
+        ({**curve, "iteration": -3, "value": 0.5}, "column 'iteration' line 2: -3 is not an integer >= 0"),
+        (
+            {**curve, "iteration": 3, "value": float("inf")},
+            "column 'value' line 2: inf is not a finite number",
+        ),
+    ):
+        path = tmp_path / "curves.csv"
+        path.write_text(rows_to_csv([row], header=True, columns=CURVE_COLUMNS))
+        with pytest.raises(ResultsError) as err:
+            read_curves(path)
+        assert str(err.value).startswith(f"{path}: {message}")

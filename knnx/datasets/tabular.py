@@ -77,7 +77,8 @@ def read_table(path, label="label"):
     if path.is_dir():
         raise DataError(f"{path}: is a folder, not a CSV file")
     if not path.is_file():
-        raise DataError(f"{path}: file not found")
+        what = "not a regular file (a device or a pipe)" if path.exists() else "file not found"
+        raise DataError(f"{path}: {what}")
     try:
         # Parsed into Python strings first: about 12 bytes of memory per byte of file
         # (measured: a 40 MB file of numbers peaks at 460 MB); 16 is the estimate.

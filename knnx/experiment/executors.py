@@ -12,7 +12,7 @@ from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from multiprocessing import get_context
+from multiprocessing.context import SpawnContext, SpawnProcess
 
 from knnx.errors import CellError, KnnxError, note_unraisable
 from knnx.experiment.context import PROCESS
@@ -105,10 +105,29 @@ def execute(tasks, jobs, client, fit_progress=None, ctx=None):
 # give their results as before (a cell's result does not depend on its worker).
 
 
+class _QuietProcess(SpawnProcess):
+    """A spawned worker that ignores Ctrl-C's SIGINT from its start: the terminal sends it
+    to the whole process group, and a worker still importing printed a KeyboardInterrupt
+    traceback; the run handles Ctrl-C, and its workers die with it."""
+
+    def start(self):
+        if threading.current_thread() is not threading.main_thread():
+            return super().start()  # signal handlers are the main thread's to set
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited through exec
+        try:
+            return super().start()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+class _QuietSpawn(SpawnContext):
+    Process = _QuietProcess
+
+
 def _execute_pool(tasks, jobs, fit_progress):
     """Cells on a pool of ``jobs`` spawned processes, at most ``jobs`` submitted at once;
     a dead worker fails the cell it ran and the pool is replaced (see above)."""
-    mp = get_context("spawn")  # fork is unsafe once numba's thread pool has started
+    mp = _QuietSpawn()  # spawn: fork is unsafe once numba's thread pool has started
     queued, suspects = deque(tasks), deque()
     while queued or suspects:
         # A fresh queue per pool: a worker killed while putting a report holds its lock.

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from knnx.errors import ResultsError
 from knnx.results import _read_table
 
 # Rows, attributes (before encoding; empty for a precomputed distance matrix), classes,
@@ -42,6 +43,7 @@ def read_datasets(path, frame=None):
     path = Path(path)
     if path.is_file():
         table = _read_table(path, path, DATASET_COLUMNS, "datasets")
+        _check_table(table, path)
         out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
         return out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
     if frame is None or frame.empty:
@@ -50,3 +52,21 @@ def read_datasets(path, frame=None):
     out = pd.DataFrame(index=first.index, columns=DATASET_COLUMNS[1:], dtype=np.float64)
     out["n"] = (first["n_train"] + first["n_test"]).astype(np.float64)
     return out
+
+
+def _check_table(table, path):
+    """ResultsError, one line naming the line and column, for a datasets.csv that knnx
+    did not write so: a dataset given twice, a count that is not an integer >= 0 (an
+    empty cell: not known)."""
+    names = table["dataset"].tolist()
+    seen = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ResultsError(f"{path}: line {i + 2} repeats the dataset '{name}' of line {seen[name] + 2}")
+        seen[name] = i
+    for column in DATASET_COLUMNS[1:]:
+        for i, text in enumerate(table[column].tolist()):
+            if text != "" and not (text.isascii() and text.isdigit()):
+                raise ResultsError(
+                    f"{path}: column '{column}' line {i + 2}: '{text[:40]}' is not an integer >= 0"
+                )

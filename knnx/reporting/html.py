@@ -93,8 +93,10 @@ def html_table(frame, numeric_digits=4, bold=None):
 
 
 def _figure_tag(fig, alt):
+    from knnx.writing import draw_figure
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    draw_figure(fig, buffer, format="png", dpi=100)
     fig.clear()
     return _image_tag(buffer.getvalue(), alt)
 
@@ -365,8 +367,9 @@ def _environment_problem(doc):
         if not isinstance(run, dict):
             return f"runs[{i}]: expected an object, got {_short(run)}"
         warm = run.get("warmup_seconds")
-        numbers = isinstance(warm, dict) and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in warm.values()
+        numbers = isinstance(warm, dict) and all(  # seconds: finite and >= 0, as knnx measures them
+            isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < math.inf
+            for v in warm.values()
         )
         if warm is not None and not numbers:
             return f"runs[{i}].warmup_seconds: expected {{algorithm: seconds}}, got {_short(warm)}"

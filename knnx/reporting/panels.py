@@ -214,6 +214,9 @@ def _grid_text(grid):
     return f"{len(grid)} values"
 
 
+TITLE_LIMIT = 48  # a panel title cut (…) beyond: a 250-character id hid its neighbours' titles
+
+
 def _short(text, limit=24):
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -246,19 +249,17 @@ def _axis_of(scalars, grids):
 
 
 def check_x(frame, metric, x):
-    """The parameter to plot ``metric`` against (default: the first that varies within an
-    algorithm, numeric ones first, seed-like ones last); ResultsError when there is
-    none, it takes one value, or it varies across algorithms only. Each message names
-    the parameters that can be drawn: those that vary within an algorithm."""
-    varying = varying_params(frame)
-    shown = ", ".join(varying) or "none"
+    """The parameter to plot ``metric`` against (default: the first varying within an algorithm,
+    numeric first, seed-like last; ``param_k`` names ``k``); ResultsError, naming those that vary
+    within an algorithm, when there is none, it takes one value or varies across algorithms only."""
+    shown = ", ".join(varying_params(frame)) or "none"
     within = varying_within(frame)
     inside = f"parameters that vary within an algorithm: {', '.join(within) or 'none'}"
     if x is None:
         ordered = sorted(within, key=lambda n: (n in SEED_PARAMS, not within[n].numeric))
         if ordered:
             return ordered[0]
-        if not varying:
+        if shown == "none":
             raise ResultsError(
                 f"no parameter varies in the '{metric}' rows; nothing to plot against", param="x"
             )
@@ -268,6 +269,8 @@ def check_x(frame, metric, x):
             param="x",
         )
     values = parameter_values(frame)
+    if x not in values and x.startswith(PARAM_PREFIX) and x.removeprefix(PARAM_PREFIX) in values:
+        x = x.removeprefix(PARAM_PREFIX)  # by its column: param_configuration
     if x not in values:
         raise ResultsError(
             f"no parameter '{x}' in the '{metric}' rows; {inside} "
@@ -491,7 +494,7 @@ def _draw_lines(plan, panels):
         for line, part in sub[sub["_tuned"]].groupby("_line", sort=False):
             _draw_tuned(ax, part, metric, line, axis.numeric)
         _set_x_axis(ax, axis, plan.x)
-        ax.set_title(f"{name} · {alg}" if several else name)
+        ax.set_title(_short(f"{name} · {alg}" if several else name, TITLE_LIMIT))
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
@@ -591,7 +594,7 @@ def _draw_comparison(plan, datasets):
             )
         ax.set_yticks(range(len(configs)), configs, fontsize=8)
         ax.set_ylim(len(configs) - 0.5, -0.5)
-        ax.set_title(datasets[i], fontsize=10)
+        ax.set_title(_short(datasets[i], TITLE_LIMIT), fontsize=10)
         ax.set_xlabel(f"{metric} (mean ± std; dots: single runs)", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
     return fig

@@ -111,6 +111,20 @@ class _SpecLoader(yaml.SafeLoader):
 
     def construct_yaml_str(self, node):
         value = super().construct_yaml_str(node)
+        if node.style is None and (_NOT_OCTAL.fullmatch(value) or _OCTAL_12.fullmatch(value)):
+            number = int(value.replace("0o", "").replace("0O", ""), 8 if "o" in value.lower() else 10)
+            why = (
+                "YAML 1.1 writes octal as 010"
+                if "o" in value.lower()
+                else "a leading 0 means octal, and 8 or 9 is no octal digit"
+            )
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{short_repr(value, 40)} is read as text, not a number ({why}); write {number}, or quote it "
+                "to make it a string",
+                node.start_mark,
+            )
         if node.style is None and _E_NOTATION.fullmatch(value):
             raise yaml.constructor.ConstructorError(
                 None,
@@ -132,24 +146,27 @@ class _SpecLoader(yaml.SafeLoader):
 
 
 # Numbers YAML 1.1 (PyYAML) reads otherwise than YAML 1.2 and most readers would:
-# 010 is 8 (octal), 1_000 is 1000, 1:30 is 90 (base 60), and 1e3 or 1.5e3 is text (a
-# float needs a dot and a signed exponent: 1.0e+3).
+# 010 is 8 (octal), 1_000 and 0x_1F drop their '_', 1:30 is 90 (base 60), and 1e3 or
+# 1.5e3 (a float needs a dot and a signed exponent: 1.0e+3), 08 and 0o10 are text.
 _E_NOTATION = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
 _OCTAL = re.compile(r"[-+]?0[0-9_]+")
+_NOT_OCTAL = re.compile(r"[-+]?0[0-9]*[89][0-9]*")  # 08, 09, 019: text in YAML 1.1, numbers in 1.2
+_OCTAL_12 = re.compile(r"[-+]?0[oO][0-7]+")  # YAML 1.2's octal: text in YAML 1.1
 
 
 def _refuse_yaml11_number(node, value):
     """ConstructorError for a plain number YAML 1.1 reads in its own way (see above)."""
     text = node.value
-    if node.style is not None or text.lower().startswith(("0x", "-0x", "+0x", "0b", "-0b", "+0b")):
+    if node.style is not None:
         return
+    radix = text.lower().lstrip("+-").startswith(("0x", "0b"))
     reason = (
-        "a leading 0 makes it octal"
-        if _OCTAL.fullmatch(text)
+        "'_' is dropped"
+        if "_" in text
         else "':' makes it base 60"
         if ":" in text
-        else "'_' is dropped"
-        if "_" in text
+        else "a leading 0 makes it octal"
+        if not radix and _OCTAL.fullmatch(text)
         else None
     )
     if reason is not None:
@@ -304,7 +321,7 @@ class _SpecDumper(yaml.SafeDumper):
 
 
 def _represent_text(dumper, text):
-    style = "'" if _E_NOTATION.fullmatch(text) else None
+    style = "'" if any(p.fullmatch(text) for p in (_E_NOTATION, _NOT_OCTAL, _OCTAL_12)) else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
 

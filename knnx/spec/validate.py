@@ -13,7 +13,7 @@ the same steps.
 
 from pydantic import ValidationError
 
-from knnx.errors import KnnxError, SpecError
+from knnx.errors import DataError, KnnxError, SpecError
 from knnx.spec.active import ActiveSpec, validate_active
 from knnx.spec.checks import (
     cell_count_problem,
@@ -55,7 +55,10 @@ def validate_spec(source, overrides=()):
     """
     from knnx.limits import memory_limit
 
-    memory_limit()  # a KNNX_MEMORY_LIMIT that is no size: one line of its own, not a dataset's
+    try:
+        memory_limit()  # a KNNX_MEMORY_LIMIT that is no size: one line of its own, not a dataset's
+    except DataError as exc:
+        raise SpecError(str(exc)) from None
     data, label, base_dir = read_spec(source)
     data = apply_overrides(data, overrides)
     try:
