@@ -442,3 +442,25 @@ def test_two_datasets_of_one_name_are_one_line_in_both_spec_kinds():
         SpecError, match=r"datasets\[1\]: same name as datasets\[0\] \('wdbc'\); give one an 'id'"
     ):
         knnx.validate_spec(active)
+
+
+def test_two_dataset_ids_written_alike_are_refused_in_both_spec_kinds():
+    """'irés' with é as one code point and as e + combining accent were two datasets that
+    every table and figure showed as one label; Unicode normalisation (NFC) makes them one."""
+    import knnx
+    from knnx.errors import SpecError
+
+    composed, decomposed = "ir\u00e9s", "ire\u0301s"
+    entries = [{"name": "iris", "id": composed}, {"name": "iris", "id": decomposed}]
+    plain = {"name": "x", "datasets": entries, "protocol": {"kind": "kfold", "folds": 2}}
+    expected = (
+        r"datasets\[1\]: same name as datasets\[0\] once Unicode-normalised \(NFC: 'ire\\u0301s' and "
+        r"'ir\\xe9s' are written alike\); give one another 'id'$"
+    )
+    with pytest.raises(SpecError, match=expected):
+        knnx.validate_spec({**plain, "algorithms": [{"name": "knn"}]})
+    with pytest.raises(SpecError, match=expected):
+        knnx.validate_spec({**SMALL, "datasets": entries})
+    one_each = [{"name": "iris", "id": composed}, {"name": "iris", "id": "ires"}]
+    checked = knnx.validate_spec({**plain, "datasets": one_each, "algorithms": [{"name": "knn"}]})
+    assert [ds.name for ds in checked.datasets] == [composed, "ires"]

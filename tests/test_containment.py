@@ -354,6 +354,27 @@ def test_a_run_ends_when_its_work_is_done_whatever_threads_user_code_left(tmp_pa
     assert not (out / ".knnx-lock").exists() or (out / ".knnx-lock").read_text() == ""
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_joblib_workers_a_cell_starts_do_not_outlive_it(tmp_path, jobs):
+    """An estimator with ``n_jobs=2`` starts joblib's (loky's) worker processes, which
+    would hold the run's stdout and stderr for loky's 300 s idle timeout after knnx
+    exits (``knnx run ... | cat`` waited for them) and then print resource warnings;
+    they are shut down when the cell ends, so the pipes close when the run does."""
+    spec = _write_spec(
+        tmp_path,
+        algorithms='[{id: cal, estimator: "sklearn.calibration:CalibratedClassifierCV", params: {n_jobs: 2}}]',
+        head="metrics: [error]\n",
+    )
+    out = tmp_path / "out"
+    start = time.monotonic()
+    done = _knnx("run", spec, "--out", out, "--quiet", "--no-report", "--jobs", jobs, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - start < 60  # the pipes closed: loky's workers ended with their cells
+    assert done.stderr == ""  # no "leaked semlock objects" warning from loky's resource tracker
+    errors = read_results(out / "results.csv").query("metric == 'error'")["value"]
+    assert len(errors) == 2 and errors.between(0, 0.2).all()
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

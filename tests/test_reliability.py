@@ -1629,6 +1629,34 @@ def test_one_number_twice_in_a_grid_is_refused_whatever_its_spelling(tmp_path):
     assert problems == ["algorithms[0].params.theta: value 1.0 is listed twice"]
 
 
+@pytest.mark.parametrize(
+    ("param", "grid", "dup"),
+    [
+        ("hidden_layer_sizes", [[5, 2], [5.0, 2.0]], "[5.0, 2.0]"),
+        ("class_weight", [{"0": 1, "1": 2}, {"1": 2.0, "0": 1}], "{'1': 2.0, '0': 1}"),
+    ],
+)
+def test_one_nested_value_twice_in_a_grid_is_refused_whatever_its_spelling(tmp_path, param, grid, dup):
+    """``[[5, 2], [5.0, 2.0]]`` and ``[{x: 1}, {x: 1.0}]`` were two settings of one fit
+    (compared by their JSON text); numbers inside lists and mappings compare as numbers."""
+    estimator = (
+        "sklearn.neural_network:MLPClassifier"
+        if param == "hidden_layer_sizes"
+        else "sklearn.linear_model:LogisticRegression"
+    )
+    algorithm = {"id": "m", "estimator": estimator, "params": {param: grid}}
+    problems = _validate_problems({**BASE, "datasets": ["iris"], "algorithms": [algorithm]}, tmp_path)
+    assert problems == [f"algorithms[0].params.{param}: value {dup} is listed twice"]
+
+
+def test_nested_grid_values_keep_booleans_apart_from_numbers():
+    from knnx.spec.grids import _grid_key
+
+    assert _grid_key([1, True]) != _grid_key([1, 1]) and _grid_key([1, True]) == _grid_key([1.0, True])
+    assert _grid_key({"a": [1, {"b": 2}]}) == _grid_key({"a": [1.0, {"b": 2.0}]})
+    assert _grid_key({"a": 1}) != _grid_key({"b": 1}) and _grid_key([1, 2]) != _grid_key([2, 1])
+
+
 def test_two_integers_that_one_float_holds_are_two_settings():
     """``[2**53, 2**53 + 1]`` was refused as one value listed twice (compared as float64);
     numbers compare exactly, as Python compares an int with a float."""

@@ -89,7 +89,8 @@ def checked(func, task, *args):
     ``__str__`` raises is named by its type). A cell that changes the working folder
     (``os.chdir``) or replaces ``sys.stdout`` or ``sys.stderr`` has them changed back,
     failed or not; when the working folder is removed while a cell runs, it is made
-    again (empty) for the run's relative paths and the cell's warnings say so.
+    again (empty) for the run's relative paths and the cell's warnings say so. Worker
+    processes joblib started for the cell are shut down (:func:`stop_joblib_workers`).
 
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
@@ -110,6 +111,7 @@ def checked(func, task, *args):
     finally:  # user code that changed the working folder or swapped the streams: knnx's keep theirs
         removed = back_to(cwd)
         sys.stdout, sys.stderr = streams
+        stop_joblib_workers()
     if removed and isinstance(
         result, tuple
     ):  # whose code removed it is not known (--jobs N: another worker's)
@@ -120,6 +122,21 @@ def checked(func, task, *args):
         )
         result = (index, rows, curves, [*cell_warnings, (*note, 1)], timing)
     return result
+
+
+def stop_joblib_workers():
+    """Shut down joblib's reusable (loky) worker processes, if a cell started them (an
+    estimator with ``n_jobs``): left running they would hold the run's stdout and stderr
+    open for loky's idle timeout (300 s) after knnx exits, and each cell starts from
+    none, as it starts from seeded generators."""
+    module = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(module, "_executor", None)
+    if executor is None:
+        return
+    try:
+        executor.shutdown(wait=True, kill_workers=True)
+    except Exception:  # noqa: BLE001, S110 - a pool already broken by user code: nothing left to stop
+        pass
 
 
 def working_folder():

@@ -166,9 +166,17 @@ def _grid_key(value):
     """What makes two grid values one setting: equal numbers are one (``1`` and ``1.0``
     would run the same fit under two params strings), compared exactly as Python
     compares an int with a float (``2**53 + 1`` is not ``2**53``, though both are one
-    float64); booleans are not numbers."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    float64), inside lists and mappings too (``[1, 2]`` and ``[1.0, 2.0]``,
+    ``{x: 1}`` and ``{x: 1.0}``); booleans are not numbers (``true`` is not ``1``).
+    Values are nested at most :data:`knnx.limits.MAX_DEPTH` levels (checked before)."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
         return ("number", value)  # 1 == 1.0 and hash(1) == hash(1.0): one key
+    if isinstance(value, list | tuple):
+        return ("list", tuple(_grid_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), _grid_key(v)) for k, v in value.items())))
     return ("json", json.dumps(value, sort_keys=True, default=str))
 
 

@@ -8,6 +8,7 @@ reads; :class:`Cell` is one unit of work. Seeds: one ``seed`` per spec, child se
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -152,12 +153,32 @@ def tune_seed(seed, label, repeat, fold):
 def load_entry(entry, where, labels_seen, seed, base_dir):
     """``(label, dataset)`` of one dataset entry of a spec (plain or active), its data drawn
     from the spec's seed and the label; SpecError if another entry (``labels_seen``:
-    label -> where it was given, updated here) has the same label."""
+    label -> where it was given, updated here) has the same label, or one that Unicode
+    normalisation (NFC) makes the same ('é' as one code point or as e + accent), as
+    tables and figures show them alike."""
     label = dataset_label(entry)
     if label in labels_seen:
         raise SpecError(f"same name as {labels_seen[label]} ('{label}'); give one an 'id'")
+    alike = _written_alike(label, labels_seen)
+    if alike is not None:
+        raise SpecError(
+            f"same name as {labels_seen[alike]} once Unicode-normalised (NFC: {ascii(label)} and {ascii(alike)} "
+            "are written alike); give one another 'id'"
+        )
     labels_seen[label] = where
     return label, load_dataset(entry, seed=dataset_seedseq(seed, label, SEED_DATA), base_dir=base_dir)
+
+
+def _written_alike(label, labels_seen):
+    """A label of ``labels_seen`` other than ``label`` with the same NFC form, if any
+    (only labels beyond ASCII can differ so)."""
+    if label.isascii():
+        return None
+    key = unicodedata.normalize("NFC", label)
+    return next(
+        (seen for seen in labels_seen if not seen.isascii() and unicodedata.normalize("NFC", seen) == key),
+        None,
+    )
 
 
 @dataclass
