@@ -64,6 +64,7 @@ from knnx.results_checks import (  # noqa: F401 (MAX_PARAM_NAMES, parse_params_t
     parse_numbers,
     parse_params_text,
     settings,
+    short_rows_named,
 )
 from knnx.writing import (  # noqa: F401 (re-exported)
     OUTPUT_FILES,
@@ -350,12 +351,13 @@ def _read_table(source, path, columns, what):
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ResultsError(f"{path}: not a knnx {what} file (missing columns: {', '.join(missing)})")
-    for col in columns:
-        if col in INT_COLUMNS:
-            frame[col] = parse_numbers(frame[col], "integer", col, path)
-        elif col in FLOAT_COLUMNS:
-            frame[col] = parse_numbers(frame[col], "number", col, path)
-    check_counts(frame, [c for c in columns if c in INT_COLUMNS], path)  # every file's: >= 0
+    with short_rows_named(source, path, len(frame.columns)):  # a row cut short reads as empty values
+        for col in columns:
+            if col in INT_COLUMNS:
+                frame[col] = parse_numbers(frame[col], "integer", col, path)
+            elif col in FLOAT_COLUMNS:
+                frame[col] = parse_numbers(frame[col], "number", col, path)
+        check_counts(frame, [c for c in columns if c in INT_COLUMNS], path)  # every file's: >= 0
     return frame
 
 

@@ -17,10 +17,12 @@ counted, shown or pooled as if knnx had written it.
 Each check costs one pass over a column, and one parse per distinct text: a results file
 has millions of rows and few distinct ``params``."""
 
+import csv
 import json
 import math
 import re
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -312,3 +314,39 @@ def check_repeats(frame, key, path, setting):
     raise ResultsError(
         f"{path}: line {later + 2} repeats line {first + 2} ({cell}): a results file holds each cell's metric once"
     )
+
+
+@contextmanager
+def short_rows_named(source, path, n_fields):
+    """Around the checks of a file's values: a ResultsError they raise is replaced by one
+    naming the first line with fewer or more fields than the header (``n_fields``), if
+    ``source`` (a file path) has one. pandas reads a row cut short with its missing
+    fields empty, which the checks would name as bad values; the file is read again
+    only on such an error."""
+    try:
+        yield
+    except ResultsError:
+        line = _first_short_line(source, n_fields)
+        if line is None:
+            raise
+        number, count = line
+        raise ResultsError(
+            f"{path}: line {number} has {count} fields, the header {n_fields}: a row cut short or run together"
+        ) from None
+
+
+def _first_short_line(source, n_fields):
+    """(line number, fields) of the first row of ``source`` whose field count is not
+    ``n_fields``; None when there is none or ``source`` is no file path."""
+    if not isinstance(source, str | bytes) and not hasattr(source, "__fspath__"):
+        return None
+    try:
+        with open(source, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            next(reader, None)
+            for row in reader:
+                if row and len(row) != n_fields:
+                    return reader.line_num, len(row)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None

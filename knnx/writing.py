@@ -109,10 +109,33 @@ def save_figure(fig, path, dpi, metadata=None):
         draw_figure(fig, tmp, dpi=dpi, metadata=metadata)
 
 
+@contextmanager
+def quiet_arithmetic():
+    """NumPy's and pandas' RuntimeWarnings (overflow, invalid value) silenced while tables
+    and figures are made (also usable as a decorator): finite values such as 1e308 are
+    shown as they are, or their figure is left out with a note
+    (:func:`draw_figure`), and the warnings would name library files on stderr."""
+    import numpy as np
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 def draw_figure(fig, target, **options):
     """``fig.savefig(target, **options)`` without matplotlib's notes while drawing (a
     glyph the font lacks, a layout it could not fit), which name its own source files on
-    stderr: the figure is drawn all the same."""
-    with warnings.catch_warnings():
+    stderr: the figure is drawn all the same. ResultsError when matplotlib cannot draw it
+    (finite values such as 1e308, whose axis ticks overflow)."""
+    import numpy as np  # matplotlib's own import: none of knnx's no-op reruns comes here
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # overflows of axes of extreme values
         warnings.simplefilter("ignore", UserWarning)
-        fig.savefig(target, **options)
+        try:
+            fig.savefig(target, **options)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:  # axes of extreme values
+            fig.clear()
+            first = (str(exc).strip().splitlines() or [""])[0][:120]
+            raise ResultsError(
+                f"matplotlib cannot draw values this large or this close ({type(exc).__name__}: {first})"
+            ) from None

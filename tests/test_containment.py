@@ -174,6 +174,59 @@ class GlobalRng(Base):
         return self.classes_[codes % len(self.classes_)]
 
 
+class ChangesK(Base):
+    def misbehave(self):
+        self.k = 15
+
+
+class TwoFaced(Base):
+    \"\"\"Predicts through an object whose ``__array__`` gives the codes once, then 99s.\"\"\"
+
+    def predict(self, X):
+        codes = super().predict(X)
+
+        class Faces:
+            calls = 0
+
+            def __array__(self, dtype=None, copy=None):
+                Faces.calls += 1
+                return codes if Faces.calls == 1 else np.full(len(codes), 99)
+
+        return Faces()
+
+
+class SharedBuffer(Base):
+    \"\"\"Hands out its own buffer from predict and writes 99s into it in predict_proba.\"\"\"
+
+    def predict(self, X):
+        self.buffer_ = super().predict(X)
+        return self.buffer_
+
+    def predict_proba(self, X):
+        self.buffer_[:] = 99
+        proba = np.zeros((len(X), len(self.classes_)))
+        proba[:, list(self.classes_).index(self.major_)] = 1.0
+        return proba
+
+
+class SharedDefault(Base):
+    \"\"\"Draws its predictions from a RandomState given as a default: one object shared by
+    every instance unless each cell gets a copy of its own.\"\"\"
+
+    def __init__(self, k=1, random_state=np.random.RandomState(0)):
+        self.k = k
+        self.random_state = random_state
+
+    def predict(self, X):
+        return self.classes_[self.random_state.randint(0, len(self.classes_), len(X))]
+
+
+class Sleeps(Base):
+    def fit(self, X, y):
+        time.sleep(1.5)
+        return super().fit(X, y)
+
+
 class InitExits(Base):
     def __init__(self, k=1):
         if k == 3:
@@ -276,6 +329,11 @@ def good_rows(tmp_path_factory):
         ),
         ("Bools", ["--jobs", "1"], "ValueError: predict returned booleans (dtype bool), not class codes"),
         ("SwapsStderr", ["--jobs", "1"], "RuntimeError: swapped the streams"),
+        (
+            "ChangesK",
+            ["--jobs", "1"],
+            "ValueError: fit changed its parameter k (k: 3 -> 15): fit must leave the parameters as set",
+        ),
         ("SwapsStderr", ["--jobs", "2"], "RuntimeError: swapped the streams"),
         ("Interrupts", ["--jobs", "2"], "MyInterrupt: mine"),
     ],
@@ -296,6 +354,137 @@ def test_a_misbehaving_cell_fails_alone_and_the_others_are_those_of_a_clean_run(
         assert f'cell iris {cls} {{""k"":3}} repeat 0 fold {fold} failed: {cause}' in line
     expected = [(d, cls if a == "Base" else a, *rest) for d, a, *rest in good_rows]
     assert _rows(out) == sorted(expected)
+
+
+@pytest.mark.parametrize("cls", ["TwoFaced", "SharedBuffer"])
+def test_what_is_scored_is_the_copy_of_the_predictions_that_was_checked(tmp_path, good_rows, cls):
+    """Predictions were checked on one reading and scored on another: an ``__array__``
+    giving 99s at its second call, or a buffer predict_proba overwrote, scored error 1.0
+    with no failure. The copy checked is scored: the rows of a clean run."""
+    spec = _lab(tmp_path, cls)
+    if cls == "SharedBuffer":  # brier asks for predict_proba after predict
+        spec.write_text(spec.read_text() + "metrics: [error, brier]\n")
+    out = tmp_path / "out"
+    done = _knnx("run", spec, "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    errors = [row for row in _rows(out) if row[5] == "error"]
+    k3 = [(d, a, p.replace('"k":1', '"k":3'), *rest) for d, a, p, *rest in good_rows if a == "Base"]
+    expected = [(d, cls if a == "Base" else a, *rest) for d, a, *rest in good_rows + k3]  # k does not matter
+    assert errors == sorted(expected)
+
+
+def test_a_default_random_state_gives_every_cell_the_same_start_whatever_the_jobs(tmp_path):
+    """A ``RandomState`` given as a default is one object shared by every instance: each
+    cell drew where the previous cell in its process had left it, so results depended on
+    ``--jobs`` and on resuming. Each cell gets a copy of its own, as ``clone`` gives."""
+    spec = _lab(tmp_path, "SharedDefault")
+    spec.write_text(spec.read_text().replace("{k: [1, 3]}", "{k: [1, 2, 3]}"))
+    runs = []
+    for args in (["--jobs", "1"], ["--jobs", "2"]):
+        out = tmp_path / f"out{args[1]}"
+        done = _knnx("run", spec, "--out", out, "--quiet", "--no-report", *args)
+        assert done.returncode == 0, done.stderr
+        runs.append(_rows(out))
+    assert runs[0] == runs[1]
+    by_fold = {}
+    for _, algorithm, _, _, fold, metric, value in runs[0]:
+        if algorithm == "SharedDefault" and metric == "error":
+            by_fold.setdefault(fold, set()).add(value)
+    assert len(by_fold) == 3 and all(len(v) == 1 for v in by_fold.values())  # k=1, 2, 3 draw alike
+
+
+POISON = """\
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class Poison(ClassifierMixin, BaseEstimator):
+    \"\"\"Adds well-formed but wrong graphs (rows 0..k-1 at distance 0) to the store it is given.\"\"\"
+
+    def __init__(self, graphs=None):
+        self.graphs = graphs
+
+    def fit(self, X, y):
+        self.classes_, self.X_ = np.unique(y), X
+        n, k = len(X), min(60, len(X) - 1)
+        ind = np.array([[j for j in range(k + 1) if j != i][:k] for i in range(n)])
+        self.graphs.add(X, np.zeros((n, k)), ind)
+        return self
+
+    def predict(self, X):
+        k = min(60, len(self.X_))
+        self.graphs.add(self.X_, np.zeros((len(X), k)), np.tile(np.arange(k), (len(X), 1)), queries=X)
+        return np.zeros(len(X), dtype=int)
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_graphs_an_estimator_outside_knnx_adds_never_reach_other_cells(tmp_path, jobs):
+    """An estimator outside knnx with a ``graphs`` parameter was handed the run's own
+    store: the wrong graphs it added made every knn row 0.6667 (and were then cached).
+    It gets an overlay of the store: it reads knnx's graphs, its own stay with it."""
+    (tmp_path / "poison.py").write_text(POISON)
+    knn = "{name: knn, params: {k: [1, 3]}}"
+    rows = []
+    for name, algorithms in (
+        ("with", f'[{{id: p, estimator: "poison:Poison"}}, {knn}]'),
+        ("alone", f"[{knn}]"),
+    ):
+        spec = _write_spec(tmp_path, algorithms=algorithms, head="metrics: [error]\n")
+        spec = spec.rename(tmp_path / f"{name}.yaml")
+        done = _knnx("run", spec, "--out", tmp_path / name, "--quiet", "--no-report", "--jobs", jobs)
+        assert done.returncode == 0, done.stderr
+        rows.append([row for row in _rows(tmp_path / name) if row[1] == "knn"])
+    assert rows[0] == rows[1] and len(rows[0]) == 4
+    assert {row[-1] for row in rows[0]} != {"0.6666666666666667"}
+
+
+def test_an_overlay_reads_its_base_and_keeps_its_own_graphs():
+    from knnx.neighbors.graphs import GraphStore
+
+    X = np.arange(12.0).reshape(6, 2)
+    base = GraphStore()
+    base.add(X, np.tile([2.0, 8.0], (6, 1)), np.array([[1, 2], [0, 2], [1, 3], [2, 4], [3, 5], [4, 3]]))
+    key = base.key(X, None)
+    over = base.overlay()
+    assert over.get(key, 2)[1].tolist() == base.get(key, 2)[1].tolist()  # reads the base
+    wrong = np.array([[4, 5], [4, 5], [4, 5], [4, 5], [2, 3], [2, 3]])
+    over.add(X, np.zeros((6, 2)), wrong)
+    assert over.get(key, 2)[1].tolist() == wrong.tolist()  # its own first
+    assert base.get(key, 2)[1][0].tolist() == [1, 2] and len(base) == 1  # the base is untouched
+    assert (
+        over.with_k_max(9).get(key, 1)[1].tolist() == wrong[:, :1].tolist() and over.with_k_max(9).k_max == 9
+    )
+
+
+def test_a_cell_that_changes_the_process_has_it_put_back():
+    """With ``--jobs 1`` the cells share knnx's process: a cell ignoring Ctrl-C, lowering
+    the recursion limit (every later cell failed, then the run ended in a RecursionError
+    traceback), hiding a module (``sys.modules['csv'] = None``: a traceback) or setting
+    the umask to 0o777 (files written unreadable) changed it for the rest of the run."""
+    import csv
+    import signal
+
+    from knnx.experiment.worker import checked
+
+    class Task:
+        def describe(self):
+            return "iris odd"
+
+    def misbehave(task):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sys.setrecursionlimit(60)
+        sys.modules["csv"] = None
+        os.umask(0o777)
+        raise RuntimeError("changed the process")
+
+    handler, limit, mask = signal.getsignal(signal.SIGINT), sys.getrecursionlimit(), os.umask(0o022)
+    os.umask(mask)
+    outcome = checked(misbehave, Task())
+    assert str(outcome) == "cell iris odd failed: RuntimeError: changed the process"
+    assert signal.getsignal(signal.SIGINT) is handler and sys.getrecursionlimit() == limit
+    assert sys.modules["csv"] is csv
+    assert os.umask(mask) == mask
 
 
 def test_get_params_failing_at_run_time_fails_its_cell(tmp_path):
@@ -354,12 +543,13 @@ def test_a_run_ends_when_its_work_is_done_whatever_threads_user_code_left(tmp_pa
     assert not (out / ".knnx-lock").exists() or (out / ".knnx-lock").read_text() == ""
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_joblib_workers_a_cell_starts_do_not_outlive_it(tmp_path, jobs):
+@pytest.mark.parametrize("args", [["--jobs", "1"], ["--jobs", "2"], ["--jobs", "2", "--executor", "dask"]])
+def test_joblib_workers_cells_start_do_not_outlive_the_run(tmp_path, args):
     """An estimator with ``n_jobs=2`` starts joblib's (loky's) worker processes, which
     would hold the run's stdout and stderr for loky's 300 s idle timeout after knnx
     exits (``knnx run ... | cat`` waited for them) and then print resource warnings;
-    they are shut down when the cell ends, so the pipes close when the run does."""
+    they are shut down once the process has run its cells, so the pipes close when
+    the run does."""
     spec = _write_spec(
         tmp_path,
         algorithms='[{id: cal, estimator: "sklearn.calibration:CalibratedClassifierCV", params: {n_jobs: 2}}]',
@@ -367,9 +557,9 @@ def test_joblib_workers_a_cell_starts_do_not_outlive_it(tmp_path, jobs):
     )
     out = tmp_path / "out"
     start = time.monotonic()
-    done = _knnx("run", spec, "--out", out, "--quiet", "--no-report", "--jobs", jobs, timeout=120)
+    done = _knnx("run", spec, "--out", out, "--quiet", "--no-report", *args, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - start < 60  # the pipes closed: loky's workers ended with their cells
+    assert time.monotonic() - start < 60  # the pipes closed: loky's workers ended with the run
     assert done.stderr == ""  # no "leaked semlock objects" warning from loky's resource tracker
     errors = read_results(out / "results.csv").query("metric == 'error'")["value"]
     assert len(errors) == 2 and errors.between(0, 0.2).all()
@@ -756,6 +946,38 @@ def test_code_imported_from_a_zip_archive_enters_the_key_by_the_archive(tmp_path
     monkeypatch.delitem(sys.modules, "zmod")
 
 
+def test_a_zip_archive_in_python_path_is_imported_and_its_edits_rerun_the_cells(tmp_path):
+    """``python_path: [code.zip]`` was refused as "no such folder", though Python imports
+    from an archive on its path; it is taken, and an edited archive reruns its cells with
+    the new code. A file that is no archive is refused in one line."""
+    import zipfile
+
+    spec = _write_spec(
+        tmp_path, algorithms='[{id: z, estimator: "zmod:Z"}]', head="python_path: [code.zip]\n"
+    )
+    out = tmp_path / "out"
+    runs = []
+    for k in (1, 15):
+        with zipfile.ZipFile(tmp_path / "code.zip", "w") as zf:
+            zf.writestr(
+                "zmod.py",
+                "from sklearn.neighbors import KNeighborsClassifier\n\n\n"
+                f"class Z(KNeighborsClassifier):\n    def __init__(self, n_neighbors={k}):\n"
+                "        super().__init__(n_neighbors=n_neighbors)\n",
+            )
+        done = _knnx("run", spec, "--out", out, "--no-report")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("2 cells run, 0 already done")
+        runs.append(_rows(out))
+    assert runs[0] != runs[1] and all('"n_neighbors":15' in row[2] for row in runs[1])
+    (tmp_path / "code.zip").write_text("not an archive")
+    done = _knnx("validate", spec)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"error: {spec}: python_path[0]: {tmp_path / 'code.zip'}: not a folder or a zip archive\n",
+    )
+
+
 def test_a_python_path_folder_in_a_loop_of_links_is_refused_in_one_line(tmp_path):
     (tmp_path / "loop").mkdir()
     (tmp_path / "loop" / "a").symlink_to("b")
@@ -973,7 +1195,9 @@ def test_predictions_that_are_not_class_codes_fail_the_cell_naming_the_first(y_p
     "y_pred", [np.array([0, 2, 1]), np.array([0.0, 2.0, 1.0]), np.array([0, 2, 1], dtype=object)]
 )
 def test_class_codes_of_any_numeric_type_pass(y_pred):
-    assert check_predictions(y_pred, 3, 3) is None
+    codes = check_predictions(y_pred, 3, 3)
+    assert codes.dtype == np.int64 and codes.tolist() == [0, 2, 1]
+    assert not np.shares_memory(codes, y_pred)  # a copy of its own: what is scored is what was checked
 
 
 class _Proba:
@@ -996,6 +1220,10 @@ class _Proba:
         (np.array([[True, False], [False, True]]), "predict_proba returned dtype bool, not probabilities"),
         (np.array([["1", "0"], ["0", "1"]]), "predict_proba returned dtype <U1, not probabilities"),
         (
+            np.array([[1 / 3, 2 / 3], [0.1, 0.9]], dtype=np.float16),
+            "predict_proba returned float16, too coarse for rows to sum to 1 within 1e-6",
+        ),
+        (
             np.ma.masked_array([[1.0, 0.0], [0.0, 1.0]], mask=[[0, 0], [1, 1]]),
             "predict_proba returned a masked array with 2 values masked",
         ),
@@ -1010,6 +1238,35 @@ def test_probabilities_that_are_no_real_numbers_fail_the_cell(proba, message):
     assert str(err.value).startswith(message)
     kept = proba_on_codes(_Proba(np.array([[1, 0], [0, 1]])), np.zeros((2, 1)), 3)  # integers are numbers
     assert kept.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+
+
+def test_a_table_of_probabilities_is_read_by_its_column_labels_not_their_order():
+    """A ``predict_proba`` returning a pandas DataFrame whose columns are the classes in
+    another order than ``classes_`` was read by position: each class got another's
+    probability. Labelled columns must be ``classes_`` in order; unlabelled ones (a
+    default RangeIndex) are positions, as an array's."""
+    import pandas as pd
+
+    from knnx.evaluation.scoring import proba_on_codes
+
+    class Labelled(_Proba):
+        classes_ = np.array([0, 2])
+
+    X = np.zeros((2, 1))
+    swapped = pd.DataFrame({2: [0.9, 0.2], 0: [0.1, 0.8]})
+    with pytest.raises(ValueError) as err:
+        proba_on_codes(Labelled(swapped), X, 3)
+    assert (
+        str(err.value)
+        == "predict_proba returned a table whose columns [2, 0] are not classes_ [0, 2] in order"
+    )
+    named = pd.DataFrame({"a": [0.1, 0.8], "b": [0.9, 0.2]})
+    with pytest.raises(ValueError, match=r"columns \['a', 'b'\] are not classes_ \[0, 2\] in order$"):
+        proba_on_codes(Labelled(named), X, 3)
+    ordered = proba_on_codes(Labelled(swapped[[0, 2]]), X, 3)
+    assert ordered.tolist() == [[0.1, 0.0, 0.9], [0.8, 0.0, 0.2]]
+    positional = proba_on_codes(Labelled(pd.DataFrame([[0.1, 0.9], [0.8, 0.2]])), X, 3)
+    assert positional.tolist() == ordered.tolist()
 
 
 class _Reports:
@@ -1303,3 +1560,27 @@ def test_pool_workers_ignore_ctrl_c_from_their_start():
     worker.join(60)
     assert worker.exitcode == 0
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # ours is untouched
+
+
+def test_ctrl_c_under_jobs_2_prints_one_line_and_leaks_no_semaphore(tmp_path):
+    """Ctrl-C under ``--jobs 2`` ended with the run's line, then multiprocessing's
+    resource tracker warned of "5 leaked semaphore objects" (the pool's, which the exit
+    that does not wait for the pool's threads skipped)."""
+    import signal
+
+    spec = _lab(tmp_path, "Sleeps")
+    args = ["run", spec, "--out", tmp_path / "out", "--quiet", "--jobs", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "knnx.cli", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "out" / "cells.csv").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(3.0)  # cells under way in both workers
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err == "interrupted: finished cells are saved; rerun the same command to resume\n"

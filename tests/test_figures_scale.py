@@ -533,3 +533,73 @@ def test_a_parameter_named_configuration_is_drawn_by_its_column():
     ax = _visible(fig)[0]
     xs = sorted(float(x) for c in ax.containers for x in c.lines[0].get_xdata())
     assert xs == [1.0, 2.0]
+
+
+EXTREME = """\
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class Extreme(ClassifierMixin, BaseEstimator):
+    \"\"\"Reports its ``scale`` (a finite number as large as a float holds) as ``big``.\"\"\"
+
+    def __init__(self, scale=1.0):
+        self.scale = scale
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.reported_ = {"big": self.scale}
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X), dtype=int)
+"""
+
+
+def test_finite_values_matplotlib_cannot_draw_are_a_note_not_a_traceback(tmp_path):
+    """A grid ``scale: [-1e308, 1e308]`` (finite, so valid) and a reported quantity of
+    1e308 ended the run, ``report`` and ``plot`` in matplotlib's ``ValueError: arange:
+    cannot compute length`` on every rerun, and summaries read ``inf ± inf``. The
+    figures that cannot be drawn are notes; the tables hold the finite means."""
+    import subprocess
+    import sys
+
+    (tmp_path / "extreme.py").write_text(EXTREME)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: x\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 2}\nmetrics: [error]\n"
+        'algorithms: [{id: e, estimator: "extreme:Extreme", params: {scale: [-1.0e+308, 1.0e+308]}}]\n'
+    )
+    out = tmp_path / "out"
+
+    def knnx(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "knnx.cli", *map(str, args)], capture_output=True, text=True
+        )
+
+    done = knnx("run", spec, "--out", out)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    drawn_not = (
+        "not drawn: matplotlib cannot draw values this large or this close (ValueError: arange: cannot"
+    )
+    assert [line for line in done.stdout.splitlines() if "not drawn" in line] == [
+        f"error-scale.png {drawn_not} compute length)",
+        f"big.png {drawn_not} compute length)",
+    ]
+    assert "not drawn: matplotlib cannot draw" in (out / "report.html").read_text()
+    plot = knnx("plot", out / "results.csv", "--metric", "big", "--x", "configuration")
+    assert (plot.returncode, plot.stderr) == (2, f"error: {drawn_not.split(': ', 1)[1]} compute length)\n")
+    table = knnx("table", out / "results.csv", "--metric", "big")
+    assert table.returncode == 0 and table.stderr == ""
+    assert "| iris | e scale=-1e+308 | -1.0000e+308 ± 0.0000e+00 | 2 |" in table.stdout
+
+
+def test_the_mean_and_deviation_of_finite_values_whose_sum_overflows_are_finite():
+    from knnx.reporting.summaries import summarize
+
+    rows = pd.DataFrame(
+        {"dataset": "d", "algorithm": "a", "metric": "big", "value": [1e308, 1e308, 0.9e308, 1.1e308]}
+    )
+    got = summarize(rows, ["dataset", "algorithm"], "big").iloc[0]
+    assert got["mean"] == pytest.approx(1e308, rel=1e-15)
+    assert got["std"] == pytest.approx(float(np.std([1.0, 1.0, 0.9, 1.1], ddof=1)) * 1e308, rel=1e-12)

@@ -442,3 +442,79 @@ def test_a_device_given_as_a_csv_is_named_so():
     """``select-k --csv /dev/null`` said "file not found" of a device that exists."""
     done = runner.invoke(app, ["select-k", "--csv", "/dev/null", "--p", "2"])
     assert (done.exit_code, done.stderr) == (2, "error: /dev/null: not a regular file (a device or a pipe)\n")
+
+
+@pytest.mark.parametrize(
+    ("by", "message"),
+    [
+        ("value", "--by: 'value' is a measured column, what the table summarises (--metric), not a group: "),
+        ("dataset,fit_seconds", "--by: 'fit_seconds' is a measured column, what the table summarises"),
+    ],
+)
+def test_table_by_a_measured_column_is_one_line(run_folder, by, message):
+    """``--by value`` made one group per measured value (each of n = 1), exit 0."""
+    result = runner.invoke(app, ["table", str(run_folder / "results.csv"), "--by", by])
+    assert result.exit_code == 2, result.output
+    assert len(result.output.splitlines()) == 1 and result.output.startswith(f"error: {message}")
+    grouped = runner.invoke(app, ["table", str(run_folder / "results.csv"), "--by", "dataset,k"])
+    assert grouped.exit_code == 0
+    assert grouped.output.splitlines()[2:5] == [  # one row per k, each over 2 folds
+        "| iris | 1 | **0.0267 ± 0.0000** | 2 |",
+        "| iris | 3 | 0.0400 ± 0.0377 | 2 |",
+        "| iris | 5 | 0.0400 ± 0.0377 | 2 |",
+    ]
+
+
+def test_plot_datasets_naming_one_twice_is_one_line(run_folder, tmp_path):
+    """``--datasets iris,iris`` drew one panel, the second name dropped silently."""
+    _refused(
+        ["plot", run_folder / "results.csv", "--datasets", "iris,iris", "--out", tmp_path / "p.png"],
+        "--datasets: 'iris' is named twice",
+        tmp_path,
+    )
+
+
+def test_select_k_beyond_the_rows_names_the_k_max_option_and_its_default(tmp_path):
+    """``select-k`` on 5 rows said ``k_max: must be between 1 and 4 ..., got 50``, naming
+    neither the option nor that 50 is its default."""
+    data = tmp_path / "tiny.csv"
+    data.write_text("a,b,label\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n5,2,0\n")
+    _refused(
+        ["select-k", "--csv", data, "--p", "1"],
+        "--k-max 50: at most n - p = 4 on these 5 rows with --p 1 (the default is 50); give --k-max 4 or less",
+        tmp_path,
+    )
+    done = runner.invoke(app, ["select-k", "--csv", str(data), "--p", "1", "--k-max", "4", "--format", "csv"])
+    assert (
+        done.exit_code == 0
+        and done.output.splitlines()[0] == "k,lpo_risk"
+        and len(done.output.splitlines()) == 5
+    )
+
+
+def test_compare_says_when_the_contestants_folds_differ(run_folder, tmp_path):
+    """With k=1's fold 1 missing, compare's table gave k=1's mean over one fold beside the
+    others' over two, and ranked them, without a word."""
+    with open(run_folder / "results.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header, at = rows[0], rows[0].index("dataset")
+    rows += [[*r[:at], "iris_b", *r[at + 1 :]] for r in rows[1:]]  # a second dataset, for compare
+    whole = tmp_path / "whole.csv"
+    with open(whole, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    gone = next(
+        i
+        for i, r in enumerate(rows)
+        if r[header.index("fold")] == "1" and '"k":1,' in r[header.index("params")]
+    )
+    with open(tmp_path / "results.csv", "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows[:gone] + rows[gone + 1 :])
+    done = runner.invoke(app, ["compare", str(tmp_path / "results.csv"), "--select", "all"])
+    assert done.exit_code == 0, done.output
+    uneven = [line for line in done.output.splitlines() if line.startswith("Uneven")]
+    assert uneven == [
+        "Uneven folds on iris: knn k=1 (1 of 2); each mean is over its contestant's own folds, "
+        "the paired tests over the folds shared."
+    ]
+    done = runner.invoke(app, ["compare", str(whole), "--select", "all"])
+    assert done.exit_code == 0 and "Uneven" not in done.output

@@ -149,7 +149,7 @@ def test_select_k_cli_json_and_csv_input(tmp_path):
     "args,message",
     [
         (["--p", 250], "error: p: must be between 1 and 249"),
-        (["--p", 5, "--k-max", 246], "error: k_max: must be between 1 and 245"),
+        (["--p", 5, "--k-max", 246], "error: --k-max 246: at most n - p = 245 on these 250 rows with --p 5"),
         (["--p", 5, "--dataset", "nope"], "error: unknown dataset 'nope'"),
         (["--p", 5, "--dataset", "iris", "--csv", "x.csv"], "error: --dataset and --csv: give one of them"),
     ],

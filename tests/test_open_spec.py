@@ -969,6 +969,55 @@ def test_the_saved_spec_has_every_default_and_reruns_from_any_folder(tmp_path):
     assert (second / "spec.yaml").read_text() == (first / "spec.yaml").read_text()
 
 
+def test_a_list_or_tuple_default_is_written_as_one_value_and_reruns_as_one_setting(tmp_path):
+    """``spec.yaml`` wrote ``MLPClassifier``'s default ``hidden_layer_sizes=(100,)`` as
+    ``[100]`` and a class's ``c=(1, 2)`` as ``[1, 2]``: grids, so rerunning spec.yaml ran
+    other settings (100 instead of [100]; c=1 and c=2). They are written as grids of one
+    value (``[[100]]``) and the rerun gives the same cells and rows."""
+    (tmp_path / "pair.py").write_text(
+        "from sklearn.neighbors import KNeighborsClassifier\n\n\n"
+        "class Pair(KNeighborsClassifier):\n"
+        "    def __init__(self, n_neighbors=1, pair=(1, 2)):\n"
+        "        super().__init__(n_neighbors=n_neighbors)\n        self.pair = pair\n"
+    )
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: t\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 2}\nmetrics: [error]\nalgorithms:\n"
+        "  - {id: p, estimator: 'pair:Pair'}\n"
+        "  - {id: mlp, estimator: 'sklearn.neural_network:MLPClassifier', params: {max_iter: 5}}\n"
+    )
+    first, second = tmp_path / "first", tmp_path / "second"
+    done = subprocess.run(
+        [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(first), "--quiet", "--no-report"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    import yaml
+
+    saved = yaml.safe_load((first / "spec.yaml").read_text())
+    assert saved["algorithms"][0]["params"]["pair"] == [[1, 2]]
+    assert saved["algorithms"][1]["params"]["hidden_layer_sizes"] == [[100]]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "knnx.cli",
+            "run",
+            str(first / "spec.yaml"),
+            "--out",
+            str(second),
+            "--no-report",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("4 cells run, 0 already done"), done.stdout
+    keep = ["dataset", "algorithm", "params", "repeat", "fold", "metric", "value"]
+    a, b = (read_results(p / "results.csv")[keep] for p in (first, second))
+    assert len(a) == 4 and a.equals(b)
+
+
 # --- parameters as columns; configurations; seeds pooled ------------------------------------
 
 
@@ -1414,6 +1463,52 @@ def test_a_loader_returning_text_is_refused(tmp_path):
         text,
         "datasets[0]: loader mylab.data:as_text: X must hold numbers (int, float or bool), got values of dtype <U32",
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "scipy.sparse.csr_matrix(X)",
+            "X must be a dense array of numbers, got a sparse csr_matrix; return X.toarray()",
+        ),
+        (
+            "[list(row) for row in X[:-1]] + [[1.0]]",
+            "X must be a 2-D array of numbers (int, float or bool), got a list that numpy cannot read as one "
+            "array (rows of different lengths?: ValueError)",
+        ),
+    ],
+)
+def test_a_loader_returning_a_sparse_or_ragged_x_is_named_so(tmp_path, body, message):
+    """A sparse matrix was refused as "values of dtype object", ragged rows as "dtype ?"."""
+    _write_data(tmp_path)
+    (tmp_path / "mylab" / "data.py").write_text(
+        DATA + f"\n\ndef odd():\n    import scipy.sparse\n\n    X, y = load_rings(40)\n    return {body}, y\n"
+    )
+    text = "name: t\ndatasets: [{loader: 'mylab.data:odd'}]\nprotocol: {kind: kfold, folds: 2}\n"
+    text += "algorithms: [{name: knn}]\n"
+    _refused(tmp_path, text, f"datasets[0]: loader mylab.data:odd: {message}")
+
+
+def test_a_loader_taking_its_seed_positionally_only_is_given_it():
+    """``def load(seed, /)`` was called with ``seed=`` and failed with the loader blamed
+    for knnx's call (``got some positional-only arguments passed as keyword``)."""
+    from knnx.datasets import _call_loader
+
+    def load(seed, /, n=4):
+        return np.full((n, 1), float(seed)), np.arange(n) % 2
+
+    X, _ = _call_loader(load, {"n": 6}, 7, "datasets[0]: loader x")
+    assert X.shape == (6, 1) and X[0, 0] == 7.0
+
+    def two(a, b, /):
+        return a, b
+
+    assert _call_loader(two, {"a": 1, "b": 2}, 0, "w") == (1, 2)
+    with pytest.raises(
+        Exception, match=r"^w: 'b' is positional-only and comes after 'a', which is not given"
+    ):
+        _call_loader(two, {"b": 2}, 0, "w")
 
 
 def test_a_tuned_grid_beside_an_untuned_one_plots_and_resumes(tmp_path):

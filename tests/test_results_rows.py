@@ -583,3 +583,33 @@ def test_side_files_refuse_negative_counts_and_infinite_curves(tmp_path):
         with pytest.raises(ResultsError) as err:
             read_curves(path)
         assert str(err.value).startswith(f"{path}: {message}")
+
+
+def test_a_row_cut_short_is_named_as_such_not_as_a_bad_value(folder, tmp_path):
+    """pandas reads a row cut short with its missing fields empty: results.csv's line 3
+    cut after 6 fields was refused as "column 'fold' line 3: '' is not an integer", and
+    warnings.csv's likewise; the line and its field count are named instead."""
+    from knnx.results import WARNING_COLUMNS, read_warnings
+
+    rows = _rows(folder / "results.csv")
+    _write(folder / "results.csv", [*rows[:2], rows[2][:6], *rows[3:]])
+    _refused(
+        ["table", folder / "results.csv"],
+        f"{folder / 'results.csv'}: line 3 has 6 fields, the header {len(rows[0])}: a row cut short or run together",
+        folder,
+    )
+    cell = {"dataset": "d", "algorithm": "knn", "params": "{}", "repeat": 0, "fold": 1}
+    warned = tmp_path / "warnings.csv"
+    warned.write_text(
+        rows_to_csv(
+            [{**cell, "category": "UserWarning", "message": "m", "count": 2}],
+            header=True,
+            columns=WARNING_COLUMNS,
+        )
+        + "d,knn,{},0\n"
+    )
+    with pytest.raises(ResultsError) as err:
+        read_warnings(warned)
+    assert str(err.value) == f"{warned}: line 3 has 4 fields, the header 8: a row cut short or run together"
+    _write(warned, _rows(warned)[:2])  # without the short row: read as written
+    assert read_warnings(warned)["count"].tolist() == [2]

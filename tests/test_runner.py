@@ -129,9 +129,15 @@ def test_an_edited_spec_reruns_exactly_the_cells_that_changed(tmp_path):
         values(read_results(tmp_path / "results.csv")), values(read_results(fresh.out / "results.csv"))
     )
     shrunk = {**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
-    assert run_spec(shrunk, out=tmp_path).n_run == 0
+    summary = run_spec(shrunk, out=tmp_path)
+    assert summary.n_run == 0
     assert len(read_results(tmp_path / "results.csv")) == 6  # 2 cells x 3 metrics
-    assert run_spec({**shrunk, "metrics": ["error"]}, out=tmp_path).n_run == 2
+    assert summary.notes == (  # said, not silent: another spec into one folder replaces its rows
+        f"5 cells of an earlier spec are not in this one: their rows left {tmp_path}/results.csv "
+        "(run it with another --out to keep both)",
+    )
+    again = run_spec({**shrunk, "metrics": ["error"]}, out=tmp_path)
+    assert again.n_run == 2 and again.notes == ()  # rerun (their hash changed), none removed
 
 
 def test_changed_data_or_code_invalidates_the_cache(tmp_path, monkeypatch):
@@ -819,3 +825,35 @@ def test_unn_curves_end_to_end(tmp_path):
         keep = np.rint(np.linspace(0, len(est.curve_["iteration"]) - 1, 20)).astype(int)
         assert rows.iteration.tolist() == est.curve_["iteration"][keep].tolist()
         assert_allclose(rows.value, est.curve_[name][keep], rtol=RTOL)
+
+
+def test_a_resume_leaves_the_side_files_a_fresh_run_would(tmp_path):
+    """A resume whose cells no longer raise warnings, or that no longer records curves,
+    kept a header-only warnings.csv and curves.csv, where a fresh run writes neither."""
+    spec = {
+        "name": "s",
+        "seed": 0,
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "record_curves": True,
+        "algorithms": [
+            {
+                "id": "lr",
+                "estimator": "sklearn.linear_model:LogisticRegression",
+                "params": {"max_iter": [1, 500]},
+            },
+            {"name": "cpw", "params": {"max_epochs": 2}},
+        ],
+        "metrics": ["error"],
+    }
+    run_spec(spec, out=tmp_path / "out", report=False)
+    assert (tmp_path / "out" / "warnings.csv").exists() and (tmp_path / "out" / "curves.csv").exists()
+    quiet = {
+        **spec,
+        "record_curves": False,
+        "algorithms": [{**spec["algorithms"][0], "params": {"max_iter": [500]}}],  # cpw warns at 2 epochs
+    }
+    run_spec(quiet, out=tmp_path / "out", report=False)
+    run_spec(quiet, out=tmp_path / "fresh", report=False)
+    names = [sorted(p.name for p in (tmp_path / d).iterdir()) for d in ("out", "fresh")]
+    assert names[0] == names[1] and "warnings.csv" not in names[0] and "curves.csv" not in names[0]

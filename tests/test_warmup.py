@@ -419,3 +419,35 @@ def test_warming_a_path_runs_its_kernels(monkeypatch):
     for path in ("screen", "seed", "symmetric"):
         search.warm_up_path(path)
     assert seen == [search.warm_sizes(p)[0] for p in ("screen", "seed", "symmetric")]
+
+
+@pytest.mark.parametrize("damaged", ["nbc", "nbi"])
+def test_a_damaged_numba_cache_is_compiled_again_not_a_failure_of_every_cell(tmp_path, damaged):
+    """numba's cache files (an index ``.nbi`` and compiled code ``.nbc``, both pickles)
+    overwritten with garbage made every kNN cell fail with ``UnpicklingError: pickle data
+    was truncated``; an unreadable entry is now a cache miss: the kernel is compiled
+    again, its cache rewritten, and the results are those of a run on an intact cache."""
+    spec = tmp_path / "wk.yaml"
+    spec.write_text(json.dumps(RIPLEY_K))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+
+    def run(out):
+        done = subprocess.run(
+            [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(out), "--quiet", "--no-report"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+        return values(read_results(out / "results.csv"))
+
+    intact = run(tmp_path / "intact")
+    files = sorted(cache.rglob(f"*.{damaged}"))
+    assert files
+    for path in files:
+        path.write_bytes(b"garbage")
+    pd.testing.assert_frame_equal(run(tmp_path / "damaged"), intact)
+    assert all(path.read_bytes() != b"garbage" for path in cache.rglob("*.nb?") if path.stat().st_size)
+    pd.testing.assert_frame_equal(run(tmp_path / "rewritten"), intact)

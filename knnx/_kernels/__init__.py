@@ -16,6 +16,10 @@ lock.
 A parallel kernel with a serial twin (the same row body, ``range`` for ``prange``) is
 started by :func:`launch`, which takes the twin for small inputs: launching a parallel
 kernel costs 0.2-0.5 ms on 2 cores, more than a small search or vote takes.
+
+A damaged numba cache file is a cache miss, compiled again and rewritten
+(:mod:`knnx._kernels._cache`), in every process that imports a kernel through
+:func:`lazy` and in every process that runs cells.
 """
 
 import importlib
@@ -23,6 +27,8 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
+
+from knnx._kernels._cache import tolerate_damaged_cache
 
 if "NUMBA_THREADING_LAYER" not in os.environ:
     if "numba" in sys.modules:  # imported before knnx: its configuration is read already
@@ -46,6 +52,7 @@ class _Lazy:
         module = self._module
         if module is None:  # import_module holds the module's import lock: safe across threads
             module = importlib.import_module(self._name)
+            tolerate_damaged_cache()  # numba is imported now; kernels compile at first call
             object.__setattr__(self, "_module", module)
         return module
 

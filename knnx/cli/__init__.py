@@ -59,8 +59,23 @@ def main(args=None):
                 stream.flush()
             except (OSError, ValueError):
                 pass
+        _release_semaphores()
         os._exit(code if isinstance(code, int) else (0 if code is None else 1))
     raise SystemExit(code)
+
+
+def _release_semaphores():
+    """Run multiprocessing's exit finalizers of priority >= 0 (what a normal exit runs
+    first), which unlink the semaphores of the run's worker pool: ``os._exit`` skips
+    them, and the resource tracker then warned of "leaked semaphore objects" on stderr
+    (a run interrupted under --jobs 2, whose pool's manager thread is still alive)."""
+    util = sys.modules.get("multiprocessing.util")
+    if util is None:
+        return
+    try:
+        util._run_finalizers(0)
+    except Exception:  # noqa: BLE001, S110 - exiting all the same
+        pass
 
 
 __all__ = ["app", "main"]

@@ -111,6 +111,11 @@ def select_k_cmd(
         idx = ds.split[0] if ds.split is not None else slice(None)
         X, y = ds.X[idx], ds.y[idx]
         params = _metric_params(metric, metric_param)
+        if 0 < len(y) - p < k_max:  # named as the option it is (its default, 50, included)
+            raise KnnxError(
+                f"--k-max {k_max}: at most n - p = {len(y) - p} on these {len(y)} rows with --p {p} "
+                f"(the default is 50); give --k-max {len(y) - p} or less"
+            )
         k_p, risk = select_k(X, y, p, k_max, weights.value, metric=metric, metric_params=params)
     if fmt is RiskFormat.csv:
         sys.stdout.write("k,lpo_risk\n" + "".join(f"{k},{r!r}\n" for k, r in enumerate(risk.tolist(), 1)))

@@ -18,6 +18,7 @@ from knnx.cli.core import (
     require_file,
 )
 from knnx.errors import KnnxError, ResultsError, WriteError
+from knnx.writing import quiet_arithmetic
 
 
 def table_cmd(
@@ -25,8 +26,8 @@ def table_cmd(
     by: str = typer.Option(
         "dataset,configuration",
         "--by",
-        help="Comma-separated grouping columns; a parameter by name (k or param_k); configuration = the "
-        "algorithm and the parameters that vary (seeds pooled).",
+        help="Comma-separated grouping columns, each once; a parameter by name (k or param_k); configuration = "
+        "the algorithm and the parameters that vary (seeds pooled). Not value nor a timing: --metric names those.",
     ),
     metric: str = typer.Option(
         "error",
@@ -39,7 +40,7 @@ def table_cmd(
     from knnx.reporting.summaries import read_results, results_table
     from knnx.results import last_round
 
-    with reported():
+    with reported(), quiet_arithmetic():
         require_file(results, "RESULTS")
         frame = read_results(results)
         note_last_round(last_round(frame)[1])
@@ -138,7 +139,7 @@ def report(
     from knnx.reporting.html import ReportOptions, write_report
     from knnx.writing import output_lock
 
-    with reported():
+    with reported(), quiet_arithmetic():
         if not out.is_dir():
             raise ResultsError(f"OUT: {out} is not a folder; give the folder of a run (holding results.csv)")
         if not 0 < alpha < 1:
@@ -231,7 +232,7 @@ def plot(
         "the configurations).",
     ),
     datasets: str = typer.Option(
-        None, "--datasets", help="Comma-separated dataset names: only their panels, in this order."
+        None, "--datasets", help="Comma-separated dataset names, each once: only their panels, in this order."
     ),
     out: Path = typer.Option(
         None,
@@ -247,7 +248,7 @@ def plot(
 
     # The default file is named as the run names its own figures (knnx.reporting.figures.figure_name:
     # anything but letters, digits and "_." replaced, so that a metric "a/b" names no folder).
-    with reported():
+    with reported(), quiet_arithmetic():
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)

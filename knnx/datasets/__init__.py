@@ -290,6 +290,27 @@ def _loader_for(name):
     return load_entry_point(DATASET_GROUP, name)
 
 
+def _positional_only(takes, kwargs, where):
+    """The values of ``kwargs`` (removed from it) for the loader's positional-only
+    parameters (``def load(seed, /)``), in order: passed by name they would raise
+    TypeError in the loader's call, blamed on the loader. DataError when one is given
+    after another left out (no position to pass it at)."""
+    args, skipped = [], None
+    for name, param in takes.items():
+        if param.kind is not inspect.Parameter.POSITIONAL_ONLY:
+            break
+        if name not in kwargs:
+            skipped = name
+        elif skipped is not None:
+            raise DataError(
+                f"{where}: '{name}' is positional-only and comes after '{skipped}', which is not given; give "
+                f"'{skipped}' too"
+            )
+        else:
+            args.append(kwargs.pop(name))
+    return args
+
+
 def _call_loader(fn, options, seed, where):
     """``fn(**options)`` (with ``seed`` if it takes one and ``options`` lacks it); one
     DataError line for whatever it raises (:func:`knnx.errors.describe`; ``sys.exit``
@@ -313,9 +334,10 @@ def _call_loader(fn, options, seed, where):
     if unknown:
         known = ", ".join(k for k, p in takes.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL)
         raise DataError(f"{where}: unknown parameter '{unknown[0]}'; known: {known or 'none'}")
+    args = _positional_only(takes, kwargs, where)
     try:
         with exit_guard():  # os._exit in the loader: its failure, not the end of knnx
-            return fn(**kwargs)
+            return fn(*args, **kwargs)
     except DataError:
         raise
     except BaseException as exc:  # noqa: BLE001 - sys.exit or an unprintable error of user code too

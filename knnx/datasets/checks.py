@@ -225,15 +225,25 @@ def _as_dataset(result, name, where):
 
 def _numbers(X, where):
     """X as float64; DataError unless it holds numbers (int, float or bool)."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: asarray makes one object of it
+        raise DataError(
+            f"{where}: X must be a dense array of numbers, got a sparse {type(X).__name__}; "
+            "return X.toarray()"
+        )
     try:
         raw = np.asarray(X)
-        if raw.dtype.kind not in "biuf":  # text or objects: a loader returns numbers, as a CSV file holds
-            raise TypeError(raw.dtype)
+    except (TypeError, ValueError, OverflowError) as exc:  # ragged rows, an object refusing conversion
+        raise DataError(
+            f"{where}: X must be a 2-D array of numbers (int, float or bool), got a {type(X).__name__} "
+            f"that numpy cannot read as one array (rows of different lengths?: {type(exc).__name__})"
+        ) from None
+    if raw.dtype.kind not in "biuf":  # text or objects: a loader returns numbers, as a CSV file holds
+        raise DataError(f"{where}: X must hold numbers (int, float or bool), got values of dtype {raw.dtype}")
+    try:
         return np.ascontiguousarray(raw, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
-        kind = getattr(locals().get("raw"), "dtype", "?")
         raise DataError(
-            f"{where}: X must hold numbers (int, float or bool), got values of dtype {kind}"
+            f"{where}: X must hold numbers (int, float or bool), got values of dtype {raw.dtype}"
         ) from None
 
 

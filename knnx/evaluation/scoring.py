@@ -13,10 +13,12 @@ from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 
 
 def check_predictions(y_pred, n, n_classes):
-    """ValueError (the cell fails) unless ``y_pred`` holds ``n`` class codes: an estimator
-    outside knnx may return anything, and a label that is no class would be scored as an
-    error silently."""
-    y_pred = _unmasked(y_pred, "predict")
+    """``y_pred`` as a new int64 array of ``n`` class codes, or ValueError (the cell fails):
+    an estimator outside knnx may return anything, and a label that is no class would be
+    scored as an error silently. What is scored is the copy checked: an estimator may
+    hand out its own buffer and write into it later (in ``predict_proba``), or an object
+    whose ``__array__`` gives other values at each call."""
+    y_pred = np.array(_unmasked(y_pred, "predict"), copy=True)
     if y_pred.shape != (n,):
         raise ValueError(f"predict returned shape {y_pred.shape}, expected ({n},)")
     if y_pred.dtype.kind == "b":
@@ -32,6 +34,7 @@ def check_predictions(y_pred, n, n_classes):
     if len(codes) and (codes.min() < 0 or codes.max() >= n_classes):
         bad = int(codes[(codes < 0) | (codes >= n_classes)][0])
         raise ValueError(f"predict returned {bad}, not a class code (the classes of fit's y)")
+    return codes
 
 
 def _shown(value, limit=80):
@@ -130,11 +133,17 @@ def proba_on_codes(estimator, X, n_classes):
     The estimator's columns follow its ``classes_`` (the codes seen in training); a
     class absent from the training part gets probability 0.
     """
-    proba = _unmasked(estimator.predict_proba(X), "predict_proba")
+    raw = estimator.predict_proba(X)
+    classes = np.asarray(estimator.classes_)
+    _check_columns(raw, classes)
+    proba = _unmasked(raw, "predict_proba")
     if proba.dtype.kind not in "iufO":  # booleans, complex numbers (their imaginary part dropped), texts
         raise ValueError(f"predict_proba returned dtype {proba.dtype}, not probabilities (real numbers)")
+    if proba.dtype == np.float16:  # 3 significant digits: its rows miss 1 by up to 1e-3
+        raise ValueError(
+            "predict_proba returned float16, too coarse for rows to sum to 1 within 1e-6; return float32 or float64"
+        )
     proba = np.asarray(proba, dtype=np.float64)
-    classes = np.asarray(estimator.classes_)
     if proba.shape != (X.shape[0], len(classes)):
         raise ValueError(f"predict_proba returned shape {proba.shape}, expected {(X.shape[0], len(classes))}")
     try:
@@ -154,6 +163,25 @@ def proba_on_codes(estimator, X, n_classes):
     full = np.zeros((X.shape[0], n_classes))
     full[:, codes] = proba
     return full
+
+
+def _check_columns(table, classes):
+    """ValueError when ``table`` (a pandas DataFrame, or anything with ``columns``) labels
+    its columns otherwise than ``classes`` in order: it would be read by position, each
+    class taking another's probability. Unlabelled columns (a default RangeIndex, what
+    ``DataFrame(array)`` gives) are positions, as an array's."""
+    columns = getattr(table, "columns", None)
+    if columns is None or type(columns).__name__ == "RangeIndex" and columns.start == 0 and columns.step == 1:
+        return
+    labels = list(columns)
+    same = len(labels) == len(classes) and all(
+        type(a) is not bool and a == b for a, b in zip(labels, classes.tolist(), strict=True)
+    )
+    if not same:
+        raise ValueError(
+            f"predict_proba returned a table whose columns {_shown(labels)} are not classes_ "
+            f"{_shown(classes.tolist())} in order"
+        )
 
 
 def needs_proba(metrics):

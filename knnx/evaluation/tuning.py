@@ -7,7 +7,7 @@ import numpy as np
 
 from knnx.errors import describe, user_fault
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRIC_INPUT, METRICS
-from knnx.evaluation.scoring import proba_on_codes
+from knnx.evaluation.scoring import check_predictions, proba_on_codes
 
 
 @dataclass(frozen=True)
@@ -93,12 +93,13 @@ def _score(est, metric, X_held, y_held, n_classes):
     """The inner score of a fitted estimator on a held-out fold (higher is better)."""
     from sklearn.metrics import accuracy_score
 
-    if metric in ("error", "accuracy"):
-        return accuracy_score(y_held, est.predict(X_held))
     if METRIC_INPUT[metric] == "proba":
         value = METRICS[metric](y_held, proba_on_codes(est, X_held, n_classes))
-    else:
-        value = METRICS[metric](y_held, np.asarray(est.predict(X_held)))
+    else:  # checked as the cell's own predictions are: codes that are no class fail the setting
+        y_pred = check_predictions(est.predict(X_held), len(y_held), n_classes)
+        if metric in ("error", "accuracy"):
+            return accuracy_score(y_held, y_pred)
+        value = METRICS[metric](y_held, y_pred)
     return -value if LOWER_IS_BETTER.get(metric, False) else value
 
 

@@ -32,7 +32,7 @@ from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer
 from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, reported_scores, score
 from knnx.evaluation.tuning import TuneTask, tune
 from knnx.experiment.context import DataRef
-from knnx.experiment.parts import data_checksum, data_material, prepared, split_parts, with_graphs
+from knnx.experiment.parts import data_checksum, data_material, fitted, prepared, split_parts, with_graphs
 from knnx.experiment.warmup import rows_needed
 from knnx.lpo.active import active_learning
 from knnx.plugins import add_import_dirs, import_object
@@ -305,11 +305,11 @@ class FitPredict(CellKind):
         estimator = prepared(estimator_cls, setting, store, ds, task.seed)
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
         t0 = time.perf_counter()
-        estimator.fit(X_train, y_train, **fit_kwargs)
+        fitted(estimator, X_train, y_train, **fit_kwargs)
         t1 = time.perf_counter()
         y_pred = estimator.predict(X_test)
         t2 = time.perf_counter()
-        check_predictions(y_pred, len(task.test), ds.n_classes)
+        y_pred = check_predictions(y_pred, len(task.test), ds.n_classes)  # our copy, as checked
         # fit_seconds: the inner search (if tuned) and the refit, as GridSearchCV.fit takes
         base = task.base_row(len(task.train), len(task.test), tune_seconds + t1 - t0, t2 - t1, tune_seconds)
         proba = posterior = None

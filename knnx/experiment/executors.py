@@ -13,10 +13,11 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing.context import SpawnContext, SpawnProcess
+from multiprocessing.util import Finalize
 
 from knnx.errors import CellError, KnnxError, note_unraisable
 from knnx.experiment.context import PROCESS
-from knnx.experiment.worker import checked, run_cell
+from knnx.experiment.worker import checked, run_cell, stop_joblib_workers
 
 
 @contextmanager
@@ -92,8 +93,11 @@ def execute(tasks, jobs, client, fit_progress=None, ctx=None):
         return
     relay = _Throttled(fit_progress) if fit_progress is not None else None
     if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield task, checked(run_cell, task, relay, ctx)
+        try:
+            for task in tasks:
+                yield task, checked(run_cell, task, relay, ctx)
+        finally:
+            stop_joblib_workers()  # the cells' joblib workers must not outlive the run
         return
     yield from _execute_pool(tasks, jobs, fit_progress)
 
@@ -256,6 +260,7 @@ def _start_worker(parent_pid, reports):
     progress to ``reports`` (a queue the run reads), if any."""
     _die_with_parent(parent_pid)
     note_unraisable()
+    Finalize(None, stop_joblib_workers, exitpriority=10)  # on the worker's way out
     if reports is not None:
         PROCESS.reports = _Throttled(lambda *report: reports.put(report))
 

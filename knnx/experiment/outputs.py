@@ -31,8 +31,10 @@ from knnx.results import (
     rows_to_csv,
     with_param_columns,
 )
+from knnx.writing import quiet_arithmetic
 
 
+@quiet_arithmetic()
 def finish_outputs(out, *, order, metrics, names, rounds=False, curves=False, html_report=True):
     """Sort results.csv (and curves.csv if ``curves``) in cell order, write the summaries
     and figures, and report.html if ``html_report``; return the notes (one line per

@@ -14,6 +14,8 @@ train]`` (distances between training rows) and the test part ``X[test][:, train]
 takes them; it is never standardised.
 """
 
+import copy
+
 import numpy as np
 
 from knnx.evaluation.preprocess import standardize
@@ -89,22 +91,79 @@ def made(cls, setting):
     ``get_params`` must give back each parameter as given (the same object, or an equal
     value), else ValueError (the cell fails): the results would record a setting that
     did not run (an ``__init__`` that ignores or changes an argument)."""
-    estimator = cls(**setting)
+    estimator = _fresh_defaults(cls(**setting), setting)
     if setting:
-        held = estimator.get_params(deep=False)
-        for name, value in setting.items():
-            got = held.get(name, _ABSENT)
-            if got is not value and not _equal(got, value):
-                shown = "no such parameter" if got is _ABSENT else f"{name}={_short(got)}"
-                raise ValueError(
-                    f"{cls.__name__}({name}={_short(value)}).get_params() gives {shown}: __init__ must store each "
-                    "parameter as given (scikit-learn's convention), or the results would record a setting that "
-                    "did not run"
-                )
+
+        def stored(name, value, got):
+            shown = "no such parameter" if got is _ABSENT else f"{name}={_short(got)}"
+            return f"{cls.__name__}({name}={_short(value)}).get_params() gives {shown}: __init__ must store each parameter as given"
+
+        _check_kept(setting, estimator.get_params(deep=False), stored)
     return estimator
 
 
+def _check_kept(given, held, said):
+    """ValueError (the cell fails) for the first parameter of ``given`` that ``held``
+    (what ``get_params`` gives) holds otherwise: another object and no equal value of the
+    same type (``got`` is ``_ABSENT`` when it holds none); its message is
+    ``said(name, value, got)`` and why that fails the cell."""
+    for name, value in given.items():
+        got = held.get(name, _ABSENT)
+        if got is not value and not _equal(got, value):
+            raise ValueError(
+                f"{said(name, value, got)} (scikit-learn's convention), or the results would record a setting "
+                "that did not run"
+            )
+
+
 _ABSENT = object()
+
+# Defaults of these types cannot change: they need no copy of their own.
+_IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, np.generic)
+
+
+def _fresh_defaults(estimator, setting):
+    """``estimator`` with a copy of its own of each default parameter that is an object (a
+    ``RandomState``, an estimator, a list), as scikit-learn's ``clone`` gives: a default
+    is one object shared by every instance of the class, and a cell that draws from it or
+    fits it would change what the next cell in the process starts from (results would
+    depend on ``--jobs`` and on what ran before). A default that cannot be copied is
+    kept."""
+    defaults = {
+        name: value
+        for name, value in estimator.get_params(deep=False).items()
+        if name not in setting and not isinstance(value, _IMMUTABLE) and not callable_class(value)
+    }
+    fresh = {}
+    for name, value in defaults.items():
+        try:
+            fresh[name] = copy.deepcopy(value)
+        except Exception:  # noqa: BLE001, S112 - an object that cannot be copied stays shared
+            continue
+    if fresh:
+        estimator.set_params(**fresh)
+    return estimator
+
+
+def callable_class(value):
+    """Whether ``value`` is a class or a function (a default such as a metric function):
+    shared by nature, copied as itself."""
+    return isinstance(value, type) or (callable(value) and not hasattr(value, "get_params"))
+
+
+def fitted(estimator, X, y, **fit_kwargs):
+    """``estimator.fit(X, y, **fit_kwargs)``, then ValueError (the cell fails) when ``fit``
+    changed a parameter (``get_params`` gives another object or value than before): the
+    results would record a setting that did not run (scikit-learn's convention: fit leaves
+    the parameters as set)."""
+    before = estimator.get_params(deep=False)
+    estimator.fit(X, y, **fit_kwargs)
+
+    def changed(name, value, got):
+        shown = "removed it" if got is _ABSENT else f"{name}: {_short(value)} -> {_short(got)}"
+        return f"fit changed its parameter {name} ({shown}): fit must leave the parameters as set"
+
+    _check_kept(before, estimator.get_params(deep=False), changed)
 
 
 def _equal(a, b):
@@ -154,9 +213,13 @@ def with_types(estimator, ds):
 def with_graphs(estimator, store):
     """``estimator``, given ``store`` as its ``graphs`` parameter when it has one left at
     None (knnx's neighbour estimators; any estimator may opt in the same way) and
-    ``store`` is not None; unchanged otherwise."""
+    ``store`` is not None; unchanged otherwise. A class outside knnx gets an overlay of
+    the store (:meth:`knnx.neighbors.graphs.GraphStore.overlay`): it reads the graphs
+    knnx's searches stored, and a graph it adds (right or wrong) stays with it, never
+    reaching other cells."""
     if store is not None:
         params = estimator.get_params(deep=False)  # raising fails the cell, as fit raising would
         if "graphs" in params and params["graphs"] is None:
-            estimator.set_params(graphs=store)
+            own = type(estimator).__module__.partition(".")[0] == "knnx"
+            estimator.set_params(graphs=store if own else store.overlay())
     return estimator

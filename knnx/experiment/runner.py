@@ -333,6 +333,7 @@ class _Run:
                 )
             recorded = read_ledger(ledger_path)
             valid = {cell for cell, key in recorded.items() if self.keys.get(cell) == key}
+            self.n_removed = sum(cell not in self.keys for cell in recorded)
             metrics = list(self.vspec.spec.metrics)
             done_keys = recover(
                 results_path, metrics, allowed=valid, columns=self.columns, rounds=self.rounds
@@ -409,6 +410,11 @@ class _Run:
     def _finish(self, todo, start, html_report):
         """failures.csv, the sorted files, summaries, figures and report; CellError if a
         cell failed, else the RunSummary."""
+        # side files as a fresh run leaves them: warnings.csv only with rows, curves.csv only
+        # with record_curves (a resume whose cells no longer warn or record kept their headers)
+        for name, kept in (("warnings.csv", True), ("curves.csv", self.vspec.spec.record_curves)):
+            if not kept or _header_only(self.path(name)):
+                self.path(name).unlink(missing_ok=True)
         failures = [row for _, row in sorted(self.failures, key=lambda f: f[0])]
         failures_path = self.path("failures.csv")
         if failures:
@@ -427,6 +433,7 @@ class _Run:
         return self._summary(todo, start, notes)
 
     source = None  # (spec file, overrides, its digest before validation) of a run from a file
+    n_removed = 0  # cells of the ledger that the spec no longer has (their rows dropped)
     start_inputs = None
 
     def _inputs(self):
@@ -486,6 +493,12 @@ class _Run:
 
     def _summary(self, todo, start, notes):
         n_todo = len(todo)
+        if self.n_removed:  # another spec into this folder, or one that lost cells: said, not silent
+            notes = [
+                f"{self.n_removed} cells of an earlier spec are not in this one: their rows left "
+                f"{self.path('results.csv')} (run it with another --out to keep both)",
+                *notes,
+            ]
         return RunSummary(
             self.out,
             self.total,
@@ -495,6 +508,16 @@ class _Run:
             self.n_warned,
             tuple(notes),
         )
+
+
+def _header_only(path):
+    """Whether the file at ``path`` exists and holds no line beyond its header."""
+    try:
+        with open(path, "rb") as fh:
+            fh.readline()
+            return not fh.readline()
+    except FileNotFoundError:
+        return False
 
 
 def written_param_names(vspec):

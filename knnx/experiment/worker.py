@@ -4,13 +4,16 @@ so that any failure of user code comes back as a value naming the cell."""
 import hashlib
 import os
 import random
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections import Counter
 
 import numpy as np
 
+from knnx._kernels._cache import tolerate_damaged_cache
 from knnx._text import escape_control
 from knnx.errors import CellError, describe, exit_guard, unraisable_to, user_fault
 from knnx.experiment.context import PROCESS
@@ -35,6 +38,7 @@ def run_cell(task, fit_progress=None, ctx=None):
     settings (:func:`knnx.experiment.warmup.warm_up`); an exception of the cell carries
     that warm-up as its ``warmup_seconds`` attribute."""
     ctx = PROCESS if ctx is None else ctx
+    tolerate_damaged_cache()  # kernels imported directly (not through knnx._kernels.lazy) too
     start = time.perf_counter()
     spent = {}
     try:
@@ -89,19 +93,23 @@ def checked(func, task, *args):
     ``__str__`` raises is named by its type). A cell that changes the working folder
     (``os.chdir``) or replaces ``sys.stdout`` or ``sys.stderr`` has them changed back,
     failed or not; when the working folder is removed while a cell runs, it is made
-    again (empty) for the run's relative paths and the cell's warnings say so. Worker
-    processes joblib started for the cell are shut down (:func:`stop_joblib_workers`).
+    again (empty) for the run's relative paths and the cell's warnings say so. So are the
+    rest of what the next cells in the process depend on (:func:`process_state`): the
+    recursion limit, the umask, the handlers of SIGINT and SIGTERM, and the modules
+    imported before the cell.
 
     Data errors found while running (a training part whose scale the kernels refuse,
     a count too large for exact LpO) fail their cell like any other error: the run
     goes on and lists it in failures.csv. What validation can see is refused before
     the run instead (see :func:`knnx.spec.validate_spec`).
     """
-    cwd, streams = working_folder(), (sys.stdout, sys.stderr)
+    cwd, streams, limit = working_folder(), (sys.stdout, sys.stderr), sys.getrecursionlimit()
+    state = process_state()
     try:
         with exit_guard():
             result = func(task, *args)
     except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported per cell
+        sys.setrecursionlimit(limit)  # first: a cell may have set it below the depth knnx runs at
         if not user_fault(exc):
             raise
         result = CellError(f"cell {task.describe()} failed: {describe(exc, 300)}")
@@ -109,9 +117,10 @@ def checked(func, task, *args):
             exc, "warmup_seconds", {}
         )  # the warm-up before the failure (run_cell)
     finally:  # user code that changed the working folder or swapped the streams: knnx's keep theirs
+        sys.setrecursionlimit(limit)
         removed = back_to(cwd)
         sys.stdout, sys.stderr = streams
-        stop_joblib_workers()
+        restore_process_state(state)
     if removed and isinstance(
         result, tuple
     ):  # whose code removed it is not known (--jobs N: another worker's)
@@ -125,10 +134,12 @@ def checked(func, task, *args):
 
 
 def stop_joblib_workers():
-    """Shut down joblib's reusable (loky) worker processes, if a cell started them (an
-    estimator with ``n_jobs``): left running they would hold the run's stdout and stderr
-    open for loky's idle timeout (300 s) after knnx exits, and each cell starts from
-    none, as it starts from seeded generators."""
+    """Shut down joblib's reusable (loky) worker processes, if cells of this process
+    started them (an estimator with ``n_jobs``). Called once this process has run its
+    cells (:func:`knnx.experiment.executors.execute`): left running, they would hold the
+    run's stdout and stderr open for loky's idle timeout (300 s) after knnx exits. Not
+    after each cell: starting them again costs seconds per cell (3.6 s against 0.08 s
+    for a ``CalibratedClassifierCV(n_jobs=2)`` fit on iris, medians here)."""
     module = sys.modules.get("joblib.externals.loky.reusable_executor")
     executor = getattr(module, "_executor", None)
     if executor is None:
@@ -137,6 +148,41 @@ def stop_joblib_workers():
         executor.shutdown(wait=True, kill_workers=True)
     except Exception:  # noqa: BLE001, S110 - a pool already broken by user code: nothing left to stop
         pass
+
+
+# Signals whose handlers a cell may not keep changed: Ctrl-C and a polite kill end a run.
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def process_state():
+    """What a cell may change in its process that the next cells and knnx depend on,
+    besides the working folder and the streams: the signal handlers of
+    :data:`HANDLED_SIGNALS` (main thread only: others cannot set them), the umask, and
+    the modules imported (a cell setting ``sys.modules["csv"] = None`` broke every cell
+    after it, and the run). The recursion limit is put back by :func:`checked` itself."""
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        handlers = {sig: signal.getsignal(sig) for sig in HANDLED_SIGNALS}
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return handlers, mask, dict(sys.modules)
+
+
+def restore_process_state(state):
+    """Put back what :func:`process_state` recorded (modules imported since are kept)."""
+    handlers, mask, modules = state
+    for sig, handler in handlers.items():
+        if signal.getsignal(sig) is not handler and handler is not None:
+            signal.signal(sig, handler)
+    os.umask(mask)
+    try:
+        same = modules.items() <= sys.modules.items()  # one C pass: the common case
+    except Exception:  # noqa: BLE001 - an object in sys.modules whose == raises
+        same = False
+    if not same:
+        for name, module in modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
 
 
 def working_folder():

@@ -167,8 +167,18 @@ class GraphStore:
 
     def with_k_max(self, k_max):
         """A view of the same graphs whose misses compute ``k_max`` columns."""
-        view = object.__new__(GraphStore)
-        view.k_max, view._shelf = int(k_max), self._shelf
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view.k_max = int(k_max)
+        return view
+
+    def overlay(self):
+        """A store that reads this one's graphs and keeps what is put or added into it
+        to itself: what the experiment runner hands an estimator outside knnx, whose
+        graphs (:meth:`add` takes any ordered graph as given) must not reach the
+        searches of other cells."""
+        view = _Overlay(self.k_max, self._shelf.max_bytes)
+        view._base = self._shelf
         return view
 
     def clear(self):
@@ -203,3 +213,17 @@ class GraphStore:
 
     def __repr__(self):
         return f"GraphStore(k_max={self.k_max}, graphs={len(self)}, nbytes={self.nbytes})"
+
+
+class _Overlay(GraphStore):
+    """A :meth:`GraphStore.overlay`: its own graphs first, then its base's (read only)."""
+
+    _base = None
+
+    def get(self, key, k):
+        found = super().get(key, k)
+        entry = None if found is not None else self._base.graphs.get(key)
+        if entry is None or entry[0].shape[1] < k:
+            return found
+        dist, ind = entry
+        return dist[:, :k].copy(), ind[:, :k].copy()

@@ -45,8 +45,19 @@ def figures_lines(result):
 
 
 def left_out_lines(result):
-    """One line per contestant the comparison left out, with why."""
-    return [f"Left out: {r.contestant}: {r.reason}." for r in result.left_out.itertuples(index=False)]
+    """One line per contestant the comparison left out, with why, and one per dataset on
+    which the contestants' folds differ (a fold missing from some): each mean is then
+    over other folds, which the table would not show otherwise."""
+    lines = [f"Left out: {r.contestant}: {r.reason}." for r in result.left_out.itertuples(index=False)]
+    for dataset, part in result.folds.groupby(level="dataset", sort=False):
+        counts = part.notna().sum()
+        short = [f"{c} ({int(n)} of {len(part)})" for c, n in counts.items() if n < len(part)]
+        if short:
+            lines.append(
+                f"Uneven folds on {dataset}: {', '.join(short)}; each mean is over its contestant's own folds, "
+                "the paired tests over the folds shared."
+            )
+    return lines
 
 
 def friedman_sentence(f, alpha=0.05):

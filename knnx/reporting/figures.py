@@ -96,13 +96,16 @@ def select_datasets(frame, datasets=None):
     """The rows of ``frame`` on ``datasets`` (names; a single name may be given as a
     string), in that order of datasets, each dataset's rows in file order; every row
     when ``datasets`` is None. ResultsError (``datasets``) naming every name the frame
-    does not hold, and the datasets it holds."""
+    does not hold, and the datasets it holds, or a name given twice."""
     if datasets is None:
         return frame
-    names = list(dict.fromkeys([datasets] if isinstance(datasets, str) else list(datasets)))
+    names = [datasets] if isinstance(datasets, str) else list(datasets)
     present = list(dict.fromkeys(frame["dataset"]))
     if not names:
         raise ResultsError(f"no dataset given; the results hold: {_listing(present)}", param="datasets")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:  # one panel per dataset: a second would be dropped
+        raise ResultsError(f"'{escape_control(str(twice))}' is named twice", param="datasets")
     known = set(present)
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -394,7 +397,11 @@ def save_figures(frame, out):
             drawn.append(RunFigure(name, title, None))
             continue
         path = Path(out) / name
-        save_figure(fig, path, dpi=110, metadata={"Software": FIGURE_TAG})
+        try:
+            save_figure(fig, path, dpi=110, metadata={"Software": FIGURE_TAG})
+        except ResultsError as exc:  # values matplotlib cannot draw: a note, as a figure left out
+            drawn.append(RunFigure(name, f"{name} not drawn: {exc}", None))
+            continue
         fig.clear()
         drawn.append(RunFigure(name, title, path))
     return drawn

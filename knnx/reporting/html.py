@@ -96,7 +96,10 @@ def _figure_tag(fig, alt):
     from knnx.writing import draw_figure
 
     buffer = io.BytesIO()
-    draw_figure(fig, buffer, format="png", dpi=100)
+    try:
+        draw_figure(fig, buffer, format="png", dpi=100)
+    except ResultsError as exc:  # values matplotlib cannot draw: said where the figure would be
+        return f'<p class="note">{_e(alt)}: not drawn: {_e(str(exc))}</p>'
     fig.clear()
     return _image_tag(buffer.getvalue(), alt)
 

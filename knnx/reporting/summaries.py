@@ -67,7 +67,12 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
         frame = frame[frame["metric"] == metric]
     keys = by + (["metric"] if "metric" not in by else [])
     grouped = frame.groupby(keys, sort=False)["value"]
-    out = grouped.agg(mean="mean", std=_std, n="count")
+    with np.errstate(over="ignore"):  # a sum that overflows: its mean is scaled below
+        out = grouped.agg(mean="mean", std=_std, n="count")
+    overflowed = np.isinf(out["mean"]).to_numpy()
+    if overflowed.any():  # finite values whose sum overflows (1e308 twice): scaled, as _std does
+        means = grouped.agg(_scaled_mean)
+        out.loc[overflowed, "mean"] = means[overflowed].to_numpy()
     seeds = _seeds_pooled(frame, keys, out.index)
     out = out.reset_index()
     if seeds is not None:
@@ -83,7 +88,7 @@ def grouping(by):
         named = [c.strip() for c in by.split(",") if c.strip()]
         if not named:
             raise ResultsError(f"expected one column or more, got {by!r}", param="by")
-        return named
+        return _groups_only(named)
     try:
         named = list(by)
     except TypeError:
@@ -93,6 +98,23 @@ def grouping(by):
         raise ResultsError(f"expected column names (texts), got {wrong[0]!r}", param="by")
     if not named:
         raise ResultsError("expected one column or more, got none", param="by")
+    return _groups_only(named)
+
+
+# Columns that hold what a table summarises, not what names a group.
+MEASURED_COLUMNS = ("value", "fit_seconds", "predict_seconds", "tune_seconds")
+
+
+def _groups_only(named):
+    """``named`` unless it holds a measured column (each of its values would be a group
+    of one): ResultsError (about ``by``) then."""
+    measured = next((c for c in named if c in MEASURED_COLUMNS), None)
+    if measured is not None:
+        raise ResultsError(
+            f"{measured!r} is a measured column, what the table summarises (--metric), not a group: "
+            "group by dataset, algorithm, configuration, protocol, a parameter, ...",
+            param="by",
+        )
     return named
 
 
@@ -140,9 +162,29 @@ def _timing_rows(frame, column):
 
 
 def _std(values):
-    """Sample standard deviation (ddof=1) of the values that are not NaN; 0 for one or none."""
+    """Sample standard deviation (ddof=1) of the values that are not NaN; 0 for one or none.
+    Values whose squares overflow (beyond about 1e154) are scaled by their largest
+    magnitude first, so finite values give a finite deviation."""
     values = values.dropna()
-    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    if len(values) < 2:
+        return 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        std = float(np.std(values, ddof=1))
+    values = values.to_numpy(dtype=np.float64)
+    if np.isfinite(std) or not np.isfinite(values).all():
+        return std
+    scale = float(np.max(np.abs(values)))
+    return scale * float(np.std(values / scale, ddof=1))
+
+
+def _scaled_mean(values):
+    """The mean of the values that are not NaN, scaled by their largest magnitude so that
+    finite values whose sum overflows give their finite mean (±inf stays ±inf)."""
+    values = values.dropna().to_numpy(dtype=np.float64)
+    if not len(values) or not np.isfinite(values).all():
+        return float(np.mean(values)) if len(values) else float("nan")
+    scale = float(np.max(np.abs(values)))
+    return scale * float(np.mean(values / scale))
 
 
 def mark_best(summary, within="dataset"):
@@ -184,10 +226,12 @@ def best_rule(summary, within="dataset"):
 
 
 def _value_cell(row, digits):
-    """``mean ± std``; the mean alone for a single value (no spread to show)."""
+    """``mean ± std``; the mean alone for a single value (no spread to show). Magnitudes
+    of 1e12 or more in exponent form (``5.0000e+306``), not hundreds of digits."""
+    style = "e" if max(abs(row.mean), abs(row.std) if row.n > 1 else 0.0) >= 1e12 else "f"
     if row.n <= 1:
-        return f"{row.mean:.{digits}f}"
-    return f"{row.mean:.{digits}f} ± {row.std:.{digits}f}"
+        return f"{row.mean:.{digits}{style}}"
+    return f"{row.mean:.{digits}{style}} ± {row.std:.{digits}{style}}"
 
 
 def format_table(summary, fmt="md", digits=4):

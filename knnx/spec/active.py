@@ -86,7 +86,8 @@ class ActiveSpec(_Strict):
         False, description="Standardise with the mean and std of the start set and pool features (no labels)."
     )
     python_path: list[str] = Field(
-        default_factory=list, description="Folders searched for the import paths of loader entries."
+        default_factory=list,
+        description="Folders (or zip archives) searched for the import paths of loader entries.",
     )
 
     # What the runner reads of every spec: an active run's metrics, and no curves.

@@ -9,6 +9,7 @@ algorithms' metrics (:mod:`knnx.spec.datatypes`), the estimator classes'
 graphs)."""
 
 import math
+import zipfile
 
 import numpy as np
 
@@ -28,20 +29,23 @@ from knnx.spec.schema import MAX_CELLS, LeavePOut
 
 
 def use_python_path(spec, label, base_dir):
-    """Make the folders of ``spec.python_path`` (relative to ``base_dir``) importable;
-    SpecError naming the first that is not a folder (run and active specs alike)."""
+    """Make the folders and zip archives of ``spec.python_path`` (relative to ``base_dir``)
+    importable, as on ``PYTHONPATH`` (an archive's bytes enter the cell key:
+    :func:`knnx.plugins.object_version`); SpecError naming the first that is neither (run
+    and active specs alike)."""
     folders = []
     for i, p in enumerate(spec.python_path):
         try:
             folder = (base_dir / p).resolve()
-            is_dir = folder.is_dir()
+            is_dir = folder.is_dir() or (folder.is_file() and zipfile.is_zipfile(folder))
         except (OSError, RuntimeError) as exc:  # a symbolic link loop (RuntimeError before Python 3.13)
             reason = (
                 "a loop of symbolic links" if "loop" in str(exc).lower() else (exc.strerror or "unreadable")
             )
             raise SpecError(f"{label}: python_path[{i}]: {base_dir / p}: {reason}") from None
         if not is_dir:
-            raise SpecError(f"{label}: python_path[{i}]: {folder}: no such folder")
+            what = "not a folder or a zip archive" if folder.exists() else "no such folder"
+            raise SpecError(f"{label}: python_path[{i}]: {folder}: {what}")
         folders.append(folder)
     add_import_dirs([str(f) for f in folders], refresh=True)
 

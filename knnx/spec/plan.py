@@ -92,7 +92,13 @@ class ValidatedSpec:
                 del entry["params_for"]
             if "estimator" in entry:
                 imports.append(entry["estimator"].split(".")[0].split(":")[0])
-            defaults = {k: v for k, v in ref.defaults().items() if k not in ref.fixed}
+            # a list or tuple default is one value: written as a grid of one ([[100]]), since a
+            # list in params is a grid ((1, 2) written [1, 2] would rerun as two settings)
+            defaults = {
+                k: [list(v)] if isinstance(v, list | tuple) else v
+                for k, v in ref.defaults().items()
+                if k not in ref.fixed
+            }
             entry["params"] = {**defaults, **entry["params"]}
         for entry in data["datasets"]:
             if isinstance(entry, dict) and isinstance(entry.get("csv"), str):
