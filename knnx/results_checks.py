@@ -140,8 +140,14 @@ def check_timings(frame, columns, path, unrecorded=()):
             )
 
 
+# Name columns whose names knnx writes without surrounding blanks (metric names, algorithm
+# ids): ' error' would be another metric than 'error', shown alike.
+UNPADDED = ("algorithm", "metric")
+
+
 def check_names(frame, columns, path):
-    """ResultsError naming the first empty or blank cell of the text ``columns``."""
+    """ResultsError naming the first empty or blank cell of the text ``columns``, or a
+    name of :data:`UNPADDED` columns with blanks around it."""
     for column in columns:
         codes, uniques = pd.factorize(frame[column].to_numpy(dtype=object))
         blank = next((i for i, text in enumerate(uniques) if not text.strip()), None)
@@ -150,6 +156,12 @@ def check_names(frame, columns, path):
             problem = f"'{shown(text)}' is blank" if text else "an empty cell"
             raise ResultsError(
                 f"{path}: column '{column}' line {_first_line(codes, blank)}: {problem}; a name is expected"
+            )
+        padded = next((i for i, t in enumerate(uniques) if column in UNPADDED and t != t.strip()), None)
+        if padded is not None:
+            raise ResultsError(
+                f"{path}: column '{column}' line {_first_line(codes, padded)}: '{shown(uniques[padded])}' has "
+                f"blanks around it; a {column} name has none ('{shown(uniques[padded].strip())}')"
             )
 
 

@@ -81,7 +81,7 @@ def test_the_command_line_names_the_flags(tmp_path):
         "(or --x configuration: every configuration side by side)\n",
         ("plot", "--out", str(tmp_path)): f"error: --out: {tmp_path} is a folder; give an image file name",
         ("table", "--metric", "auc"): (
-            "error: --metric: no rows for metric 'auc'; present: error; timings: fit_seconds, predict_seconds, "
+            "error: --metric: no rows for metric 'auc'; present: 'error'; timings: fit_seconds, predict_seconds, "
             "tune_seconds\n"
         ),
     }

@@ -119,6 +119,18 @@ def names_short():
     return replace(ds(), feature_names=("f0",))
 
 
+def names_twice():
+    return ds(names=("f", "f"))
+
+
+def names_blank():
+    return ds(names=("f0", " "))
+
+
+def names_newline():
+    return ds(names=("f0", "a\\nb"))
+
+
 def posterior_not_callable():
     return replace(ds(), posterior=3)
 
@@ -267,6 +279,15 @@ BAD_DATASETS = [
     ("classes_none", f"{L}classes_none: classes[1]: missing class label"),
     ("classes_pd_na", f"{L}classes_pd_na: classes[1]: missing class label"),
     ("names_short", f"{L}names_short: feature_names has 1 name(s) for the 2 columns of X"),
+    (
+        "names_twice",
+        f"{L}names_twice: feature_names[1] 'f' is given twice; each column has a name of its own",
+    ),
+    ("names_blank", f"{L}names_blank: feature_names[1] is ' '; a name is text without control characters"),
+    (
+        "names_newline",
+        f"{L}names_newline: feature_names[1] is 'a\\nb'; a name is text without control characters",
+    ),
     (
         "posterior_not_callable",
         f"{L}posterior_not_callable: posterior must be a function of X or None, got int",

@@ -613,3 +613,16 @@ def test_a_row_cut_short_is_named_as_such_not_as_a_bad_value(folder, tmp_path):
     assert str(err.value) == f"{warned}: line 3 has 4 fields, the header 8: a row cut short or run together"
     _write(warned, _rows(warned)[:2])  # without the short row: read as written
     assert read_warnings(warned)["count"].tolist() == [2]
+
+
+@pytest.mark.parametrize(("column", "text"), [("metric", " error"), ("algorithm", "knn ")])
+def test_a_metric_or_algorithm_name_with_blanks_around_it_is_refused(folder, column, text):
+    """``' error'`` was read as a metric other than ``error``, and ``table`` then said
+    ``no rows for metric 'error'; present:  accuracy,  error`` (the blank unseen)."""
+    _set(folder / "results.csv", 2, column, text)
+    _refused(
+        ["table", folder / "results.csv"],
+        f"{folder / 'results.csv'}: column '{column}' line 2: '{text}' has blanks around it; a {column} name "
+        f"has none ('{text.strip()}')",
+        folder,
+    )

@@ -43,6 +43,7 @@ def check_dataset(ds, where, *, missing_ok=False):
         raise DataError(
             f"{where}: feature_names has {len(ds.feature_names)} name(s) for the {X.shape[1]} columns of X"
         )
+    _check_feature_names(ds.feature_names, where)
     if ds.split is not None:
         _check_split(ds.split, X.shape[0], where)
     _check_partitions(ds.partitions, X.shape[0], where)
@@ -270,6 +271,20 @@ def _codes(y, n, n_classes, where):
         value = codes[outside[0]]
         _bad_code(value.item() if isinstance(value, np.generic) else value, int(outside[0]), n_classes, where)
     return codes.astype(np.intp)
+
+
+def _check_feature_names(names, where):
+    """DataError for a feature name that is blank, holds a control character or is given
+    twice: names head tables and select columns (``attr=category``), as a CSV header's."""
+    for j, name in enumerate(names):
+        if not name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+            raise DataError(
+                f"{where}: feature_names[{j}] is {name!r}; a name is text without control characters"
+            )
+        if name in names[:j]:
+            raise DataError(
+                f"{where}: feature_names[{j}] {name!r} is given twice; each column has a name of its own"
+            )
 
 
 def _names(names, where):

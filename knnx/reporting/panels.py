@@ -190,7 +190,7 @@ def varying_within(frame):
 def metric_rows(frame, metric):
     if metric not in set(frame["metric"]):
         raise ResultsError(
-            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+            f"no rows for metric '{metric}'; present: {', '.join(map(repr, sorted(set(frame['metric']))))}",
             param="metric",
         )
     return frame[frame["metric"] == metric]

@@ -60,7 +60,7 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
     if metric is not None:
         if metric not in set(frame["metric"]):
             raise ResultsError(
-                f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}; "
+                f"no rows for metric '{metric}'; present: {', '.join(map(repr, sorted(set(frame['metric']))))}; "
                 f"timings: {', '.join(TIMINGS)}",
                 param="metric",
             )

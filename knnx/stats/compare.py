@@ -109,7 +109,7 @@ def _contestants(frame, metric, select):
     (contestant, reason: those without results on every dataset, left out by name)."""
     if metric not in set(frame["metric"]):
         raise ResultsError(
-            f"no rows for metric '{metric}'; present: {', '.join(sorted(set(frame['metric'])))}",
+            f"no rows for metric '{metric}'; present: {', '.join(map(repr, sorted(set(frame['metric']))))}",
             param="metric",
         )
     if select not in ("all", "best-test", None):
