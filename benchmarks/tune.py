@@ -40,7 +40,7 @@ def knnx_tune(X, y, n_classes):
     grid = {**KNNClassifier().get_params(), "k": KS}
     task = TuneTask(CV, "error", tuple(tuned_settings(grid)), SEED)
     store = GraphStore(max(KS))
-    best, _ = tune(lambda s: with_graphs(KNNClassifier(**s), store), task, grid, X, y, n_classes)
+    best, _, _ = tune(lambda s: with_graphs(KNNClassifier(**s), store), task, grid, X, y, n_classes)
     return with_graphs(KNNClassifier(**best), store).fit(X, y), best["k"]
 
 

@@ -92,3 +92,19 @@ def graph_calls(monkeypatch):
     monkeypatch.setattr(N, "_exact", counting)
     monkeypatch.setattr(PROCESS, "graphs", graphs.GraphStore())
     return calls
+
+
+def refused_by_cli(tmp_path, spec, message):
+    """``knnx validate`` and ``knnx run`` on the spec file ``spec`` (in ``tmp_path``): exit
+    2, the one line ``error: SPEC: message``, nothing written."""
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+
+    runner = CliRunner()
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    for args in (["validate", str(spec)], ["run", str(spec), "--quiet", "--out", str(tmp_path / "out")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert result.output == f"error: {spec}: {message}\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

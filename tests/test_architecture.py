@@ -11,25 +11,30 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "knnx"
 
 # One rule per subpackage: package prefix -> knnx packages it must not import.
-# Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; datasets
-# and evaluation beside them; spec; experiment; results, reporting, stats; papers; cli.
+# Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; steps (a
+# contestant's steps before its classifier); datasets and evaluation beside them; spec;
+# experiment; results, reporting, stats; papers; cli.
 _ENGINE = ["knnx.spec", "knnx.experiment", "knnx.papers", "knnx.cli"]
 _OUTPUTS = ["knnx.results", "knnx.reporting", "knnx.stats"]
 FORBIDDEN = {
     "knnx._kernels": ["knnx."],  # kernels import nothing from knnx
     "knnx.neighbors": [
         "knnx.estimators",
+        "knnx.steps",
         "knnx.lpo",
         "knnx.datasets",
         "knnx.evaluation",
         *_ENGINE,
         *_OUTPUTS,
     ],
-    "knnx.lpo": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
-    "knnx.estimators": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
+    "knnx.lpo": ["knnx.datasets", "knnx.evaluation", "knnx.steps", *_ENGINE, *_OUTPUTS],
+    "knnx.estimators": ["knnx.datasets", "knnx.evaluation", "knnx.steps", *_ENGINE, *_OUTPUTS],
+    # a contestant's steps before its classifier: above the estimators, below the engine
+    "knnx.steps": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
     "knnx.datasets": [
         "knnx.neighbors",
         "knnx.estimators",
+        "knnx.steps",
         "knnx.lpo",
         "knnx.evaluation",
         *_ENGINE,
@@ -38,6 +43,7 @@ FORBIDDEN = {
     "knnx.evaluation": [
         "knnx.neighbors",
         "knnx.estimators",
+        "knnx.steps",
         "knnx.lpo",
         "knnx.datasets",
         *_ENGINE,
@@ -48,6 +54,7 @@ FORBIDDEN = {
     "knnx.results": [
         "knnx.neighbors",
         "knnx.estimators",
+        "knnx.steps",
         "knnx.lpo",
         "knnx.datasets",
         "knnx.evaluation",
@@ -55,17 +62,25 @@ FORBIDDEN = {
         "knnx.reporting",
         "knnx.stats",
     ],
-    "knnx.reporting": ["knnx.neighbors", "knnx.estimators", "knnx.lpo", "knnx.datasets", *_ENGINE],
+    "knnx.reporting": [
+        "knnx.neighbors",
+        "knnx.estimators",
+        "knnx.steps",
+        "knnx.lpo",
+        "knnx.datasets",
+        *_ENGINE,
+    ],
     # stats computes the tests; reporting shows them (tables, sentences, the CD diagram)
     "knnx.stats": [
         "knnx.neighbors",
         "knnx.estimators",
+        "knnx.steps",
         "knnx.lpo",
         "knnx.datasets",
         *_ENGINE,
         "knnx.reporting",
     ],
-    "knnx.papers": ["knnx.neighbors", "knnx.estimators", "knnx.lpo", "knnx.cli"],
+    "knnx.papers": ["knnx.neighbors", "knnx.estimators", "knnx.steps", "knnx.lpo", "knnx.cli"],
 }
 
 

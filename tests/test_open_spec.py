@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import refused_by_cli
 from typer.testing import CliRunner
 
 from knnx.cli import app
@@ -36,12 +37,7 @@ def _refused(tmp_path, text, message):
     ``error: SPEC: message``, nothing written."""
     spec = tmp_path / "s.yaml"
     spec.write_text(textwrap.dedent(text))
-    before = sorted(p.name for p in tmp_path.rglob("*"))
-    for args in (["validate", str(spec)], ["run", str(spec), "--quiet", "--out", str(tmp_path / "out")]):
-        result = runner.invoke(app, args)
-        assert result.exit_code == 2, result.output
-        assert result.output == f"error: {spec}: {message}\n"
-    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    refused_by_cli(tmp_path, spec, message)
 
 
 def _direct_errors(vspec, d, make):

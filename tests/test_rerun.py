@@ -216,6 +216,8 @@ def test_code_outside_knnx_and_scikit_learn_has_no_fingerprint(tmp_path):
         "import numpy as np\n"
         "from sklearn.neighbors import KNeighborsClassifier\n"
         "class Mine(KNeighborsClassifier):\n    pass\n"
+        "from sklearn.preprocessing import StandardScaler\n"
+        "class MyScale(StandardScaler):\n    pass\n"
         "def load():\n    rng = np.random.default_rng(0)\n"
         "    return rng.normal(size=(30, 2)), np.arange(30) % 2\n"
     )
@@ -236,6 +238,18 @@ def test_code_outside_knnx_and_scikit_learn_has_no_fingerprint(tmp_path):
         ),
         "loader": ({**base, "datasets": [{"loader": "mine:load"}]}, False),
         "synthetic": ({**base, "datasets": [{"synthetic": "blobs", "n": 30}]}, True),
+        # steps of knnx and scikit-learn are in the fingerprint; another package's are not
+        "steps": ({**base, "algorithms": [{"name": "knn", "steps": ["scale", "pca"]}]}, True),
+        "sampler": (
+            {
+                **base,
+                "algorithms": [
+                    {"name": "knn", "steps": [{"estimator": "imblearn.under_sampling:TomekLinks"}]}
+                ],
+            },
+            False,
+        ),
+        "step": ({**base, "algorithms": [{"name": "knn", "steps": [{"estimator": "mine:MyScale"}]}]}, False),
     }
     for name, (data, short) in cases.items():
         spec = folder / f"{name}.yaml"

@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import refused_by_cli
 from numpy.testing import assert_array_equal
 from typer.testing import CliRunner
 
@@ -522,13 +523,7 @@ def test_a_precomputed_dataset_runs_as_its_features_do(lab, tmp_path):
 def _refused(tmp_path, text, message):
     """``knnx validate`` and ``knnx run``: exit 2, the one line ``error: SPEC: message``,
     nothing written."""
-    spec = _write(tmp_path, text)
-    before = sorted(p.name for p in tmp_path.rglob("*"))
-    for args in (["validate", str(spec)], ["run", str(spec), "--quiet", "--out", str(tmp_path / "out")]):
-        result = runner.invoke(app, args)
-        assert result.exit_code == 2, result.output
-        assert result.output == f"error: {spec}: {message}\n"
-    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    refused_by_cli(tmp_path, _write(tmp_path, text), message)
 
 
 STAND_IN = '[{estimator: "typedlab:MetricNN", params: {metric: METRIC}}]'

@@ -366,7 +366,7 @@ def spec_schema():
     from knnx.evaluation.metrics import METRIC_INPUT
     from knnx.evaluation.protocols import PROTOCOLS
 
-    models = [spec.Spec, spec.AlgorithmEntry, spec.Tune, spec.Preprocess]
+    models = [spec.Spec, spec.AlgorithmEntry, spec.StepEntry, spec.Tune, spec.Preprocess]
     protocols = typing.get_args(typing.get_args(spec.Protocol)[0])
     lines = [
         "Generated from the pydantic models of `knnx/spec/schema.py` and `knnx/spec/active.py` by "

@@ -20,14 +20,13 @@ An ``algorithms`` entry of a spec names a class in one of four ways, resolved by
 (any scikit-learn-compatible classifier; see :mod:`knnx.plugins`).
 """
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from knnx._text import find_leaf
-from knnx.errors import SpecError, describe, exit_guard, user_fault
+from knnx.errors import SpecError
 from knnx.estimators.baselines import (
     ITMLKNN,
     SVMRBF,
@@ -37,11 +36,39 @@ from knnx.estimators.baselines import (
     SubsampledKNN,
     SVMLinear,
 )
+from knnx.estimators.classes import (
+    RUNNER_PARAMS,
+    ClassFacts,
+    EstimatorFault,
+    _count_names,
+    _plain,
+    ask,
+    inspect_classifier,
+)
 from knnx.estimators.gnnb import GNNBClassifier
 from knnx.estimators.knn import KNNClassifier, KNNLpoClassifier
 from knnx.estimators.unn import UNNClassifier, UNNCVClassifier
 from knnx.estimators.weighted import WeightedMetricNN
 from knnx.plugins import ALGORITHM_GROUP, entry_point_names, import_object, load_entry_point, object_version
+
+# A step's parameter in a setting is ``<step id>__<name>`` (scikit-learn's convention).
+STEP_SEP = "__"
+
+
+def split_setting(step_ids, setting):
+    """``(per step, its parameters; the classifier's)`` of a setting whose step
+    parameters are ``<step id>__<name>`` (``step_ids``: the steps' ids, in order). A key
+    with ``__`` that names no step stays the classifier's (validation refuses it)."""
+    steps = [{} for _ in step_ids]
+    own = {}
+    for key, value in setting.items():
+        sid, sep, name = key.partition(STEP_SEP)
+        if sep and sid in step_ids:
+            steps[step_ids.index(sid)][name] = value
+        else:
+            own[key] = value
+    return steps, own
+
 
 ALGORITHMS = {
     "knn": KNNClassifier,
@@ -59,10 +86,6 @@ ALGORITHMS = {
     "sgd": SGDBudget,
     "adaboost": AdaBoostTrees,
 }
-
-# Parameters the runner supplies to the estimators that have them, never a spec: name ->
-# what it is.
-RUNNER_PARAMS = {"graphs": "the process's knnx.GraphStore, see knnx.neighbors.graphs"}
 
 
 # Parameters that count neighbours in a class that does not say which of its parameters
@@ -82,17 +105,6 @@ def neighbor_counts(cls, params, foreign=FOREIGN_NEIGHBOR_COUNTS):
     except EstimatorFault:
         return []
     return _counted(foreign if names is None else names, params)
-
-
-def _count_names(cls):
-    """A class's ``_neighbor_counts`` as a tuple of names, or None for none; ValueError
-    for anything else. Class code: run under :func:`ask`."""
-    names = getattr(cls, "_neighbor_counts", None)
-    if names is None:
-        return None
-    if isinstance(names, tuple | list) and all(isinstance(name, str) for name in names):
-        return tuple(str(name) for name in names)
-    raise ValueError(f"expected a tuple of parameter names or None, got {names!r}")
 
 
 def _counted(names, params):
@@ -184,203 +196,7 @@ def known_algorithm_names():
 
 def classifier_problem(cls):
     """Why ``cls`` is not a scikit-learn-compatible classifier class, or None."""
-    return _inspect(cls)[0]
-
-
-# --- asking a class that is not knnx's -----------------------------------------------------
-# Validation asks an estimator class what it needs once, when its entry is resolved
-# (:func:`_inspect`: an instance made with its defaults, their get_params, their tags and
-# the class attributes validation reads, kept in :class:`ClassFacts`), and asks again
-# only what depends on a setting (its hooks, a constraint's check, a probe of one
-# setting). Each call goes through :func:`ask`.
-
-
-class EstimatorFault(Exception):
-    """A call into an estimator class's code failed (:func:`ask`): ``method`` names the
-    call (``get_params()``, ``reading _neighbor_param``), ``cause`` the fault in one line
-    (``ProcessExit: os._exit(0) called``); ``str()``: ``get_params() fails (cause)``."""
-
-    def __init__(self, method, cause):
-        super().__init__(f"{method} fails ({cause})")
-        self.method, self.cause = method, cause
-
-
-def ask(method, call):
-    """``call()``, code of an estimator class (``method`` names it in messages), with
-    every fault of that code contained: any exception but Ctrl-C's KeyboardInterrupt,
-    ``sys.exit`` and ``os._exit`` (:func:`knnx.errors.exit_guard`) included, raises
-    :class:`EstimatorFault`. The fault is described under the guard too (its
-    ``__str__`` is the class's code)."""
-    with exit_guard():
-        try:
-            return call()
-        except BaseException as exc:  # noqa: BLE001 - user code: sys.exit and os._exit too
-            if not user_fault(exc):
-                raise
-            cause = describe(exc, 120)
-    raise EstimatorFault(method, cause)
-
-
-@dataclass(frozen=True)
-class ClassFacts:
-    """What validation reads of an estimator class, once (:func:`_inspect`).
-
-    names : its parameters (get_params of an instance made with its defaults).
-    defaults : those defaults a spec can write (JSON values, plain containers).
-    constraints : its ``_parameter_constraints`` (a plain dict), or None.
-    knnx_params : the constraints are knnx's tables (each value has ``check``).
-    hints : its ``_parameter_hints`` as text (name -> hint).
-    neighbor_param : its ``_neighbor_param`` (see :class:`ResolvedAlgorithm`).
-    count_names : its ``_neighbor_counts`` (see :func:`neighbor_counts`), or None.
-    """
-
-    names: tuple
-    defaults: dict
-    constraints: dict | None = None
-    knnx_params: bool = False
-    hints: dict = field(default_factory=dict)
-    neighbor_param: tuple | None = None
-    count_names: tuple | None = None
-
-
-_INIT = "cannot be made with its defaults ({cause}); every parameter needs a default"
-_CONVENTIONS = {
-    "get_params()": "scikit-learn's convention: __init__ stores each parameter, unchanged, as an attribute of the "
-    "same name",
-    "__sklearn_tags__()": "scikit-learn's convention: __sklearn_tags__ returns the Tags of super().__sklearn_tags__(), "
-    "changed where the class differs",
-}
-
-
-def _inspect(cls):
-    """``(problem, facts)``: why ``cls`` is not a scikit-learn-compatible classifier class
-    (one phrase naming the call that failed, or None), and its :class:`ClassFacts`
-    (None with a problem). Each call into the class goes through :func:`ask`."""
-    if not isinstance(cls, type):
-        return f"is a {type(cls).__name__}, not a class", None
-    try:
-        missing = ask(
-            "reading its methods",
-            lambda: [m for m in ("fit", "predict", "get_params") if not callable(getattr(cls, m, None))],
-        )
-        if missing:
-            return f"is not a scikit-learn-compatible classifier (no {', '.join(missing)})", None
-        module = ask("reading __module__", lambda: getattr(cls, "__module__", None))
-        if type(module) is not str:  # its code's identity (the cell hash) starts from it
-            return (
-                f"has a __module__ of type {type(module).__name__}, not the name of the module defining it",
-                None,
-            )
-        try:
-            instance = ask("__init__()", cls)
-        except EstimatorFault as fault:
-            return _INIT.format(cause=fault.cause), None
-        read = ask("get_params()", lambda: _read_params(instance))
-        if isinstance(read, str):
-            return read, None
-        kind = ask("__sklearn_tags__()", lambda: _estimator_kind(instance))
-        if kind not in ("classifier", "untagged", *_NOT_CLASSIFIERS):  # no type in its tags: its own word
-            kind = ask(
-                "reading _estimator_type", lambda: _text(getattr(instance, "_estimator_type", "classifier"))
-            )
-        facts = ClassFacts(*read, **_class_attributes(cls))
-    except EstimatorFault as fault:
-        convention = _CONVENTIONS.get(fault.method)
-        return (f"{fault}; {convention}" if convention else str(fault)), None
-    if kind in _NOT_CLASSIFIERS:
-        return f"is {_NOT_CLASSIFIERS[kind]}, not a classifier", None
-    if kind not in ("classifier", "untagged"):
-        return "is not a classifier", None
-    return None, facts
-
-
-_NOT_CLASSIFIERS = {
-    "regressor": "a regressor",
-    "clusterer": "a clusterer",
-    "outlier_detector": "an outlier detector",
-}
-
-
-def _read_params(instance):
-    """``(names, defaults)`` of ``instance.get_params(deep=False)``, or why it is not a
-    mapping of parameter names to values (class code: run under :func:`ask`)."""
-    params = instance.get_params(deep=False)
-    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
-        return f"get_params() returned {type(params).__name__}, not a mapping of parameter names to values"
-    params = {str(k): v for k, v in dict(params).items()}
-    defaults = {k: _plain(v) for k, v in params.items() if k not in RUNNER_PARAMS and _jsonable(v)}
-    return tuple(params), defaults
-
-
-def _estimator_kind(instance):
-    """The ``estimator_type`` of the instance's scikit-learn tags (``classifier``,
-    ``regressor``, ...; None for none), ``untagged`` for a class without tags (no
-    ``__sklearn_tags__`` in its classes: judged by its fit). Class code: run under
-    :func:`ask`."""
-    from sklearn.utils import get_tags
-
-    try:
-        tags = get_tags(instance)
-    except AttributeError as exc:
-        if "__sklearn_tags__" in str(exc):  # no class of its MRO implements the tags
-            return "untagged"
-        raise
-    return _text(tags.estimator_type)
-
-
-def _text(value):
-    return value if type(value) is str else None
-
-
-def _class_attributes(cls):
-    """The class attributes validation reads, each under :func:`ask` (named by the
-    attribute), as plain values."""
-
-    def constraints():
-        table = getattr(cls, "_parameter_constraints", None)
-        if not isinstance(table, dict):
-            return None, False
-        table = dict(table)
-        return table, all(hasattr(c, "check") for c in table.values())
-
-    def hints():
-        table = getattr(cls, "_parameter_hints", None)
-        return {str(k): str(v) for k, v in dict(table).items()} if isinstance(table, dict) else {}
-
-    table, knnx_params = ask("reading _parameter_constraints", constraints)
-    return {
-        "constraints": table,
-        "knnx_params": knnx_params,
-        "hints": ask("reading _parameter_hints", hints),
-        "neighbor_param": ask(
-            "reading _neighbor_param", lambda: _neighbor_param(getattr(cls, "_neighbor_param", None))
-        ),
-        "count_names": ask("reading _neighbor_counts", lambda: _count_names(cls)),
-    }
-
-
-def _neighbor_param(value):
-    """A class's ``_neighbor_param`` as ``(name, slack)``, or None for None; ValueError
-    for anything else."""
-    if value is None:
-        return None
-    if isinstance(value, tuple | list) and len(value) == 2:
-        name, slack = value
-        if isinstance(name, str) and isinstance(slack, int) and not isinstance(slack, bool):
-            return str(name), int(slack)
-    raise ValueError(f"expected (parameter name, slack) or None, got {value!r}")
-
-
-def _plain(value):
-    """A JSON value rebuilt of Python's own types (a default kept by knnx cannot run the
-    class's code when it is copied or compared)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    return value
+    return inspect_classifier(cls)[0]
 
 
 @dataclass(frozen=True)
@@ -398,6 +214,10 @@ class ResolvedAlgorithm:
     facts : what validation read of the class (:class:`ClassFacts`), once, when the
         entry was resolved; read then if not given. The methods below use them and call
         the class's code again only through :func:`ask`.
+    steps : the steps before the classifier (``steps:`` of the entry, see
+        :mod:`knnx.steps`), each a ResolvedAlgorithm whose ``id`` is its step id; a
+        setting holds a step's parameter as ``<step id>__<name>`` (scikit-learn's
+        convention), and :meth:`estimator_setting` and :meth:`step_settings` split it.
     """
 
     id: str
@@ -407,10 +227,11 @@ class ResolvedAlgorithm:
     path: str | None = None
     version: str | None = None
     facts: ClassFacts | None = field(default=None, compare=False, repr=False)
+    steps: tuple = ()
 
     def __post_init__(self):
         if self.facts is None:
-            problem, facts = _inspect(self.cls)
+            problem, facts = inspect_classifier(self.cls)
             if problem:
                 raise SpecError(f"'{self.source()}' {problem}")
             object.__setattr__(self, "facts", facts)
@@ -453,11 +274,39 @@ class ResolvedAlgorithm:
         """The class's own defaults that a spec can write (JSON values; the alias's fixed
         parameters included; not the runner's ``graphs``), as read when the entry was
         resolved: the class is not asked again."""
-        return {k: _plain(v) for k, v in self.facts.defaults.items()} | self.fixed
+        own = {k: _plain(v) for k, v in self.facts.defaults.items()} | self.fixed
+        for step in self.steps:  # each step's defaults, as <step id>__<name>
+            own.update({f"{step.id}{STEP_SEP}{k}": v for k, v in step.defaults().items()})
+        return own
+
+    def _step_of(self, pname):
+        """``(step, its parameter's name)`` of a setting's key ``<step id>__<name>``, or
+        ``(None, None)`` for a parameter of the classifier."""
+        if self.steps and STEP_SEP in pname:
+            sid, _, rest = pname.partition(STEP_SEP)
+            for step in self.steps:
+                if step.id == sid:
+                    return step, rest
+        return None, None
+
+    def estimator_setting(self, setting):
+        """The classifier's parameters of a setting (without the steps')."""
+        return split_setting([step.id for step in self.steps], setting)[1] if self.steps else setting
+
+    def step_settings(self, setting):
+        """Per step (in order), its parameters of a setting, by their own names."""
+        return split_setting([step.id for step in self.steps], setting)[0]
 
     def parameter_problem(self, pname, value):
         """Why ``value`` is not allowed for parameter ``pname``, or None. A constraint
-        whose check fails (any fault of its code) is the problem, named."""
+        whose check fails (any fault of its code) is the problem, named. A step's
+        parameter ``<step id>__<name>`` is checked against the step's class."""
+        step, name = self._step_of(pname)
+        if step is not None:
+            return step.parameter_problem(name, value)
+        if self.steps and STEP_SEP in pname:
+            ids = ", ".join(s.id for s in self.steps)
+            return f"names no step of {self.id} before {STEP_SEP!r}; its steps: {ids}"
         names, constraints = self.facts.names, self.facts.constraints
         if pname in RUNNER_PARAMS and pname in names:
             return f"is supplied by the runner ({RUNNER_PARAMS[pname]}), not set in a spec"
@@ -537,29 +386,13 @@ def _first_huge_int(value):
     )
 
 
-def _jsonable(value):
-    if value is None or isinstance(value, bool | str):
-        return True
-    if isinstance(value, int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list | tuple | dict):
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError):
-            return False
-        return True
-    return False
-
-
 def resolve_algorithm(entry, base_dir=None):
     """The :class:`ResolvedAlgorithm` of a spec's algorithms entry (``name`` or
     ``estimator``, optional ``id``); SpecError with one line (no location) otherwise."""
     name, path = entry.get("name"), entry.get("estimator")
     if path is not None:
         cls = import_object(path, base_dir)
-        problem, facts = _inspect(cls)
+        problem, facts = inspect_classifier(cls)
         if problem:
             raise SpecError(f"'{path}' {problem}")
         return ResolvedAlgorithm(
@@ -578,7 +411,7 @@ def resolve_algorithm(entry, base_dir=None):
     cls = load_entry_point(ALGORITHM_GROUP, name)
     if cls is None:
         raise SpecError(f"unknown algorithm '{name}'; known: {', '.join(known_algorithm_names())}")
-    problem, facts = _inspect(cls)
+    problem, facts = inspect_classifier(cls)
     if problem:
         raise SpecError(f"'{name}' (entry point {ALGORITHM_GROUP}) {problem}")
     ALGORITHMS.setdefault(name, cls)  # workers of this run look it up as a registered name

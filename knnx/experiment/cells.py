@@ -25,25 +25,28 @@ from typing import ClassVar
 import numpy as np
 
 from knnx import datasets
-from knnx.datasets import load_dataset
-from knnx.estimators.registry import lpo_risk_of, neighbor_counts
+from knnx.estimators.registry import lpo_risk_of, neighbor_counts, split_setting
 from knnx.evaluation.metrics import METRIC_INPUT
-from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer
 from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, reported_scores, score
 from knnx.evaluation.tuning import TuneTask, tune
 from knnx.experiment.context import DataRef
-from knnx.experiment.parts import data_checksum, data_material, fitted, prepared, split_parts, with_graphs
+from knnx.experiment.parts import (
+    active_repeat_data,
+    contestant,
+    data_checksum,
+    data_material,
+    fitted,
+    split_parts,
+    with_graphs,
+)
 from knnx.experiment.warmup import rows_needed
 from knnx.lpo.active import active_learning
 from knnx.plugins import add_import_dirs, import_object
 from knnx.results import COLUMNS, ROUND, CellId, curve_rows
 from knnx.spec import (
-    SEED_DATA,
-    SEED_SPLITS,
     ActiveSpec,
     LeavePOut,
     canonical_json,
-    dataset_seedseq,
     tune_seed,
     tuned_settings,
 )
@@ -101,6 +104,7 @@ class SplitTask(CellTask):
     curve_points: int = 0
     tune: TuneTask | None = None
     held_out: int = 0  # protocol lpo's p
+    steps: tuple = ()  # the steps before the classifier: (step id, import path) in order
 
     def estimator_class(self):
         """The class a cell fits: carried in the task, or imported from its path."""
@@ -108,6 +112,13 @@ class SplitTask(CellTask):
         if isinstance(self.estimator, str):
             return import_object(self.estimator, self.data.base_dir)
         return self.estimator
+
+    def step_classes(self):
+        """``[(step id, class)]`` of the steps, imported from their paths."""
+        if not self.steps:
+            return []
+        add_import_dirs(self.data.import_dirs)
+        return [(sid, import_object(path, self.data.base_dir)) for sid, path in self.steps]
 
     def parts(self, ds):
         """``(X_train, y_train, X_test, y_test)``, standardised with the training part's
@@ -157,9 +168,10 @@ class CellKind(ABC):
 
     @classmethod
     @abstractmethod
-    def run(cls, task, ds, store, fit_progress=None):
+    def run(cls, task, ds, store, fit_progress=None, fits=None):
         """Run one task on its dataset ``ds``; return ``(rows, curve_rows)``. ``store``:
-        the GraphStore its searches go through, or None."""
+        the GraphStore its searches go through, or None; ``fits``: the StepFits its
+        steps' fits are shared through, or None."""
 
     @classmethod
     def warm_runs(cls, task, ds):
@@ -248,6 +260,7 @@ class FitPredict(CellKind):
             curve_points=spec.curve_points,
             tune=tuning,
             held_out=spec.protocol.p if isinstance(spec.protocol, LeavePOut) else 0,
+            steps=tuple((step.id, step.path) for step in algorithm.steps),
         )
 
     @classmethod
@@ -278,6 +291,8 @@ class FitPredict(CellKind):
             tuning = spec.algorithms[c.algorithm_index].tune
             if tuning is not None:  # how the setting is chosen is part of what produced the cell
                 outside["tune"] = tuning.model_dump()
+            if ref.steps:  # the steps' classes: how the spec named each, and its code's identity
+                outside["steps"] = [[step.id, step.path, step.version] for step in ref.steps]
             return {
                 **outside,  # a class outside knnx: its path and its package's version (or file's hash)
                 "entry": vspec.entries[c.dataset_index],
@@ -288,22 +303,27 @@ class FitPredict(CellKind):
         return common, per_cell
 
     @classmethod
-    def run(cls, task, ds, store, fit_progress=None):
+    def run(cls, task, ds, store, fit_progress=None, fits=None):
         X_train, y_train, X_test, y_test = task.parts(ds)
         estimator_cls = task.estimator_class()
+        steps = task.step_classes()
+
+        def make(s):
+            return contestant(estimator_cls, steps, s, store, ds, task.seed, fits)
+
+        # A step fit reused from an earlier cell or setting counts in this cell's time as if
+        # the cell had made it (StepFits.reused_seconds: what the reused fits took).
+        reused = fits.reused_seconds if fits is not None else 0.0
         chosen, failed = {}, 0
         setting = task.params
         tune_seconds = 0.0
         if task.tune is not None:
-
-            def make(s):
-                return prepared(estimator_cls, s, store, ds, task.seed)
-
             t = time.perf_counter()
             setting, chosen, failed = tune(make, task.tune, task.params, X_train, y_train, ds.n_classes)
-            tune_seconds = time.perf_counter() - t
-        estimator = prepared(estimator_cls, setting, store, ds, task.seed)
+            tune_seconds = time.perf_counter() - t + _reused_since(fits, reused)
+        estimator = make(setting)
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
+        reused = fits.reused_seconds if fits is not None else 0.0
         t0 = time.perf_counter()
         fitted(estimator, X_train, y_train, **fit_kwargs)
         t1 = time.perf_counter()
@@ -311,7 +331,8 @@ class FitPredict(CellKind):
         t2 = time.perf_counter()
         y_pred = check_predictions(y_pred, len(task.test), ds.n_classes)  # our copy, as checked
         # fit_seconds: the inner search (if tuned) and the refit, as GridSearchCV.fit takes
-        base = task.base_row(len(task.train), len(task.test), tune_seconds + t1 - t0, t2 - t1, tune_seconds)
+        refit = t1 - t0 + _reused_since(fits, reused)
+        base = task.base_row(len(task.train), len(task.test), tune_seconds + refit, t2 - t1, tune_seconds)
         proba = posterior = None
         if needs_proba(task.metrics):
             proba = proba_on_codes(estimator, X_test, ds.n_classes)
@@ -339,6 +360,9 @@ class FitPredict(CellKind):
         metrics = list(task.metrics) + ([task.tune.metric] if task.tune is not None else [])
         proba = needs_proba([m for m in metrics if m in METRIC_INPUT])
         settings = task.tune.settings if task.tune is not None else [task.params]
+        if task.steps:  # the classifier's kernels: its own parameters (the steps compile none)
+            settings = [split_setting([sid for sid, _ in task.steps], s)[1] for s in settings]
+            settings = list({canonical_json(s): s for s in settings}.values())
         return [
             (
                 ("fit", _name(estimator_cls), canonical_json(s), ds.n_classes),
@@ -392,7 +416,7 @@ class ExactLpo(FitPredict):
         return isinstance(getattr(vspec.spec, "protocol", None), LeavePOut)
 
     @classmethod
-    def run(cls, task, ds, store, fit_progress=None):
+    def run(cls, task, ds, store, fit_progress=None, fits=None):
         X, y, _, _ = task.parts(ds)
         p = task.held_out
         estimator_cls = task.estimator_class()
@@ -497,7 +521,7 @@ class ActiveLoop(CellKind):
         return common, per_cell
 
     @classmethod
-    def run(cls, task, ds, store, fit_progress=None):
+    def run(cls, task, ds, store, fit_progress=None, fits=None):
         task.data.prepare()
         X0, y0, Xp, yp, loop_seed = active_repeat_data(
             task.data.entry,
@@ -532,32 +556,6 @@ def kind_of(vspec):
     return next(kind for kind in CELL_KINDS if kind.applies(vspec))
 
 
-def _repeat_seed(seed, label, purpose, repeat):
-    base = dataset_seedseq(seed, label, purpose)
-    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, repeat))
-
-
-def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize=False, base_dir="."):
-    """``(X_start, y_start, X_pool, y_pool, loop_seed)`` of one repeat of an active spec.
-
-    The data is loaded with the child seed (seed, label, SEED_DATA) spawned once more with
-    key ``repeat`` (a synthetic entry: a fresh sample per repeat); a generator seeded with
-    (seed, label, SEED_SPLITS, repeat) draws a permutation of the rows, whose first
-    ``start`` rows are the start set and the next ``pool`` (all others if None) the pool,
-    and then the loop's seed, ``integers(2**63)``. ``standardize``: features scaled with
-    the mean and std of the start set and pool rows (no labels used). ``y`` are class codes."""
-    ds = load_dataset(entry, seed=_repeat_seed(seed, label, SEED_DATA, repeat), base_dir=base_dir)
-    rng = np.random.default_rng(_repeat_seed(seed, label, SEED_SPLITS, repeat))
-    order = rng.permutation(ds.n_samples)
-    first = order[:start]
-    rest = order[start:] if pool is None else order[start : start + pool]
-    X = ds.X
-    if standardize:
-        used = np.concatenate([first, rest])
-        X = apply_standardizer(fit_standardizer(X[used]), X, f"'{label}'")
-    return X[first], ds.y[first], X[rest], ds.y[rest], int(rng.integers(2**63))
-
-
 # The parameters that size the shared graphs for a class that does not declare its own
 # (``_neighbor_counts``): an estimator from outside knnx that opts in to the store takes
 # ``k`` or ``k_max`` of it (not ``n_neighbors``: validation checks no graph memory for it).
@@ -575,6 +573,11 @@ def graph_widths(vspec):
         counts = neighbor_counts(cls, c.params, foreign=GRAPH_WIDTH_FOREIGN)
         out[c.dataset_index] = max([out.get(c.dataset_index, 0), *counts])
     return out
+
+
+def _reused_since(fits, before):
+    """The seconds of the step fits reused through ``fits`` since it counted ``before``."""
+    return 0.0 if fits is None else fits.reused_seconds - before
 
 
 def _fit_kwargs(estimator, index, fit_progress):

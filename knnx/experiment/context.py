@@ -19,6 +19,7 @@ from knnx.experiment.parts import data_checksum
 from knnx.neighbors.graphs import GraphStore
 from knnx.plugins import add_import_dirs
 from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq
+from knnx.steps import StepFits
 
 # Datasets a worker process keeps loaded (most recently used first).
 LOADED_DATASETS = 8
@@ -55,12 +56,14 @@ class ProcessContext:
     """What one process keeps for the cells it runs (see the module docstring).
 
     ``graphs``: the store handed to every estimator with a ``graphs`` parameter and to
-    the exact LpO risk; ``warmed``: keys of the settings and search paths warmed up
+    the exact LpO risk; ``step_fits``: the fitted steps of contestants with steps
+    (:class:`knnx.steps.StepFits`), shared by the cells of the process; ``warmed``: keys of the settings and search paths warmed up
     (:func:`knnx.experiment.warmup.warm_up`); ``reports``: a pool worker's fit-progress
     relay, else None; ``warm_up`` and ``reuse_graphs``: switches (results are identical
     either way, only timings differ); ``loads``: datasets loaded by this process."""
 
     graphs: GraphStore = field(default_factory=GraphStore)
+    step_fits: StepFits = field(default_factory=StepFits)
     warmed: set = field(default_factory=set)
     reports: object = None
     warm_up: bool = True

@@ -1,6 +1,8 @@
-"""What a cell fits on: the training and test parts of a split of a dataset, and the
+"""What a cell fits on: the training and test parts of a split of a dataset, the
 estimator given what the run supplies (its neighbour graphs, the dataset's column
-types).
+types, the spec's seed), a contestant with steps as a :class:`knnx.steps.Chain`
+(:func:`contestant`), and an active-learning repeat's start set and pool
+(:func:`active_repeat_data`).
 
 The parts (:func:`split_parts`) are rows of X, standardised with the training part's
 statistics if the spec asks: ``preprocess: {standardize: numeric}`` scales the columns
@@ -18,8 +20,12 @@ import copy
 
 import numpy as np
 
-from knnx.evaluation.preprocess import standardize
+from knnx.datasets import load_dataset
+from knnx.estimators.registry import split_setting
+from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
 from knnx.limits import MAX_SEED
+from knnx.spec import SEED_DATA, SEED_SPLITS, dataset_seedseq
+from knnx.steps import Chain
 
 
 def split_parts(ds, train, test, how):
@@ -156,14 +162,17 @@ def fitted(estimator, X, y, **fit_kwargs):
     changed a parameter (``get_params`` gives another object or value than before): the
     results would record a setting that did not run (scikit-learn's convention: fit leaves
     the parameters as set)."""
-    before = estimator.get_params(deep=False)
+    # a Chain: its steps and classifier, each checked
+    parts = estimator.components() if isinstance(estimator, Chain) else [estimator]
+    before = [part.get_params(deep=False) for part in parts]
     estimator.fit(X, y, **fit_kwargs)
 
     def changed(name, value, got):
         shown = "removed it" if got is _ABSENT else f"{name}: {_short(value)} -> {_short(got)}"
         return f"fit changed its parameter {name} ({shown}): fit must leave the parameters as set"
 
-    _check_kept(before, estimator.get_params(deep=False), changed)
+    for part, held in zip(parts, before, strict=True):
+        _check_kept(held, part.get_params(deep=False), changed)
 
 
 def _equal(a, b):
@@ -183,6 +192,23 @@ def prepared(cls, setting, store, ds, seed):
     what the run supplies: its graph store (:func:`with_graphs`), the dataset's nominal
     columns (:func:`with_types`) and the spec's seed (:func:`with_seed`)."""
     return with_seed(with_types(with_graphs(made(cls, setting), store), ds), seed)
+
+
+def contestant(cls, steps, setting, store, ds, seed, fits=None):
+    """What a cell fits for one setting: :func:`prepared` for a classifier alone; with
+    ``steps`` (``[(step id, class)]``, the entry's steps in order), a
+    :class:`knnx.steps.Chain` of the steps, each made with its parameters of the
+    setting (``<step id>__<name>``) and the spec's seed, then the classifier given its
+    graph store and seed (not the dataset's nominal columns: after a step the columns
+    are not the dataset's). ``fits``: the process's :class:`knnx.steps.StepFits`."""
+    if not steps:
+        return prepared(cls, setting, store, ds, seed)
+    step_settings, own = split_setting([sid for sid, _ in steps], setting)
+    chain = [
+        (sid, with_seed(made(step_cls, part), seed))
+        for (sid, step_cls), part in zip(steps, step_settings, strict=True)
+    ]
+    return Chain(chain, with_seed(with_graphs(made(cls, own), store), seed), fits)
 
 
 def with_seed(estimator, seed):
@@ -223,3 +249,29 @@ def with_graphs(estimator, store):
             own = type(estimator).__module__.partition(".")[0] == "knnx"
             estimator.set_params(graphs=store if own else store.overlay())
     return estimator
+
+
+def _repeat_seed(seed, label, purpose, repeat):
+    base = dataset_seedseq(seed, label, purpose)
+    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, repeat))
+
+
+def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize=False, base_dir="."):
+    """``(X_start, y_start, X_pool, y_pool, loop_seed)`` of one repeat of an active spec.
+
+    The data is loaded with the child seed (seed, label, SEED_DATA) spawned once more with
+    key ``repeat`` (a synthetic entry: a fresh sample per repeat); a generator seeded with
+    (seed, label, SEED_SPLITS, repeat) draws a permutation of the rows, whose first
+    ``start`` rows are the start set and the next ``pool`` (all others if None) the pool,
+    and then the loop's seed, ``integers(2**63)``. ``standardize``: features scaled with
+    the mean and std of the start set and pool rows (no labels used). ``y`` are class codes."""
+    ds = load_dataset(entry, seed=_repeat_seed(seed, label, SEED_DATA, repeat), base_dir=base_dir)
+    rng = np.random.default_rng(_repeat_seed(seed, label, SEED_SPLITS, repeat))
+    order = rng.permutation(ds.n_samples)
+    first = order[:start]
+    rest = order[start:] if pool is None else order[start : start + pool]
+    X = ds.X
+    if standardize:
+        used = np.concatenate([first, rest])
+        X = apply_standardizer(fit_standardizer(X[used]), X, f"'{label}'")
+    return X[first], ds.y[first], X[rest], ds.y[rest], int(rng.integers(2**63))

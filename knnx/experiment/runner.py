@@ -23,7 +23,7 @@ exact LpO (protocol lpo), or an active-learning loop (a spec with ``kind: active
 :class:`knnx.spec.ActiveSpec`), which runs through the same validation, cache, resume,
 lock, executors, failures file, progress, environment.json and report. An active
 cell is one loop of :func:`knnx.lpo.active.active_learning` (a dataset, a strategy, a
-repeat; :func:`knnx.experiment.cells.active_repeat_data` draws its start set and pool);
+repeat; :func:`knnx.experiment.parts.active_repeat_data` draws its start set and pool);
 its rows carry a ``round`` column; summary.csv gives mean, std and n per round and its
 figures are ``active.png`` and ``active_k.png``
 (:func:`knnx.reporting.figures.active_figures`); report.html tabulates the last round.
@@ -448,7 +448,7 @@ class _Run:
                 return None
             files += found
         sklearn = f"scikit-learn=={library_versions()['scikit-learn']}"
-        for ref in self.vspec.algorithms:
+        for ref in [r for entry in self.vspec.algorithms for r in (entry, *entry.steps)]:  # steps too
             top = ref.cls.__module__.split(".")[0]
             by_name = ref.path is None and ref.name in BUILTIN
             named = (ref.path or "").split(":")[0].split(".")[0]  # a user module may re-export a class

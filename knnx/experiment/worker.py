@@ -50,7 +50,7 @@ def run_cell(task, fit_progress=None, ctx=None):
             warnings.simplefilter("always")
             store = ctx.graphs.with_k_max(task.graph_k) if task.graph_k > 0 else None
             seed_global_generators(task)
-            rows, curves = task.kind.run(task, ds, store, fit_progress)
+            rows, curves = task.kind.run(task, ds, store, fit_progress, fits=ctx.step_fits)
     except BaseException as exc:
         try:  # the warm-up was spent all the same: checked passes it on with the CellError
             exc.warmup_seconds = spent

@@ -20,8 +20,9 @@ An ``algorithms`` entry names a registered algorithm (``name``; see
 :mod:`knnx.estimators.registry` for aliases, registration and plugins) or any
 scikit-learn-compatible classifier by import path (``estimator:
 "package.module:Class"``), and may add ``id`` (its name in results), ``params_for``
-(dataset id -> parameters replacing those of ``params`` there) and ``tune`` (nested
-tuning on inner folds, one cell per split). A dataset entry whose options are lists
+(dataset id -> parameters replacing those of ``params`` there), ``tune`` (nested
+tuning on inner folds, one cell per split) and ``steps`` (the steps before its
+classifier, see :mod:`knnx.steps`). A dataset entry whose options are lists
 stands for one dataset per combination (:func:`knnx.datasets.expand_entry`).
 ``python_path`` lists folders searched for import paths. :func:`apply_overrides`
 applies ``--set PATH=VALUE`` changes before validation.
@@ -85,6 +86,7 @@ from knnx.spec.schema import (
     Preprocess,
     Protocol,
     Spec,
+    StepEntry,
     Subsample,
     Tune,
 )
@@ -116,6 +118,7 @@ __all__ = [
     "Preprocess",
     "Protocol",
     "Spec",
+    "StepEntry",
     "Subsample",
     "Tune",
     "ValidatedSpec",

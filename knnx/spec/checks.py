@@ -8,6 +8,7 @@ algorithms' metrics (:mod:`knnx.spec.datatypes`), the estimator classes'
 ``_data_problems`` hooks, exact LpO's limits and the memory of the shared neighbour
 graphs)."""
 
+import dataclasses
 import math
 import zipfile
 
@@ -24,6 +25,8 @@ from knnx.spec.datatypes import type_problems
 from knnx.spec.grids import fitted_settings, hook
 from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
+from knnx.steps import resolve_steps
+from knnx.steps.resolve import PROBE_ROWS, probe_problem
 
 # --- before any dataset is loaded ------------------------------------------------------
 
@@ -101,11 +104,23 @@ def resolve_algorithms(spec, base_dir):
     resolved, problems = [], []
     for a, algo in enumerate(spec.algorithms):
         try:
-            resolved.append(resolve_algorithm(algo.model_dump(), base_dir))
+            ref = resolve_algorithm(algo.model_dump(), base_dir)
         except KnnxError as exc:
             field = "estimator" if algo.estimator is not None else "name"
             problems.append(f"algorithms[{a}].{field}: {exc}")
-            resolved.append(None)
+            ref = None
+        if algo.steps:
+            steps, found = resolve_steps(
+                [s if isinstance(s, str) else s.model_dump() for s in algo.steps], base_dir
+            )
+            problems += [f"algorithms[{a}].{line}" for line in found]
+            if ref is not None and steps is not None:
+                # named for its steps and classifier unless given an id: scale>pca>knn
+                name = algo.id or ">".join([*(step.id for step in steps), ref.id])
+                ref = dataclasses.replace(ref, id=name, steps=steps)
+            else:
+                ref = None
+        resolved.append(ref)
     return resolved, problems
 
 
@@ -125,7 +140,8 @@ def id_problems(spec, resolved):
             same = (
                 algo.id is None
                 and other.id is None
-                and (ref.cls, ref.fixed) == (other_ref.cls, other_ref.fixed)
+                and (ref.cls, ref.fixed, _step_classes(ref))
+                == (other_ref.cls, other_ref.fixed, _step_classes(other_ref))
             )
             if not same:
                 problems.append(
@@ -141,6 +157,10 @@ def id_problems(spec, resolved):
             continue
         first[ref.id] = a
     return problems
+
+
+def _step_classes(ref):
+    return tuple(step.cls for step in ref.steps)
 
 
 def _free_id(base, resolved):
@@ -161,7 +181,12 @@ def protocol_problems(spec, resolved):
     if list(spec.metrics) != ["error"]:
         problems.append("metrics: protocol lpo gives the exact leave-p-out estimate of 'error' only")
     for a, ref in enumerate(resolved):
-        if ref is not None and ref.lpo_risk is None:
+        if ref is not None and ref.steps:
+            problems.append(
+                f"algorithms[{a}].steps: protocol lpo's exact closed form holds for a fixed distance on all rows; "
+                "steps are fitted on each training part (use protocol kfold or partitions)"
+            )
+        elif ref is not None and ref.lpo_risk is None:
             problems.append(
                 f"algorithms[{a}]: {ref.id} has no closed-form leave-p-out risk; protocol lpo "
                 f"supports: {', '.join(LPO_RISK)}"
@@ -193,6 +218,7 @@ def dataset_problems(spec, resolved, grids, item):
             if problem:
                 problems.append(problem)
     settings = fitted_settings(spec, item.grids)
+    problems += _step_problems(resolved, settings, item)
     return problems + [
         f"{item.where}: {p}" for p in data_problems(spec, resolved, settings, item.ds, item.splits)
     ]
@@ -228,6 +254,28 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
             f"of dataset '{ds.name}' under protocol {spec.protocol.kind}"
         )
     return None
+
+
+def _step_problems(resolved, settings, item):
+    """Transformers of one's own that change the number of rows, probed on the first rows
+    of the first training part (:func:`knnx.steps.resolve.probe_problem`); one line per
+    algorithm."""
+    if item.ds.precomputed or not item.splits:
+        return []
+    train = item.splits[0].train[:PROBE_ROWS]
+    X, y = item.ds.X[train], item.ds.y[train]
+    problems = []
+    for a, ref in enumerate(resolved):
+        if ref is None or not ref.steps or not item.grids[a]:
+            continue
+        settings = ref.step_settings(item.grids[a][0])
+        found = next(
+            (p for step, s in zip(ref.steps, settings, strict=True) if (p := probe_problem(step, s, X, y))),
+            None,
+        )
+        if found:
+            problems.append(f"{item.where}: algorithms[{a}] ({ref.id}) on '{item.ds.name}': {found}")
+    return problems
 
 
 def _tune_cv_problem(a, cv, ds, splits):
@@ -267,7 +315,10 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
     n_test = max(len(s.test) for s in ds_splits)
     for a, grid in enumerate(settings):
         for g in grid:
-            found = hook(resolved[a].cls, "_data_problems")(g, n_train, ds.n_features, ds.n_classes)
+            ref = resolved[a]
+            if ref.steps:  # the classifier's rows and features are what the steps give
+                continue
+            found = hook(ref.cls, "_data_problems")(g, n_train, ds.n_features, ds.n_classes)
             if found:
                 problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
                 break

@@ -37,7 +37,10 @@ def type_problems(resolved, settings, ds):
         params = ref.param_names
         at = f"algorithms[{a}] ({ref.id}) on '{ds.name}'"
         for g in grid:
-            problem = _setting_problem(ref, params, g, ds, facts, fits, at)
+            if ref.steps:
+                problem = _steps_problem(ref, g, ds, facts, at)
+            else:
+                problem = _setting_problem(ref, params, g, ds, facts, fits, at)
             if problem:
                 problems.append(problem)
                 break
@@ -119,6 +122,29 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
             f"parameter to tell metric '{metric}' which columns they are; use categorical: onehot"
         )
     return _fit_problem(metric, metric_params, ds, fits, at)
+
+
+def _steps_problem(ref, g, ds, facts, at):
+    """An algorithm with steps: its first step reads the dataset's columns as numbers (no
+    nominal codes, no distance matrix; missing values only if its tags allow NaN), and
+    its classifier reads what the steps give (features, never distances)."""
+    first = ref.steps[0]
+    if ds.precomputed:
+        return f"{at}: '{ds.name}' is a precomputed distance matrix; step {first.id} reads features"
+    if facts["nominal"]:
+        return (
+            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which step "
+            f"{first.id} would read as numbers; use categorical: onehot"
+        )
+    if facts["missing"] and not _allows_nan(first.cls, ref.step_settings(g)[0]):
+        return (
+            f"{at}: column '{facts['missing']}' has missing values (missing: keep), which step {first.id} does not "
+            "take (its scikit-learn tags do not allow NaN); put an impute step first, or use missing: drop_rows "
+            "or fill"
+        )
+    if "metric" in ref.param_names and ref.estimator_setting(g).get("metric") == "precomputed":
+        return f"{at}: metric 'precomputed' reads distances, and {ref.id}'s steps give features"
+    return None
 
 
 def _numbers_only_problem(ref, g, facts, at):

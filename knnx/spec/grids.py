@@ -9,6 +9,7 @@ from knnx.estimators.registry import EstimatorFault, ask
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.spec.messages import short_repr
 from knnx.spec.schema import LeavePOut
+from knnx.steps import STEP_PARAM_SEPARATOR, step_id
 
 
 def expand_grid(params):
@@ -31,7 +32,7 @@ def hook(cls, name):
     """An estimator class's problem hook ``name`` (see
     knnx.estimators.base.NeighborsClassifierBase) as a function of the hook's arguments
     giving its problems (a list of lines; none for a class without it). The hook is the
-    class's code, called through :func:`knnx.estimators.registry.ask`: one that fails
+    class's code, called through :func:`knnx.estimators.classes.ask`: one that fails
     (sys.exit and os._exit included) gives one problem naming it,
     ``_data_problems() fails (ValueError: ...)``."""
 
@@ -91,28 +92,61 @@ def algorithm_grids(spec, resolved):
     ]
     grids, problems = Grids([], []), []
     for a, (algo, ref) in enumerate(zip(spec.algorithms, resolved, strict=True)):
-        if ref is None:
+        params, twice = entry_params(algo)
+        if ref is None or twice:
+            problems += [f"algorithms[{a}]: {line}" for line in twice]
             grids.base.append([])
             grids.params_for.append({})
             continue
-        grid, found = setting_grid(ref, algo.params, algo.params, f"algorithms[{a}]", proba_metrics)
-        problems += found
+        grid, found = setting_grid(ref, params, params, f"algorithms[{a}]", proba_metrics)
+        problems += [_step_place(line, a, algo) for line in found]
         if algo.tune is not None and grid:
             problems += _tune_problems(a, algo, ref, spec)
-            grid = [{**ref.defaults(), **algo.params}]  # one cell per split: the grid itself
+            grid = [{**ref.defaults(), **params}]  # one cell per split: the grid itself
         grids.base.append(grid)
         per = {}
         for ds_id, replaced in algo.params_for.items():
             if not isinstance(replaced, dict):
                 continue
             where = f"algorithms[{a}].params_for.{ds_id}"
-            grid, found = setting_grid(ref, {**algo.params, **replaced}, replaced, where, proba_metrics)
+            grid, found = setting_grid(ref, {**params, **replaced}, replaced, where, proba_metrics)
             problems += found
             if algo.tune is not None and grid:
-                grid = [{**ref.defaults(), **algo.params, **replaced}]
+                grid = [{**ref.defaults(), **params, **replaced}]
             per[ds_id] = grid
         grids.params_for.append(per)
     return grids, problems
+
+
+def entry_params(algo):
+    """``(params, problems)``: an algorithms entry's parameters with those of its steps
+    as ``<step id>__<name>`` (scikit-learn's convention), and a line for each parameter
+    given twice (in ``params`` and in its step's own ``params``)."""
+    params, problems = dict(algo.params), []
+    for i, step in enumerate(algo.steps):
+        if isinstance(step, str):
+            continue
+        sid = step_id(step.model_dump())
+        for name, value in step.params.items():
+            key = f"{sid}{STEP_PARAM_SEPARATOR}{name}"
+            if key in params:
+                problems.append(f"params.{key}: also given as steps[{i}].params.{name}; give it once")
+            params[key] = value
+    return params, problems
+
+
+def _step_place(line, a, algo):
+    """A problem line about a step's parameter, placed where the spec gave it
+    (``algorithms[0].steps[1].params.n_components``, not ``params.pca__n_components``)."""
+    for i, step in enumerate(algo.steps):
+        if isinstance(step, str):
+            continue
+        sid = step_id(step.model_dump())
+        for name in step.params:
+            given = f"algorithms[{a}].params.{sid}{STEP_PARAM_SEPARATOR}{name}:"
+            if line.startswith(given):
+                return f"algorithms[{a}].steps[{i}].params.{name}:" + line[len(given) :]
+    return line
 
 
 def setting_grid(ref, params, checked, where, proba_metrics):
@@ -131,11 +165,11 @@ def setting_grid(ref, params, checked, where, proba_metrics):
     defaults = ref.defaults()
     grid = [{**defaults, **g} for g in expand_grid(params)]
     for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
-        setting_problems = hook(ref.cls, "_setting_problems")(g)
+        setting_problems = hook(ref.cls, "_setting_problems")(ref.estimator_setting(g))
         if setting_problems:
             return [], [f"{where}: {setting_problems[0]}"]
     for i, metric in proba_metrics:
-        lacking = next((g for g in grid if not has_proba(ref.cls, g)), None)
+        lacking = next((g for g in grid if not has_proba(ref.cls, ref.estimator_setting(g))), None)
         if lacking is not None:
             setting = "" if len(grid) == 1 else f" with {short_repr(_varying(params, lacking), 60)}"
             problems.append(
@@ -204,8 +238,8 @@ def _tune_problems(a, algo, ref, spec):
             f"algorithms[{a}].tune.metric: '{metric}' cannot choose a setting; use one of {known}"
         )
     elif METRIC_INPUT[metric] == "proba":
-        settings = [{**ref.defaults(), **s} for s in tuned_settings(algo.params)]
-        if not all(has_proba(ref.cls, s) for s in settings):
+        settings = [{**ref.defaults(), **s} for s in tuned_settings(entry_params(algo)[0])]
+        if not all(has_proba(ref.cls, ref.estimator_setting(s)) for s in settings):
             problems.append(f"algorithms[{a}].tune.metric: {metric} needs predict_proba in every setting")
     if isinstance(spec.protocol, LeavePOut):
         problems.append(f"algorithms[{a}].tune: protocol lpo has no training parts to tune on")

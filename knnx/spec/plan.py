@@ -94,12 +94,23 @@ class ValidatedSpec:
                 imports.append(entry["estimator"].split(".")[0].split(":")[0])
             # a list or tuple default is one value: written as a grid of one ([[100]]), since a
             # list in params is a grid ((1, 2) written [1, 2] would rerun as two settings)
-            defaults = {
-                k: [list(v)] if isinstance(v, list | tuple) else v
-                for k, v in ref.defaults().items()
-                if k not in ref.fixed
-            }
+            defaults = _written_defaults(ref.estimator_setting(ref.defaults()), ref.fixed)
             entry["params"] = {**defaults, **entry["params"]}
+            if entry["steps"]:  # each step as a mapping, its defaults in its own params
+                steps = []
+                for given, step in zip(entry["steps"], ref.steps, strict=True):
+                    given = (
+                        {"name": given}
+                        if isinstance(given, str)
+                        else {k: v for k, v in given.items() if v is not None}
+                    )
+                    if "estimator" in given:
+                        imports.append(given["estimator"].split(".")[0].split(":")[0])
+                    given["params"] = {**_written_defaults(step.defaults(), {}), **given.get("params", {})}
+                    steps.append(given)
+                entry["steps"] = steps
+            else:
+                del entry["steps"]
         for entry in data["datasets"]:
             if isinstance(entry, dict) and isinstance(entry.get("csv"), str):
                 entry["csv"] = str((self.base_dir / entry["csv"]).resolve())
@@ -115,6 +126,11 @@ class ValidatedSpec:
 
     def digest(self):
         return hashlib.sha256(canonical_json(self.normalized()).encode()).hexdigest()[:16]
+
+
+def _written_defaults(defaults, fixed):
+    """Defaults as a spec writes them: a list or tuple as a grid of one value."""
+    return {k: [list(v)] if isinstance(v, list | tuple) else v for k, v in defaults.items() if k not in fixed}
 
 
 def canonical_json(value):

@@ -148,9 +148,30 @@ class Tune(_Strict):
     metric: str = "error"
 
 
+class StepEntry(_Strict):
+    """One step before an algorithm's classifier (see knnx.steps): a built-in
+    ``name`` or an ``estimator`` import path (a transformer or a sampler), an optional
+    ``id`` (its parameters are ``<id>__<name>`` in results), and its parameter grid."""
+
+    name: str | None = None
+    estimator: str | None = None
+    id: Annotated[str, Field(min_length=1, max_length=60)] | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if (self.name is None) == (self.estimator is None):
+            raise ValueError(
+                "give either 'name' (a built-in step) or 'estimator' ('package.module:Class'), not "
+                + ("both" if self.name is not None else "neither")
+            )
+        return self
+
+
 class AlgorithmEntry(_Strict):
     """One algorithm of a spec: a registered ``name`` or an ``estimator`` import path,
-    an optional ``id`` (its name in results), and its parameter grid."""
+    an optional ``id`` (its name in results), the ``steps`` before it, and its
+    parameter grid."""
 
     name: str | None = None
     estimator: str | None = None
@@ -160,6 +181,8 @@ class AlgorithmEntry(_Strict):
     params_for: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # choose among the grid on inner folds of each training part (one cell per split)
     tune: Tune | None = None
+    # the steps before the classifier, in order (a built-in name, or a StepEntry)
+    steps: list[str | StepEntry] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_form(self):

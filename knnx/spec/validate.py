@@ -35,6 +35,7 @@ from knnx.spec.overrides import apply_overrides, blame_overrides
 from knnx.spec.plan import PlannedDataset, ValidatedSpec, build_cells, entry_place, plan_dataset
 from knnx.spec.read import read_spec
 from knnx.spec.schema import Spec
+from knnx.steps.objects import object_entries
 
 # Forms of spec other than a run spec: ``kind`` -> its validation (data, label, base_dir).
 SPEC_KINDS = {"active": validate_active}
@@ -60,6 +61,9 @@ def validate_spec(source, overrides=()):
     except DataError as exc:
         raise SpecError(str(exc)) from None
     data, label, base_dir = read_spec(source)
+    data, problems = object_entries(data)  # estimator objects given through the API, as entries
+    if problems:
+        raise SpecError.from_lines([f"{label}: {p}" for p in problems])
     data = apply_overrides(data, overrides)
     try:
         return _validate(data, label, base_dir)
