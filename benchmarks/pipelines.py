@@ -103,7 +103,7 @@ def sklearn_run(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="+", default=["keel.wine", "keel.glass", "keel.ecoli"])
+    parser.add_argument("--sets", nargs="+", default=["keel.wine", "keel.glass", "keel.heart"])
     args = parser.parse_args()
     print(
         f"scale > NCA > kNN, k in {KS[0]}..{KS[-1]} tuned by {CV}-fold inner CV, on KEEL's 10-fold partitions"

@@ -236,7 +236,8 @@ def test_a_spy_step_sees_the_training_rows_at_fit_and_the_test_rows_at_predict(t
     """Every fit of a step gets exactly the rows of a training part (under tune: of an
     inner training fold, those of StratifiedKFold on the training part, then the whole
     part for the refit), never a test row; transform gets the rows just fitted, then
-    the held-out or test rows. Checked call by call, in cell order, for every protocol."""
+    the held-out or test rows. Checked call by call, in cell order, for every protocol,
+    after validation's probe (the first 20 rows of the first training part)."""
     from sklearn.model_selection import StratifiedKFold
 
     _write_spy(tmp_path)
@@ -256,7 +257,8 @@ def test_a_spy_step_sees_the_training_rows_at_fit_and_the_test_rows_at_predict(t
     log = list(sys.modules["steplab"].LOG)
     vspec = validate_spec(spec)
     ds = vspec.datasets[0]
-    expected = []  # (method, rows) in the order the cells call them
+    probed = ds.X[vspec.splits[0][0].train[:20]]  # validation's probe of a transformer of one's own
+    expected = [("fit", probed), ("transform", probed)]  # (method, rows) in the order of the calls
     for cell in vspec.cells:
         s = next(s for s in vspec.splits[0] if (s.repeat, s.fold) == (cell.repeat, cell.fold))
         X_train, X_test = ds.X[s.train], ds.X[s.test]
