@@ -734,3 +734,108 @@ def test_two_entries_whose_steps_differ_need_ids_of_their_own(tmp_path):
         """,
         "algorithms[1].id: 'spy>knn' is already the id of algorithms[0]; give each a distinct id",
     )
+
+
+HOSTILE = '''
+import os
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class BadLabels(BaseEstimator):
+    """A sampler that returns labels it was not given."""
+
+    def fit_resample(self, X, y):
+        return X, np.asarray(y) + 100
+
+    def fit(self, X, y):
+        return self
+
+
+class Infinite(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        self.n_ = len(X)
+        return self
+
+    def transform(self, X):
+        X = np.array(X, dtype=float)
+        if len(X) != 20:  # validation's probe passes
+            X[0, 0] = np.inf
+        return X
+
+
+class Raises(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        raise ValueError("boom in fit")
+
+    def transform(self, X):
+        return X
+
+
+class Exits(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        os._exit(3)
+
+    def transform(self, X):
+        return X
+'''
+
+
+def test_steps_that_misbehave_fail_their_cells_and_the_run_goes_on(tmp_path):
+    """A sampler returning labels it was not given, a transformer returning an infinity,
+    one whose fit raises and one whose fit calls os._exit: each fails its cells with one
+    line naming the step or its error; the other contestant's rows are written."""
+    import csv
+
+    (tmp_path / "steplab").mkdir()
+    (tmp_path / "steplab" / "__init__.py").write_text(HOSTILE)
+    bad = ["BadLabels", "Infinite", "Raises", "Exits"]
+    spec = {
+        "name": "hostile",
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "python_path": [str(tmp_path)],
+        "algorithms": [{"name": "knn", "id": "plain", "params": {"k": 1}}]
+        + [
+            {"name": "knn", "id": name, "params": {"k": 1}, "steps": [{"estimator": f"steplab:{name}"}]}
+            for name in bad
+        ],
+    }
+    with pytest.raises(CellError, match="8 of 10 cells failed"):
+        run_spec(spec, out=tmp_path / "out", report=False)
+    assert set(read_results(tmp_path / "out" / "results.csv").algorithm) == {"plain"}
+    with open(tmp_path / "out" / "failures.csv", newline="") as f:
+        errors = {}
+        for row in csv.DictReader(f):
+            errors.setdefault(row["algorithm"], set()).add(row["error"].split(" failed: ", 1)[1])
+    assert errors == {
+        "BadLabels": {
+            "ValueError: step badlabels: fit_resample returned labels that are not among those it was given"
+        },
+        "Infinite": {"ValueError: step infinite: transform returned an infinite value"},
+        "Raises": {"ValueError: boom in fit"},
+        "Exits": {"ProcessExit: os._exit(3) called"},
+    }
+
+
+def test_editing_a_step_of_ones_own_reruns_its_cells_only(tmp_path):
+    """The cell key holds each step's code: an edit of the step's module reruns the
+    cells of the entry with that step, and only those."""
+    _write_spy(tmp_path)
+    spec = {
+        "name": "edit",
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "python_path": [str(tmp_path)],
+        "algorithms": [
+            {"name": "knn", "id": "plain", "params": {"k": 1}},
+            {"name": "knn", "params": {"k": 1}, "steps": [{"estimator": "steplab:Spy"}]},
+        ],
+    }
+    assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 4
+    assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 0
+    (tmp_path / "steplab" / "__init__.py").write_text(SPY + "\n# edited\n")
+    del sys.modules["steplab"]
+    again = run_spec(spec, out=tmp_path / "out", report=False)
+    assert (again.n_run, again.n_skipped) == (2, 2)
