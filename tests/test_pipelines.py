@@ -15,7 +15,7 @@ from knnx.experiment.runner import run_spec
 from knnx.results import read_results
 from knnx.spec import tune_seed, validate_spec
 from knnx.steps import Chain, StepFits
-from knnx.steps.builtin import Scale
+from knnx.steps.builtin import Encode, Scale
 
 imblearn = pytest.importorskip("imblearn")
 
@@ -481,7 +481,7 @@ protocol: {kind: kfold, folds: 3}
 BAD = {
     "unknown step": (
         "algorithms: [{name: knn, steps: [scale, whiten]}]",
-        "algorithms[0].steps[1].name: unknown step 'whiten'; known: impute, nca, pca, scale (or estimator: "
+        "algorithms[0].steps[1].name: unknown step 'whiten'; known: encode, impute, nca, pca, scale (or estimator: "
         "'package.module:Class')",
     ),
     "unknown step parameter": (
@@ -540,7 +540,8 @@ def test_nominal_codes_before_a_step_are_refused(tmp_path):
         "partitions}\nalgorithms: [{name: knn, steps: [scale]}]\n",
         "datasets[0]: algorithms[0] (scale>knn) on 'keel.breast(categorical='keep',missing='drop_rows')': column "
         "'A1' holds nominal "
-        "category codes (categorical: keep), which step scale would read as numbers; use categorical: onehot",
+        "category codes (categorical: keep), which step scale would read as numbers; put an encode step first, or use "
+        "categorical: onehot",
     )
 
 
@@ -679,8 +680,8 @@ def test_api_objects_a_spec_cannot_hold_are_one_line():
 # --- the built-in steps ------------------------------------------------------------------------
 
 
-@parametrize_with_checks([Scale(), Scale(method="minmax")])
-def test_scale_passes_check_estimator(estimator, check):
+@parametrize_with_checks([Scale(), Scale(method="minmax"), Encode()])
+def test_scale_and_encode_pass_check_estimator(estimator, check):
     check(estimator)
 
 
@@ -839,3 +840,77 @@ def test_editing_a_step_of_ones_own_reruns_its_cells_only(tmp_path):
     del sys.modules["steplab"]
     again = run_spec(spec, out=tmp_path / "out", report=False)
     assert (again.n_run, again.n_skipped) == (2, 2)
+
+
+# --- encode: one dataset entry, kept nominal codes for hvdm and one-hot for the others ----------
+
+
+def _one_hot_by_hand(X_train, X, nominal):
+    """Each column of X in order: scikit-learn's OneHotEncoder(handle_unknown="ignore")
+    fitted on the training rows for a nominal one, the column itself otherwise."""
+    from sklearn.preprocessing import OneHotEncoder
+
+    parts = []
+    for j in range(X.shape[1]):
+        if j in nominal:
+            encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X_train[:, [j]])
+            parts.append(encoder.transform(X[:, [j]]))
+        else:
+            parts.append(X[:, [j]])
+    return np.hstack(parts)
+
+
+def test_encode_lets_a_random_forest_run_beside_hvdm_on_one_kept_entry(tmp_path):
+    """One dataset entry with categorical: keep (one id): kNN under hvdm reads the nominal
+    codes, a random forest behind encode reads one-hot indicators fitted on each training
+    part. The forest's errors equal scikit-learn's RandomForestClassifier on columns
+    encoded by OneHotEncoder(handle_unknown="ignore") per nominal column, fold by fold on
+    KEEL's partitions of german; hvdm's equal those of knn run alone on the entry."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    entry = {"name": "keel.german", "categorical": "keep"}
+    spec = {
+        "name": "mixed",
+        "datasets": [entry],
+        "protocol": {"kind": "partitions"},
+        "algorithms": [
+            {"name": "knn", "id": "knn_hvdm", "params": {"k": 5, "metric": "hvdm"}},
+            {
+                "estimator": "sklearn.ensemble:RandomForestClassifier",
+                "id": "rf",
+                "params": {"n_estimators": 25, "random_state": 0},
+                "steps": ["encode"],
+            },
+        ],
+    }
+    run_spec(spec, out=tmp_path / "both", report=False)
+    frame = read_results(tmp_path / "both" / "results.csv")
+    assert len(set(frame.dataset)) == 1
+    vspec = validate_spec(spec)
+    ds = vspec.datasets[0]
+    assert ds.nominal  # german keeps its nominal attributes as codes
+    rf = _by_fold(frame, "rf")
+    for s in vspec.splits[0]:
+        X_train = _one_hot_by_hand(ds.X[s.train], ds.X[s.train], set(ds.nominal))
+        X_test = _one_hot_by_hand(ds.X[s.train], ds.X[s.test], set(ds.nominal))
+        forest = RandomForestClassifier(n_estimators=25, random_state=0).fit(X_train, ds.y[s.train])
+        error = float(np.mean(forest.predict(X_test) != ds.y[s.test]))
+        assert rf[rf.fold == s.fold]["value"].item() == error
+    alone = {**spec, "name": "alone", "algorithms": spec["algorithms"][:1]}
+    run_spec(alone, out=tmp_path / "alone", report=False)
+    hvdm_alone = read_results(tmp_path / "alone" / "results.csv")
+    np.testing.assert_array_equal(
+        _by_fold(frame, "knn_hvdm")["value"], _by_fold(hvdm_alone, "knn_hvdm")["value"]
+    )
+
+
+def test_encode_equals_the_by_hand_one_hot_with_unseen_codes_and_missing_values():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 4, 50), rng.normal(size=50), rng.integers(0, 3, 50)]).astype(float)
+    X[40, 0] = np.nan  # a missing code in a test row: 0 in every indicator of its column
+    train, test = X[:30], X[30:]
+    train = train[train[:, 2] != 2]  # code 2 of column 2 unseen in training
+    assert 2 in test[:, 2]
+    ours = Encode(nominal=[0, 2]).fit(train)
+    np.testing.assert_array_equal(ours.transform(test), _one_hot_by_hand(train, test, {0, 2}))
+    assert ours.transform(X[40:41])[0, :4].tolist() == [0.0, 0.0, 0.0, 0.0]

@@ -198,8 +198,9 @@ def contestant(cls, steps, setting, store, ds, seed, fits=None):
     """What a cell fits for one setting: :func:`prepared` for a classifier alone; with
     ``steps`` (``[(step id, class)]``, the entry's steps in order), a
     :class:`knnx.steps.Chain` of the steps, each made with its parameters of the
-    setting (``<step id>__<name>``) and the spec's seed, then the classifier given its
-    graph store and seed (not the dataset's nominal columns: after a step the columns
+    setting (``<step id>__<name>``) and the spec's seed (the first step also the
+    dataset's nominal columns, :func:`with_types`: ``encode``), then the classifier given
+    its graph store and seed (not the dataset's nominal columns: after a step the columns
     are not the dataset's). ``fits``: the process's :class:`knnx.steps.StepFits`."""
     if not steps:
         return prepared(cls, setting, store, ds, seed)
@@ -208,6 +209,7 @@ def contestant(cls, steps, setting, store, ds, seed, fits=None):
         (sid, with_seed(made(step_cls, part), seed))
         for (sid, step_cls), part in zip(steps, step_settings, strict=True)
     ]
+    with_types(chain[0][1], ds)  # the first step reads the dataset's columns (encode: its nominal ones)
     return Chain(chain, with_seed(with_graphs(made(cls, own), store), seed), fits)
 
 

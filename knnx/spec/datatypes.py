@@ -125,16 +125,17 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
 
 
 def _steps_problem(ref, g, ds, facts, at):
-    """An algorithm with steps: its first step reads the dataset's columns as numbers (no
-    nominal codes, no distance matrix; missing values only if its tags allow NaN), and
-    its classifier reads what the steps give (features, never distances)."""
+    """An algorithm with steps: its first step reads the dataset's columns (nominal codes
+    only if it has a ``nominal`` parameter, which the runner sets: ``encode``; no distance
+    matrix; missing values only if its tags allow NaN), and its classifier reads what the
+    steps give (features, never distances)."""
     first = ref.steps[0]
     if ds.precomputed:
         return f"{at}: '{ds.name}' is a precomputed distance matrix; step {first.id} reads features"
-    if facts["nominal"]:
+    if facts["nominal"] and "nominal" not in first.param_names:  # encode is told the nominal columns
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which step "
-            f"{first.id} would read as numbers; use categorical: onehot"
+            f"{first.id} would read as numbers; put an encode step first, or use categorical: onehot"
         )
     if facts["missing"] and not _allows_nan(first.cls, ref.step_settings(g)[0]):
         return (

@@ -19,6 +19,7 @@ from knnx.plugins import import_object, object_version
 # Built-in step name -> import path of its class. knnx's own classes are in
 # knnx.steps.builtin; the others are scikit-learn's, used as they are.
 STEPS = {
+    "encode": "knnx.steps.builtin:Encode",
     "impute": "sklearn.impute:SimpleImputer",
     "nca": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
     "pca": "sklearn.decomposition:PCA",
