@@ -557,14 +557,15 @@ REFUSED = [
         "[{name: german, categorical: keep, id: g}]",
         "[{name: cpw, params: {max_epochs: 2}}]",
         "datasets[0]: algorithms[0] (cpw) on 'g': column 'A1' holds nominal category codes (categorical: keep), "
-        "which cpw would read as numbers (it has no metric that takes nominal attributes); use categorical: onehot",
+        "which cpw would read as numbers (it has no metric that takes nominal attributes); give it steps: [encode], "
+        "or use categorical: onehot",
     ),
     (
         "[{name: heart, categorical: keep, id: h}]",
         '[{estimator: "sklearn.tree:DecisionTreeClassifier"}]',
         "datasets[0]: algorithms[0] (DecisionTreeClassifier) on 'h': column 'sex' holds nominal category codes "
         "(categorical: keep), which DecisionTreeClassifier would read as numbers (it has no metric that takes "
-        "nominal attributes); use categorical: onehot",
+        "nominal attributes); give it steps: [encode], or use categorical: onehot",
     ),
     (
         "[{name: vote, missing: keep, id: v}]",

@@ -154,8 +154,8 @@ def _numbers_only_problem(ref, g, facts, at):
     if facts["nominal"]:
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which "
-            f"{ref.id} would read as numbers (it has no metric that takes nominal attributes); use "
-            "categorical: onehot"
+            f"{ref.id} would read as numbers (it has no metric that takes nominal attributes); give it "
+            "steps: [encode], or use categorical: onehot"
         )
     if facts["missing"] and not _allows_nan(ref.cls, g):
         return (
