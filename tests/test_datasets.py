@@ -152,8 +152,11 @@ def test_user_csv_errors(tmp_path, text, kwargs, message):
 
 def test_user_csv_loads_and_encodes(tmp_path):
     path = _write(tmp_path, "a,c,label\n1,red,no\n2,blue,yes\n3,red,no\n")
-    with pytest.raises(DataError, match="'red' is not a number"):
-        load_dataset({"csv": str(path)})
+    # a text column is a nominal attribute: one-hot without categorical, as with onehot
+    assert_array_equal(load_dataset({"csv": str(path)}).X, [[1, 0, 1], [2, 1, 0], [3, 0, 1]])
+    stray = _write(tmp_path, "a,c,label\n1,red,no\n2,3,yes\n3,red,no\n", name="s.csv")
+    with pytest.raises(DataError, match="'red' is not a number, while other cells of the column are"):
+        load_dataset({"csv": str(stray)})
     ds = load_dataset({"csv": str(path), "categorical": "onehot"})
     assert ds.feature_names == ("a", "c=blue", "c=red")
     assert_array_equal(ds.X, [[1, 0, 1], [2, 1, 0], [3, 0, 1]])

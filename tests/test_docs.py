@@ -56,6 +56,7 @@ NOT_RUN = {
     "make unn-ripley",
     "make cpw-synthetic",
     "make gnnb-large",
+    "make mixed-data",
 }
 
 # Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.

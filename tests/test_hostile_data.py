@@ -66,7 +66,8 @@ CASES = [
     (
         "text",
         H + "1,2,x\n3,abc,y\n",
-        "column 'b' line 3: 'abc' is not a number (set categorical: onehot or ordinal",
+        "column 'b' line 3: 'abc' is not a number, while other cells of the column are (a categorical column holds "
+        "text only)",
     ),
     (
         "single-class",

@@ -609,7 +609,7 @@ def test_a_loader_beside_the_spec_gives_its_data_and_receives_a_seed(tmp_path):
         ("{loader: 'mylab.data:nothing'}", "datasets[0]: module 'mylab.data' has no 'nothing'"),
         (
             "{loader: 'mylab.data:load_rings', n: 3}",
-            "datasets[0]: loader dataset: unknown key 'n'; known: loader, params, id",
+            "datasets[0]: loader dataset: unknown key 'n'; known: loader, params, categorical, missing, fill_value, id",
         ),
         ("{synthetic: blobs, n: 60, spread: []}", "datasets[0]: spread: empty list of values"),
         ("{synthetic: blobs, n: 60, spread: [1, 2, 1]}", "datasets[0]: spread: value 1 is listed twice"),

@@ -540,8 +540,8 @@ def test_nominal_codes_before_a_step_are_refused(tmp_path):
         "partitions}\nalgorithms: [{name: knn, steps: [scale]}]\n",
         "datasets[0]: algorithms[0] (scale>knn) on 'keel.breast(categorical='keep',missing='drop_rows')': column "
         "'A1' holds nominal "
-        "category codes (categorical: keep), which step scale would read as numbers; put an encode step first, or use "
-        "categorical: onehot",
+        "category codes (categorical: keep), which step scale would read as numbers; put an encode step first, or "
+        "leave categorical out of the dataset entry to give it one-hot indicators",
     )
 
 

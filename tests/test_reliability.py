@@ -1171,7 +1171,7 @@ def test_numeric_labels_are_compared_exactly_not_as_floats():
 
 
 def test_a_user_text_with_a_line_break_stays_on_one_error_line(tmp_path):
-    (tmp_path / "d.csv").write_text('a,"b\x1b[31m\nc",label\n1,x,u\n2,y,v\n', encoding="utf-8")
+    (tmp_path / "d.csv").write_text('a,"b\x1b[31m\nc",label\n1,x,u\n2,3,v\n', encoding="utf-8")
     folder = tmp_path / "x\ry"
     folder.mkdir()
     spec = folder / "s.yaml"

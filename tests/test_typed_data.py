@@ -558,14 +558,15 @@ REFUSED = [
         "[{name: cpw, params: {max_epochs: 2}}]",
         "datasets[0]: algorithms[0] (cpw) on 'g': column 'A1' holds nominal category codes (categorical: keep), "
         "which cpw would read as numbers (it has no metric that takes nominal attributes); give it steps: [encode], "
-        "or use categorical: onehot",
+        "or leave categorical out of the dataset entry to give it one-hot indicators",
     ),
     (
         "[{name: heart, categorical: keep, id: h}]",
         '[{estimator: "sklearn.tree:DecisionTreeClassifier"}]',
         "datasets[0]: algorithms[0] (DecisionTreeClassifier) on 'h': column 'sex' holds nominal category codes "
         "(categorical: keep), which DecisionTreeClassifier would read as numbers (it has no metric that takes "
-        "nominal attributes); give it steps: [encode], or use categorical: onehot",
+        "nominal attributes); give it steps: [encode], or leave categorical out of the dataset entry to give it one-hot "
+        "indicators",
     ),
     (
         "[{name: vote, missing: keep, id: v}]",

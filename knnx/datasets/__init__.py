@@ -32,7 +32,11 @@ source (:func:`knnx.datasets._base.label_problem`).
 Bundled, suite and CSV entries take ``categorical: keep`` (each nominal attribute one
 column of category codes, listed in ``Dataset.nominal``) and ``missing: keep``
 (missing values stay NaN), for the metrics of :mod:`knnx.neighbors.metrics` that take
-them.
+them. A ``loader:`` entry takes ``categorical`` (``keep``, its Dataset's own
+``nominal`` columns, the default; ``onehot``; ``ordinal``) and ``missing`` (``error``,
+the default; ``drop_rows``; ``fill`` with a ``fill_value``; ``keep``). An entry that
+does not say ``categorical`` gives each contestant of a run the view it takes, codes
+or one-hot indicators, under one id (``view``; :mod:`knnx.datasets.views`).
 
 :func:`expand_entry` turns list-valued options into one entry each (a grid over
 datasets): ``{"synthetic": "dambrosio2012", "sigma": [0.1, 0.5]}`` gives
@@ -55,6 +59,8 @@ from knnx.datasets.checks import as_dataset, check_dataset
 from knnx.datasets.suites import SUITES, check_suite_entry, expand_suite, is_suite_dataset, load_suite_dataset
 from knnx.datasets.synthetic import GENERATORS
 from knnx.datasets.tabular import load_csv
+from knnx.datasets.views import check_loader_treatments, treat_loaders, view_entry
+from knnx.datasets.views import finite_number as _is_number
 from knnx.errors import DataError, describe, exit_guard, user_fault
 from knnx.plugins import DATASET_GROUP, entry_point_names, import_object, load_entry_point
 
@@ -83,6 +89,7 @@ __all__ = [
 DATASETS = {name: partial(load_bundled, name) for name in BUNDLED}
 
 _CSV_KEYS = ("csv", "label", "missing", "fill_value", "categorical", "id")
+_LOADER_KEYS = ("loader", "params", "categorical", "missing", "fill_value", "id")
 _FORMS = ("name", "csv", "synthetic", "loader", "suite")
 
 # Datasets registered in Python (register_dataset): name -> loader function.
@@ -101,17 +108,6 @@ def _format_value(value):
 
 _TEXT_OPTIONS = ("missing", "categorical", "label")
 _LIST_PARAMS = ("means", "covs", "priors")  # gaussians takes arrays; other parameters are numbers
-
-
-def _is_number(value):
-    """A finite int or float (an int as large as float64 can hold: 2^64 and beyond are
-    fine, 10^400 is not)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return bool(np.isfinite(float(value)))
-    except OverflowError:
-        return False
 
 
 def _all_numbers(value, depth=0):
@@ -153,11 +149,12 @@ def check_entry(entry):
         check_suite_entry(entry)
         return
     if form == "loader":
-        unknown = sorted(set(entry) - {"loader", "params", "id"})
+        unknown = sorted(set(entry) - set(_LOADER_KEYS))
         if unknown:
-            raise DataError(f"loader dataset: unknown key '{unknown[0]}'; known: loader, params, id")
+            raise DataError(f"loader dataset: unknown key '{unknown[0]}'; known: {', '.join(_LOADER_KEYS)}")
         if not isinstance(entry.get("params", {}), dict):
             raise DataError(f"params: expected a mapping of the loader's arguments, got {entry['params']!r}")
+        check_loader_treatments(entry)
         return
     for key, value in entry.items():
         if key in (form, "id"):
@@ -367,7 +364,30 @@ def _load_named(body, label, seed):
     return load_bundled(name, seed=seed, **body), where
 
 
-def load_dataset(entry, *, seed=0, base_dir=None):
+def _viewed(entry, view, label):
+    """``entry`` in ``view`` (:func:`knnx.datasets.views.view_entry`), or as it is for
+    None; DataError for an entry that has no such view."""
+    if view is None:
+        return entry
+    viewed = view_entry(entry, view)
+    if viewed is None:
+        raise DataError(f"dataset '{label}': its entry has no {view} view (it says categorical)")
+    return viewed
+
+
+def _load_loader(body, label, seed, base_dir):
+    """The Dataset of a ``loader:`` entry (its body without ``id``): the function's
+    result checked (:func:`as_dataset`), its ``missing`` and ``categorical`` applied."""
+    fn = import_object(body["loader"], base_dir)
+    if not callable(fn) or isinstance(fn, type) and issubclass(fn, Dataset):
+        raise DataError(f"loader {body['loader']}: is a {type(fn).__name__}, not a function")
+    where = f"loader {body['loader']}"
+    treated = body.get("missing", "error") != "error"
+    ds = as_dataset(_call_loader(fn, body.get("params", {}), seed, where), label, where, missing_ok=treated)
+    return treat_loaders(ds, body, where)
+
+
+def load_dataset(entry, *, seed=0, base_dir=None, view=None):
     """Load a dataset from a spec entry (see module docstring).
 
     Parameters
@@ -377,6 +397,10 @@ def load_dataset(entry, *, seed=0, base_dir=None):
         Seed for synthetic generators, unless the entry sets its own ``seed``.
     base_dir : path, optional
         Folder that relative CSV paths are resolved against (the spec's folder).
+    view : {"keep", "onehot"}, optional
+        The entry's nominal attributes as category codes or one-hot indicators
+        (:mod:`knnx.datasets.views`), under the entry's own id; for an entry that does
+        not say ``categorical``. None: the entry as it is.
 
     Raises
     ------
@@ -387,17 +411,14 @@ def load_dataset(entry, *, seed=0, base_dir=None):
     from pathlib import Path
 
     label = dataset_label(entry)  # checks the entry's shape and value types
+    entry = _viewed(entry, view, label)
     if isinstance(entry, str):
         entry = {"name": entry}
     forms = [k for k in _FORMS if k in entry]
     body = {k: v for k, v in entry.items() if k != "id"}
     form = forms[0]
     if form == "loader":
-        fn = import_object(body["loader"], base_dir)
-        if not callable(fn) or isinstance(fn, type) and issubclass(fn, Dataset):
-            raise DataError(f"loader {body['loader']}: is a {type(fn).__name__}, not a function")
-        where = f"loader {body['loader']}"
-        return as_dataset(_call_loader(fn, body.get("params", {}), seed, where), label, where)
+        return _load_loader(body, label, seed, base_dir)
     if form == "suite":
         raise DataError(
             f"suite {body['suite']}: a suite stands for many datasets; list it under datasets: in a spec"

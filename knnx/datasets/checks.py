@@ -169,9 +169,9 @@ def _check_types(ds, where, missing_ok):
 # --- a loader's result as the arrays check_dataset checks ----------------------------------
 
 
-def as_dataset(result, name, where):
+def as_dataset(result, name, where, missing_ok=False):
     """A loader's result (``(X, y)`` or a Dataset) as a checked Dataset named ``name``
-    (:func:`check_dataset`, without missing values). ``(X, y)``: X a 2-D array of
+    (:func:`check_dataset`; missing values only with ``missing_ok``). ``(X, y)``: X a 2-D array of
     numbers, y one label per row (classes ordered by
     :func:`knnx.datasets.encode_labels`). A Dataset keeps its classes, split,
     partitions, posterior, metadata and column types (``nominal``, ``precomputed``).
@@ -182,7 +182,7 @@ def as_dataset(result, name, where):
     ``WHERE: reading the loader's result failed: SystemExit: sys.exit(3) called``."""
     with exit_guard():
         try:
-            return _as_dataset(result, name, where)
+            return _as_dataset(result, name, where, missing_ok)
         except KnnxError:
             raise
         except BaseException as exc:  # noqa: BLE001 - the loader's code: sys.exit and os._exit too
@@ -192,11 +192,11 @@ def as_dataset(result, name, where):
     raise DataError(f"{where}: reading the loader's result failed: {cause}")
 
 
-def _as_dataset(result, name, where):
+def _as_dataset(result, name, where, missing_ok=False):
     if not isinstance(result, Dataset) and not (isinstance(result, tuple | list) and len(result) == 2):
         raise DataError(f"{where}: a loader returns (X, y) or a knnx Dataset, got {type(result).__name__}")
     X = _numbers(result.X if isinstance(result, Dataset) else result[0], where)
-    _check_X(X, where)
+    _check_X(X, where, missing_ok)
     n = X.shape[0]
     if isinstance(result, Dataset):
         classes = np.asarray(result.classes if result.classes is not None else [], dtype=object)
@@ -213,7 +213,7 @@ def _as_dataset(result, name, where):
             nominal=_nominal(result.nominal, where),
             precomputed=_precomputed(result.precomputed, where),
         )
-        return check_dataset(ds, where)
+        return check_dataset(ds, where, missing_ok=missing_ok)
     labels = np.asarray(result[1], dtype=object)
     if labels.ndim != 1 or len(labels) != n:
         raise DataError(f"{where}: y must hold one label per row of X ({n}), got shape {labels.shape}")
@@ -221,7 +221,7 @@ def _as_dataset(result, name, where):
     ds = make_dataset(
         name, X, codes, classes, [f"x{j}" for j in range(X.shape[1])], metadata={"source": where}
     )
-    return check_dataset(ds, where)
+    return check_dataset(ds, where, missing_ok=missing_ok)
 
 
 def _numbers(X, where):

@@ -447,10 +447,13 @@ def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
 def load_csv(path, label="label", *, name=None, missing="error", fill_value=None, categorical=None):
     """Load a user's CSV file as a Dataset (no predefined split).
 
-    Text feature columns are an error unless ``categorical`` is ``onehot``,
-    ``ordinal`` or ``keep`` (one column of codes per text column, recorded in
-    ``Dataset.nominal``); missing values are an error unless ``missing`` says otherwise
-    (``keep``: NaN).
+    A feature column of text only is a nominal attribute: one-hot indicators
+    (``categorical`` None or ``onehot``: what a spec entry that does not say
+    ``categorical`` gives, each contestant of a run then reading the view it takes,
+    :mod:`knnx.datasets.views`), codes as numbers (``ordinal``) or codes typed as nominal
+    (``keep``: one column of codes per text column, recorded in ``Dataset.nominal``). A
+    column of numbers with a text cell is an error. Missing values are an error unless
+    ``missing`` says otherwise (``keep``: NaN).
     """
     path = Path(path)
     return table_to_dataset(
@@ -460,6 +463,5 @@ def load_csv(path, label="label", *, name=None, missing="error", fill_value=None
         missing=missing,
         fill_value=fill_value,
         categorical=categorical or "onehot",
-        allow_text=categorical is not None,
         metadata={"source": f"user CSV {path}", "citation": "", "notes": ""},
     )

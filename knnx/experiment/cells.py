@@ -201,7 +201,8 @@ def data_ref(vspec, cell):
         base_dir=str(vspec.base_dir),
         loaders=loaders,
         import_dirs=vspec.import_dirs,
-        checksum=data_checksum(vspec.datasets[cell.dataset_index]),
+        checksum=data_checksum(vspec.dataset_of(cell)),
+        view=vspec.cell_view(cell),
     )
 
 
@@ -226,9 +227,10 @@ class FitPredict(CellKind):
         refs = {}
         out = []
         for cell in cells:
-            if cell.dataset_index not in refs:
-                refs[cell.dataset_index] = data_ref(vspec, cell)
-            out.append(cls._task(vspec, cell, splits, refs[cell.dataset_index], graph_k, warm_up))
+            at = (cell.dataset_index, vspec.cell_view(cell))
+            if at not in refs:
+                refs[at] = data_ref(vspec, cell)
+            out.append(cls._task(vspec, cell, splits, refs[at], graph_k, warm_up))
         return out
 
     @classmethod
@@ -283,6 +285,7 @@ class FitPredict(CellKind):
             for d, ds_splits in enumerate(vspec.splits)
             for s in ds_splits
         }
+        view_sums = {}  # (dataset, view) -> its checksum
 
         def per_cell(c):
             ref = vspec.algorithms[c.algorithm_index]
@@ -293,6 +296,12 @@ class FitPredict(CellKind):
                 outside["tune"] = tuning.model_dump()
             if ref.steps:  # the steps' classes: how the spec named each, and its code's identity
                 outside["steps"] = [[step.id, step.path, step.version] for step in ref.steps]
+            view = vspec.cell_view(c)  # another view of the entry: its own data
+            if view:
+                at = (c.dataset_index, view)
+                if at not in view_sums:
+                    view_sums[at] = data_checksum(vspec.dataset_of(c))
+                outside["view"] = [view, view_sums[at]]
             return {
                 **outside,  # a class outside knnx: its path and its package's version (or file's hash)
                 "entry": vspec.entries[c.dataset_index],

@@ -38,6 +38,7 @@ class DataRef:
     loaders: tuple = ()  # ((name, loader), ...): registered in the submitting process
     import_dirs: tuple = ()
     checksum: str = ""  # of the data validation loaded, which the cells' keys record
+    view: str = ""  # the entry's view the cell reads (knnx.datasets.views), "" for as given
 
     def prepare(self):
         """Make this process able to load the entry: the spec's import folders on the
@@ -48,7 +49,7 @@ class DataRef:
 
     def key(self):
 
-        return (canonical_json(self.entry), self.label, self.seed, self.base_dir)
+        return (canonical_json(self.entry), self.label, self.seed, self.base_dir, self.view)
 
 
 @dataclass
@@ -87,7 +88,10 @@ class ProcessContext:
             self._loaded.move_to_end(key)
             return self._loaded[key]
         ds = datasets.load_dataset(
-            ref.entry, seed=dataset_seedseq(ref.seed, ref.label, SEED_DATA), base_dir=ref.base_dir
+            ref.entry,
+            seed=dataset_seedseq(ref.seed, ref.label, SEED_DATA),
+            base_dir=ref.base_dir,
+            view=ref.view or None,
         )
         self.loads += 1
         if ref.checksum and data_checksum(ds) != ref.checksum:

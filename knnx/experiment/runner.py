@@ -122,7 +122,7 @@ from knnx.experiment.rerun import (  # noqa: F401 (RunSummary re-exported)
 )
 from knnx.experiment.worker import back_to, working_folder
 from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
-from knnx.reporting.characteristics import DATASET_COLUMNS, dataset_row
+from knnx.reporting.characteristics import DATASET_COLUMNS, VIEWS_COLUMN, dataset_row
 from knnx.results import (
     CURVE_COLUMNS,
     FAILURE_COLUMNS,
@@ -144,6 +144,7 @@ from knnx.results import (
 )
 from knnx.spec import validate_spec
 from knnx.spec.read import dump_spec
+from knnx.spec.views import views_said
 
 # The ledger is written in groups: a cell's rows are appended as it finishes, and every
 # COMMIT_SECONDS the files are fsync-ed and the finished cells recorded as done (then
@@ -283,8 +284,13 @@ class _Run:
         done_keys = self._resume(resume)
         atomic_write_text(self.path("spec.yaml"), dump_spec(self.vspec.normalized()))
         labels = {c.dataset_index: c.dataset for c in self.vspec.cells}
-        rows = [dataset_row(labels[i], ds) for i, ds in enumerate(self.vspec.datasets) if i in labels]
-        atomic_write_text(self.path("datasets.csv"), rows_to_csv(rows, header=True, columns=DATASET_COLUMNS))
+        rows = [
+            {**dataset_row(labels[i], ds), VIEWS_COLUMN: views_said(self.vspec, i)}
+            for i, ds in enumerate(self.vspec.datasets)
+            if i in labels
+        ]
+        columns = DATASET_COLUMNS + ([VIEWS_COLUMN] if any(r[VIEWS_COLUMN] for r in rows) else [])
+        atomic_write_text(self.path("datasets.csv"), rows_to_csv(rows, header=True, columns=columns))
         cells = self.vspec.cells
         todo = [c for c in cells if c.key() not in done_keys]
         self.total, self.done = len(cells), len(cells) - len(todo)
@@ -304,7 +310,7 @@ class _Run:
         relay = self._fit_progress if self.progress else None
         lent = {}  # in this process, the cells use the datasets validation loaded
         for task in tasks if in_process else ():
-            lent.setdefault(task.data.key(), self.vspec.datasets[self.by_index[task.index].dataset_index])
+            lent.setdefault(task.data.key(), self.vspec.dataset_of(self.by_index[task.index]))
         with self.ctx.lend(lent):
             try:
                 for task, outcome in execute(tasks, jobs, client, relay, self.ctx):

@@ -15,6 +15,9 @@ from knnx.results import _read_table
 # Rows, attributes (before encoding; empty for a precomputed distance matrix), classes,
 # nominal attributes and missing values.
 DATASET_COLUMNS = ["dataset", "n", "d", "classes", "nominal", "missing"]
+# After them, where some contestants read another view of a dataset (knnx.spec.views):
+# what each saw of its nominal attributes (``knn_hvdm: nominal codes; rf: one-hot``).
+VIEWS_COLUMN = "views"
 
 
 def dataset_row(label, ds):
@@ -45,7 +48,10 @@ def read_datasets(path, frame=None):
         table = _read_table(path, path, DATASET_COLUMNS, "datasets")
         _check_table(table, path)
         out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
-        return out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
+        out = out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
+        if VIEWS_COLUMN in table.columns:
+            out[VIEWS_COLUMN] = table[VIEWS_COLUMN].to_numpy()
+        return out
     if frame is None or frame.empty:
         return None
     first = frame.drop_duplicates("dataset").set_index("dataset")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+from knnx.reporting.characteristics import VIEWS_COLUMN
 
 CHOSEN = "chosen_"
 
@@ -198,7 +199,8 @@ def datasets_html(characteristics):
     if characteristics is None:
         return "<p class='note'>No datasets.csv in this folder (a run of an older knnx).</p>"
     shown = characteristics.reset_index()
-    shown = shown.astype({c: "Int64" for c in shown.columns if c != "dataset" and shown[c].notna().all()})
+    counts = [c for c in shown.columns if c not in ("dataset", VIEWS_COLUMN)]
+    shown = shown.astype({c: "Int64" for c in counts if shown[c].notna().all()})
     return html_table(shown)
 
 

@@ -25,6 +25,7 @@ from knnx.spec.datatypes import type_problems
 from knnx.spec.grids import fitted_settings, hook
 from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
+from knnx.spec.views import cell_view, wanted_view
 from knnx.steps import resolve_steps
 from knnx.steps.resolve import PROBE_ROWS, probe_problem
 
@@ -218,10 +219,28 @@ def dataset_problems(spec, resolved, grids, item):
             if problem:
                 problems.append(problem)
     settings = fitted_settings(spec, item.grids)
-    problems += _step_problems(resolved, settings, item)
-    return problems + [
-        f"{item.where}: {p}" for p in data_problems(spec, resolved, settings, item.ds, item.splits)
-    ]
+    for ds, part in _by_view(spec, resolved, settings, item):
+        problems += _step_problems(resolved, part, item, ds)
+        problems += [f"{item.where}: {p}" for p in data_problems(spec, resolved, part, ds, item.splits)]
+    return problems
+
+
+def _by_view(spec, resolved, settings, item):
+    """``[(dataset, settings)]``: the dataset as loaded and each of its other views
+    (``item.views``), with the settings (per algorithm) of the cells that read it; a
+    tuned entry's settings go with the view of its cell (its grid's)."""
+    out = {"": [[] for _ in settings]}
+    out.update({view: [[] for _ in settings] for view in item.views})
+    for a, grid in enumerate(settings):
+        ref = resolved[a]
+        if ref is None or not grid:
+            continue
+        tuned = spec.algorithms[a].tune is not None
+        for g in grid:
+            setting = item.grids[a][0] if tuned else g
+            if wanted_view(ref, setting) is not None or not item.views:  # else plan_views said why
+                out[cell_view(item.views, ref, setting)][a].append(g)
+    return [(item.views.get(view, item.ds), part) for view, part in out.items() if view == "" or any(part)]
 
 
 def _count_problem(spec, a, ref, item, n_train_min, own_params):
@@ -256,21 +275,22 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
     return None
 
 
-def _step_problems(resolved, settings, item):
+def _step_problems(resolved, settings, item, ds):
     """Transformers of one's own that change the number of rows, probed on the first rows
-    of the first training part (:func:`knnx.steps.resolve.probe_problem`); one line per
+    of the first training part of ``ds`` (the dataset of ``item`` in the view the
+    algorithms' cells read; :func:`knnx.steps.resolve.probe_problem`); one line per
     algorithm."""
-    if item.ds.precomputed or not item.splits:
+    if ds.precomputed or not item.splits:
         return []
     train = item.splits[0].train[:PROBE_ROWS]
-    X, y = item.ds.X[train], item.ds.y[train]
+    X, y = ds.X[train], ds.y[train]
     problems = []
     for a, ref in enumerate(resolved):
-        if ref is None or not ref.steps or not item.grids[a]:
+        if ref is None or not ref.steps or not settings[a]:
             continue
-        settings = ref.step_settings(item.grids[a][0])
+        settings_a = ref.step_settings(settings[a][0])
         found = next(
-            (p for step, s in zip(ref.steps, settings, strict=True) if (p := probe_problem(step, s, X, y))),
+            (p for step, s in zip(ref.steps, settings_a, strict=True) if (p := probe_problem(step, s, X, y))),
             None,
         )
         if found:

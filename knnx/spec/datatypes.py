@@ -12,8 +12,11 @@ what would fail every training part (a singular covariance for mahalanobis: a tr
 part's rows are some of the dataset's, so its covariance is singular too). An algorithm
 without one (cw, pw, cpw, scikit-learn's classifiers, the user's), or with a metric
 knnx does not know, reads every column as a number: it takes no nominal codes
-(``categorical: onehot`` makes numbers of them), no missing values unless its
-scikit-learn tags say ``allow_nan``, and no distance matrix.
+(``categorical: onehot`` makes numbers of them) unless it has a ``nominal`` parameter
+and no ``metric`` (a class of one's own that says it takes them), no missing values
+unless its scikit-learn tags say ``allow_nan``, and no distance matrix. On a dataset
+entry that does not say ``categorical``, each algorithm is checked against the view
+it reads (:mod:`knnx.spec.views`).
 """
 
 import numpy as np
@@ -80,7 +83,22 @@ def _facts(ds):
         cols = np.flatnonzero(np.isnan(ds.X).any(axis=0))
         if cols.size:
             missing = names[int(cols[0])]
-    return {"nominal": nominal, "missing": missing, "numeric": numeric}
+    return {"nominal": nominal, "missing": missing, "numeric": numeric, "encoded": _encoded(ds)}
+
+
+def _encoded(ds):
+    """``(attribute, categorical)``: the first attribute that ``ds``'s source types as
+    nominal and that its loader wrote as numbers (one-hot indicators or ordinal codes,
+    ``categorical`` saying which), or None."""
+    if ds.nominal or ds.precomputed:
+        return None
+    how = ds.metadata.get("options", {}).get("categorical") if isinstance(ds.metadata, dict) else None
+    if how not in ("onehot", "ordinal"):
+        return None
+    typed = next((a.name for a in ds.attributes if a.kind == "nominal"), None)
+    if typed is None and how == "onehot":
+        typed = next((f.split("=", 1)[0] for f in ds.feature_names if "=" in f), None)
+    return None if typed is None else (typed, how)
 
 
 def _setting_problem(ref, params, g, ds, facts, fits, at):
@@ -104,7 +122,22 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
             f"precomputed=True); '{ds.name}' holds features"
         )
     if not known:
-        return _numbers_only_problem(ref, g, facts, at)
+        # a class with a nominal parameter and no metric says it takes nominal codes
+        told = metric is None and "nominal" in params
+        return _numbers_only_problem(ref, g, {**facts, "nominal": []} if told else facts, at)
+    if METRICS[metric].nominal and not facts["nominal"] and facts["encoded"]:
+        name, how = facts["encoded"]
+        if "nominal" not in params:
+            return (
+                f"{at}: '{ds.name}' has nominal attribute '{name}', and {ref.id} has no nominal parameter to tell "
+                f"metric '{metric}' which columns hold its codes; use a classifier that has one (knn)"
+            )
+        written = "one-hot indicators" if how == "onehot" else "ordinal numbers"
+        return (
+            f"{at}: '{ds.name}' gives nominal attribute '{name}' as {written} (categorical: {how}), which metric "
+            f"'{metric}' would read as numbers; leave categorical out of the dataset entry and {ref.id} reads its "
+            "category codes"
+        )
     metric_params = g.get("metric_params")
     given = metric_params if isinstance(metric_params, dict) else None  # else the fit below says
     problem = data_problem(metric, facts["nominal"], facts["missing"], at, metric_params=given)
@@ -135,7 +168,8 @@ def _steps_problem(ref, g, ds, facts, at):
     if facts["nominal"] and "nominal" not in first.param_names:  # encode is told the nominal columns
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which step "
-            f"{first.id} would read as numbers; put an encode step first, or use categorical: onehot"
+            f"{first.id} would read as numbers; put an encode step first, or leave categorical out of the dataset "
+            "entry to give it one-hot indicators"
         )
     if facts["missing"] and not _allows_nan(first.cls, ref.step_settings(g)[0]):
         return (
@@ -155,7 +189,7 @@ def _numbers_only_problem(ref, g, facts, at):
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which "
             f"{ref.id} would read as numbers (it has no metric that takes nominal attributes); give it "
-            "steps: [encode], or use categorical: onehot"
+            "steps: [encode], or leave categorical out of the dataset entry to give it one-hot indicators"
         )
     if facts["missing"] and not _allows_nan(ref.cls, g):
         return (

@@ -18,6 +18,7 @@ import numpy as np
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import SpecError
 from knnx.limits import check_memory
+from knnx.spec.views import cell_view
 
 # Purposes of the child seeds of one dataset.
 SEED_DATA, SEED_SPLITS, SEED_TUNE = 0, 1, 2
@@ -56,6 +57,20 @@ class ValidatedSpec:
     cells: list
     algorithms: list = ()  # knnx.estimators.registry.ResolvedAlgorithm per entry of spec.algorithms
     entries: tuple = ()  # the dataset entries once list-valued options are expanded (one per dataset)
+    views: tuple = ()  # per dataset, {view: dataset}: its other views that contestants take
+
+    def cell_view(self, cell):
+        """The view of its dataset ``cell`` reads (:mod:`knnx.spec.views`): ``keep`` or
+        ``onehot``, or ``""`` for the entry as loaded."""
+        views = self.views[cell.dataset_index] if self.views else {}
+        if not views:
+            return ""
+        return cell_view(views, self.algorithms[cell.algorithm_index], cell.params)
+
+    def dataset_of(self, cell):
+        """The dataset ``cell`` reads: its entry's, in the cell's view."""
+        view = self.cell_view(cell)
+        return self.views[cell.dataset_index][view] if view else self.datasets[cell.dataset_index]
 
     @property
     def kind(self):
@@ -218,6 +233,7 @@ class PlannedDataset:
     ds: object = None
     splits: list = field(default_factory=list)
     grids: list = field(default_factory=list)
+    views: dict = field(default_factory=dict)  # {view: dataset}: knnx.spec.views.plan_views
 
 
 def entry_place(spec, d0, entry):

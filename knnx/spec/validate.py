@@ -35,6 +35,7 @@ from knnx.spec.overrides import apply_overrides, blame_overrides
 from knnx.spec.plan import PlannedDataset, ValidatedSpec, build_cells, entry_place, plan_dataset
 from knnx.spec.read import read_spec
 from knnx.spec.schema import Spec
+from knnx.spec.views import plan_views
 from knnx.steps.objects import object_entries
 
 # Forms of spec other than a run spec: ``kind`` -> its validation (data, label, base_dir).
@@ -90,8 +91,9 @@ def _validate(data, label, base_dir):
         raise SpecError.from_lines([f"{label}: {p}" for p in problems])
     cells = build_cells(planned, resolved)
     datasets, splits = [item.ds for item in planned], [item.splits for item in planned]
+    views = tuple(item.views for item in planned)
     return ValidatedSpec(
-        spec, label, base_dir, datasets, splits, cells, resolved, tuple(e for _, e in entries)
+        spec, label, base_dir, datasets, splits, cells, resolved, tuple(e for _, e in entries), views
     )
 
 
@@ -151,6 +153,8 @@ def _plan_datasets(spec, entries, resolved, grids, base_dir):
             planned.append(PlannedDataset(where, grids=grids.none()))
             continue
         item.grids = grids.on(item.label)
+        item.views, found = plan_views(spec, entry, item, resolved, base_dir)
+        problems += found
         problems += dataset_problems(spec, resolved, grids, item)
         planned.append(item)
     return planned, labels_seen, problems

@@ -1,0 +1,136 @@
+"""Which view of a dataset each contestant sees (:mod:`knnx.datasets.views`).
+
+A dataset entry that does not say ``categorical`` is loaded once as it is and, where a
+contestant takes another view of it, once more in that view; both have the entry's id,
+rows and folds. The view a contestant takes is what its first consumer declares
+(:func:`wanted_view`):
+
+* the first step, if it has steps: the nominal codes (``keep``) if it has a ``nominal``
+  parameter, which the runner sets (``encode``), else one-hot indicators;
+* else the classifier: the codes if it has a ``nominal`` parameter (which the runner
+  sets to the nominal columns) and either no ``metric`` parameter or a metric that
+  takes them (hamming, heom, hvdm, vdm, gower, or a numeric metric with
+  ``metric_params: {onehot: true}``, which makes indicators of each training part);
+  one-hot indicators otherwise (a numeric metric, cw/pw/cpw, scikit-learn's classes,
+  one's own without a ``nominal`` parameter).
+
+Missing values are the entry's rule (``missing``) in either view. A metric that takes
+nominal attributes is never run on one-hot indicators of a dataset typed with nominal
+attributes, and a numeric one never on codes (:func:`view_problem`).
+"""
+
+import numpy as np
+
+from knnx.neighbors.metrics import METRICS
+
+KEEP, ONEHOT = "keep", "onehot"
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def wanted_view(ref, setting):
+    """``keep`` or ``onehot``: the view the contestant ``ref`` (a ResolvedAlgorithm) takes
+    with ``setting`` (its params; a tuned cell's lists of values included); None when
+    the values of a tuned list take different views."""
+    if ref.steps:
+        return KEEP if "nominal" in ref.steps[0].param_names else ONEHOT
+    names = ref.param_names
+    if "nominal" not in names:
+        return ONEHOT
+    if "metric" not in names:  # it declares that it takes nominal codes
+        return KEEP
+    own = ref.estimator_setting(setting)
+    views = set()
+    for metric in _as_list(own.get("metric", "euclidean")):
+        for params in _as_list(own.get("metric_params")):
+            info = METRICS.get(metric) if isinstance(metric, str) else None
+            onehot = isinstance(params, dict) and bool(params.get("onehot"))
+            views.add(KEEP if (info is not None and info.nominal) or onehot else ONEHOT)
+    return views.pop() if len(views) == 1 else None
+
+
+def cell_view(views, ref, setting):
+    """The view a cell of contestant ``ref`` with ``setting`` reads: a key of ``views``
+    (the views of its dataset other than the entry's own), or ``""`` for the entry as
+    loaded."""
+    view = wanted_view(ref, setting)
+    return view if view in views else ""
+
+
+def plan_views(spec, entry, item, resolved, base_dir):
+    """``(views, problems)``: the views of dataset entry ``entry`` (``item``: its
+    knnx.spec.plan.PlannedDataset, loaded as the entry says) that its contestants take
+    and that differ from it (``{view: dataset}``; none for an entry that says
+    ``categorical``, or whose source types no nominal attribute), each loaded as
+    validation loads the entry; and a line for each that fails to load or to match the
+    entry's rows, and for a tuned entry whose grid takes two views."""
+    from knnx.datasets import load_dataset
+    from knnx.datasets.views import default_view, view_entry
+    from knnx.spec.plan import SEED_DATA, dataset_seedseq
+
+    wanted, problems, mixed = set(), [], []
+    for a, ref in enumerate(resolved):
+        grid = item.grids[a] if ref is not None else []
+        for g in grid:
+            view = wanted_view(ref, g)
+            if view is None:
+                mixed.append(f"{item.where}: algorithms[{a}] ({ref.id}) on '{item.label}'")
+                wanted.update((KEEP, ONEHOT))
+                break
+            wanted.add(view)
+    views = {}
+    own = default_view(entry)
+    for view in sorted(wanted - {own}):
+        if view_entry(entry, view) is None or item.ds is None:
+            continue
+        seed = dataset_seedseq(spec.seed, item.label, SEED_DATA)
+        try:
+            ds = load_dataset(entry, seed=seed, base_dir=base_dir, view=view)
+        except Exception as exc:  # noqa: BLE001 - DataError, or a loader's fault
+            problems.append(
+                f"{item.where}: its {view} view: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            )
+            continue
+        if not np.array_equal(ds.y, item.ds.y):
+            problems.append(
+                f"{item.where}: its {view} view has other rows or labels than the entry as loaded (a loader must "
+                "give the same rows whatever categorical says)"
+            )
+        elif not _same_data(ds, item.ds):
+            views[view] = ds
+    if views:  # a dataset with nominal attributes: one view per cell
+        problems += [
+            f"{at}: its tune: grid holds metrics that take different views of the nominal attributes (codes "
+            "and one-hot indicators); tune them in two algorithm entries"
+            for at in mixed
+        ]
+    return views, problems
+
+
+def _same_data(a, b):
+    return a.X.shape == b.X.shape and np.array_equal(a.X, b.X, equal_nan=True) and a.nominal == b.nominal
+
+
+_SAID = {KEEP: "nominal codes", ONEHOT: "one-hot"}
+
+
+def views_said(vspec, d):
+    """What each contestant of a validated run spec saw of dataset ``d`` when it has other
+    views: ``knn_hvdm: nominal codes; knn, rf: one-hot`` (contestants by id in the
+    spec's order, a contestant whose settings read two views under each); ``""`` for a
+    dataset every contestant read as its entry gives it."""
+    from knnx.datasets.views import default_view
+
+    if not vspec.views or not vspec.views[d]:
+        return ""
+    own = default_view(vspec.entries[d])
+    seen = {}  # view -> contestant ids
+    for cell in vspec.cells:
+        if cell.dataset_index == d:
+            view = vspec.cell_view(cell) or own
+            ids = seen.setdefault(view, [])
+            if cell.algorithm not in ids:
+                ids.append(cell.algorithm)
+    return "; ".join(f"{', '.join(ids)}: {_SAID[view]}" for view, ids in sorted(seen.items()))
