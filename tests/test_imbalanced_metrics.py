@@ -243,3 +243,24 @@ def test_an_undefined_value_is_left_out_of_a_summary():
     auc_row, mcc_row = summarize(frame).itertuples(index=False)
     assert_allclose([auc_row.mean, auc_row.std], [0.6, np.sqrt(0.02)], rtol=1e-12)
     assert (auc_row.n, mcc_row.n, mcc_row.std) == (2, 1, 0.0)
+
+
+@pytest.mark.parametrize("metric", ["error", "accuracy"])
+def test_the_inner_accuracy_is_scikit_learns_bit_for_bit(metric):
+    """tune:'s inner score for error and accuracy counts equal codes itself: the same
+    float as sklearn.metrics.accuracy_score, on folds of every length from 1 to 400."""
+    from sklearn.metrics import accuracy_score
+
+    from knnx.evaluation.tuning import _score
+
+    class Fixed:
+        def __init__(self, pred):
+            self.pred = pred
+
+        def predict(self, X):
+            return self.pred
+
+    rng = np.random.default_rng(0)
+    for n in range(1, 401):
+        y, pred = rng.integers(0, 3, n), rng.integers(0, 3, n)
+        assert _score(Fixed(pred), metric, np.zeros((n, 1)), y, 3) == accuracy_score(y, pred)

@@ -498,6 +498,11 @@ BAD = {
         "algorithms[0].steps[0].estimator: 'sklearn.svm:SVC' is a classifier; the classifier comes last, as the "
         "entry's name or estimator, not among its steps",
     ),
+    "a sampler as the classifier": (
+        "algorithms: [{estimator: 'imblearn.under_sampling:EditedNearestNeighbours', steps: [scale]}]",
+        "algorithms[0].estimator: 'imblearn.under_sampling:EditedNearestNeighbours' is a sampler (fit_resample), "
+        "not a classifier; a sampler goes among the entry's steps",
+    ),
     "not a step": (
         "algorithms: [{name: knn, steps: [{estimator: 'sklearn.cluster:DBSCAN'}]}]",
         "algorithms[0].steps[0].estimator: 'sklearn.cluster:DBSCAN' is neither a transformer (fit and transform) "

@@ -101,6 +101,13 @@ def inspect_classifier(cls):
             "reading its methods",
             lambda: [m for m in ("fit", "predict", "get_params") if not callable(getattr(cls, m, None))],
         )
+        if missing == ["predict"] and ask(
+            "reading its methods", lambda: callable(getattr(cls, "fit_resample", None))
+        ):
+            return (
+                "is a sampler (fit_resample), not a classifier; a sampler goes among the entry's steps",
+                None,
+            )
         if missing:
             return f"is not a scikit-learn-compatible classifier (no {', '.join(missing)})", None
         module = ask("reading __module__", lambda: getattr(cls, "__module__", None))
