@@ -114,7 +114,7 @@ cpw-beta:  ## Table 2: CW error against beta on 12 small UCI sets, 5-CV x CPW_BE
 cpw-uci:  ## Table 3: L2, CDM, CW, PW, CPW (beta 8), 5-CV x CPW_UCI_REPEATS + dna/letter/satimage standard splits (about 14 minutes)
 	knnx reproduce cpw-uci --jobs 2 --var CPW_UCI_REPEATS=$(CPW_UCI_REPEATS)
 
-mixed-data:  ## kNN under HVDM (codes) beside kNN, NCA > kNN, a random forest, an RBF SVC and a class of one's own (one-hot), one run on 19 KEEL sets (about 5 minutes)
+mixed-data:  ## kNN under HVDM (codes) beside kNN, NCA > kNN, a random forest, an RBF SVC and a class of one's own (one-hot), one run on 19 KEEL sets (about 3.5 minutes)
 	knnx run experiments/mixed_data.yaml --out results/mixed-data
 	knnx compare results/mixed-data/results.csv --metric error
 
