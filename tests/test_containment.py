@@ -1576,10 +1576,12 @@ def test_ctrl_c_under_jobs_2_prints_one_line_and_leaks_no_semaphore(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "out" / "cells.csv").exists() and time.monotonic() < deadline:
+    # Ctrl-C once a worker has finished a sleeping cell: the pool is up (on a loaded
+    # machine its workers may take seconds to start), and four such cells are left.
+    results = tmp_path / "out" / "results.csv"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and "Sleeps" in results.read_text()):
         time.sleep(0.1)
-    time.sleep(3.0)  # cells under way in both workers
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
