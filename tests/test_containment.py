@@ -163,7 +163,10 @@ class SwapsStderr(Base):
 
 class RmCwd(Base):
     def misbehave(self):
-        os.rmdir(os.getcwd())
+        try:
+            os.rmdir(os.getcwd())
+        except FileNotFoundError:  # --jobs 2: the other worker's cell removed it meanwhile
+            pass
 
 
 class GlobalRng(Base):
@@ -1463,6 +1466,27 @@ def test_a_cell_that_removes_the_working_folder_takes_nothing_down(tmp_path, goo
     warned = (tmp_path / "out" / "warnings.csv").read_text()
     assert warned.count(f"the working folder {tmp_path / 'wd'} was removed while the cell ran") >= 3
     assert (tmp_path / "wd").is_dir()
+
+
+def test_a_worker_enters_its_working_folder_again_once_another_removed_it(tmp_path, monkeypatch):
+    """Under --jobs 2 one worker's cell removed the folder and made it again: the other
+    worker's process stayed in the removed one, and each of its later cells failed on
+    os.getcwd(). Before each cell the folder is entered again (made again if need be)."""
+    from knnx.experiment import worker
+    from knnx.experiment.context import PROCESS
+
+    monkeypatch.setattr(PROCESS, "folder", None)
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    monkeypatch.chdir(wd)
+    assert worker.working_folder() == str(wd)
+    wd.rmdir()
+    wd.mkdir()  # made again by the other worker: this process is still in the removed one
+    with pytest.raises(FileNotFoundError):
+        os.getcwd()
+    assert worker.working_folder() == str(wd) and os.getcwd() == str(wd)
+    wd.rmdir()  # removed and not made again yet
+    assert worker.working_folder() == str(wd) and os.getcwd() == str(wd) and wd.is_dir()
 
 
 def test_a_command_started_in_a_removed_folder_is_one_line(tmp_path):

@@ -274,7 +274,7 @@ DECLARED = {
         "sex": (0, 1), "chest_pain": (1, 2, 3, 4), "fasting_bs": (0, 1), "rest_ecg": (0, 1, 2),
         "ex_angina": (0, 1), "slope": (1, 2, 3), "thal": (3, 6, 7),
     },
-    "vote": {f"V{i}": (0, 1) for i in range(1, 17)},
+    "vote": {f"V{i}": (0, 1, "?") for i in range(1, 17)},  # "?": the empty cell, a category under keep
 }  # fmt: skip
 
 
@@ -301,7 +301,7 @@ def test_keep_gives_the_declared_nominal_columns_and_their_codes(name):
             cats = sorted({v for v in values if v})
             codes = [cats.index(v) for v in values]
         else:
-            codes = [cats.index(int(float(v))) if v else np.nan for v in values]
+            codes = [cats.index(int(float(v))) if v else np.nan for v in values]  # missing: keep
         assert ds.attributes[j] == (col, "nominal", tuple(str(c) for c in cats))
         assert_array_equal(ds.X[:, j], codes)
     assert ds.numeric_columns().tolist() == [c not in declared for c in ds.feature_names]
@@ -322,7 +322,9 @@ def test_the_default_is_the_kept_codes_encoded_as_before(name):
             names += [f"{attr.name}={c}" for c in attr.categories]
             continue
         if attr.kind == "nominal":
-            values = np.array([float(c) for c in attr.categories])
+            values = np.array(
+                [np.nan if c == "?" else float(c) for c in attr.categories]
+            )  # vote's "?": no cell
             col = np.where(np.isnan(col), np.nan, values[np.nan_to_num(col).astype(int)])
         blocks.append(np.where(np.isnan(col), 0.5, col)[:, None])
         names.append(attr.name)
@@ -336,12 +338,21 @@ def test_bundled_german_keeps_the_codes_of_keel_german():
     assert bundled.nominal == suite.nominal and bundled.attributes == suite.attributes
 
 
-def test_vote_keep_needs_missing_values_it_can_code():
-    with pytest.raises(DataError, match=r"vote.csv: missing: fill writes 0.5 into nominal column 'V1'"):
-        load_bundled("vote", categorical="keep")  # its default fill_value, 0.5, is no code
+def test_vote_keeps_an_abstention_as_a_third_category():
+    """UCI's "?" is "neither yea nor nay": the numbers' 0.5 halfway between n and y is,
+    under categorical: keep, the category '?' (code 2) of each vote; the other rules
+    are still the entry's to say."""
+    kept, filled = load_bundled("vote", categorical="keep"), load_bundled("vote")
+    assert kept.nominal == tuple(range(16))
+    assert {a.categories for a in kept.attributes} == {("0", "1", "?")}
+    assert_array_equal(kept.X == 2, filled.X == 0.5)
+    assert_array_equal(np.where(kept.X == 2, 0.5, kept.X), filled.X)
+    assert (kept.X == 2).sum() == 392
     assert load_bundled("vote", categorical="keep", missing="drop_rows").n_samples == 232
-    kept = load_bundled("vote", categorical="keep", missing="keep")
-    assert np.isnan(kept.X).sum() == 392 and kept.n_samples == 435
+    blank = load_bundled("vote", categorical="keep", missing="keep")
+    assert np.isnan(blank.X).sum() == 392 and blank.n_samples == 435
+    with pytest.raises(DataError, match=r"vote.csv: missing: fill writes 0.5 into nominal column 'V1'"):
+        load_bundled("vote", categorical="keep", fill_value=0.5)  # said: no code
 
 
 def test_dna_declares_no_nominal_attribute():

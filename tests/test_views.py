@@ -128,7 +128,8 @@ def test_datasets_csv_and_the_report_say_what_each_contestant_read(three_runs):
     table = read_datasets(out / "datasets.csv")
     said = "knn_hvdm, knn_heom_tuned, encode_knn: nominal codes; knn_euclidean, scale_knn, tree: one-hot"
     assert table.loc["keel.breast", "views"] == said
-    assert table.loc["heart", "views"] == said
+    # bundled heart's number readers read thal 3/6/7 and the others as its file holds them
+    assert table.loc["heart", "views"] == said.replace("one-hot", "numbers as filed")
     assert table.loc["mixed", "views"] == said
     html = (out / "report.html").read_text()
     section = html[html.index("id='datasets'") :]
@@ -266,6 +267,33 @@ def test_treat_missing_error_names_the_cell():
     assert isinstance(treat_missing(ds, "keep", None, "w")[0], Dataset)
 
 
+def _ids_module(tmp_path):
+    """A loader whose nominal column holds raw ids (codes up to 1,200,000)."""
+    (tmp_path / "idlab.py").write_text(
+        textwrap.dedent(
+            """\
+            import numpy as np
+            from knnx.datasets import make_dataset
+            from dataclasses import replace
+
+            def load():
+                X = np.column_stack([np.arange(40) * 30000.0, np.arange(40) % 7])
+                ds = make_dataset("ids", X, np.arange(40) % 2, np.array(["a", "b"], dtype=object), ["id", "v"])
+                return replace(ds, nominal=(0,))
+            """
+        )
+    )
+
+
+def _text_csv(tmp_path, cells):
+    lines = ["w,v,label"] + [f"{c},{i % 5},{'ab'[i % 2]}" for i, c in enumerate(cells)]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+
+
+def _mixed_metric_on(entry):
+    return f"datasets: [{entry}]\nalgorithms: [{{name: knn, params: {{k: 1, metric: hvdm}}}}]\n"
+
+
 REFUSED = {
     "a mixed metric on explicit one-hot indicators": (
         "datasets: [{name: keel.breast, categorical: onehot, id: b}]\n"
@@ -273,6 +301,36 @@ REFUSED = {
         "datasets[0]: algorithms[0] (knn) on 'b': 'b' gives nominal attribute 'A1' as one-hot indicators "
         "(categorical: onehot), which metric 'hvdm' would read as numbers; leave categorical out of the dataset "
         "entry and knn reads its category codes",
+    ),
+    "a mixed metric on heart's filed numbers": (
+        _mixed_metric_on("{name: heart, categorical: ordinal, id: h}"),
+        "datasets[0]: algorithms[0] (knn) on 'h': 'h' gives nominal attribute 'sex' as numbers (categorical: "
+        "ordinal), which metric 'hvdm' would read as numbers; leave categorical out of the dataset entry and knn "
+        "reads its category codes",
+    ),
+    "a mixed metric on heart's explicit onehot (its filed numbers too)": (
+        _mixed_metric_on("{name: heart, categorical: onehot, id: h}"),
+        "datasets[0]: algorithms[0] (knn) on 'h': 'h' gives nominal attribute 'sex' as numbers "
+        "(categorical: onehot), which metric 'hvdm' would read as numbers; leave categorical out of the dataset "
+        "entry and knn reads its category codes",
+    ),
+    "a mixed metric on german's ordinal codes": (
+        _mixed_metric_on("{name: german, categorical: ordinal, id: g}"),
+        "datasets[0]: algorithms[0] (knn) on 'g': 'g' gives nominal attribute 'A1' as numbers "
+        "(categorical: ordinal), which metric 'hvdm' would read as numbers; leave categorical out of the dataset "
+        "entry and knn reads its category codes",
+    ),
+    "a mixed metric on a loader's ordinal codes": (
+        _mixed_metric_on("{loader: 'viewlab:load', categorical: ordinal, missing: keep, id: lab}"),
+        "datasets[0]: algorithms[0] (knn) on 'lab': 'lab' gives nominal attribute 'colour' as numbers (categorical: "
+        "ordinal), which metric 'hvdm' would read as numbers; leave categorical out of the dataset entry and knn "
+        "reads its category codes",
+    ),
+    "a loader's raw ids as a one-hot view (said once)": (
+        "datasets: [{loader: 'idlab:load', id: ids}]\n"
+        "algorithms: [{id: tree, estimator: 'sklearn.tree:DecisionTreeClassifier'}]\n",
+        "datasets[0]: its onehot view: ids: nominal column 'id' (codes 0..1170000) would be 1,170,001 one-hot "
+        "indicators; a nominal attribute has at most 65,536 categories",
     ),
     "a tuned grid over metrics of two views": (
         "datasets: [keel.breast]\n"
@@ -299,6 +357,7 @@ REFUSED = {
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_bad_views_are_refused_in_one_line(tmp_path, case):
     _loader_module(tmp_path)
+    _ids_module(tmp_path)
     body, message = REFUSED[case]
     spec = tmp_path / "s.yaml"
     spec.write_text("name: bad\npython_path: ['.']\nprotocol: {kind: kfold, folds: 3}\n" + body)
@@ -349,3 +408,60 @@ def test_a_class_of_ones_own_with_a_nominal_parameter_reads_the_codes(tmp_path):
         ("seen", "columns"): [9.0],
         ("seen", "told"): [8.0],
     }
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        (
+            [f"{90 + i % 4}kg" for i in range(24)],
+            "datasets[0]: {csv}: column 'w' line 2: '90kg' is a number written with text; write the column as "
+            "numbers, or say categorical: onehot (or keep) to read them as categories all the same",
+        ),
+        (
+            [f"id{i}" for i in range(24)],
+            "datasets[0]: {csv}: column 'w': each of the column's 24 texts is different (an identifier?); remove "
+            "the column, or say categorical: onehot (or keep) to read them as categories all the same",
+        ),
+    ],
+)
+def test_a_csv_text_column_that_is_no_attribute_is_refused(tmp_path, cells, message):
+    """A CSV entry that does not say categorical reads a text column as a nominal
+    attribute, but not numbers with units nor identifiers (a column of 24 ids would be
+    24 one-hot indicators, 100,000 ids 100,000): said in one line; with categorical the
+    column is read as categories all the same."""
+    _text_csv(tmp_path, cells)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: t\nprotocol: {kind: kfold, folds: 3}\ndatasets: [{csv: t.csv}]\nalgorithms: [{name: knn}]\n"
+    )
+    refused_by_cli(tmp_path, spec, message.format(csv=tmp_path / "t.csv"))
+    said = load_dataset({"csv": str(tmp_path / "t.csv"), "categorical": "onehot"})
+    assert said.X.shape == (24, len(set(cells)) + 1)
+
+
+def test_text_columns_that_are_categories_load_as_nominal(tmp_path):
+    """Categories named by text, digits inside ('A11', 'A12') included, stay nominal
+    attributes; 20 rows with a category each is not an identifier below 20 rows."""
+    _text_csv(tmp_path, [f"A1{i % 4}" for i in range(30)])
+    ds = load_dataset({"csv": str(tmp_path / "t.csv")})
+    assert ds.feature_names == ("w=A10", "w=A11", "w=A12", "w=A13", "v")
+    assert np.array_equal(ds.X[:, :4], (np.arange(30)[:, None] % 4 == np.arange(4)).astype(float))
+    _text_csv(tmp_path, [f"id{i}" for i in range(19)])
+    assert load_dataset({"csv": str(tmp_path / "t.csv")}).X.shape == (19, 20)
+
+
+def test_plain_vote_gives_hvdm_the_abstention_as_a_category(tmp_path):
+    """Bundled vote without categorical: kNN under hvdm reads each vote as n, y or '?'
+    (code 2), kNN under euclidean its filed 0/1 with 0.5 for '?' -- the same cells."""
+    spec = _spec(["vote"], [CONTESTANTS["knn_hvdm"], CONTESTANTS["knn_euclidean"]])
+    run_spec(spec, out=tmp_path / "out", report=False)
+    rows = _rows(tmp_path / "out")
+    kept = {**spec, "datasets": [{"name": "vote", "categorical": "keep", "id": "vote"}]}
+    kept["algorithms"] = [CONTESTANTS["knn_hvdm"]]
+    run_spec(kept, out=tmp_path / "keep", report=False)
+    hvdm = rows[rows.algorithm == "knn_hvdm"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(hvdm[KEY + ["value"]], _rows(tmp_path / "keep")[KEY + ["value"]])
+    assert read_datasets(tmp_path / "out" / "datasets.csv").loc["vote", "views"] == (
+        "knn_hvdm: nominal codes; knn_euclidean: numbers as filed"
+    )

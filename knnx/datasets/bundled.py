@@ -35,6 +35,9 @@ class BundledInfo:
     # them), or None for the column's values sorted; ``types``: the source of the types.
     nominal: dict = field(default_factory=dict)
     types: str = ""
+    # Defaults under categorical: keep that differ from ``defaults`` (vote: a missing
+    # vote is the third category "?", as 0.5 is halfway between n and y in the others).
+    keep_defaults: dict = field(default_factory=dict)
 
 
 def _codes(*values):
@@ -67,7 +70,10 @@ _HEART = {
 # categories sorted as text, as ordinal's codes and keel.german's).
 _GERMAN = dict.fromkeys(("A1", "A3", "A4", "A6", "A7", "A9", "A10", "A12", "A14", "A15", "A17", "A19", "A20"))
 # vote: 16 y/n votes, written n = 0, y = 1 (mlbench's factors); codes n = 0, y = 1.
-_VOTE = {f"V{i}": _codes(0, 1) for i in range(1, 17)}
+# UCI house-votes-84.names: "?" is not an unknown value but "neither yea nor nay" (present,
+# or not voting); under categorical: keep it is a category of its own (code 2), which the
+# file writes as an empty cell.
+_VOTE = {f"V{i}": (*_codes(0, 1), "?") for i in range(1, 17)}
 
 
 BUNDLED = {
@@ -177,9 +183,11 @@ BUNDLED = {
         ("vote.csv",),
         "R package mlbench (Debian r-cran-mlbench)",
         "Schlimmer, J.C. (1987). Concept acquisition through representational adjustment. PhD thesis, UC Irvine.",
-        "392 missing votes; default missing: fill with 0.5 (abstention halfway between n=0 and y=1).",
+        "392 missing votes; default missing: fill with 0.5 (abstention halfway between n=0 and y=1), and "
+        "under categorical: keep with the third category '?' (code 2).",
         {"missing": "fill", "fill_value": 0.5},
         nominal=_VOTE,
+        keep_defaults={"missing": "fill", "fill_value": 2},
         types="UCI house-votes-84.names: 16 y/n attributes (mlbench: factors n, y)",
     ),
     "vowel": BundledInfo(
@@ -267,6 +275,8 @@ def _load_cached(name, options):
         **info.defaults,
         **dict(options),
     }
+    if opts["categorical"] == "keep":
+        opts = {**opts, **info.keep_defaults, **dict(options)}
     folder = data_dir()
     paths = [folder / f for f in info.files]
     meta = {

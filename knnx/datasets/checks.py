@@ -276,15 +276,17 @@ def _codes(y, n, n_classes, where):
 def _check_feature_names(names, where):
     """DataError for a feature name that is blank, holds a control character or is given
     twice: names head tables and select columns (``attr=category``), as a CSV header's."""
+    seen = set()
     for j, name in enumerate(names):
         if not name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
             raise DataError(
                 f"{where}: feature_names[{j}] is {name!r}; a name is text without control characters"
             )
-        if name in names[:j]:
+        if name in seen:  # a set: a 100,000-column CSV is checked in linear time
             raise DataError(
                 f"{where}: feature_names[{j}] {name!r} is given twice; each column has a name of its own"
             )
+        seen.add(name)
 
 
 def _names(names, where):

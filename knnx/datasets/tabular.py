@@ -64,6 +64,41 @@ CATEGORICAL_CHOICES = ("onehot", "ordinal", "keep")
 MISSING_MARKERS = frozenset({"nan", "na", "n/a", "null", "none", "?"})
 
 
+# The most one-hot indicators one nominal attribute may have (its categories): a column
+# of identifiers or raw ids would otherwise make as many columns as rows or ids.
+MAX_CATEGORIES = 2**16
+# A text cell that starts with a number ('94kg', '1,5', '12 %'): a number with its unit.
+_NUMBER_FIRST = re.compile(r"\s*[-+]?(\d|[.,]\d)")
+
+
+def check_onehot_width(n_rows, width, what):
+    """DataError when ``what`` (one nominal attribute, ``width`` categories) would be
+    more one-hot indicators than :data:`MAX_CATEGORIES` or than memory holds."""
+    if width > MAX_CATEGORIES:
+        raise DataError(
+            f"{what} would be {width:,} one-hot indicators; a nominal attribute has at most {MAX_CATEGORIES:,} "
+            "categories"
+        )
+    check_memory(8 * n_rows * width, f"{what}: {n_rows:,} rows x {width:,} one-hot indicators")
+
+
+def _guessed_text_problem(text, at, col):
+    """Why a text column of a CSV that does not say ``categorical`` is not read as a
+    nominal attribute, or None: every cell starts with a number ('94kg': numbers with
+    their units), or every row has a text of its own (an identifier)."""
+    cells = text.dropna()
+    say = "or say categorical: onehot (or keep) to read them as categories all the same"
+    if cells.str.match(_NUMBER_FIRST).all():
+        row = int(np.flatnonzero(text.notna().to_numpy())[0])
+        return f"{at(row, col)}: {_cell(cells.iloc[0])} is a number written with text; write the column as numbers, {say}"
+    if len(cells) >= 20 and cells.nunique() == len(cells):
+        return (
+            f"{at(0, col).rsplit(' line ', 1)[0]}: each of the column's {len(cells)} texts is different (an identifier?); remove the "
+            f"column, {say}"
+        )
+    return None
+
+
 def _cell(value, limit=40):
     text = str(value)
     return repr(text if len(text) <= limit else text[:limit] + "...")
@@ -210,6 +245,7 @@ def table_to_dataset(
     metadata=None,
     allow_text=True,
     nominal=None,
+    guessed=False,
 ):
     """Load one CSV, or a (train, test) pair forming a predefined split, as a Dataset.
 
@@ -229,6 +265,9 @@ def table_to_dataset(
     nominal : dict, optional
         Columns declared nominal (column name -> its categories as the file writes
         them, in code order, or None for its values sorted); used by ``keep`` only.
+    guessed : bool
+        The user did not say ``categorical``: a text column is a nominal attribute
+        unless it reads as numbers with units or identifiers (then an error).
     """
     _check_options(name, missing, fill_value, categorical)
     features, labels, sizes, where, at = _read_parts(paths, label)
@@ -242,7 +281,7 @@ def table_to_dataset(
         raise DataError(f"{where}: column '{unknown[0]}' is declared nominal but is not in the file")
     _check_labels(labels, label, at)
     X, names, attributes = _encode_features(
-        features, at, categorical if allow_text else None, categorical, declared
+        features, at, categorical if allow_text else None, categorical, declared, guessed
     )
     kept = tuple(j for j, a in enumerate(attributes) if a.kind == "nominal")
     split = None
@@ -258,6 +297,10 @@ def table_to_dataset(
         )
     meta = dict(metadata or {})
     meta.setdefault("files", [str(p) for p in paths])
+    # The attributes the source types as nominal, whichever way they are written: text
+    # columns, and the declared ones (kept as codes, or as the file writes them).
+    typed = [a.name for a in attributes if a.kind == "nominal"]
+    meta["nominal_attributes"] = typed + [c for c in declared if c not in typed]
     meta["options"] = {
         "missing": missing,
         "fill_value": fill_value,
@@ -328,12 +371,14 @@ def _check_labels(labels, label, at):
             raise DataError(f"{at(row, label)}: {problem}")
 
 
-def _encode_features(features, at, text_allowed, categorical, declared=None):
+def _encode_features(features, at, text_allowed, categorical, declared=None, guessed=False):
     """``(X, names, attributes)``: numeric columns as they are, text columns one-hot
     (``categorical`` onehot, one column ``name=category`` per category, sorted) or as
     codes (ordinal, keep); ``text_allowed``: the encoding text columns may take, None
     if they are an error. ``attributes``: one Attribute per column of X under ``keep``
-    (the columns of ``declared``, name -> categories or None, are nominal then)."""
+    (the columns of ``declared``, name -> categories or None, are nominal then).
+    ``guessed``: the entry does not say ``categorical``, so a text column that reads as
+    numbers with units or identifiers is an error (:func:`_guessed_text_problem`)."""
     declared = declared or {}
     keep = categorical == "keep"
     blocks, names, attributes = [], [], []
@@ -351,6 +396,9 @@ def _encode_features(features, at, text_allowed, categorical, declared=None):
             attributes.append(Attribute(col, "numeric"))
             continue
         text = features[col]
+        problem = _guessed_text_problem(text, at, col) if guessed else None
+        if problem:
+            raise DataError(problem)
         cats = sorted(text.dropna().unique())
         if categorical in ("ordinal", "keep"):
             codes = text.map({c: float(i) for i, c in enumerate(cats)}).to_numpy(dtype=np.float64)
@@ -358,6 +406,7 @@ def _encode_features(features, at, text_allowed, categorical, declared=None):
             names.append(col)
             attributes.append(Attribute(col, "nominal", tuple(cats)))
         else:
+            check_onehot_width(len(text), len(cats), f"{at(0, col)}".rsplit(" line ", 1)[0])
             onehot = np.stack([(text == c).to_numpy(dtype=np.float64) for c in cats], axis=1)
             onehot[text.isna().to_numpy()] = np.nan
             blocks.append(onehot)
@@ -452,8 +501,10 @@ def load_csv(path, label="label", *, name=None, missing="error", fill_value=None
     ``categorical`` gives, each contestant of a run then reading the view it takes,
     :mod:`knnx.datasets.views`), codes as numbers (``ordinal``) or codes typed as nominal
     (``keep``: one column of codes per text column, recorded in ``Dataset.nominal``). A
-    column of numbers with a text cell is an error. Missing values are an error unless
-    ``missing`` says otherwise (``keep``: NaN).
+    column of numbers with a text cell is an error, and so, when ``categorical`` is not
+    given, is a text column whose every cell starts with a number ('94kg') or whose
+    every row (20 or more) has a text of its own (an identifier). Missing values are an
+    error unless ``missing`` says otherwise (``keep``: NaN).
     """
     path = Path(path)
     return table_to_dataset(
@@ -463,5 +514,6 @@ def load_csv(path, label="label", *, name=None, missing="error", fill_value=None
         missing=missing,
         fill_value=fill_value,
         categorical=categorical or "onehot",
+        guessed=categorical is None,
         metadata={"source": f"user CSV {path}", "citation": "", "notes": ""},
     )

@@ -14,11 +14,13 @@ onehot``, from the categories the source declares (its indicators are today's
 default encoding, bit for bit). A ``loader:`` entry's Dataset types its nominal
 columns itself (``nominal``: codes 0, 1, ...); its one-hot view
 (:func:`onehot_of_codes`) writes one indicator per code from 0 to the largest code of
-the column, in place, a missing value as NaN in each indicator of its attribute.
+the column, in place, a missing value as NaN in each indicator of its attribute (at
+most 65,536 a column: a column of raw ids is refused, :func:`check_onehot_width`).
 """
 
 import numpy as np
 
+from knnx.datasets.tabular import check_onehot_width
 from knnx.errors import DataError
 
 VIEWS = ("keep", "onehot")
@@ -79,6 +81,7 @@ def onehot_of_codes(ds):
             continue
         present = col[~np.isnan(col)]
         m = int(present.max()) + 1 if present.size else 0
+        check_onehot_width(len(col), m, f"{ds.name}: nominal column '{name}' (codes 0..{m - 1})")
         block = (col[:, None] == np.arange(m)[None, :]).astype(np.float64)
         block[np.isnan(col)] = np.nan
         blocks.append(block)
@@ -155,6 +158,7 @@ def treat_loaders(ds, entry, where):
         return ds  # as the loader gave it, checked by as_dataset
     missing, categorical = entry.get("missing", "error"), entry.get("categorical", "keep")
     ds, dropped = treat_missing(ds, missing, entry.get("fill_value"), where)
+    typed = [ds.feature_names[j] for j in ds.nominal]
     if categorical == "onehot":
         ds = onehot_of_codes(ds)
     elif categorical == "ordinal":
@@ -162,7 +166,7 @@ def treat_loaders(ds, entry, where):
     options = {"categorical": categorical, "missing": missing, "rows_dropped": dropped}
     if "fill_value" in entry:
         options["fill_value"] = entry["fill_value"]
-    ds = replace(ds, metadata={**ds.metadata, "options": options})
+    ds = replace(ds, metadata={**ds.metadata, "options": options, "nominal_attributes": typed})
     return check_dataset(ds, where, missing_ok=missing == "keep")
 
 

@@ -61,7 +61,8 @@ class ProcessContext:
     (:class:`knnx.steps.StepFits`), shared by the cells of the process; ``warmed``: keys of the settings and search paths warmed up
     (:func:`knnx.experiment.warmup.warm_up`); ``reports``: a pool worker's fit-progress
     relay, else None; ``warm_up`` and ``reuse_graphs``: switches (results are identical
-    either way, only timings differ); ``loads``: datasets loaded by this process."""
+    either way, only timings differ); ``loads``: datasets loaded by this process;
+    ``folder``: the working folder when a cell last started."""
 
     graphs: GraphStore = field(default_factory=GraphStore)
     step_fits: StepFits = field(default_factory=StepFits)
@@ -70,6 +71,8 @@ class ProcessContext:
     warm_up: bool = True
     reuse_graphs: bool = True
     loads: int = 0
+    # The working folder when a cell last started (knnx.experiment.worker.working_folder).
+    folder: str | None = None
     _lent: dict = field(default_factory=dict)
     _loaded: OrderedDict = field(default_factory=OrderedDict)
 

@@ -186,11 +186,23 @@ def restore_process_state(state):
 
 
 def working_folder():
-    """The current folder, or None when it no longer exists."""
+    """The current folder, or None when it no longer exists. A folder removed since
+    the last cell started (under --jobs N, by another worker's cell, which made it
+    again) is entered again, made again if need be: else every later cell of this
+    process would run in a removed folder."""
     try:
-        return os.getcwd()
-    except OSError:  # removed before this cell: nothing to go back to
-        return None
+        cwd = os.getcwd()
+    except OSError:  # removed since: enter the folder of that name again
+        if PROCESS.folder is None:
+            return None
+        cwd = PROCESS.folder
+        try:
+            os.makedirs(cwd, exist_ok=True)
+            os.chdir(cwd)
+        except OSError:
+            return None
+    PROCESS.folder = cwd
+    return cwd
 
 
 def back_to(cwd):

@@ -240,7 +240,8 @@ def _by_view(spec, resolved, settings, item):
             setting = item.grids[a][0] if tuned else g
             if wanted_view(ref, setting) is not None or not item.views:  # else plan_views said why
                 out[cell_view(item.views, ref, setting)][a].append(g)
-    return [(item.views.get(view, item.ds), part) for view, part in out.items() if view == "" or any(part)]
+    pairs = [(item.views.get(view, item.ds), part) for view, part in out.items() if view == "" or any(part)]
+    return [(ds, part) for ds, part in pairs if ds is not None]  # a view that failed to load: said once
 
 
 def _count_problem(spec, a, ref, item, n_train_min, own_params):

@@ -87,18 +87,24 @@ def _facts(ds):
 
 
 def _encoded(ds):
-    """``(attribute, categorical)``: the first attribute that ``ds``'s source types as
-    nominal and that its loader wrote as numbers (one-hot indicators or ordinal codes,
-    ``categorical`` saying which), or None."""
+    """``(attribute, categorical, indicators)``: the first attribute that ``ds``'s source
+    types as nominal and that its loader wrote as numbers (``categorical``: onehot or
+    ordinal; ``indicators``: written as one-hot indicators, else as numbers: ordinal
+    codes, or bundled heart's filed numbers under either), or None."""
     if ds.nominal or ds.precomputed:
         return None
     how = ds.metadata.get("options", {}).get("categorical") if isinstance(ds.metadata, dict) else None
     if how not in ("onehot", "ordinal"):
         return None
     typed = next((a.name for a in ds.attributes if a.kind == "nominal"), None)
+    if typed is None:  # a CSV's, a bundled set's or a loader's: recorded by its loader
+        typed = next(iter(ds.metadata.get("nominal_attributes", ())), None)
     if typed is None and how == "onehot":
         typed = next((f.split("=", 1)[0] for f in ds.feature_names if "=" in f), None)
-    return None if typed is None else (typed, how)
+    if typed is None:
+        return None
+    indicators = any(f.split("=", 1)[0] == typed for f in ds.feature_names if "=" in f)
+    return typed, how, indicators
 
 
 def _setting_problem(ref, params, g, ds, facts, fits, at):
@@ -126,13 +132,13 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
         told = metric is None and "nominal" in params
         return _numbers_only_problem(ref, g, {**facts, "nominal": []} if told else facts, at)
     if METRICS[metric].nominal and not facts["nominal"] and facts["encoded"]:
-        name, how = facts["encoded"]
+        name, how, indicators = facts["encoded"]
         if "nominal" not in params:
             return (
                 f"{at}: '{ds.name}' has nominal attribute '{name}', and {ref.id} has no nominal parameter to tell "
                 f"metric '{metric}' which columns hold its codes; use a classifier that has one (knn)"
             )
-        written = "one-hot indicators" if how == "onehot" else "ordinal numbers"
+        written = "one-hot indicators" if indicators else "numbers"
         return (
             f"{at}: '{ds.name}' gives nominal attribute '{name}' as {written} (categorical: {how}), which metric "
             f"'{metric}' would read as numbers; leave categorical out of the dataset entry and {ref.id} reads its "

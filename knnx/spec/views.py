@@ -65,9 +65,11 @@ def plan_views(spec, entry, item, resolved, base_dir):
     and that differ from it (``{view: dataset}``; none for an entry that says
     ``categorical``, or whose source types no nominal attribute), each loaded as
     validation loads the entry; and a line for each that fails to load or to match the
-    entry's rows, and for a tuned entry whose grid takes two views."""
+    entry's rows (its dataset None: the checks of its cells are left out rather than
+    made on the entry's data), and for a tuned entry whose grid takes two views."""
     from knnx.datasets import load_dataset
     from knnx.datasets.views import default_view, view_entry
+    from knnx.errors import KnnxError, describe
     from knnx.spec.plan import SEED_DATA, dataset_seedseq
 
     wanted, problems, mixed = set(), [], []
@@ -89,15 +91,16 @@ def plan_views(spec, entry, item, resolved, base_dir):
         try:
             ds = load_dataset(entry, seed=seed, base_dir=base_dir, view=view)
         except Exception as exc:  # noqa: BLE001 - DataError, or a loader's fault
-            problems.append(
-                f"{item.where}: its {view} view: {str(exc).splitlines()[0] if str(exc) else exc!r}"
-            )
+            said = (str(exc).splitlines() or [""])[0] if isinstance(exc, KnnxError) else describe(exc)
+            problems.append(f"{item.where}: its {view} view: {said}")
+            views[view] = None  # its cells are not checked on the entry's data instead
             continue
         if not np.array_equal(ds.y, item.ds.y):
             problems.append(
                 f"{item.where}: its {view} view has other rows or labels than the entry as loaded (a loader must "
                 "give the same rows whatever categorical says)"
             )
+            views[view] = None
         elif not _same_data(ds, item.ds):
             views[view] = ds
     if views:  # a dataset with nominal attributes: one view per cell
@@ -116,11 +119,21 @@ def _same_data(a, b):
 _SAID = {KEEP: "nominal codes", ONEHOT: "one-hot"}
 
 
+def number_view_said(ds):
+    """How the view a contestant that reads numbers gets writes ``ds``'s nominal
+    attributes: ``one-hot``, or ``numbers as filed`` where the source files them as
+    numbers and the entry's encoding leaves them so (bundled heart, australian and vote:
+    thal 3/6/7, a vote 0/1 with 0.5 for an abstention)."""
+    typed = set(ds.metadata.get("nominal_attributes", ())) if isinstance(ds.metadata, dict) else set()
+    return "numbers as filed" if any(name in typed for name in ds.feature_names) else _SAID[ONEHOT]
+
+
 def views_said(vspec, d):
     """What each contestant of a validated run spec saw of dataset ``d`` when it has other
     views: ``knn_hvdm: nominal codes; knn, rf: one-hot`` (contestants by id in the
-    spec's order, a contestant whose settings read two views under each); ``""`` for a
-    dataset every contestant read as its entry gives it."""
+    spec's order, a contestant whose settings read two views under each; ``numbers as
+    filed`` for a view that leaves them as the source files them, :func:`number_view_said`);
+    ``""`` for a dataset every contestant read as its entry gives it."""
     from knnx.datasets.views import default_view
 
     if not vspec.views or not vspec.views[d]:
@@ -133,4 +146,7 @@ def views_said(vspec, d):
             ids = seen.setdefault(view, [])
             if cell.algorithm not in ids:
                 ids.append(cell.algorithm)
-    return "; ".join(f"{', '.join(ids)}: {_SAID[view]}" for view, ids in sorted(seen.items()))
+    said = {**_SAID}
+    if ONEHOT in seen:
+        said[ONEHOT] = number_view_said(vspec.views[d].get(ONEHOT, vspec.datasets[d]))
+    return "; ".join(f"{', '.join(ids)}: {said[view]}" for view, ids in sorted(seen.items()))
