@@ -36,7 +36,7 @@ format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments docs/hooks
 	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments docs/hooks
 
-bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline
+bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/metrics.py
 	$(PYTHON) benchmarks/lpo.py
@@ -51,6 +51,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weight
 	$(PYTHON) benchmarks/suites.py --csv results/bench/suites.csv
 	$(PYTHON) benchmarks/runner.py
 	$(PYTHON) benchmarks/pipelines.py
+	$(PYTHON) benchmarks/prototypes.py
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml

@@ -11,7 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "knnx"
 
 # One rule per subpackage: package prefix -> knnx packages it must not import.
-# Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; steps (a
+# Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; reduction
+# (prototype selections); steps (a
 # contestant's steps before its classifier); datasets and evaluation beside them; spec;
 # experiment; results, reporting, stats; papers; cli.
 _ENGINE = ["knnx.spec", "knnx.experiment", "knnx.papers", "knnx.cli"]
@@ -21,14 +22,24 @@ FORBIDDEN = {
     "knnx.neighbors": [
         "knnx.estimators",
         "knnx.steps",
+        "knnx.reduction",
         "knnx.lpo",
         "knnx.datasets",
         "knnx.evaluation",
         *_ENGINE,
         *_OUTPUTS,
     ],
-    "knnx.lpo": ["knnx.datasets", "knnx.evaluation", "knnx.steps", *_ENGINE, *_OUTPUTS],
-    "knnx.estimators": ["knnx.datasets", "knnx.evaluation", "knnx.steps", *_ENGINE, *_OUTPUTS],
+    "knnx.lpo": ["knnx.datasets", "knnx.evaluation", "knnx.steps", "knnx.reduction", *_ENGINE, *_OUTPUTS],
+    "knnx.estimators": [
+        "knnx.datasets",
+        "knnx.evaluation",
+        "knnx.steps",
+        "knnx.reduction",
+        *_ENGINE,
+        *_OUTPUTS,
+    ],
+    # prototype selections: samplers on the search and the estimators' vote, below the steps
+    "knnx.reduction": ["knnx.steps", "knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
     # a contestant's steps before its classifier: above the estimators, below the engine
     "knnx.steps": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
     "knnx.datasets": [

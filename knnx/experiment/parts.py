@@ -201,7 +201,9 @@ def contestant(cls, steps, setting, store, ds, seed, fits=None):
     setting (``<step id>__<name>``) and the spec's seed (the first step also the
     dataset's nominal columns, :func:`with_types`: ``encode``), then the classifier given
     its graph store and seed (not the dataset's nominal columns: after a step the columns
-    are not the dataset's). ``fits``: the process's :class:`knnx.steps.StepFits`."""
+    are not the dataset's, unless every step before keeps them: a selection, whose
+    ``keeps_columns`` is True, returns rows of X). ``fits``: the process's
+    :class:`knnx.steps.StepFits`."""
     if not steps:
         return prepared(cls, setting, store, ds, seed)
     step_settings, own = split_setting([sid for sid, _ in steps], setting)
@@ -209,8 +211,14 @@ def contestant(cls, steps, setting, store, ds, seed, fits=None):
         (sid, with_seed(made(step_cls, part), seed))
         for (sid, step_cls), part in zip(steps, step_settings, strict=True)
     ]
-    with_types(chain[0][1], ds)  # the first step reads the dataset's columns (encode: its nominal ones)
-    return Chain(chain, with_seed(with_graphs(made(cls, own), store), seed), fits)
+    classifier = with_seed(with_graphs(made(cls, own), store), seed)
+    # the first step reads the dataset's columns (encode: its nominal ones), and so does
+    # each step or classifier after steps that keep them (selections: rows of X)
+    for estimator in [est for _, est in chain] + [classifier]:
+        with_types(estimator, ds)
+        if not getattr(estimator, "keeps_columns", False):
+            break
+    return Chain(chain, classifier, fits)
 
 
 def with_seed(estimator, seed):

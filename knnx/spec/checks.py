@@ -255,8 +255,9 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
         if problem:
             return problem
         n_limit = min(_inner_rows(ds.y[s.train], tune.cv) for s in item.splits)
-    if ref.neighbor_param is None:
-        return None
+    step_problem = _step_count_problem(spec, a, ref, item, n_train_min, own_params)
+    if ref.neighbor_param is None or step_problem:
+        return step_problem
     pname, slack = ref.neighbor_param
     # a tuned entry's one setting holds its grid: its largest value counts
     values = [max(v) if isinstance(v, list) else v for g in item.grids[a] if pname in g for v in [g[pname]]]
@@ -274,6 +275,30 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
             f"of dataset '{ds.name}' under protocol {spec.protocol.kind}"
         )
     return None
+
+
+def _step_count_problem(spec, a, ref, item, n_train_min, own_params):
+    """A first step's neighbour count (a selection's ``k``, its class's
+    ``_neighbor_param``) beyond the rows of the smallest training part, or None. Only the
+    first step reads the training part as it is; a later one reads what the steps before
+    it leave."""
+    step = ref.steps[0] if ref.steps else None
+    if step is None or step.neighbor_param is None:
+        return None
+    pname, slack = step.neighbor_param
+    values = []
+    for g in item.grids[a]:
+        v = ref.step_settings(g)[0].get(pname, step.facts.defaults.get(pname))
+        values += v if isinstance(v, list) else [v]
+    values = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if not values or max(values) <= n_train_min - slack:
+        return None
+    at = f"params_for.{item.label}" if own_params else "params"
+    return (
+        f"algorithms[{a}].{at}.{step.id}__{pname}: {pname}={max(values)} must be below the {n_train_min} training "
+        f"samples of dataset '{item.ds.name}' under protocol {spec.protocol.kind} (step {step.id} votes with the "
+        f"{pname} nearest other rows)"
+    )
 
 
 def _step_problems(resolved, settings, item, ds):

@@ -41,7 +41,7 @@ def type_problems(resolved, settings, ds):
         at = f"algorithms[{a}] ({ref.id}) on '{ds.name}'"
         for g in grid:
             if ref.steps:
-                problem = _steps_problem(ref, g, ds, facts, at)
+                problem = _steps_problem(ref, g, ds, facts, fits, at)
             else:
                 problem = _setting_problem(ref, params, g, ds, facts, fits, at)
             if problem:
@@ -163,28 +163,47 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
     return _fit_problem(metric, metric_params, ds, fits, at)
 
 
-def _steps_problem(ref, g, ds, facts, at):
-    """An algorithm with steps: its first step reads the dataset's columns (nominal codes
-    only if it has a ``nominal`` parameter, which the runner sets: ``encode``; no distance
-    matrix; missing values only if its tags allow NaN), and its classifier reads what the
-    steps give (features, never distances)."""
-    first = ref.steps[0]
+def _steps_problem(ref, g, ds, facts, fits, at):
+    """An algorithm with steps: each step that reads the dataset's columns (the first,
+    and each after steps that keep them: selections) takes what a classifier would
+    under its metric if it has one (a selection's), else nominal codes only if it has a
+    ``nominal`` parameter, which the runner sets (``encode``), and missing values only
+    if its tags allow NaN; no step reads a distance matrix. The classifier reads the
+    dataset's columns too when every step keeps them, else what the steps give
+    (features, never distances)."""
     if ds.precomputed:
-        return f"{at}: '{ds.name}' is a precomputed distance matrix; step {first.id} reads features"
-    if facts["nominal"] and "nominal" not in first.param_names:  # encode is told the nominal columns
+        return f"{at}: '{ds.name}' is a precomputed distance matrix; step {ref.steps[0].id} reads features"
+    for step, setting in zip(ref.steps, ref.step_settings(g), strict=True):
+        if "metric" in step.param_names:
+            problem = _setting_problem(step, step.param_names, setting, ds, facts, fits, at)
+        else:
+            problem = _plain_step_problem(step, setting, facts, at)
+        if problem:
+            return problem
+        if not getattr(step.cls, "keeps_columns", False):
+            break
+    else:  # every step returns rows of X: the classifier reads the dataset's columns
+        return _setting_problem(ref, ref.param_names, ref.estimator_setting(g), ds, facts, fits, at)
+    if "metric" in ref.param_names and ref.estimator_setting(g).get("metric") == "precomputed":
+        return f"{at}: metric 'precomputed' reads distances, and {ref.id}'s steps give features"
+    return None
+
+
+def _plain_step_problem(step, setting, facts, at):
+    """A step without a metric that reads the dataset's columns: nominal codes only with a
+    ``nominal`` parameter (``encode``), missing values only if its tags allow NaN."""
+    if facts["nominal"] and "nominal" not in step.param_names:  # encode is told the nominal columns
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which step "
-            f"{first.id} would read as numbers; put an encode step first, or leave categorical out of the dataset "
+            f"{step.id} would read as numbers; put an encode step first, or leave categorical out of the dataset "
             "entry to give it one-hot indicators"
         )
-    if facts["missing"] and not _allows_nan(first.cls, ref.step_settings(g)[0]):
+    if facts["missing"] and not _allows_nan(step.cls, setting):
         return (
-            f"{at}: column '{facts['missing']}' has missing values (missing: keep), which step {first.id} does not "
+            f"{at}: column '{facts['missing']}' has missing values (missing: keep), which step {step.id} does not "
             "take (its scikit-learn tags do not allow NaN); put an impute step first, or use missing: drop_rows "
             "or fill"
         )
-    if "metric" in ref.param_names and ref.estimator_setting(g).get("metric") == "precomputed":
-        return f"{at}: metric 'precomputed' reads distances, and {ref.id}'s steps give features"
     return None
 
 

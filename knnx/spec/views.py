@@ -5,8 +5,10 @@ contestant takes another view of it, once more in that view; both have the entry
 rows and folds. The view a contestant takes is what its first consumer declares
 (:func:`wanted_view`):
 
-* the first step, if it has steps: the nominal codes (``keep``) if it has a ``nominal``
-  parameter, which the runner sets (``encode``), else one-hot indicators;
+* the first step, if it has steps, read as a classifier is below: the nominal codes
+  (``keep``) if it has a ``nominal`` parameter (which the runner sets) and no
+  ``metric`` (``encode``) or a metric that takes them (a selection under hvdm), else
+  one-hot indicators;
 * else the classifier: the codes if it has a ``nominal`` parameter (which the runner
   sets to the nominal columns) and either no ``metric`` parameter or a metric that
   takes them (hamming, heom, hvdm, vdm, gower, or a numeric metric with
@@ -35,13 +37,20 @@ def wanted_view(ref, setting):
     with ``setting`` (its params; a tuned cell's lists of values included); None when
     the values of a tuned list take different views."""
     if ref.steps:
-        return KEEP if "nominal" in ref.steps[0].param_names else ONEHOT
-    names = ref.param_names
+        first = ref.steps[0]
+        return _declared_view(first.param_names, lambda: ref.step_settings(setting)[0])
+    return _declared_view(ref.param_names, lambda: ref.estimator_setting(setting))
+
+
+def _declared_view(names, own_setting):
+    """The view a consumer with parameters ``names`` takes (its setting: ``own_setting()``):
+    one-hot without a ``nominal`` parameter, the codes with one and no ``metric``, else
+    as its metric says (None when a tuned list's metrics differ)."""
     if "nominal" not in names:
         return ONEHOT
     if "metric" not in names:  # it declares that it takes nominal codes
         return KEEP
-    own = ref.estimator_setting(setting)
+    own = own_setting()
     views = set()
     for metric in _as_list(own.get("metric", "euclidean")):
         for params in _as_list(own.get("metric_params")):

@@ -19,11 +19,17 @@ from knnx.plugins import import_object, object_version
 # Built-in step name -> import path of its class. knnx's own classes are in
 # knnx.steps.builtin; the others are scikit-learn's, used as they are.
 STEPS = {
+    "allknn": "knnx.reduction:AllKNN",
+    "cnn": "knnx.reduction:CNN",
     "encode": "knnx.steps.builtin:Encode",
+    "enn": "knnx.reduction:ENN",
+    "fcnn": "knnx.reduction:FCNN",
     "impute": "sklearn.impute:SimpleImputer",
     "nca": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
     "pca": "sklearn.decomposition:PCA",
+    "renn": "knnx.reduction:RENN",
     "scale": "knnx.steps.builtin:Scale",
+    "tomek_links": "knnx.reduction:TomekLinks",
 }
 
 # A step's parameter in a setting: ``<step id>__<parameter>`` (scikit-learn's convention).
