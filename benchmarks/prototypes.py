@@ -15,7 +15,7 @@ ratio, the rows each keeps, and whether the kept rows are the same:
 * CNN, where imbalanced-learn's ``CondensedNearestNeighbour`` is another rule (it
   keeps the smallest class whole and makes one pass per class): its time is the one a
   researcher pays for "CNN" in Python today;
-* FCNN, which imbalanced-learn does not have.
+* RNN and FCNN, which imbalanced-learn does not have.
 
 Targets: CNN and FCNN at 10,000 x 20 under 2 s; ENN, RENN and AllKNN at 100,000 x
 20 under 30 s; every method at least 20x faster than imbalanced-learn's.
@@ -32,7 +32,7 @@ import time
 import numpy as np
 from _timing import timed
 
-from knnx.reduction import CNN, ENN, FCNN, RENN, AllKNN, TomekLinks
+from knnx.reduction import CNN, ENN, FCNN, RENN, RNN, AllKNN, TomekLinks
 
 
 def data(n, d=20, seed=0):
@@ -64,7 +64,8 @@ def peers():
         "allknn": (AllKNN(k=3, tie="lowest"), ImbAllKNN(kind_sel="mode", sampling_strategy="all")),
         "tomek_links": (TomekLinks(), ImbTomek(sampling_strategy="all")),
         "cnn": (CNN(random_state=0), CondensedNearestNeighbour(random_state=0)),
-        "fcnn": (FCNN(), None),  # imbalanced-learn has none
+        "rnn": (RNN(random_state=0), None),  # imbalanced-learn has none
+        "fcnn": (FCNN(), None),
     }
 
 
@@ -86,7 +87,7 @@ def main():
     for n in args.sizes:
         X, y = data(n)
         for name, (ours, theirs) in peers().items():
-            if name in ("cnn", "fcnn") and n > args.cnn_max:
+            if name in ("cnn", "rnn", "fcnn") and n > args.cnn_max:
                 continue
             seconds, fitted = timed(lambda ours=ours, X=X, y=y: ours.fit(X, y), args.repeats)
             kept = fitted.sample_indices_

@@ -13,10 +13,10 @@ from sklearn.utils.estimator_checks import check_estimator
 from knnx import KNNClassifier, kneighbors
 from knnx.datasets import load_dataset
 from knnx.experiment.runner import run_spec
-from knnx.reduction import CNN, ENN, FCNN, RENN, AllKNN, TomekLinks
+from knnx.reduction import CNN, ENN, FCNN, RENN, RNN, AllKNN, TomekLinks
 from knnx.reduction.editing import agrees
 
-SELECTIONS = (ENN, RENN, AllKNN, TomekLinks, CNN, FCNN)
+SELECTIONS = (ENN, RENN, AllKNN, TomekLinks, CNN, RNN, FCNN)
 
 
 def _blobs(seed, n=120, d=3, classes=3, noise=1.0):
@@ -232,6 +232,31 @@ def test_condensing_is_its_papers_rule(rule, data, k):
             assert (selection.sample_indices_.tolist(), selection.n_rounds_) == _brute_fcnn(X, y, k, _sq(X))
 
 
+@pytest.mark.parametrize("data", [_blobs, _grid])
+def test_rnn_is_gates_reduction_of_harts_store(data):
+    """From CNN's store (the same seed), each member in increasing row order leaves when
+    no row it classified correctly by 1-NN loses its class (brute force over every row
+    at each step); every training row is then still classified correctly."""
+    for seed in range(3):
+        X, y = data(seed)
+        D = _sq(X)
+        store = CNN(random_state=seed).fit(X, y).sample_indices_.tolist()
+        before = _nearest_classes(store, D, y) == y
+        for x in list(store):
+            rest = [j for j in store if j != x]
+            if rest and not (before & (_nearest_classes(rest, D, y) != y)).any():
+                store = rest
+        rnn = RNN(random_state=seed).fit(X, y)
+        assert rnn.sample_indices_.tolist() == store
+        assert set(store) <= set(rnn.cnn_indices_.tolist())
+        assert (_nearest_classes(store, D, y) == y)[before].all()
+
+
+def _nearest_classes(store, D, y):
+    """The class of each row's nearest member of ``store``, by (distance, row index)."""
+    return np.array([y[min(store, key=lambda j, i=i: (D[i, j], j))] for i in range(len(y))])
+
+
 def test_fcnn_does_not_depend_on_the_order_of_the_rows():
     """Without distance ties, the rows permuted give the same store, permuted."""
     X, y = _blobs(5, n=300)
@@ -240,13 +265,12 @@ def test_fcnn_does_not_depend_on_the_order_of_the_rows():
     assert sorted(perm[FCNN().fit(X[perm], y[perm]).sample_indices_].tolist()) == store.tolist()
 
 
-@pytest.mark.parametrize("k", [1, 3])
-@pytest.mark.parametrize("cls", [CNN, FCNN])
+@pytest.mark.parametrize(("cls", "k"), [(CNN, 1), (CNN, 3), (FCNN, 1), (FCNN, 3), (RNN, 1)])
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "chebyshev", "hvdm", "gower", "hamming"])
 def test_a_condensed_store_classifies_every_row_it_left_out(metric, cls, k):
     """Hart's consistency: the k nearest store members (knnx's search, the metric fitted
-    on every row) vote each row outside the store into its class; one row of each
-    class at least. Hamming on rounded codes: many distance ties and duplicates of two
+    on every row) vote each row outside the store into its class (RNN: each such row
+    Hart's store classified correctly); one row of each class at least. Hamming on rounded codes: many distance ties and duplicates of two
     classes (a store member's own duplicate may outvote it: only the rows left out
     are promised)."""
     ds = load_dataset({"name": "keel.crx", "categorical": "keep"})
@@ -256,13 +280,19 @@ def test_a_condensed_store_classifies_every_row_it_left_out(metric, cls, k):
         X = np.round(X[:, ds.nominal][:, :5])
     elif nominal is None:
         X = np.delete(X, ds.nominal, axis=1)
-    selection = cls(k=k, metric=metric, nominal=nominal).fit(X, y)
+    params = {} if cls is RNN else {"k": k}  # Gates' rule is 1-NN
+    selection = cls(**params, metric=metric, nominal=nominal).fit(X, y)
     store = selection.sample_indices_
     out = np.setdiff1d(np.arange(len(y)), store)
     _, ind = kneighbors(X[store], k, X[out], metric=selection.metric_)
-    assert agrees(np.ascontiguousarray(store[ind]), y, 2, "nearest", y[out]).all()
+    right = agrees(np.ascontiguousarray(store[ind]), y, 2, "nearest", y[out])
+    if cls is RNN:  # Gates: the rows Hart's store classified correctly stay so
+        cnn = selection.cnn_indices_
+        _, first = kneighbors(X[cnn], 1, X[out], metric=selection.metric_)
+        right |= y[cnn][first[:, 0]] != y[out]
+    assert right.all()
     assert set(y[store]) == {0, 1} and len(store) < len(y)
-    assert cls(k=k, metric=metric, nominal=nominal).fit(X, y).sample_indices_.tolist() == store.tolist()
+    assert cls(**params, metric=metric, nominal=nominal).fit(X, y).sample_indices_.tolist() == store.tolist()
 
 
 def test_a_selection_never_empties_a_class():

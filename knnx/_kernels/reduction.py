@@ -143,3 +143,46 @@ def fcnn_round(
             if rep[p] < 0 or top_d[q, t] < rep_d[p]:
                 rep[p] = q
                 rep_d[p] = top_d[q, t]
+
+
+@njit(cache=True)
+def reduce_store(in_store, members, nearest, code, X, y, power, kinds, scale, vd, vd_off, n_vals):
+    """Gates' reduction of a store (``in_store``; ``members``: its rows, increasing):
+    each member in turn leaves it when every row whose nearest member it is and which
+    it classifies correctly (the same class) finds its nearest remaining member in its
+    own class. ``nearest``: each row's nearest member by (reduced distance, row index),
+    updated as members leave."""
+    n = X.shape[0]
+    head = np.full(n, -1, dtype=np.intp)
+    nxt = np.full(n, -1, dtype=np.intp)
+    for i in range(n):  # the rows of each member, as linked lists
+        nxt[i] = head[nearest[i]]
+        head[nearest[i]] = i
+    rows = np.empty(n, dtype=np.intp)
+    new = np.empty(n, dtype=np.intp)
+    for x in members:
+        count, ok = 0, True
+        i = head[x]
+        while i >= 0:
+            best, best_d = -1, np.inf
+            for j in members:
+                if in_store[j] and j != x:
+                    d = pair(code, X, i, j, power, kinds, scale, vd, vd_off, n_vals)
+                    if best < 0 or d < best_d or (d == best_d and j < best):
+                        best, best_d = j, d
+            if y[x] == y[i] and (best < 0 or y[best] != y[i]):
+                ok = False
+                break
+            rows[count] = i
+            new[count] = best
+            count += 1
+            i = nxt[i]
+        if not ok:
+            continue
+        in_store[x] = False
+        for t in range(count):
+            i, b = rows[t], new[t]
+            nearest[i] = b
+            nxt[i] = head[b]
+            head[b] = i
+        head[x] = -1

@@ -8,11 +8,11 @@ for what every method shares (the metric, the neighbour order, a class never emp
 
 * editing (:mod:`knnx.reduction.editing`): :class:`ENN` (Wilson 1972), :class:`RENN` and
   :class:`AllKNN` (Tomek 1976), :class:`TomekLinks` (Tomek 1976);
-* condensing (:mod:`knnx.reduction.condensing`): :class:`CNN` (Hart 1968), :class:`FCNN`
-  (Angiulli 2007).
+* condensing (:mod:`knnx.reduction.condensing`): :class:`CNN` (Hart 1968),
+  :class:`RNN` (Gates 1972), :class:`FCNN` (Angiulli 2007).
 """
 
-from knnx.reduction.condensing import CNN, FCNN
+from knnx.reduction.condensing import CNN, FCNN, RNN
 from knnx.reduction.editing import ENN, RENN, AllKNN, TomekLinks
 
-__all__ = ["CNN", "ENN", "FCNN", "RENN", "AllKNN", "TomekLinks"]
+__all__ = ["CNN", "ENN", "FCNN", "RENN", "RNN", "AllKNN", "TomekLinks"]

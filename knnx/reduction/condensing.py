@@ -169,3 +169,54 @@ def _centre(rows, metric):
             if present.size:
                 centre[t] = float(np.argmax(np.bincount(present)))
     return np.ascontiguousarray(centre[None, :])
+
+
+class RNN(CNN):
+    """Gates' reduced nearest neighbour rule (Gates 1972, "The reduced nearest neighbor
+    rule"): Hart's store (:class:`CNN`, k = 1, its draws from ``random_state``), then
+    each member in turn, in increasing row order, leaves the store when every training
+    row it classifies correctly by 1-NN (its nearest member, ties by row index) is still
+    classified correctly by the members that remain. With Hart's store every training
+    row is classified correctly, so this is Gates' rule: a member leaves when no row of
+    the training part becomes misclassified.
+
+    Parameters
+    ----------
+    random_state, metric, metric_params, nominal : as :class:`CNN`'s.
+
+    Attributes
+    ----------
+    sample_indices_ : ndarray of int, the reduced store (increasing row order).
+    cnn_indices_ : ndarray of int, Hart's store it started from.
+    n_passes_, metric_ : as :class:`CNN`'s.
+
+    Notes
+    -----
+    KEEL's ``RNN`` is another rule: it starts from every training row (not Hart's store)
+    and removes a row when the training accuracy of the rows left is no lower than the
+    leave-one-out accuracy of all of them.
+    """
+
+    _parameter_constraints = {
+        "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        **SELECTION_METRIC,
+    }
+
+    def __init__(self, random_state=None, metric="euclidean", metric_params=None, nominal=None):
+        super().__init__(1, random_state, metric, metric_params, nominal)
+
+    def _select(self, X, y, metric):
+        from knnx.estimators.base import search_metric
+        from knnx.neighbors.search import kneighbors
+
+        store = super()._select(X, y, metric)
+        self.cnn_indices_ = store
+        in_store = np.zeros(len(y), dtype=np.bool_)
+        in_store[store] = True
+        # each row's nearest member (a member's is itself, or a duplicate of lower index)
+        _, ind = kneighbors(X[store], 1, X, metric=search_metric(metric))
+        nearest = np.ascontiguousarray(store[ind[:, 0]])
+        R = metric.prepare(X)
+        fitted = (metric.power, metric.kinds, metric.scale, metric.vd, metric.vd_off, metric.n_vals)
+        K.reduce_store(in_store, store, nearest, metric.code, R, y, *fitted)
+        return np.flatnonzero(in_store)

@@ -28,6 +28,7 @@ STEPS = {
     "nca": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
     "pca": "sklearn.decomposition:PCA",
     "renn": "knnx.reduction:RENN",
+    "rnn": "knnx.reduction:RNN",
     "scale": "knnx.steps.builtin:Scale",
     "tomek_links": "knnx.reduction:TomekLinks",
 }
