@@ -1,9 +1,10 @@
 """Prototype selection (knnx.reduction): each method against a brute-force version
-written from its paper's definition (every distance in NumPy, neighbours ordered by
-(distance, index), knnx's vote and tie rule), against imbalanced-learn where it defines
-the same rule, under other metrics than Euclidean (nominal codes and missing values
-included), as a pipeline step in a run (the rows a cell's classifier is fitted on,
-fold by fold), and the rule that a selection never empties a class."""
+written from its paper's definition (every distance in NumPy, squared Euclidean and
+manhattan, neighbours ordered by (distance, index), knnx's vote and tie rule), against
+imbalanced-learn where it defines the same rule; under the other metrics (nominal codes
+and missing values included) the stores' consistency and ENN's vote on knnx's search;
+as a pipeline step in a run (the rows a cell's classifier is fitted on, fold by fold),
+and the rule that a selection never empties a class."""
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,11 @@ def _vote(labels, n_classes, tie):
     return next(c for c in labels if c in top)
 
 
+def _l1(X):
+    """Manhattan distances, summed in feature order (d <= 8: NumPy sums in order)."""
+    return np.abs(X[:, None, :] - X[None, :, :]).sum(-1)
+
+
 def _sq(X):
     return ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
 
@@ -67,13 +73,16 @@ def _brute_enn(X, y, k, tie, D=None):
     return np.flatnonzero(keep)
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
 @pytest.mark.parametrize("tie", ["nearest", "lowest"])
 @pytest.mark.parametrize("k", [1, 3, 4, 7])
 @pytest.mark.parametrize("data", [_blobs, _grid])
-def test_enn_removes_exactly_the_rows_their_k_nearest_others_outvote(data, k, tie):
+def test_enn_removes_exactly_the_rows_their_k_nearest_others_outvote(data, k, tie, metric):
     for seed in range(3):
         X, y = data(seed)
-        assert ENN(k=k, tie=tie).fit(X, y).sample_indices_.tolist() == _brute_enn(X, y, k, tie).tolist()
+        D = _l1(X) if metric == "manhattan" else None
+        expected = _brute_enn(X, y, k, tie, D=D).tolist()
+        assert ENN(k=k, tie=tie, metric=metric).fit(X, y).sample_indices_.tolist() == expected
 
 
 def test_enn_under_hvdm_with_nominal_codes_and_missing_values():
@@ -188,15 +197,15 @@ def _brute_cnn(X, y, k, seed, D):
             return sorted(store), passes
 
 
-def _brute_fcnn(X, y, k, D):
-    """FCNN's rounds as its docstring states them, in plain Python (Euclidean: a
-    class's centre is its mean)."""
+def _brute_fcnn(X, y, k, D, l1=False):
+    """FCNN's rounds as its docstring states them, in plain Python (euclidean or
+    manhattan: a class's centre is its mean)."""
     n = len(y)
     delta = []
     for c in range(y.max() + 1):
         rows = np.flatnonzero(y == c)
         centre = X[rows].mean(axis=0)
-        gaps = ((X[rows] - centre) ** 2).sum(axis=1)
+        gaps = np.abs(X[rows] - centre).sum(axis=1) if l1 else ((X[rows] - centre) ** 2).sum(axis=1)
         delta.append(int(rows[np.lexsort((rows, gaps))[0]]))
     store, rounds = set(), 0
     while delta:
@@ -215,38 +224,42 @@ def _brute_fcnn(X, y, k, D):
     return sorted(store), rounds
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("data", [_blobs, _grid])
 @pytest.mark.parametrize("rule", ["cnn", "fcnn"])
-def test_condensing_is_its_papers_rule(rule, data, k):
+def test_condensing_is_its_papers_rule(rule, data, k, metric):
     """CNN with its documented draws (Hart's passes) and FCNN (Angiulli's rounds) keep
     the stores of the plain-Python versions, after as many passes or rounds."""
     for seed in range(3):
         X, y = data(seed)
+        D = _l1(X) if metric == "manhattan" else _sq(X)
         if rule == "cnn":
-            selection = CNN(k=k, random_state=seed).fit(X, y)
+            selection = CNN(k=k, random_state=seed, metric=metric).fit(X, y)
             made = (selection.sample_indices_.tolist(), selection.n_passes_)
-            assert made == _brute_cnn(X, y, k, seed, _sq(X))
+            assert made == _brute_cnn(X, y, k, seed, D)
         else:
-            selection = FCNN(k=k).fit(X, y)
-            assert (selection.sample_indices_.tolist(), selection.n_rounds_) == _brute_fcnn(X, y, k, _sq(X))
+            selection = FCNN(k=k, metric=metric).fit(X, y)
+            made = (selection.sample_indices_.tolist(), selection.n_rounds_)
+            assert made == _brute_fcnn(X, y, k, D, l1=metric == "manhattan")
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
 @pytest.mark.parametrize("data", [_blobs, _grid])
-def test_rnn_is_gates_reduction_of_harts_store(data):
+def test_rnn_is_gates_reduction_of_harts_store(data, metric):
     """From CNN's store (the same seed), each member in increasing row order leaves when
     no row it classified correctly by 1-NN loses its class (brute force over every row
     at each step); every training row is then still classified correctly."""
     for seed in range(3):
         X, y = data(seed)
-        D = _sq(X)
-        store = CNN(random_state=seed).fit(X, y).sample_indices_.tolist()
+        D = _l1(X) if metric == "manhattan" else _sq(X)
+        store = CNN(random_state=seed, metric=metric).fit(X, y).sample_indices_.tolist()
         before = _nearest_classes(store, D, y) == y
         for x in list(store):
             rest = [j for j in store if j != x]
             if rest and not (before & (_nearest_classes(rest, D, y) != y)).any():
                 store = rest
-        rnn = RNN(random_state=seed).fit(X, y)
+        rnn = RNN(random_state=seed, metric=metric).fit(X, y)
         assert rnn.sample_indices_.tolist() == store
         assert set(store) <= set(rnn.cnn_indices_.tolist())
         assert (_nearest_classes(store, D, y) == y)[before].all()
@@ -413,3 +426,31 @@ def test_bad_selections_are_refused_in_one_line(tmp_path, case):
     spec = tmp_path / "s.yaml"
     spec.write_text("name: bad\nprotocol: {kind: kfold, folds: 3}\n" + body)
     refused_by_cli(tmp_path, spec, message)
+
+
+def test_fcnns_centre_under_hamming_is_the_most_frequent_value():
+    """Hamming reads any numbers: the centre takes each column's most frequent value
+    (negative and fractional ones included, the lowest on a tie), the row nearest to it
+    starts the store."""
+    from knnx.reduction.condensing import _centre
+
+    X = np.array([[-1.5, 2.0], [-1.5, 0.25], [3.0, 0.25], [3.0, 0.25], [-1.5, 9.0]])
+    fitted = FCNN(metric="hamming").fit(np.vstack([X, X + 10]), np.repeat([0, 1], 5)).metric_
+    assert _centre(X, fitted).tolist() == [[-1.5, 0.25]]
+    assert _centre(X[[0, 2]], fitted).tolist() == [[-1.5, 0.25]]  # a tie: the lowest value
+
+
+def test_a_tuned_selections_k_is_checked_against_the_inner_folds(tmp_path):
+    from conftest import refused_by_cli
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: bad\nprotocol: {kind: kfold, folds: 3}\ndatasets: [iris]\n"
+        "algorithms: [{name: knn, steps: [{name: enn, params: {k: 80}}], params: {k: [1, 3]}, tune: {cv: 3}}]\n"
+    )
+    refused_by_cli(
+        tmp_path,
+        spec,
+        "algorithms[0].params.enn__k: k=80 must be below the 66 rows of an inner training fold (tune.cv = 3) of "
+        "dataset 'iris' under protocol kfold (step enn votes with the k nearest other rows)",
+    )

@@ -98,8 +98,9 @@ class FCNN(Selection):
     The choices the paper leaves open, and knnx's:
 
     * a class's centre: the mean of its rows as the metric searches them (after its map:
-      seuclidean, mahalanobis, cosine, one-hot), except that a nominal attribute takes
-      its most frequent code (the lowest on a tie) and a missing value is left out;
+      seuclidean, mahalanobis, cosine, one-hot), except that a nominal attribute (every
+      attribute under hamming) takes its most frequent value (the lowest on a tie) and a
+      missing value is left out;
     * the vote: the plurality of the k nearest store members, a tie going to the class
       of the nearest among them (KEEL: the lowest class); k = 1 is the paper's FCNN1;
     * ties in distance: by row index (the nearest row to a centre, a member's
@@ -157,7 +158,7 @@ def _store(X, metric, k):
 
 def _centre(rows, metric):
     """A class's centre, one row (see :class:`FCNN`): column means without the missing
-    values, the most frequent code of a nominal column."""
+    values, the most frequent value of a nominal column (every column under hamming)."""
     with np.errstate(all="ignore"):
         centre = np.nanmean(rows, axis=0) if np.isnan(rows).any() else rows.mean(axis=0)
     nominal = (
@@ -165,9 +166,9 @@ def _centre(rows, metric):
     )  # NOMINAL
     if metric.code != 0:
         for t in nominal:
-            present = rows[:, t][~np.isnan(rows[:, t])].astype(np.intp)
-            if present.size:
-                centre[t] = float(np.argmax(np.bincount(present)))
+            values, counts = np.unique(rows[:, t][~np.isnan(rows[:, t])], return_counts=True)
+            if values.size:  # the most frequent value, the lowest on a tie (hamming: any numbers)
+                centre[t] = values[np.argmax(counts)]
     return np.ascontiguousarray(centre[None, :])
 
 
@@ -176,9 +177,10 @@ class RNN(CNN):
     rule"): Hart's store (:class:`CNN`, k = 1, its draws from ``random_state``), then
     each member in turn, in increasing row order, leaves the store when every training
     row it classifies correctly by 1-NN (its nearest member, ties by row index) is still
-    classified correctly by the members that remain. With Hart's store every training
-    row is classified correctly, so this is Gates' rule: a member leaves when no row of
-    the training part becomes misclassified.
+    classified correctly by the members that remain. Hart's store classifies every
+    training row correctly (but a member whose duplicate of another class comes first),
+    so this is Gates' rule: a member leaves when no row of the training part becomes
+    misclassified.
 
     Parameters
     ----------
@@ -213,10 +215,16 @@ class RNN(CNN):
         self.cnn_indices_ = store
         in_store = np.zeros(len(y), dtype=np.bool_)
         in_store[store] = True
-        # each row's nearest member (a member's is itself, or a duplicate of lower index)
-        _, ind = kneighbors(X[store], 1, X, metric=search_metric(metric))
-        nearest = np.ascontiguousarray(store[ind[:, 0]])
+        # each row's nearest member (a member's is itself, or a duplicate of lower index),
+        # searched among the rows as the kernel reads them: code 0 on the mapped rows R
+        # themselves (a map such as mahalanobis's product, made on a subset, could round
+        # otherwise), the other metrics (which map no row) under the fitted metric
         R = metric.prepare(X)
+        if metric.code == 0:
+            _, ind = kneighbors(R[store], 1, R)
+        else:
+            _, ind = kneighbors(X[store], 1, X, metric=search_metric(metric))
+        nearest = np.ascontiguousarray(store[ind[:, 0]])
         fitted = (metric.power, metric.kinds, metric.scale, metric.vd, metric.vd_off, metric.n_vals)
         K.reduce_store(in_store, store, nearest, metric.code, R, y, *fitted)
         return np.flatnonzero(in_store)

@@ -103,7 +103,8 @@ def _edit(X, y, metric, rows, k, tie):
 class RENN(ENN):
     """Repeated ENN (Tomek 1976, "An experiment with the edited nearest-neighbor
     rule"): :class:`ENN` applied to the rows the previous application kept, until one
-    removes nothing; each application searches among the rows it is given only. The
+    removes nothing (or k rows or fewer are left, too few for a vote of k others);
+    each application searches among the rows it is given only. The
     metric is fitted once, on every row given (its ranges and tables do not move
     between applications).
 

@@ -255,7 +255,9 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
         if problem:
             return problem
         n_limit = min(_inner_rows(ds.y[s.train], tune.cv) for s in item.splits)
-    step_problem = _step_count_problem(spec, a, ref, item, n_train_min, own_params)
+    # a selection step is fitted on the inner training folds of a tuned entry
+    rows_min = n_limit if tune is not None else n_train_min
+    step_problem = _step_count_problem(spec, a, ref, item, rows_min, own_params)
     if ref.neighbor_param is None or step_problem:
         return step_problem
     pname, slack = ref.neighbor_param
@@ -279,7 +281,8 @@ def _count_problem(spec, a, ref, item, n_train_min, own_params):
 
 def _step_count_problem(spec, a, ref, item, n_train_min, own_params):
     """A first step's neighbour count (a selection's ``k``, its class's
-    ``_neighbor_param``) beyond the rows of the smallest training part, or None. Only the
+    ``_neighbor_param``) beyond the rows of the smallest training part (``n_train_min``;
+    a tuned entry's: of its smallest inner training fold), or None. Only the
     first step reads the training part as it is; a later one reads what the steps before
     it leave."""
     step = ref.steps[0] if ref.steps else None
@@ -294,9 +297,13 @@ def _step_count_problem(spec, a, ref, item, n_train_min, own_params):
     if not values or max(values) <= n_train_min - slack:
         return None
     at = f"params_for.{item.label}" if own_params else "params"
+    tune = spec.algorithms[a].tune
+    where = (
+        f"rows of an inner training fold (tune.cv = {tune.cv})" if tune is not None else "training samples"
+    )
     return (
-        f"algorithms[{a}].{at}.{step.id}__{pname}: {pname}={max(values)} must be below the {n_train_min} training "
-        f"samples of dataset '{item.ds.name}' under protocol {spec.protocol.kind} (step {step.id} votes with the "
+        f"algorithms[{a}].{at}.{step.id}__{pname}: {pname}={max(values)} must be below the {n_train_min} {where} "
+        f"of dataset '{item.ds.name}' under protocol {spec.protocol.kind} (step {step.id} votes with the "
         f"{pname} nearest other rows)"
     )
 
