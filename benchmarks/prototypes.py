@@ -15,15 +15,19 @@ ratio, the rows each keeps, and whether the kept rows are the same:
 * CNN, where imbalanced-learn's ``CondensedNearestNeighbour`` is another rule (it
   keeps the smallest class whole and makes one pass per class): its time is the one a
   researcher pays for "CNN" in Python today;
-* RNN and FCNN, which imbalanced-learn does not have.
+* NCR and OSS, where imbalanced-learn's ``NeighbourhoodCleaningRule(sampling_strategy=
+  "all")`` and ``OneSidedSelection`` are near rules (NCR: three differences; OSS: another
+  start row for the same seed; see docs/reduction.md);
+* RNN, FCNN, multiedit, DROP3 and ICF, which imbalanced-learn does not have.
 
 Targets: CNN and FCNN at 10,000 x 20 under 2 s; ENN, RENN and AllKNN at 100,000 x
-20 under 30 s; every method at least 20x faster than imbalanced-learn's.
+20 under 30 s; DROP3 and ICF at 10,000 x 20 under 30 s; every method at least 20x
+faster than imbalanced-learn's.
 
 How to run
 ----------
     make bench
-    python benchmarks/prototypes.py [--sizes 2000 10000 100000] [--repeats 3] [--peer-max 10000]
+    python benchmarks/prototypes.py [--sizes 2000 10000 100000] [--repeats 3] [--peer-max 10000] [--store-max 10000]
 """
 
 import argparse
@@ -32,7 +36,7 @@ import time
 import numpy as np
 from _timing import timed
 
-from knnx.reduction import CNN, ENN, FCNN, RENN, RNN, AllKNN, TomekLinks
+from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
 
 
 def data(n, d=20, seed=0):
@@ -49,6 +53,8 @@ def peers():
     from imblearn.under_sampling import (
         CondensedNearestNeighbour,
         EditedNearestNeighbours,
+        NeighbourhoodCleaningRule,
+        OneSidedSelection,
         RepeatedEditedNearestNeighbours,
     )
     from imblearn.under_sampling import (
@@ -63,10 +69,19 @@ def peers():
         ),
         "allknn": (AllKNN(k=3, tie="lowest"), ImbAllKNN(kind_sel="mode", sampling_strategy="all")),
         "tomek_links": (TomekLinks(), ImbTomek(sampling_strategy="all")),
+        "ncr": (NCR(tie="lowest"), NeighbourhoodCleaningRule(sampling_strategy="all")),
+        "multiedit": (Multiedit(random_state=0), None),
         "cnn": (CNN(random_state=0), CondensedNearestNeighbour(random_state=0)),
         "rnn": (RNN(random_state=0), None),  # imbalanced-learn has none
         "fcnn": (FCNN(), None),
+        "oss": (OSS(random_state=0), OneSidedSelection(random_state=0)),
+        "drop3": (DROP3(), None),
+        "icf": (ICF(), None),
     }
+
+
+# The methods whose work grows with n x (rows kept), timed up to --store-max rows.
+STORES = ("cnn", "rnn", "fcnn", "oss", "multiedit", "drop3", "icf")
 
 
 def main():
@@ -75,7 +90,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peer-max", type=int, default=10000, help="largest n imbalanced-learn is timed at")
     parser.add_argument("--cnn-peer-max", type=int, default=2000, help="largest n its CNN is timed at")
-    parser.add_argument("--cnn-max", type=int, default=10000, help="largest n knnx's CNN is timed at")
+    parser.add_argument(
+        "--store-max",
+        type=int,
+        default=10000,
+        help="largest n the condensing and hybrid methods are timed at",
+    )
     args = parser.parse_args()
 
     X, y = data(300)
@@ -87,7 +107,7 @@ def main():
     for n in args.sizes:
         X, y = data(n)
         for name, (ours, theirs) in peers().items():
-            if name in ("cnn", "rnn", "fcnn") and n > args.cnn_max:
+            if name in STORES and n > args.store_max:
                 continue
             seconds, fitted = timed(lambda ours=ours, X=X, y=y: ours.fit(X, y), args.repeats)
             kept = fitted.sample_indices_

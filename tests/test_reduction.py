@@ -9,64 +9,22 @@ and the rule that a selection never empties a class."""
 import numpy as np
 import pandas as pd
 import pytest
+from reduction_oracles import blobs, grid, l1, neighbour_order, sq, vote
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import KNNClassifier, kneighbors
 from knnx.datasets import load_dataset
 from knnx.experiment.runner import run_spec
-from knnx.reduction import CNN, ENN, FCNN, RENN, RNN, AllKNN, TomekLinks
+from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
 from knnx.reduction.editing import agrees
 
-SELECTIONS = (ENN, RENN, AllKNN, TomekLinks, CNN, RNN, FCNN)
-
-
-def _blobs(seed, n=120, d=3, classes=3, noise=1.0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, classes, n)
-    X = rng.normal(size=(n, d)) * noise + y[:, None] * 1.2
-    return X, y
-
-
-def _grid(seed, n=90):
-    """Small integer coordinates: many distance ties, duplicates included."""
-    rng = np.random.default_rng(seed)
-    X = rng.integers(0, 4, (n, 2)).astype(float)
-    y = (X[:, 0] + rng.integers(0, 2, n) > 2).astype(int) + (X[:, 1] > 2)
-    return X, y
-
-
-def _order(D):
-    """Each row's other rows by (distance, index): a brute-force neighbour list."""
-    n = len(D)
-    out = []
-    for i in range(n):
-        others = [j for j in range(n) if j != i]
-        out.append(sorted(others, key=lambda j: (D[i, j], j)))
-    return out
-
-
-def _vote(labels, n_classes, tie):
-    """knnx's plurality vote over ordered neighbour labels (tie: nearest or lowest)."""
-    counts = np.bincount(labels, minlength=n_classes)
-    top = np.flatnonzero(counts == counts.max())
-    if tie == "lowest":
-        return top[0]
-    return next(c for c in labels if c in top)
-
-
-def _l1(X):
-    """Manhattan distances, summed in feature order (d <= 8: NumPy sums in order)."""
-    return np.abs(X[:, None, :] - X[None, :, :]).sum(-1)
-
-
-def _sq(X):
-    return ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+SELECTIONS = (ENN, RENN, AllKNN, TomekLinks, NCR, Multiedit, CNN, RNN, FCNN, OSS, DROP3, ICF)
 
 
 def _brute_enn(X, y, k, tie, D=None):
-    D = _sq(X) if D is None else D
-    order = _order(D)
-    keep = np.array([_vote(y[order[i][:k]], y.max() + 1, tie) == y[i] for i in range(len(y))])
+    D = sq(X) if D is None else D
+    order = neighbour_order(D)
+    keep = np.array([vote(y[order[i][:k]], y.max() + 1, tie) == y[i] for i in range(len(y))])
     for c in np.unique(y):  # a class the rule would empty keeps its rows
         if not keep[y == c].any():
             keep[y == c] = True
@@ -76,11 +34,11 @@ def _brute_enn(X, y, k, tie, D=None):
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
 @pytest.mark.parametrize("tie", ["nearest", "lowest"])
 @pytest.mark.parametrize("k", [1, 3, 4, 7])
-@pytest.mark.parametrize("data", [_blobs, _grid])
+@pytest.mark.parametrize("data", [blobs, grid])
 def test_enn_removes_exactly_the_rows_their_k_nearest_others_outvote(data, k, tie, metric):
     for seed in range(3):
         X, y = data(seed)
-        D = _l1(X) if metric == "manhattan" else None
+        D = l1(X) if metric == "manhattan" else None
         expected = _brute_enn(X, y, k, tie, D=D).tolist()
         assert ENN(k=k, tie=tie, metric=metric).fit(X, y).sample_indices_.tolist() == expected
 
@@ -95,7 +53,7 @@ def test_enn_under_hvdm_with_nominal_codes_and_missing_values():
     assert nominal
     enn = ENN(k=3, metric="hvdm", nominal=nominal).fit(X, y)
     _, ind = kneighbors(X, 3, metric=enn.metric_)
-    brute = [i for i in range(len(y)) if _vote(y[ind[i]], 2, "nearest") == y[i]]
+    brute = [i for i in range(len(y)) if vote(y[ind[i]], 2, "nearest") == y[i]]
     assert enn.sample_indices_.tolist() == brute and 0 < len(brute) < len(y)
 
 
@@ -104,7 +62,7 @@ def test_enn_and_tomek_links_equal_imbalanced_learn():
     from imblearn.under_sampling import TomekLinks as ImbTomek
 
     for seed in range(4):
-        X, y = _blobs(seed, n=200)
+        X, y = blobs(seed, n=200)
         theirs = EditedNearestNeighbours(n_neighbors=3, kind_sel="mode", sampling_strategy="all")
         theirs.fit_resample(X, y)
         assert (
@@ -120,8 +78,8 @@ def test_enn_and_tomek_links_equal_imbalanced_learn():
 
 def test_tomek_links_are_mutual_nearest_neighbours_of_two_classes():
     for seed in range(3):
-        X, y = _grid(seed)
-        order = _order(_sq(X))
+        X, y = grid(seed)
+        order = neighbour_order(sq(X))
         nearest = np.array([o[0] for o in order])
         linked = {i for i in range(len(y)) if nearest[nearest[i]] == i and y[nearest[i]] != y[i]}
         ours = TomekLinks().fit(X, y)
@@ -131,7 +89,7 @@ def test_tomek_links_are_mutual_nearest_neighbours_of_two_classes():
 
 def test_renn_is_enn_repeated_until_it_removes_nothing():
     for seed in range(3):
-        X, y = _blobs(seed, noise=1.6)
+        X, y = blobs(seed, noise=1.6)
         rows = np.arange(len(y))
         while True:
             kept = _brute_enn(X[rows], y[rows], 3, "nearest")
@@ -164,10 +122,10 @@ def test_allknn_is_tomeks_every_neighbourhood_on_the_rows_given():
     from imblearn.under_sampling import AllKNN as ImbAllKNN
 
     for seed in range(3):
-        X, y = _blobs(seed, noise=1.4)
-        order = _order(_sq(X))
+        X, y = blobs(seed, noise=1.4)
+        order = neighbour_order(sq(X))
         keep = [
-            i for i in range(len(y)) if all(_vote(y[order[i][:j]], 3, "nearest") == y[i] for j in (1, 2, 3))
+            i for i in range(len(y)) if all(vote(y[order[i][:j]], 3, "nearest") == y[i] for j in (1, 2, 3))
         ]
         assert AllKNN(k=3).fit(X, y).sample_indices_.tolist() == keep
     theirs = ImbAllKNN(n_neighbors=3, kind_sel="mode", sampling_strategy="all")
@@ -190,7 +148,7 @@ def _brute_cnn(X, y, k, seed, D):
             if i in store:
                 continue
             nearest = sorted(store, key=lambda j: (D[i, j], j))[:k]
-            if _vote(y[nearest], y.max() + 1, "nearest") != y[i]:
+            if vote(y[nearest], y.max() + 1, "nearest") != y[i]:
                 store.append(int(i))
                 added += 1
         if added == 0:
@@ -216,7 +174,7 @@ def _brute_fcnn(X, y, k, D, l1=False):
             if q in store:
                 continue
             members = sorted(store, key=lambda j: (D[q, j], j))[:k]
-            if _vote(y[members], y.max() + 1, "nearest") != y[q]:
+            if vote(y[members], y.max() + 1, "nearest") != y[q]:
                 for p in members:
                     if p not in rep or D[q, p] < D[rep[p], p]:
                         rep[p] = q
@@ -226,14 +184,14 @@ def _brute_fcnn(X, y, k, D, l1=False):
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
 @pytest.mark.parametrize("k", [1, 3])
-@pytest.mark.parametrize("data", [_blobs, _grid])
+@pytest.mark.parametrize("data", [blobs, grid])
 @pytest.mark.parametrize("rule", ["cnn", "fcnn"])
 def test_condensing_is_its_papers_rule(rule, data, k, metric):
     """CNN with its documented draws (Hart's passes) and FCNN (Angiulli's rounds) keep
     the stores of the plain-Python versions, after as many passes or rounds."""
     for seed in range(3):
         X, y = data(seed)
-        D = _l1(X) if metric == "manhattan" else _sq(X)
+        D = l1(X) if metric == "manhattan" else sq(X)
         if rule == "cnn":
             selection = CNN(k=k, random_state=seed, metric=metric).fit(X, y)
             made = (selection.sample_indices_.tolist(), selection.n_passes_)
@@ -245,14 +203,14 @@ def test_condensing_is_its_papers_rule(rule, data, k, metric):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
-@pytest.mark.parametrize("data", [_blobs, _grid])
+@pytest.mark.parametrize("data", [blobs, grid])
 def test_rnn_is_gates_reduction_of_harts_store(data, metric):
     """From CNN's store (the same seed), each member in increasing row order leaves when
     no row it classified correctly by 1-NN loses its class (brute force over every row
     at each step); every training row is then still classified correctly."""
     for seed in range(3):
         X, y = data(seed)
-        D = _l1(X) if metric == "manhattan" else _sq(X)
+        D = l1(X) if metric == "manhattan" else sq(X)
         store = CNN(random_state=seed, metric=metric).fit(X, y).sample_indices_.tolist()
         before = _nearest_classes(store, D, y) == y
         for x in list(store):
@@ -272,7 +230,7 @@ def _nearest_classes(store, D, y):
 
 def test_fcnn_does_not_depend_on_the_order_of_the_rows():
     """Without distance ties, the rows permuted give the same store, permuted."""
-    X, y = _blobs(5, n=300)
+    X, y = blobs(5, n=300)
     perm = np.random.default_rng(1).permutation(300)
     store = FCNN().fit(X, y).sample_indices_
     assert sorted(perm[FCNN().fit(X[perm], y[perm]).sample_indices_].tolist()) == store.tolist()
@@ -314,8 +272,8 @@ def test_a_selection_never_empties_a_class():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 4, rng.normal(size=(3, 2)) * 0.1])
     y = np.repeat([0, 1, 2], [60, 60, 3])
-    order = _order(_sq(X))
-    assert all(_vote(y[order[i][:5]], 3, "nearest") != 2 for i in range(120, 123))  # each outvoted
+    order = neighbour_order(sq(X))
+    assert all(vote(y[order[i][:5]], 3, "nearest") != 2 for i in range(120, 123))  # each outvoted
     for selection in (ENN(k=5), RENN(k=5), AllKNN(k=5)):
         kept = selection.fit(X, y).sample_indices_
         assert (y[kept] == 2).sum() == 3
@@ -328,7 +286,7 @@ def test_selections_pass_scikit_learns_estimator_checks(cls):
 
 
 def test_selections_return_the_rows_they_keep_in_order():
-    X, y = _blobs(1)
+    X, y = blobs(1)
     labels = np.array(["a", "b", "c"])[y]
     for cls in SELECTIONS:
         sel = cls()
@@ -341,7 +299,8 @@ def test_selections_return_the_rows_they_keep_in_order():
 
 def test_a_selection_step_in_a_run_fits_the_classifier_on_the_rows_it_keeps(tmp_path):
     """enn under hvdm before kNN under hvdm on keel.breast (no categorical: both read
-    the codes and are told the nominal columns), cnn before 1-NN on iris: each fold's
+    the codes and are told the nominal columns); cnn, drop3 and multiedit (seeded)
+    before 1-NN on keel.breast's numbers and on iris: each fold's
     error, n_fit and retained equal the selection then knnx's kNN fitted by hand on that
     fold's training part."""
     from knnx.spec import validate_spec
@@ -355,6 +314,8 @@ def test_a_selection_step_in_a_run_fits_the_classifier_on_the_rows_it_keeps(tmp_
             {"name": "knn", "id": "enn_hvdm", "steps": [{"name": "enn", "params": {"metric": "hvdm"}}],
              "params": {"k": 3, "metric": "hvdm"}},
             {"name": "knn", "id": "cnn_knn", "steps": ["cnn"], "params": {"k": 1}},
+            {"name": "knn", "id": "drop3_knn", "steps": ["drop3"], "params": {"k": 1}},
+            {"name": "knn", "id": "multiedit_knn", "steps": ["multiedit"], "params": {"k": 1}},
         ],
         "metrics": ["error"],
     }  # fmt: skip
@@ -362,7 +323,7 @@ def test_a_selection_step_in_a_run_fits_the_classifier_on_the_rows_it_keeps(tmp_
     rows = pd.read_csv(tmp_path / "out" / "results.csv")
     vspec = validate_spec(spec)
     for d, name in enumerate(["keel.breast", "iris"]):
-        for a, algo in enumerate(["enn_hvdm", "cnn_knn"]):
+        for a, algo in enumerate(["enn_hvdm", "cnn_knn", "drop3_knn", "multiedit_knn"]):
             cells = [c for c in vspec.cells if c.dataset_index == d and c.algorithm_index == a]
             for cell in cells:
                 ds = vspec.dataset_of(cell)
@@ -373,7 +334,10 @@ def test_a_selection_step_in_a_run_fits_the_classifier_on_the_rows_it_keeps(tmp_
                     sel = ENN(metric="hvdm", nominal=nominal)
                     clf = KNNClassifier(k=3, metric="hvdm", nominal=nominal)
                 else:
-                    sel, clf = CNN(random_state=4), KNNClassifier(k=1)
+                    sel = {"cnn_knn": CNN, "drop3_knn": DROP3, "multiedit_knn": Multiedit}[algo]()
+                    if "random_state" in sel.get_params():
+                        sel.set_params(random_state=4)  # the spec's seed
+                    clf = KNNClassifier(k=1)
                 X_fit, y_fit = sel.fit_resample(ds.X[train], ds.y[train])
                 error = np.mean(clf.fit(X_fit, y_fit).predict(ds.X[test]) != ds.y[test])
                 mine = rows[(rows.dataset == name) & (rows.algorithm == algo) & (rows.fold == cell.fold)]

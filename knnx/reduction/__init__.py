@@ -8,11 +8,30 @@ for what every method shares (the metric, the neighbour order, a class never emp
 
 * editing (:mod:`knnx.reduction.editing`): :class:`ENN` (Wilson 1972), :class:`RENN` and
   :class:`AllKNN` (Tomek 1976), :class:`TomekLinks` (Tomek 1976);
+* editing also: :class:`Multiedit` (Devijver & Kittler 1980), :class:`NCR`
+  (Laurikkala 2001);
 * condensing (:mod:`knnx.reduction.condensing`): :class:`CNN` (Hart 1968),
-  :class:`RNN` (Gates 1972), :class:`FCNN` (Angiulli 2007).
+  :class:`RNN` (Gates 1972), :class:`FCNN` (Angiulli 2007), :class:`OSS` (Kubat &
+  Matwin 1997);
+* hybrid (:mod:`knnx.reduction.hybrid`): :class:`DROP3` (Wilson & Martinez 2000),
+  :class:`ICF` (Brighton & Mellish 2002).
 """
 
-from knnx.reduction.condensing import CNN, FCNN, RNN
-from knnx.reduction.editing import ENN, RENN, AllKNN, TomekLinks
+from knnx.reduction.condensing import CNN, FCNN, OSS, RNN
+from knnx.reduction.editing import ENN, NCR, RENN, AllKNN, Multiedit, TomekLinks
+from knnx.reduction.hybrid import DROP3, ICF
 
-__all__ = ["CNN", "ENN", "FCNN", "RENN", "RNN", "AllKNN", "TomekLinks"]
+__all__ = [
+    "CNN",
+    "DROP3",
+    "ENN",
+    "FCNN",
+    "ICF",
+    "NCR",
+    "OSS",
+    "RENN",
+    "RNN",
+    "AllKNN",
+    "Multiedit",
+    "TomekLinks",
+]

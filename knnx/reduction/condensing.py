@@ -3,8 +3,10 @@
 import numpy as np
 
 from knnx._kernels import lazy
+from knnx.estimators.base import search_metric
 from knnx.estimators.params import AnyOf, Interval, Literal
 from knnx.limits import MAX_SEED
+from knnx.neighbors.search import kneighbors
 from knnx.reduction.base import SELECTION_METRIC, Selection
 
 K = lazy("knnx._kernels.reduction")
@@ -208,9 +210,6 @@ class RNN(CNN):
         super().__init__(1, random_state, metric, metric_params, nominal)
 
     def _select(self, X, y, metric):
-        from knnx.estimators.base import search_metric
-        from knnx.neighbors.search import kneighbors
-
         store = super()._select(X, y, metric)
         self.cnn_indices_ = store
         in_store = np.zeros(len(y), dtype=np.bool_)
@@ -228,3 +227,75 @@ class RNN(CNN):
         fitted = (metric.power, metric.kinds, metric.scale, metric.vd, metric.vd_off, metric.n_vals)
         K.reduce_store(in_store, store, nearest, metric.code, R, y, *fitted)
         return np.flatnonzero(in_store)
+
+
+class OSS(Selection):
+    """Kubat and Matwin's one-sided selection (Kubat & Matwin 1997, "Addressing the curse
+    of imbalanced training sets: one-sided selection"), with C the smallest class:
+
+    1. the store starts with every row of C and one row of each other class, drawn
+       uniformly among its rows;
+    2. every other row is classified by 1-NN among that store, and the rows
+       misclassified join it (one pass; the store classifies as it was at the start);
+    3. the rows of the store of a class other than C that form a Tomek link within the
+       store (:class:`knnx.reduction.TomekLinks`) are removed.
+
+    The choices the paper (two classes) leaves open, and knnx's: C is the smallest class
+    (the lowest class code on a tie in size); with more classes, the store starts with a
+    row of each other class and step 3 removes the links' rows of every class but C.
+    1-NN ties by (distance, row index). Draws come from
+    ``np.random.default_rng(random_state)``: the start row of each class but C, in class
+    order (``integers(n_c)``).
+
+    Parameters
+    ----------
+    random_state : int or None, default None
+        The seed of the draws; None counts as 0 (the runner sets the spec's seed).
+    metric, metric_params, nominal : the distance, as :class:`knnx.KNNClassifier`'s.
+
+    Attributes
+    ----------
+    sample_indices_, metric_ : as :class:`CNN`'s. target_ : int, the class code of C.
+
+    Notes
+    -----
+    imbalanced-learn's ``OneSidedSelection`` is the same rule on two classes (its start
+    row drawn by ``RandomState(random_state).randint``, so another row for the same
+    seed); with more classes it classifies each class against C and its own start row
+    only, and it keeps step 2's one-pass 1-NN from scikit-learn (ties by its search).
+    """
+
+    _parameter_constraints = {
+        "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        **SELECTION_METRIC,
+    }
+
+    def __init__(self, random_state=None, metric="euclidean", metric_params=None, nominal=None):
+        self.random_state = random_state
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
+
+    def _select(self, X, y, metric):
+        counts = np.bincount(y)
+        target = self.target_ = int(np.argmin(counts))
+        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
+        starts = [np.flatnonzero(y == c)[rng.integers(counts[c])] for c in range(len(counts)) if c != target]
+        return one_sided(X, y, metric, target, np.array(starts, dtype=np.intp))
+
+
+def one_sided(X, y, metric, target, starts):
+    """:class:`OSS`'s steps 1-3 from the start rows ``starts`` (one per class but
+    ``target``): the rows kept, increasing."""
+    store = np.union1d(np.flatnonzero(y == target), starts)
+    rest = np.setdiff1d(np.arange(len(y)), store)
+    if rest.size:
+        _, ind = kneighbors(X[store], 1, X[rest], metric=search_metric(metric))
+        store = np.union1d(store, rest[y[store[ind[:, 0]]] != y[rest]])
+    if store.size < 2:
+        return store
+    _, ind = kneighbors(X[store], 1, metric=search_metric(metric))
+    nearest = ind[:, 0]
+    own = np.arange(store.size)
+    linked = (nearest[nearest] == own) & (y[store[nearest]] != y[store]) & (y[store] != target)
+    return store[~linked]

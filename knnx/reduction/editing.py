@@ -10,8 +10,11 @@ every other row predicts another class.
 import numpy as np
 
 from knnx._kernels import lazy
+from knnx.estimators.base import search_metric
 from knnx.estimators.knn import _TIE_CODES, TIE_RULES
-from knnx.estimators.params import Interval, Options
+from knnx.estimators.params import AnyOf, Interval, Literal, Options
+from knnx.limits import MAX_SEED
+from knnx.neighbors.search import kneighbors
 from knnx.reduction.base import SELECTION_METRIC, Selection, keep_every_class, loo_graph
 
 V = lazy("knnx._kernels.vote")
@@ -44,7 +47,24 @@ def _k_within(k, rows):
     return k
 
 
-class ENN(Selection):
+class Voting(Selection):
+    """A selection whose rule is a vote of each row's k nearest other rows: the
+    parameters (``k``, ``tie``, the metric) and their checks that :class:`ENN`,
+    :class:`knnx.reduction.DROP3` and :class:`knnx.reduction.ICF` share."""
+
+    _parameter_constraints = _EDIT_CONSTRAINTS
+    # k nearest *other* rows: validation refuses k >= the smallest training part
+    _neighbor_param = ("k", 1)
+
+    def __init__(self, k=3, tie="nearest", metric="euclidean", metric_params=None, nominal=None):
+        self.k = k
+        self.tie = tie
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
+
+
+class ENN(Voting):
     """Wilson's edited nearest neighbour rule (Wilson 1972, "Asymptotic properties of
     nearest neighbor rules using edited data"): a row is removed when the plurality of
     its k nearest other rows, all of them searched among the rows given, is another
@@ -76,17 +96,6 @@ class ENN(Selection):
     strategy edits every class but the smallest). A class every row of which would be
     removed keeps its rows (:mod:`knnx.reduction.base`).
     """
-
-    _parameter_constraints = _EDIT_CONSTRAINTS
-    # k nearest *other* rows: validation refuses k >= the smallest training part
-    _neighbor_param = ("k", 1)
-
-    def __init__(self, k=3, tie="nearest", metric="euclidean", metric_params=None, nominal=None):
-        self.k = k
-        self.tie = tie
-        self.metric = metric
-        self.metric_params = metric_params
-        self.nominal = nominal
 
     def _select(self, X, y, metric):
         return np.flatnonzero(_edit(X, y, metric, np.arange(len(y)), self.k, self.tie))
@@ -202,3 +211,127 @@ class TomekLinks(Selection):
         pairs = np.column_stack([rows[linked], nearest[linked]])
         self.links_ = pairs[pairs[:, 0] < pairs[:, 1]]
         return np.flatnonzero(~linked)
+
+
+class NCR(ENN):
+    """Laurikkala's neighbourhood cleaning rule (Laurikkala 2001, "Improving
+    identification of difficult small classes by balancing class distribution"): with C
+    the class of interest and O the other classes, remove
+
+    * A1: the rows of O that :class:`ENN`'s vote (their k nearest other rows) misclassifies;
+    * A2: the rows of O among the k nearest other rows of a row of C that the same vote
+      misclassifies, when their class Ci is not small: ``|Ci| >= threshold * |C|``.
+
+    Every vote is taken among the rows given (one neighbour graph). The choices the paper
+    leaves open, and knnx's: C is the smallest class (the lowest class code on a tie in
+    size); the vote is :class:`ENN`'s (k = 3, as the paper; ties by ``tie``).
+
+    Parameters
+    ----------
+    k, tie, metric, metric_params, nominal : as :class:`ENN`'s.
+    threshold : float, default 0.5
+        The size, relative to C, from which a class is cleaned in A2 (the paper's 0.5).
+
+    Attributes
+    ----------
+    sample_indices_, metric_ : as :class:`ENN`'s. target_ : int, the class code of C
+    (an index into the sorted class labels).
+
+    Notes
+    -----
+    imbalanced-learn's ``NeighbourhoodCleaningRule(sampling_strategy="all")`` differs in
+    three ways: its A1 edits every class, C included; the vote that decides A2 counts the
+    row itself among its k neighbours; and it cleans a class larger than
+    ``threshold * |C|``, C included (docs/reduction.md shows both results).
+    """
+
+    _parameter_constraints = {**_EDIT_CONSTRAINTS, "threshold": Interval(0.0, None)}
+
+    def __init__(
+        self, k=3, tie="nearest", metric="euclidean", metric_params=None, nominal=None, threshold=0.5
+    ):
+        super().__init__(k, tie, metric, metric_params, nominal)
+        self.threshold = threshold
+
+    def _select(self, X, y, metric):
+        _, ind = loo_graph(X, _k_within(self.k, len(y)), metric)
+        counts = np.bincount(y)
+        target = self.target_ = int(np.argmin(counts))
+        wrong = ~agrees(ind, y, len(counts), self.tie, y)
+        remove = wrong & (y != target)  # A1
+        cleaned = (counts >= self.threshold * counts[target]) & (np.arange(len(counts)) != target)
+        near = ind[wrong & (y == target)].ravel()
+        remove[near[cleaned[y[near]]]] = True  # A2
+        return np.flatnonzero(~remove)
+
+
+class Multiedit(Selection):
+    """Devijver and Kittler's multiedit (Devijver & Kittler 1980, "On the edited nearest
+    neighbor rule"): repeat
+
+    1. diffusion: the rows left are split at random into ``n_blocks`` blocks;
+    2. classification: each row of block i is classified by 1-NN among the rows of block
+       (i + 1) mod ``n_blocks``;
+    3. editing: the rows misclassified are removed (all decisions of a round are made
+       before any removal);
+
+    until ``patience`` rounds in a row remove nothing, or fewer rows than blocks are
+    left (a block would be empty).
+
+    Draws come from ``np.random.default_rng(random_state)``: one ``permutation(m)`` of
+    the m rows left per round, cut into blocks of sizes as equal as possible
+    (``np.array_split``). 1-NN ties by (distance, row index).
+
+    Parameters
+    ----------
+    n_blocks : int, default 3
+        The paper's b (at least 3 for the asymptotic guarantee; 2 is allowed).
+    patience : int, default 2
+        The paper's I: rounds in a row without a removal that stop it.
+    random_state : int or None, default None
+        The seed of the draws; None counts as 0 (the runner sets the spec's seed).
+    metric, metric_params, nominal : as :class:`ENN`'s.
+
+    Attributes
+    ----------
+    sample_indices_, metric_ : as :class:`ENN`'s. n_rounds_ : int, the rounds made.
+    """
+
+    _parameter_constraints = {
+        "n_blocks": Interval(2, integer=True),
+        "patience": Interval(1, integer=True),
+        "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        **SELECTION_METRIC,
+    }
+
+    def __init__(
+        self, n_blocks=3, patience=2, random_state=None, metric="euclidean", metric_params=None, nominal=None
+    ):
+        self.n_blocks = n_blocks
+        self.patience = patience
+        self.random_state = random_state
+        self.metric = metric
+        self.metric_params = metric_params
+        self.nominal = nominal
+
+    def _select(self, X, y, metric):
+        rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
+        rows, quiet = np.arange(len(y)), 0
+        self.n_rounds_ = 0
+        while quiet < self.patience and len(rows) >= self.n_blocks:
+            self.n_rounds_ += 1
+            blocks = [np.sort(b) for b in np.array_split(rows[rng.permutation(len(rows))], self.n_blocks)]
+            wrong = np.concatenate([
+                block[y[_nearest_in(X, blocks[(i + 1) % self.n_blocks], block, metric)] != y[block]]
+                for i, block in enumerate(blocks)
+            ])  # fmt: skip
+            quiet = quiet + 1 if wrong.size == 0 else 0
+            rows = np.setdiff1d(rows, wrong)
+        return rows
+
+
+def _nearest_in(X, reference, queries, metric):
+    """The nearest row of ``X[reference]`` (increasing row indices) to each row of
+    ``X[queries]``, ties by row index, as an index into X."""
+    _, ind = kneighbors(X[reference], 1, X[queries], metric=search_metric(metric))
+    return reference[ind[:, 0]]
