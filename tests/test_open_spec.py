@@ -299,8 +299,9 @@ def test_aliases_of_weighted_metric_equal_the_scheme_they_fix(tmp_path):
         ),
         (
             "{name: knnn}",
-            "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, cdm, cpw, cw, gnnb, itml_knn, knn, "
-            "knn_lpo, knn_sample, l2, pw, sgd, svm_linear, svm_platt, svm_rbf, unn, unn_cv, weighted_metric",
+            "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, allknn, cdm, cnn, cpw, cw, drop3, enn, "
+            "fcnn, gnnb, icf, itml_knn, knn, knn_lpo, knn_sample, l2, multiedit, ncr, oss, pw, renn, rnn, sgd, "
+            "svm_linear, svm_platt, svm_rbf, tomek_links, unn, unn_cv, weighted_metric",
         ),
         (
             '{id: "a b", name: knn}',

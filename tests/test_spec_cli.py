@@ -97,7 +97,7 @@ BAD = [
     ),
     (
         GOOD.replace("name: knn", "name: knnn"),
-        "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, cdm, cpw",
+        "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, allknn, cdm, cnn, cpw",
     ),
     (
         GOOD.replace("metrics: [error]", "metrics: [eror]"),

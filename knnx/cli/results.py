@@ -53,7 +53,12 @@ def table_cmd(
 
 def compare(
     results: Path = typer.Argument(..., help="A results.csv file."),
-    metric: str = typer.Option("error", "--metric", help="The metric compared."),
+    metric: str = typer.Option(
+        "error",
+        "--metric",
+        help="The metric compared; also retained (the share of the training rows a contestant with a selection "
+        "or sampler fits on: lower is better; contestants without it are left out by name).",
+    ),
     select: str = typer.Option(
         None,
         "--select",

@@ -189,9 +189,10 @@ def register_algorithm(name, cls):
     ALGORITHMS[name] = cls
 
 
-def known_algorithm_names():
-    """Every name a spec may give: built-ins, aliases, registered, installed plugins."""
-    return sorted(set(ALGORITHMS) | set(ALIASES) | set(entry_point_names(ALGORITHM_GROUP)))
+def known_algorithm_names(also=()):
+    """Every name a spec may give: built-ins, aliases, registered, installed plugins, and
+    ``also`` (names a higher layer gives meaning to: the named selections)."""
+    return sorted(set(ALGORITHMS) | set(ALIASES) | set(entry_point_names(ALGORITHM_GROUP)) | set(also))
 
 
 def classifier_problem(cls):
@@ -386,9 +387,10 @@ def _first_huge_int(value):
     )
 
 
-def resolve_algorithm(entry, base_dir=None):
+def resolve_algorithm(entry, base_dir=None, also_known=()):
     """The :class:`ResolvedAlgorithm` of a spec's algorithms entry (``name`` or
-    ``estimator``, optional ``id``); SpecError with one line (no location) otherwise."""
+    ``estimator``, optional ``id``); SpecError with one line (no location) otherwise
+    (an unknown name's lists the known ones, ``also_known`` included)."""
     name, path = entry.get("name"), entry.get("estimator")
     if path is not None:
         cls = import_object(path, base_dir)
@@ -410,7 +412,7 @@ def resolve_algorithm(entry, base_dir=None):
         return ResolvedAlgorithm(entry.get("id") or name, cls, name, version=object_version(cls))
     cls = load_entry_point(ALGORITHM_GROUP, name)
     if cls is None:
-        raise SpecError(f"unknown algorithm '{name}'; known: {', '.join(known_algorithm_names())}")
+        raise SpecError(f"unknown algorithm '{name}'; known: {', '.join(known_algorithm_names(also_known))}")
     problem, facts = inspect_classifier(cls)
     if problem:
         raise SpecError(f"'{name}' (entry point {ALGORITHM_GROUP}) {problem}")

@@ -409,4 +409,6 @@ LOWER_IS_BETTER = {
     "fit_seconds": True,
     "predict_seconds": True,
     "tune_seconds": True,
+    # the share of the training rows a reducing contestant fits on (knnx.steps.Chain)
+    "retained": True,
 }

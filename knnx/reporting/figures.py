@@ -281,6 +281,8 @@ def figures(frame):
         yield from active_figures(frame)
         return
     for metric in dict.fromkeys(frame["metric"]):
+        if PER_CLASS.fullmatch(metric):  # retained.0, retained.1, ...: in results.csv, no figures
+            continue
         rows = frame[frame["metric"] == metric]
         within = varying_within(rows)
         jobs = [None] + [x for x, w in within.items() if w.numeric and x not in SEED_PARAMS]
@@ -405,6 +407,11 @@ def save_figures(frame, out):
         fig.clear()
         drawn.append(RunFigure(name, title, path))
     return drawn
+
+
+# A quantity reported per class (``<name>.<class code>``, knnx.steps.Chain's
+# ``retained.<c>``): its rows are in results.csv, its figure would be one per class.
+PER_CLASS = re.compile(r"[A-Za-z][A-Za-z0-9_]*\.[0-9]+")
 
 
 def write_figures(frame, out):

@@ -27,7 +27,7 @@ from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
 from knnx.spec.views import cell_view, wanted_view
 from knnx.steps import resolve_steps
-from knnx.steps.resolve import PROBE_ROWS, probe_problem
+from knnx.steps.resolve import PROBE_ROWS, SELECTIONS, probe_problem
 
 # --- before any dataset is loaded ------------------------------------------------------
 
@@ -105,7 +105,7 @@ def resolve_algorithms(spec, base_dir):
     resolved, problems = [], []
     for a, algo in enumerate(spec.algorithms):
         try:
-            ref = resolve_algorithm(algo.model_dump(), base_dir)
+            ref = resolve_algorithm(algo.model_dump(), base_dir, also_known=SELECTIONS)
         except KnnxError as exc:
             field = "estimator" if algo.estimator is not None else "name"
             problems.append(f"algorithms[{a}].{field}: {exc}")

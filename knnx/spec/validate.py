@@ -31,6 +31,7 @@ from knnx.spec.checks import (
 )
 from knnx.spec.grids import algorithm_grids
 from knnx.spec.messages import pydantic_problems, short_repr
+from knnx.spec.named import named_selections
 from knnx.spec.overrides import apply_overrides, blame_overrides
 from knnx.spec.plan import PlannedDataset, ValidatedSpec, build_cells, entry_place, plan_dataset
 from knnx.spec.read import read_spec
@@ -76,11 +77,12 @@ def _validate(data, label, base_dir):
     validate_kind = _kind_validation(data, label)
     if validate_kind is not None:
         return validate_kind(data, label, base_dir)
-    spec = parse_spec(data, label)
+    spec, named = named_selections(parse_spec(data, label))
     use_python_path(spec, label, base_dir)
     entries = expand_datasets(spec, label)
     check_size(spec, label, len(entries))
     resolved, grids, problems = _check_algorithms(spec, base_dir)
+    problems = named + problems
     planned, labels_seen, found = _plan_datasets(spec, entries, resolved, grids, base_dir)
     problems += found
     problems += posterior_problems(spec, planned)

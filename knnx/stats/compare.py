@@ -146,7 +146,9 @@ def _contestants(frame, metric, select):
     if select == "best-test":
         means, folds, chosen = _best_test(rows, means, folds)
         chosen["choices"] = chosen["contestant"].map(per_algorithm).astype(np.int64)
-    left_out = _incomplete(means, metric)
+    left_out = _incomplete(
+        means, metric, [a for a in dict.fromkeys(frame["algorithm"]) if a not in set(rows["algorithm"])]
+    )
     keep = [c for c in means.columns if c not in set(left_out["contestant"])]
     means, folds = means[keep], folds[keep]
     chosen = chosen[chosen["contestant"].isin(keep)].reset_index(drop=True)
@@ -234,10 +236,12 @@ def _best_test(rows, means, folds):
     return pd.DataFrame(best), pd.DataFrame(best_folds), chosen
 
 
-def _incomplete(means, metric):
+def _incomplete(means, metric, absent=()):
     """The contestants without a mean on every dataset, each with its reason (a comparison
-    across datasets needs a complete block design): a DataFrame contestant, reason."""
-    rows = []
+    across datasets needs a complete block design): a DataFrame contestant, reason.
+    ``absent``: the algorithms of the results with no row of ``metric`` at all (a
+    contestant that reduces nothing has no ``retained``), named first."""
+    rows = [(a, f"no '{metric}' results on any dataset") for a in absent]
     for c in means.columns:
         absent = [str(d) for d in means.index[means[c].isna()]]
         if absent:
@@ -431,8 +435,9 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
     ``control``: a contestant (its label, or an algorithm id that names one contestant)
     that every other is tested against (:func:`knnx.stats.control.against_control`); ``rope``: the
     Bayesian signed-rank test's region of practical equivalence, in the metric's units."""
-    if metric not in METRICS:
-        raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(METRICS)}", param="metric")
+    if metric not in METRICS and metric not in LOWER_IS_BETTER:
+        known = [*METRICS, *(m for m in LOWER_IS_BETTER if m not in METRICS)]
+        raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(known)}", param="metric")
     if not 0 < alpha < 1:
         raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
     _one_protocol(frame, metric)

@@ -33,6 +33,10 @@ from knnx.neighbors.graphs import fingerprint
 # The packages whose step fits are shared between chains (see the module docstring).
 SHARED_PACKAGES = ("knnx", "sklearn", "imblearn")
 
+# Per-class retention is reported for at most this many classes (a cell reports at most
+# knnx.evaluation.scoring.MAX_REPORTED quantities).
+MAX_CLASS_ROWS = 50
+
 
 class StepFits:
     """Fitted steps kept for reuse within ``max_bytes`` (their outputs' bytes), least
@@ -168,6 +172,10 @@ class Chain(BaseEstimator):
         The rows ``fit`` was given.
     n_fit_ : int
         The rows the classifier was fitted on (after the samplers).
+    class_retained_ : ndarray of float or None
+        Per class of the training rows (their sorted labels: class code c), the share of
+        its rows the classifier was fitted on; None when a sampler made rows of a class
+        the training rows do not have.
     shared_seconds_ : float
         The seconds the reused step fits took when they were made.
     """
@@ -184,6 +192,7 @@ class Chain(BaseEstimator):
     def fit(self, X, y, progress=None):
         X, y = np.asarray(X), np.asarray(y)
         n_train = len(y)
+        labels, train_counts = np.unique(y, return_counts=True)
         key = (fingerprint(X), fingerprint(y)) if self.fits is not None else None
         fitted, shared = [], 0.0
         for name, step in self.steps:
@@ -207,6 +216,10 @@ class Chain(BaseEstimator):
                 fitted.append((name, step_fitted, sampler))
         self.steps_ = fitted
         self.n_train_, self.n_fit_ = n_train, len(y)
+        kept = np.searchsorted(labels, y) if len(y) and np.isin(y, labels).all() else None
+        self.class_retained_ = (
+            None if kept is None else np.bincount(kept, minlength=len(labels)) / train_counts
+        )
         self.shared_seconds_ = shared
         kwargs = {}
         if progress is not None and "progress" in inspect.signature(self.estimator.fit).parameters:
@@ -239,8 +252,10 @@ class Chain(BaseEstimator):
     @property
     def reported_(self):
         """The classifier's ``reported_``, and, when a step is a sampler or a selection,
-        ``n_fit`` (the rows the classifier was fitted on) and ``retained`` (n_fit /
-        n_train)."""
+        ``n_fit`` (the rows the classifier was fitted on), ``retained`` (n_fit /
+        n_train) and, for at most :data:`MAX_CLASS_ROWS` classes, ``retained.<c>``: the
+        share of class c's training rows (c: the class's code, its rank among the
+        sorted labels of the training rows) the classifier was fitted on."""
         own = getattr(self.estimator, "reported_", None)
         if own is not None and not isinstance(own, dict):
             return own  # the cell refuses it as it refuses it of the classifier alone
@@ -249,4 +264,6 @@ class Chain(BaseEstimator):
         out = dict(own or {})
         out["n_fit"] = float(self.n_fit_)
         out["retained"] = self.n_fit_ / self.n_train_
+        if self.class_retained_ is not None and len(self.class_retained_) <= MAX_CLASS_ROWS:
+            out.update({f"retained.{c}": float(r) for c, r in enumerate(self.class_retained_)})
         return out

@@ -38,6 +38,10 @@ STEPS = {
     "tomek_links": "knnx.reduction:TomekLinks",
 }
 
+# The built-in prototype selections (knnx.reduction): steps, and algorithm names (the
+# selection, then kNN: knnx.spec.named).
+SELECTIONS = tuple(name for name, path in STEPS.items() if path.startswith("knnx.reduction:"))
+
 # A step's parameter in a setting: ``<step id>__<parameter>`` (scikit-learn's convention).
 STEP_PARAM_SEPARATOR = STEP_SEP
 

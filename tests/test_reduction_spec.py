@@ -1,0 +1,125 @@
+"""Prototype selections in a spec beyond steps: an algorithm named after a selection
+(the selection, then kNN, sharing its metric) and the comparison of contestants by the
+share of the training rows they keep (``knnx compare --metric retained``)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import refused_by_cli
+from scipy.stats import rankdata
+
+from knnx import KNNClassifier
+from knnx.experiment.runner import run_spec
+from knnx.reduction import DROP3, ENN
+from knnx.results import read_results
+from knnx.spec import validate_spec
+from knnx.stats.compare import compare
+
+SPEC = {
+    "name": "named",
+    "seed": 3,
+    "datasets": ["iris", "keel.wine", "keel.glass"],
+    "protocol": {"kind": "kfold", "folds": 3},
+    "algorithms": [
+        {"name": "knn", "params": {"k": 1}},
+        {"name": "drop3", "params": {"metric": "manhattan"}},
+        {"name": "enn", "params": {"k": 3, "enn__k": 5}},
+        {"name": "knn", "id": "drop3_steps", "steps": [{"name": "drop3", "params": {"metric": "manhattan"}}],
+         "params": {"metric": "manhattan"}},
+    ],
+    "metrics": ["error"],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("named") / "out"
+    run_spec(SPEC, out=out, report=False)
+    return read_results(out / "results.csv"), out
+
+
+def test_a_named_selection_is_the_selection_then_knn_with_its_metric(results):
+    """{name: drop3, params: {metric: manhattan}} is drop3 under manhattan then 1-NN
+    under manhattan (the steps form's rows, value for value, and a fold by hand, its
+    retention per class included); the kNN's own parameters stay its own ({name: enn,
+    params: {k: 3, enn__k: 5}}). Per-class retention has rows, no figures."""
+    frame, out = results
+    assert (out / "retained.png").exists() and not list(out.glob("retained.*.png"))
+    named = frame[frame.algorithm == "drop3>knn"].reset_index(drop=True)
+    steps = frame[frame.algorithm == "drop3_steps"].reset_index(drop=True)
+    classes = 3 + 3 + 6  # iris, wine, glass: one retained.<c> row each per fold
+    assert len(named) == 3 * 3 * 3 + 3 * classes  # datasets x folds x (error, n_fit, retained)
+    assert named["value"].tolist() == steps["value"].tolist()
+    assert named["metric"].tolist() == steps["metric"].tolist()
+    vspec = validate_spec(SPEC)
+    for a, selection, clf in ((1, DROP3(metric="manhattan"), KNNClassifier(metric="manhattan")),
+                              (2, ENN(k=5), KNNClassifier(k=3))):  # fmt: skip
+        cell = next(
+            c for c in vspec.cells if c.algorithm_index == a and c.dataset == "keel.glass" and c.fold == 1
+        )
+        ds = vspec.dataset_of(cell)
+        split = next(s for s in vspec.splits[cell.dataset_index] if s.fold == 1)
+        X_fit, y_fit = selection.fit_resample(ds.X[split.train], ds.y[split.train])
+        error = np.mean(clf.fit(X_fit, y_fit).predict(ds.X[split.test]) != ds.y[split.test])
+        mine = frame[
+            (frame.algorithm == cell.algorithm) & (frame.dataset == "keel.glass") & (frame.fold == 1)
+        ]
+        got = dict(zip(mine.metric, mine.value, strict=True))
+        assert got["error"] == error and got["retained"] == len(y_fit) / len(split.train)
+        y_train = ds.y[split.train]
+        for c in range(ds.n_classes):  # per-class retention beside the results
+            assert got[f"retained.{c}"] == np.sum(y_fit == c) / np.sum(y_train == c)
+    assert {c.algorithm for c in vspec.cells} == {"knn", "drop3>knn", "enn>knn", "drop3_steps"}
+
+
+def test_a_grid_of_metrics_on_a_named_selection_is_refused(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: s\nprotocol: {kind: kfold, folds: 3}\ndatasets: [iris]\n"
+        "algorithms: [{name: cnn, params: {metric: [euclidean, manhattan]}}]\n"
+    )
+    refused_by_cli(
+        tmp_path,
+        spec,
+        "algorithms[0].params.metric: cnn (a named selection) gives one metric to the selection and to its kNN; "
+        "for several, write an entry for each, or give the selection's as cnn__metric",
+    )
+
+
+def test_compare_ranks_the_contestants_by_retention_lower_is_better(results):
+    """compare(metric="retained"): the means are the per-dataset means of the folds'
+    retained, ranked with the lowest first (scipy's average ranks of the negated
+    means); plain kNN, which keeps every row and reports no retention, is left out by
+    name."""
+    frame, _ = results
+    result = compare(frame, metric="retained")
+    rows = frame[frame.metric == "retained"]
+    expected = rows.groupby(["dataset", "algorithm"])["value"].mean().unstack()
+    means = result.means.loc[expected.index, expected.columns]
+    assert np.array_equal(means.to_numpy(), expected.to_numpy())
+    ranks = np.vstack([rankdata(row) for row in expected.to_numpy()])
+    mean_ranks = result.mean_ranks.set_index("configuration")["mean_rank"]
+    assert np.allclose(mean_ranks[expected.columns].to_numpy(), ranks.mean(axis=0))
+    assert mean_ranks["drop3>knn"] == 1.5 and mean_ranks["enn>knn"] == 3.0  # DROP3 keeps fewer everywhere
+    assert result.left_out.values.tolist() == [["knn", "no 'retained' results on any dataset"]]
+
+
+def test_knnx_compare_takes_retained(results):
+    """The command writes the comparison of retention: the lowest mean in bold, plain
+    kNN named as left out."""
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+
+    frame, out = results
+    args = ["compare", str(out / "results.csv"), "--metric", "retained", "--out", str(out / "cmp")]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert "Left out: knn: no 'retained' results on any dataset." in outcome.output
+    left_out = pd.read_csv(out / "cmp" / "left_out.csv")
+    assert left_out[["contestant", "reason"]].values.tolist() == [
+        ["knn", "no 'retained' results on any dataset"]
+    ]
+    iris = frame[(frame.metric == "retained") & (frame.dataset == "iris") & (frame.algorithm == "drop3>knn")]
+    line = next(x for x in (out / "cmp" / "table.md").read_text().splitlines() if x.startswith("| iris |"))
+    assert line.split(" | ")[4] == f"**{iris.value.mean():.4f} ± {iris.value.std():.4f}**"
