@@ -123,3 +123,63 @@ def test_knnx_compare_takes_retained(results):
     iris = frame[(frame.metric == "retained") & (frame.dataset == "iris") & (frame.algorithm == "drop3>knn")]
     line = next(x for x in (out / "cmp" / "table.md").read_text().splitlines() if x.startswith("| iris |"))
     assert line.split(" | ")[4] == f"**{iris.value.mean():.4f} ± {iris.value.std():.4f}**"
+
+
+def test_retention_table_is_each_contestants_fold_means_and_its_pareto_front(results):
+    """Per dataset and contestant: the mean and standard deviation over the folds of
+    retained and of error (plain kNN: retention 1, it fits on every training row), and
+    the Pareto front by its definition; the run drew the per-dataset and suite figures."""
+    from knnx.reporting.retention import retention_table
+
+    frame, out = results
+    table = retention_table(frame, "error")
+    for row in table.itertuples(index=False):
+        algo = row.configuration  # nothing varies within an algorithm here
+        mine = frame[(frame.dataset == row.dataset) & (frame.algorithm == algo)]
+        error = mine[mine.metric == "error"].sort_values("fold")["value"]
+        kept = mine[mine.metric == "retained"].sort_values("fold")["value"]
+        assert row.y == pytest.approx(error.mean(), rel=1e-15) and row.y_std == pytest.approx(
+            error.std(), rel=1e-12
+        )
+        if algo == "knn":
+            assert (row.x, row.x_std) == (1.0, 0.0)
+        else:
+            assert row.x == pytest.approx(kept.mean(), rel=1e-15) and row.folds == 3
+    for _, part in table.groupby("dataset"):
+        points = list(zip(part.x, part.y, strict=True))
+        front = [not any(a <= x and b <= y and (a < x or b < y) for a, b in points) for x, y in points]
+        assert part.pareto.tolist() == front
+    assert (out / "error-retention.png").exists() and (out / "error-retention-suite.png").exists()
+
+
+def test_pareto_front_with_ties_and_a_higher_is_better_metric():
+    from knnx.reporting.retention import pareto_front
+
+    x = np.array([0.1, 0.5, 0.5, 1.0, 0.1])
+    y = np.array([0.3, 0.2, 0.25, 0.2, 0.3])
+    assert pareto_front(x, y, lower=True).tolist() == [True, True, False, False, True]
+    assert pareto_front(x, 1 - y, lower=False).tolist() == [True, True, False, False, True]
+
+
+def test_retention_falls_back_to_the_prototype_fraction_then_to_every_row():
+    """UNN's prototype_fraction is its retention; a contestant with neither row keeps
+    every training row."""
+    from knnx.reporting.retention import retention_table
+
+    rows = []
+    for fold in range(2):
+        for algo, extra in (
+            ("unn", ("prototype_fraction", 0.2 + 0.1 * fold)),
+            ("knn", None),
+            ("cnn>knn", ("retained", 0.3)),
+        ):
+            cell = {"dataset": "d", "algorithm": algo, "params": "{}", "repeat": 0, "fold": fold, "seed": 0}
+            rows.append({**cell, "metric": "error", "value": 0.1 * (fold + 1)})
+            if extra:
+                rows.append({**cell, "metric": extra[0], "value": extra[1]})
+    table = retention_table(pd.DataFrame(rows), "error").set_index("configuration")
+    assert table.loc["unn", "x"] == pytest.approx(0.25) and table.loc["unn", "x_std"] == pytest.approx(
+        np.std([0.2, 0.3], ddof=1)
+    )
+    assert table.loc["knn", "x"] == 1.0 and table.loc["cnn>knn", "x"] == 0.3
+    assert table.loc["knn", "y"] == pytest.approx(0.15)

@@ -83,6 +83,7 @@ from knnx.reporting.panels import (  # noqa: F401  (re-exported: this module's n
     varying_params,
     varying_within,
 )
+from knnx.reporting.retention import retention_plans
 from knnx.results import read_results, save_figure
 from knnx.stats.configurations import SEED_PARAMS
 
@@ -294,6 +295,8 @@ def figures(frame):
                 yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('x: ')}", None
                 continue
             yield from _pages_of(plan, figure_name(metric, x), what)
+    for name, what, plan in retention_plans(frame):  # accuracy against reduction
+        yield from _pages_of(plan, name, what)
 
 
 def active_summary(frame):
