@@ -183,3 +183,30 @@ def test_retention_falls_back_to_the_prototype_fraction_then_to_every_row():
     )
     assert table.loc["knn", "x"] == 1.0 and table.loc["cnn>knn", "x"] == 0.3
     assert table.loc["knn", "y"] == pytest.approx(0.15)
+
+
+def test_compare_within_a_band_of_retention(results, tmp_path):
+    """--retention 0,0.5: the configurations whose mean retention over their cells lies
+    in the band are compared, on the metric asked for; the others are left out with
+    their mean retention (plain kNN: 1); a band that is not LOW,HIGH with 0 <= LOW <=
+    HIGH is one line, exit 2."""
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+
+    frame, out = results
+    result = compare(frame, metric="error", retention=(0, 0.5))
+    assert list(result.means.columns) == ["drop3>knn", "drop3_steps"]
+    enn = frame[(frame.algorithm == "enn>knn") & (frame.metric == "retained")]["value"].mean()
+    assert result.left_out.values.tolist() == [
+        ["knn", "mean retention 1.000 outside [0, 0.5]"],
+        ["enn>knn", f"mean retention {enn:.3f} outside [0, 0.5]"],
+    ]
+    errors = frame[(frame.algorithm == "drop3>knn") & (frame.metric == "error")]
+    assert result.means.loc["iris", "drop3>knn"] == pytest.approx(errors[errors.dataset == "iris"]["value"].mean())
+    for band, line in (
+        ("0.5", "error: --retention: expected LOW,HIGH (two numbers), got '0.5'\n"),
+        ("0.6,0.2", "error: --retention: expected a band low,high with 0 <= low <= high, got (0.6, 0.2)\n"),
+    ):
+        outcome = CliRunner().invoke(app, ["compare", str(out / "results.csv"), "--retention", band])
+        assert (outcome.exit_code, outcome.output) == (2, line)

@@ -86,6 +86,13 @@ def compare(
     rope: float = typer.Option(
         0.01, "--rope", help="Half-width of the Bayesian signed-rank test's region of practical equivalence."
     ),
+    retention: str = typer.Option(
+        None,
+        "--retention",
+        help="LOW,HIGH: compare only the configurations whose mean retention (the share of training rows their "
+        "classifier is fitted on; 1 for one that reduces nothing) lies in [LOW, HIGH], e.g. 0,0.3; the others "
+        "are left out by name.",
+    ),
     out: Path = typer.Option(
         None,
         "--out",
@@ -106,7 +113,8 @@ def compare(
         frame, last = last_round(read_results(results))
         note_last_round(last)
         notes = dataset_dependent_notes(frame)
-        result = run_compare(frame, metric=metric, select=select, alpha=alpha, control=control, rope=rope)
+        band = None if retention is None else _band(retention)
+        result = run_compare(frame, metric, select, alpha, control=control, rope=rope, retention=band)
         characteristics = read_datasets(Path(results).with_name("datasets.csv"), frame)
         text = comparison_table(result, fmt.value, characteristics, test.value)
         if out is not None:
@@ -184,6 +192,18 @@ def _parse_atol_for(items):
             )
         out[name] = tol
     return out
+
+
+def _band(text):
+    """``--retention``'s LOW,HIGH as a pair of floats; a one-line error otherwise (the
+    bounds themselves are checked by :func:`knnx.stats.compare.compare`)."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError(text)
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        raise KnnxError(f"expected LOW,HIGH (two numbers), got '{text}'", param="retention") from None
 
 
 def _tolerances_text(atol, per_algorithm):

@@ -29,11 +29,8 @@ from matplotlib.figure import Figure
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.reporting.panels import plain_text
 from knnx.stats.configurations import configuration_labels
+from knnx.stats.retention import has_retention, row_retention
 
-# What a contestant's retention is read from, in order (the module docstring).
-RETENTION_ROWS = ("retained", "prototype_fraction")
-# A cell's rows share these columns.
-_CELL = ("dataset", "algorithm", "params", "repeat", "fold", "seed")
 # Metrics whose values lie in [0, 1] (their bars are cut at 1 too).
 _UNIT = {"error", "accuracy", "balanced_accuracy", "f1", "auc", "g_mean"}
 
@@ -41,9 +38,9 @@ _UNIT = {"error", "accuracy", "balanced_accuracy", "f1", "auc", "g_mean"}
 def reduction_metric(frame):
     """The metric drawn against retention: ``error`` if the results have it, else their
     first metric of knnx; None when they have no retention rows or no such metric."""
-    present = list(dict.fromkeys(frame["metric"]))
-    if not any(r in present for r in RETENTION_ROWS):
+    if not has_retention(frame):
         return None
+    present = list(dict.fromkeys(frame["metric"]))
     metrics = [m for m in present if m in METRICS]
     return "error" if "error" in metrics else (metrics[0] if metrics else None)
 
@@ -52,15 +49,9 @@ def retention_table(frame, metric):
     """Per (dataset, configuration), in order of appearance: ``x``/``x_std`` (retention:
     mean and standard deviation over the folds), ``y``/``y_std`` (``metric``), ``folds``
     and ``pareto`` (on the dataset's Pareto front)."""
-    cell = [c for c in _CELL if c in frame.columns]
     rows = frame[frame["metric"] == metric]
-    rows = rows.assign(configuration=configuration_labels(rows)).reset_index(drop=True)
-    retention = pd.Series(np.nan, index=rows.index)
-    for name in RETENTION_ROWS:  # the first found wins
-        found = frame[frame["metric"] == name][[*cell, "value"]].drop_duplicates(cell)
-        retention = retention.fillna(rows[cell].merge(found, on=cell, how="left")["value"])
-    retention = retention.fillna(1.0)
-    rows = rows.assign(x=retention.to_numpy(), y=rows["value"].to_numpy(dtype=np.float64))
+    rows = rows.assign(configuration=configuration_labels(rows))
+    rows = rows.assign(x=row_retention(frame, rows), y=rows["value"].to_numpy(dtype=np.float64))
     per_fold = rows.groupby(["dataset", "configuration", "repeat", "fold"], sort=False)[["x", "y"]].mean()
     table = per_fold.groupby(level=["dataset", "configuration"], sort=False).agg(["mean", "std", "size"])
     out = pd.DataFrame(

@@ -69,6 +69,7 @@ from knnx.stats.pairs import (  # noqa: F401 (re-exported: knnx.stats.compare's 
     significant_winners,
     wilcoxon_holm,
 )
+from knnx.stats.retention import row_retention
 from knnx.stats.ties import best_mask, rank_rows, snap
 
 
@@ -101,12 +102,13 @@ def means_table(frame, metric="error", select="all"):
     return _contestants(frame, metric, select)["means"]
 
 
-def _contestants(frame, metric, select):
+def _contestants(frame, metric, select, retention=None):
     """The contestants of a comparison: ``means`` (datasets x contestants), ``folds``
     (the per-fold values, rows (dataset, repeat, fold), seeds averaged within a fold),
     ``chosen`` (dataset, contestant, configuration: which configuration stands for
     the contestant), ``sizes`` (per dataset: mean n_train and n_test) and ``left_out``
-    (contestant, reason: those without results on every dataset, left out by name)."""
+    (contestant, reason: those without results on every dataset, or outside the band
+    ``retention`` = (low, high) of mean retention, left out by name)."""
     if metric not in set(frame["metric"]):
         raise ResultsError(
             f"no rows for metric '{metric}'; present: {', '.join(map(repr, sorted(set(frame['metric']))))}",
@@ -117,6 +119,8 @@ def _contestants(frame, metric, select):
     rows = frame[frame["metric"] == metric]
     if "configuration" not in rows.columns:  # labels given by the caller are kept
         rows = rows.assign(configuration=configuration_labels(rows))
+    absent = [a for a in dict.fromkeys(frame["algorithm"]) if a not in set(rows["algorithm"])]
+    rows, outside = _in_band(frame, rows, retention)
     per_algorithm = rows.groupby("algorithm", sort=False)["configuration"].nunique()
     several = per_algorithm[per_algorithm > 1]
     if select is None and len(several):
@@ -146,9 +150,7 @@ def _contestants(frame, metric, select):
     if select == "best-test":
         means, folds, chosen = _best_test(rows, means, folds)
         chosen["choices"] = chosen["contestant"].map(per_algorithm).astype(np.int64)
-    left_out = _incomplete(
-        means, metric, [a for a in dict.fromkeys(frame["algorithm"]) if a not in set(rows["algorithm"])]
-    )
+    left_out = pd.concat([_incomplete(means, metric, absent), outside], ignore_index=True)
     keep = [c for c in means.columns if c not in set(left_out["contestant"])]
     means, folds = means[keep], folds[keep]
     chosen = chosen[chosen["contestant"].isin(keep)].reset_index(drop=True)
@@ -236,6 +238,29 @@ def _best_test(rows, means, folds):
     return pd.DataFrame(best), pd.DataFrame(best_folds), chosen
 
 
+def _in_band(frame, rows, retention):
+    """``(rows, left out)``: the rows of the configurations whose mean retention over
+    their cells (:func:`knnx.stats.retention.row_retention`) lies in ``retention`` =
+    (low, high), and the others with their reason; every row when ``retention`` is
+    None."""
+    empty = pd.DataFrame([], columns=["contestant", "reason"])
+    if retention is None:
+        return rows, empty
+    low, high = retention
+    mean = (
+        pd.Series(row_retention(frame, rows), index=rows.index)
+        .groupby(rows["configuration"], sort=False)
+        .mean()
+    )
+    inside = mean[(mean >= low) & (mean <= high)].index
+    out = [
+        (c, f"mean retention {r:.3f} outside [{low:g}, {high:g}]") for c, r in mean.items() if c not in inside
+    ]
+    if not out:
+        return rows, empty
+    return rows[rows["configuration"].isin(inside)], pd.DataFrame(out, columns=["contestant", "reason"])
+
+
 def _incomplete(means, metric, absent=()):
     """The contestants without a mean on every dataset, each with its reason (a comparison
     across datasets needs a complete block design): a DataFrame contestant, reason.
@@ -250,6 +275,18 @@ def _incomplete(means, metric, absent=()):
                 (c, f"no '{metric}' results on {len(absent)} of {len(means.index)} datasets ({shown})")
             )
     return pd.DataFrame(rows, columns=["contestant", "reason"])
+
+
+def _check_band(retention):
+    """ResultsError unless ``retention`` is None or (low, high), 0 <= low <= high."""
+    if retention is None:
+        return
+    ok = isinstance(retention, tuple | list) and len(retention) == 2
+    ok = ok and all(isinstance(v, int | float) and math.isfinite(v) for v in retention)
+    if not ok or not 0 <= retention[0] <= retention[1]:
+        raise ResultsError(
+            f"expected a band low,high with 0 <= low <= high, got {retention!r}", param="retention"
+        )
 
 
 def _check_enough(means, left_out):
@@ -429,19 +466,23 @@ def _per_dataset(parts, ranks, select):
 ROPE = 0.01
 
 
-def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=ROPE):
+def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=ROPE, retention=None):
     """The comparison of the module docstring, as a :class:`CompareResult`.
 
     ``control``: a contestant (its label, or an algorithm id that names one contestant)
     that every other is tested against (:func:`knnx.stats.control.against_control`); ``rope``: the
-    Bayesian signed-rank test's region of practical equivalence, in the metric's units."""
+    Bayesian signed-rank test's region of practical equivalence, in the metric's units;
+    ``retention``: (low, high), to compare only the configurations whose mean retention
+    (the share of training rows fitted on, :mod:`knnx.stats.retention`; 1 for one that
+    reduces nothing) lies in that band, the others left out by name."""
     if metric not in METRICS and metric not in LOWER_IS_BETTER:
         known = [*METRICS, *(m for m in LOWER_IS_BETTER if m not in METRICS)]
         raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(known)}", param="metric")
     if not 0 < alpha < 1:
         raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
     _one_protocol(frame, metric)
-    parts = _contestants(frame, metric, select)
+    _check_band(retention)
+    parts = _contestants(frame, metric, select, retention)
     means = parts["means"]
     ranks, mean_ranks = _ranks(means, metric)
     paired = paired_table(means, parts["folds"], parts["sizes"])
