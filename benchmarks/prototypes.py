@@ -18,7 +18,8 @@ ratio, the rows each keeps, and whether the kept rows are the same:
 * NCR and OSS, where imbalanced-learn's ``NeighbourhoodCleaningRule(sampling_strategy=
   "all")`` and ``OneSidedSelection`` are near rules (NCR: three differences; OSS: another
   start row for the same seed; see docs/reduction.md);
-* RNN, FCNN, multiedit, DROP3 and ICF, which imbalanced-learn does not have.
+* RNN, FCNN, multiedit, DROP3, ICF and LVQ3 (knnx's default codebook: 10 % of the rows,
+  50 updates per prototype), which imbalanced-learn does not have.
 
 Targets: CNN and FCNN at 10,000 x 20 under 2 s; ENN, RENN and AllKNN at 100,000 x
 20 under 30 s; DROP3 and ICF at 10,000 x 20 under 30 s; every method at least 20x
@@ -36,7 +37,7 @@ import time
 import numpy as np
 from _timing import timed
 
-from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
+from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, LVQ, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
 
 
 def data(n, d=20, seed=0):
@@ -77,11 +78,12 @@ def peers():
         "oss": (OSS(random_state=0), OneSidedSelection(random_state=0)),
         "drop3": (DROP3(), None),
         "icf": (ICF(), None),
+        "lvq": (LVQ(random_state=0), None),  # the Python LVQ packages fail on scikit-learn 1.9
     }
 
 
 # The methods whose work grows with n x (rows kept), timed up to --store-max rows.
-STORES = ("cnn", "rnn", "fcnn", "oss", "multiedit", "drop3", "icf")
+STORES = ("cnn", "rnn", "fcnn", "oss", "multiedit", "drop3", "icf", "lvq")
 
 
 def main():
@@ -110,7 +112,7 @@ def main():
             if name in STORES and n > args.store_max:
                 continue
             seconds, fitted = timed(lambda ours=ours, X=X, y=y: ours.fit(X, y), args.repeats)
-            kept = fitted.sample_indices_
+            kept = getattr(fitted, "sample_indices_", getattr(fitted, "prototypes_", None))
             peer_max = args.cnn_peer_max if name == "cnn" else args.peer_max
             if theirs is None or n > peer_max:
                 print(f"{name:<12} {n:>7} {seconds:>8.3f} {len(kept):>7} {'-':>11} {'-':>7} {'-':>7}  -")

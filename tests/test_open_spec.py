@@ -300,7 +300,7 @@ def test_aliases_of_weighted_metric_equal_the_scheme_they_fix(tmp_path):
         (
             "{name: knnn}",
             "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, allknn, cdm, cnn, cpw, cw, drop3, enn, "
-            "fcnn, gnnb, icf, itml_knn, knn, knn_lpo, knn_sample, l2, multiedit, ncr, oss, pw, renn, rnn, sgd, "
+            "fcnn, gnnb, icf, itml_knn, knn, knn_lpo, knn_sample, l2, lvq, multiedit, ncr, oss, pw, renn, rnn, sgd, "
             "svm_linear, svm_platt, svm_rbf, tomek_links, unn, unn_cv, weighted_metric",
         ),
         (

@@ -15,10 +15,16 @@ from sklearn.utils.estimator_checks import check_estimator
 from knnx import KNNClassifier, kneighbors
 from knnx.datasets import load_dataset
 from knnx.experiment.runner import run_spec
-from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
+from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, LVQ, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
 from knnx.reduction.editing import agrees
 
 SELECTIONS = (ENN, RENN, AllKNN, TomekLinks, NCR, Multiedit, CNN, RNN, FCNN, OSS, DROP3, ICF)
+
+
+@pytest.mark.parametrize("cls", [LVQ])
+def test_generations_pass_scikit_learns_estimator_checks(cls):
+    failed = [r for r in check_estimator(cls(), on_fail=None) if r["status"] == "failed"]
+    assert failed == []
 
 
 def _brute_enn(X, y, k, tie, D=None):

@@ -203,7 +203,9 @@ def test_compare_within_a_band_of_retention(results, tmp_path):
         ["enn>knn", f"mean retention {enn:.3f} outside [0, 0.5]"],
     ]
     errors = frame[(frame.algorithm == "drop3>knn") & (frame.metric == "error")]
-    assert result.means.loc["iris", "drop3>knn"] == pytest.approx(errors[errors.dataset == "iris"]["value"].mean())
+    assert result.means.loc["iris", "drop3>knn"] == pytest.approx(
+        errors[errors.dataset == "iris"]["value"].mean()
+    )
     for band, line in (
         ("0.5", "error: --retention: expected LOW,HIGH (two numbers), got '0.5'\n"),
         ("0.6,0.2", "error: --retention: expected a band low,high with 0 <= low <= high, got (0.6, 0.2)\n"),

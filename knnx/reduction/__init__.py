@@ -14,11 +14,14 @@ for what every method shares (the metric, the neighbour order, a class never emp
   :class:`RNN` (Gates 1972), :class:`FCNN` (Angiulli 2007), :class:`OSS` (Kubat &
   Matwin 1997);
 * hybrid (:mod:`knnx.reduction.hybrid`): :class:`DROP3` (Wilson & Martinez 2000),
-  :class:`ICF` (Brighton & Mellish 2002).
+  :class:`ICF` (Brighton & Mellish 2002);
+* generation (:mod:`knnx.reduction.generation`): :class:`LVQ` (Kohonen: LVQ1, LVQ2.1,
+  LVQ3), new rows rather than training rows.
 """
 
 from knnx.reduction.condensing import CNN, FCNN, OSS, RNN
 from knnx.reduction.editing import ENN, NCR, RENN, AllKNN, Multiedit, TomekLinks
+from knnx.reduction.generation import LVQ
 from knnx.reduction.hybrid import DROP3, ICF
 
 __all__ = [
@@ -26,7 +29,7 @@ __all__ = [
     "DROP3",
     "ENN",
     "FCNN",
-    "ICF",
+    "ICF", "LVQ",
     "NCR",
     "OSS",
     "RENN",

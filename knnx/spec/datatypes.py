@@ -183,10 +183,36 @@ def _steps_problem(ref, g, ds, facts, fits, at):
         if not getattr(step.cls, "keeps_columns", False):
             break
     else:  # every step returns rows of X: the classifier reads the dataset's columns
-        return _setting_problem(ref, ref.param_names, ref.estimator_setting(g), ds, facts, fits, at)
+        own = ref.estimator_setting(g)
+        problem = _setting_problem(ref, ref.param_names, own, ds, facts, fits, at)
+        return _after_steps_problem(problem, ref, own, facts, at)
     if "metric" in ref.param_names and ref.estimator_setting(g).get("metric") == "precomputed":
         return f"{at}: metric 'precomputed' reads distances, and {ref.id}'s steps give features"
     return None
+
+
+def _after_steps_problem(problem, ref, own, facts, at):
+    """``problem`` of the classifier after steps that keep the columns, said of the
+    steps where it comes from them: a metric that reads category codes after a first
+    step that was given one-hot indicators or numbers."""
+    metric = own.get("metric", "euclidean") if "metric" in ref.param_names else None
+    if problem is None or facts["nominal"] or not facts["encoded"] or metric not in METRICS:
+        return problem
+    if not METRICS[metric].nominal:
+        return problem
+    first = ref.steps[0]
+    name, _, indicators = facts["encoded"]
+    written = "one-hot indicators" if indicators else "numbers"
+    codes = (
+        "give it a metric that reads category codes (heom, hvdm, gower), or "
+        if "metric" in first.param_names
+        else ""
+    )
+    return (
+        f"{at}: step {first.id} reads nominal attribute '{name}' as {written}, and the classifier after it reads "
+        f"the same columns, which metric '{metric}' would read as numbers; {codes}give the classifier a numeric "
+        "metric"
+    )
 
 
 def _plain_step_problem(step, setting, facts, at):

@@ -11,7 +11,8 @@ would then be crossed.
 """
 
 from knnx.estimators.registry import STEP_SEP
-from knnx.steps.resolve import SELECTIONS
+from knnx.plugins import import_object
+from knnx.steps.resolve import SELECTIONS, STEPS
 
 # What the selection takes from the kNN's parameters.
 TIED = ("metric", "metric_params")
@@ -27,24 +28,26 @@ def named_selections(spec):
             algorithms.append(algo)
             continue
         sid = algo.name
-        params, found = _tied(algo.params, sid, f"algorithms[{a}].params")
+        tied = [n for n in TIED if n in import_object(STEPS[sid])().get_params()]  # LVQ has no metric
+        params, found = _tied(algo.params, sid, f"algorithms[{a}].params", tied)
         problems += found
         params_for = {}
         for ds_id, replaced in algo.params_for.items():
-            params_for[ds_id], found = _tied(replaced, sid, f"algorithms[{a}].params_for.{ds_id}")
+            params_for[ds_id], found = _tied(replaced, sid, f"algorithms[{a}].params_for.{ds_id}", tied)
             problems += found
         update = {"name": "knn", "params": params, "params_for": params_for, "steps": [*algo.steps, sid]}
         algorithms.append(algo.model_copy(update=update))
     return spec.model_copy(update={"algorithms": algorithms}), problems
 
 
-def _tied(params, sid, at):
-    """``params`` with each of :data:`TIED` it gives copied to the selection's
-    ``<sid>__<name>`` (unless given), and the problems (one per list given)."""
+def _tied(params, sid, at, tied):
+    """``params`` with each of ``tied`` (those of :data:`TIED` the method takes) it gives
+    copied to the method's ``<sid>__<name>`` (unless given), and the problems (one per
+    list given)."""
     if not isinstance(params, dict):
         return params, []
     out, problems = dict(params), []
-    for name in TIED:
+    for name in tied:
         own = f"{sid}{STEP_SEP}{name}"
         if name not in params or own in params:
             continue

@@ -27,6 +27,7 @@ STEPS = {
     "fcnn": "knnx.reduction:FCNN",
     "icf": "knnx.reduction:ICF",
     "impute": "sklearn.impute:SimpleImputer",
+    "lvq": "knnx.reduction:LVQ",
     "multiedit": "knnx.reduction:Multiedit",
     "nca": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
     "ncr": "knnx.reduction:NCR",
@@ -38,8 +39,8 @@ STEPS = {
     "tomek_links": "knnx.reduction:TomekLinks",
 }
 
-# The built-in prototype selections (knnx.reduction): steps, and algorithm names (the
-# selection, then kNN: knnx.spec.named).
+# The built-in prototype selections and generations (knnx.reduction): steps, and
+# algorithm names (the method, then kNN: knnx.spec.named).
 SELECTIONS = tuple(name for name, path in STEPS.items() if path.startswith("knnx.reduction:"))
 
 # A step's parameter in a setting: ``<step id>__<parameter>`` (scikit-learn's convention).
