@@ -15,10 +15,43 @@ from sklearn.utils.estimator_checks import check_estimator
 from knnx import KNNClassifier, kneighbors
 from knnx.datasets import load_dataset
 from knnx.experiment.runner import run_spec
-from knnx.reduction import CNN, DROP3, ENN, FCNN, ICF, LVQ, NCR, OSS, RENN, RNN, AllKNN, Multiedit, TomekLinks
+from knnx.reduction import (
+    CNN,
+    DROP3,
+    ENN,
+    FCNN,
+    HMNEI,
+    IB3,
+    ICF,
+    LVQ,
+    NCR,
+    OSS,
+    RENN,
+    RMHC,
+    RNN,
+    AllKNN,
+    Multiedit,
+    TomekLinks,
+)
 from knnx.reduction.editing import agrees
 
-SELECTIONS = (ENN, RENN, AllKNN, TomekLinks, NCR, Multiedit, CNN, RNN, FCNN, OSS, DROP3, ICF)
+SELECTIONS = (
+    ENN,
+    RENN,
+    AllKNN,
+    TomekLinks,
+    NCR,
+    Multiedit,
+    CNN,
+    RNN,
+    FCNN,
+    OSS,
+    DROP3,
+    ICF,
+    RMHC,
+    IB3,
+    HMNEI,
+)
 
 
 @pytest.mark.parametrize("cls", [LVQ])

@@ -152,3 +152,44 @@ def drop_pass(
                     assoc[s], p, in_s, code, X, XT, power, kinds, scale, vd, vd_off, n_vals, top_d, top_i, D
                 )
     return removed
+
+
+@njit(cache=True)
+def hit_miss(code, X, XT, y, n_classes, power, kinds, scale, vd, vd_off, n_vals, hit, miss, D):
+    """Marchiori's hit-miss network on the rows of X: each row points to its nearest
+    other row of every class (ties by index); ``hit[j]``/``miss[j]``: the rows pointing
+    to j from its own class / from another."""
+    n = X.shape[0]
+    hit[:] = 0
+    miss[:] = 0
+    nearest = np.empty(n_classes, dtype=np.intp)
+    best = np.empty(n_classes)
+    for a in range(n):
+        _distances_from(a, code, X, XT, power, kinds, scale, vd, vd_off, n_vals, D)
+        nearest[:] = -1
+        best[:] = np.inf
+        for j in range(n):
+            c = y[j]
+            if j != a and (nearest[c] < 0 or D[j] < best[c]):
+                nearest[c], best[c] = j, D[j]
+        for c in range(n_classes):
+            if nearest[c] >= 0:
+                if c == y[a]:
+                    hit[nearest[c]] += 1
+                else:
+                    miss[nearest[c]] += 1
+
+
+@njit(cache=True)
+def nearest_member_right(in_s, code, X, XT, y, power, kinds, scale, vd, vd_off, n_vals, D):
+    """The rows (all of X) whose nearest other row of S (``in_s``; ties by index) is of
+    their class."""
+    right = 0
+    for a in range(X.shape[0]):
+        _distances_from(a, code, X, XT, power, kinds, scale, vd, vd_off, n_vals, D)
+        best, bd = -1, np.inf
+        for j in range(X.shape[0]):
+            if in_s[j] and j != a and D[j] < bd:
+                best, bd = j, D[j]
+        right += best >= 0 and y[best] == y[a]
+    return right

@@ -14,7 +14,8 @@ for what every method shares (the metric, the neighbour order, a class never emp
   :class:`RNN` (Gates 1972), :class:`FCNN` (Angiulli 2007), :class:`OSS` (Kubat &
   Matwin 1997);
 * hybrid (:mod:`knnx.reduction.hybrid`): :class:`DROP3` (Wilson & Martinez 2000),
-  :class:`ICF` (Brighton & Mellish 2002);
+  :class:`ICF` (Brighton & Mellish 2002), :class:`IB3` (Aha et al. 1991), :class:`HMNEI` (Marchiori 2008);
+* search (:mod:`knnx.reduction.stochastic`): :class:`RMHC` (Skalak 1994);
 * generation (:mod:`knnx.reduction.generation`): :class:`LVQ` (Kohonen: LVQ1, LVQ2.1,
   LVQ3), new rows rather than training rows.
 """
@@ -22,17 +23,22 @@ for what every method shares (the metric, the neighbour order, a class never emp
 from knnx.reduction.condensing import CNN, FCNN, OSS, RNN
 from knnx.reduction.editing import ENN, NCR, RENN, AllKNN, Multiedit, TomekLinks
 from knnx.reduction.generation import LVQ
-from knnx.reduction.hybrid import DROP3, ICF
+from knnx.reduction.hybrid import DROP3, HMNEI, IB3, ICF
+from knnx.reduction.stochastic import RMHC
 
 __all__ = [
     "CNN",
     "DROP3",
     "ENN",
     "FCNN",
-    "ICF", "LVQ",
+    "HMNEI",
+    "IB3",
+    "ICF",
+    "LVQ",
     "NCR",
     "OSS",
     "RENN",
+    "RMHC",
     "RNN",
     "AllKNN",
     "Multiedit",

@@ -87,7 +87,14 @@ class LVQ(BaseEstimator):
     keeps_columns = True
 
     def __init__(
-        self, variant="lvq3", fraction=0.1, n_iter=None, alpha0=0.1, window=0.2, epsilon=0.1, random_state=None
+        self,
+        variant="lvq3",
+        fraction=0.1,
+        n_iter=None,
+        alpha0=0.1,
+        window=0.2,
+        epsilon=0.1,
+        random_state=None,
     ):
         self.variant = variant
         self.fraction = fraction
@@ -108,7 +115,10 @@ class LVQ(BaseEstimator):
         counts = np.bincount(codes, minlength=len(classes))
         shares = allocate(counts, max(len(classes), int(round(self.fraction * len(codes)))))
         start = np.concatenate(
-            [np.flatnonzero(codes == c)[rng.choice(counts[c], shares[c], replace=False)] for c in range(len(classes))]
+            [
+                np.flatnonzero(codes == c)[rng.choice(counts[c], shares[c], replace=False)]
+                for c in range(len(classes))
+            ]
         )
         P, plab = X[start].copy(), np.ascontiguousarray(codes[start])
         n_iter = 50 * len(start) if self.n_iter is None else self.n_iter
