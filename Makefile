@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data regress regress-update reproduce report clean docs-generated
+.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data prototype-reduction regress regress-update reproduce report clean docs-generated
 
 install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask, statistics and documentation extras
 	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats,docs]'
@@ -119,6 +119,12 @@ mixed-data:  ## kNN under HVDM (codes) beside kNN, NCA > kNN, a random forest, a
 	knnx run experiments/mixed_data.yaml --out results/mixed-data
 	knnx compare results/mixed-data/results.csv --metric error
 
+prototype-reduction:  ## every prototype selection and generation then 1-NN, beside 1-NN, random samples, UNN and GNNB, on 20 KEEL sets: error against retention (about 3 minutes)
+	knnx run experiments/prototype_reduction.yaml --out results/prototype-reduction
+	knnx compare results/prototype-reduction/results.csv --metric error --out results/prototype-reduction/compare-error
+	knnx compare results/prototype-reduction/results.csv --metric retained --out results/prototype-reduction/compare-retained
+	knnx compare results/prototype-reduction/results.csv --metric error --retention 0,0.2 --out results/prototype-reduction/compare-error-low
+
 regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1 minute)
 	knnx gate
 
@@ -136,7 +142,7 @@ report:  ## results/comparison.csv and results/REPORT.md from existing results, 
 	knnx reproduce --assemble-only $(REPRODUCE_VARS)
 
 clean:
-	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/mixed-data results/regress results/REPORT.md results/comparison.csv results/reproduce-times.json .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/mixed-data results/prototype-reduction results/regress results/REPORT.md results/comparison.csv results/reproduce-times.json .pytest_cache .ruff_cache
 
 docs-generated:  ## rewrite the generated blocks of docs/**/*.md in place (CLI reference, spec schema, dataset, target and paper tables); tests/test_docs.py fails while one is stale
 	$(PYTHON) docs/hooks/generate.py --write

@@ -57,6 +57,7 @@ NOT_RUN = {
     "make cpw-synthetic",
     "make gnnb-large",
     "make mixed-data",
+    "make prototype-reduction",
 }
 
 # Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.

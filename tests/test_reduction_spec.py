@@ -88,25 +88,31 @@ def test_a_grid_of_metrics_on_a_named_selection_is_refused(tmp_path):
 
 def test_compare_ranks_the_contestants_by_retention_lower_is_better(results):
     """compare(metric="retained"): the means are the per-dataset means of the folds'
-    retained, ranked with the lowest first (scipy's average ranks of the negated
-    means); plain kNN, which keeps every row and reports no retention, is left out by
-    name."""
+    retention (plain kNN, which fits on every row: 1), ranked with the lowest first
+    (scipy's average ranks); nobody is left out."""
     frame, _ = results
     result = compare(frame, metric="retained")
     rows = frame[frame.metric == "retained"]
-    expected = rows.groupby(["dataset", "algorithm"])["value"].mean().unstack()
+    expected = rows.groupby(["dataset", "algorithm"])["value"].mean().unstack().assign(knn=1.0)
     means = result.means.loc[expected.index, expected.columns]
     assert np.array_equal(means.to_numpy(), expected.to_numpy())
     ranks = np.vstack([rankdata(row) for row in expected.to_numpy()])
     mean_ranks = result.mean_ranks.set_index("configuration")["mean_rank"]
     assert np.allclose(mean_ranks[expected.columns].to_numpy(), ranks.mean(axis=0))
-    assert mean_ranks["drop3>knn"] == 1.5 and mean_ranks["enn>knn"] == 3.0  # DROP3 keeps fewer everywhere
-    assert result.left_out.values.tolist() == [["knn", "no 'retained' results on any dataset"]]
+    assert mean_ranks["drop3>knn"] == 1.5 and mean_ranks["enn>knn"] == 3.0 and mean_ranks["knn"] == 4.0
+    assert result.left_out.empty
+
+
+def test_a_contestant_without_rows_of_the_metric_is_left_out_by_name(results):
+    frame, _ = results
+    result = compare(frame[~((frame.algorithm == "enn>knn") & (frame.metric == "error"))], metric="error")
+    assert result.left_out.values.tolist() == [["enn>knn", "no 'error' results on any dataset"]]
+    assert "enn>knn" not in result.means.columns
 
 
 def test_knnx_compare_takes_retained(results):
     """The command writes the comparison of retention: the lowest mean in bold, plain
-    kNN named as left out."""
+    kNN at 1."""
     from typer.testing import CliRunner
 
     from knnx.cli import app
@@ -115,14 +121,13 @@ def test_knnx_compare_takes_retained(results):
     args = ["compare", str(out / "results.csv"), "--metric", "retained", "--out", str(out / "cmp")]
     outcome = CliRunner().invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
-    assert "Left out: knn: no 'retained' results on any dataset." in outcome.output
-    left_out = pd.read_csv(out / "cmp" / "left_out.csv")
-    assert left_out[["contestant", "reason"]].values.tolist() == [
-        ["knn", "no 'retained' results on any dataset"]
-    ]
+    assert "Left out" not in outcome.output
     iris = frame[(frame.metric == "retained") & (frame.dataset == "iris") & (frame.algorithm == "drop3>knn")]
-    line = next(x for x in (out / "cmp" / "table.md").read_text().splitlines() if x.startswith("| iris |"))
-    assert line.split(" | ")[4] == f"**{iris.value.mean():.4f} ± {iris.value.std():.4f}**"
+    table = (out / "cmp" / "table.md").read_text().splitlines()
+    header = next(x for x in table if x.startswith("| dataset |")).split(" | ")
+    line = next(x for x in table if x.startswith("| iris |")).split(" | ")
+    assert line[header.index("drop3>knn")] == f"**{iris.value.mean():.4f} ± {iris.value.std():.4f}**"
+    assert line[header.index("knn")].startswith("1.0000 ± 0.0000")
 
 
 def test_retention_table_is_each_contestants_fold_means_and_its_pareto_front(results):
@@ -212,3 +217,16 @@ def test_compare_within_a_band_of_retention(results, tmp_path):
     ):
         outcome = CliRunner().invoke(app, ["compare", str(out / "results.csv"), "--retention", band])
         assert (outcome.exit_code, outcome.output) == (2, line)
+
+
+def test_the_study_spec_is_valid_and_names_every_method():
+    """experiments/prototype_reduction.yaml: every built-in selection and generation
+    (but the ones it runs under another id) is a contestant, on 20 KEEL sets x 10 folds."""
+    from pathlib import Path
+
+    from knnx.steps.resolve import SELECTIONS
+
+    vspec = validate_spec(Path(__file__).resolve().parents[1] / "experiments" / "prototype_reduction.yaml")
+    names = {c.algorithm for c in vspec.cells}
+    assert {f"{s}>knn" for s in SELECTIONS if s != "lvq"} <= names and {"lvq1", "lvq2.1", "lvq3"} <= names
+    assert len(vspec.datasets) == 20 and len(vspec.cells) == 5400

@@ -56,8 +56,8 @@ def compare(
     metric: str = typer.Option(
         "error",
         "--metric",
-        help="The metric compared; also retained (the share of the training rows a contestant with a selection "
-        "or sampler fits on: lower is better; contestants without it are left out by name).",
+        help="The metric compared; also retained (the share of the training rows a contestant fits on: a "
+        "selection's, UNN's or a sample's prototype fraction, 1 for one that reduces nothing; lower is better).",
     ),
     select: str = typer.Option(
         None,

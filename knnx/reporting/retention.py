@@ -153,8 +153,11 @@ class RetentionPlan:
         style = {c: (palette[i % 10], markers[(i // 10) % len(markers)]) for i, c in enumerate(self.configs)}
         ncols = min(len(datasets), 3)
         nrows = -(-len(datasets) // ncols)
+        present = [c for c in self.configs if c in set(self.table["configuration"])]
+        legend_cols = -(-(len(present) + 1) // 16)  # at most 16 entries a column
+        height = max(3.5 * nrows, 0.21 * min(len(present) + 1, 16) + 0.8)
         with plain_text():  # dataset and configuration names drawn as written
-            fig = Figure(figsize=(4.2 * ncols + 2.6, 3.5 * nrows), layout="constrained")
+            fig = Figure(figsize=(4.2 * ncols + 2.6 * legend_cols, height), layout="constrained")
             axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
             for ax in axes[len(datasets) :]:
                 ax.set_visible(False)
@@ -163,15 +166,14 @@ class RetentionPlan:
                 ax.set_title(dataset, fontsize=9)
             handles = [
                 matplotlib.lines.Line2D([], [], color=style[c][0], marker=style[c][1], ls="", label=c)
-                for c in self.configs
-                if c in set(self.table["configuration"])
+                for c in present
             ]
             handles.append(
                 matplotlib.lines.Line2D(
                     [], [], color="0.4", ls="--", marker="o", ms=9, mfc="none", label="Pareto front"
                 )
             )
-            fig.legend(handles=handles, loc="outside right upper", fontsize=7)
+            fig.legend(handles=handles, loc="outside right upper", fontsize=7, ncols=legend_cols)
         return fig
 
     def _panel(self, ax, part, style):

@@ -69,7 +69,7 @@ from knnx.stats.pairs import (  # noqa: F401 (re-exported: knnx.stats.compare's 
     significant_winners,
     wilcoxon_holm,
 )
-from knnx.stats.retention import row_retention
+from knnx.stats.retention import retention_rows, row_retention
 from knnx.stats.ties import best_mask, rank_rows, snap
 
 
@@ -480,6 +480,8 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
         raise ResultsError(f"'{metric}' is not a metric; known: {', '.join(known)}", param="metric")
     if not 0 < alpha < 1:
         raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
+    if metric == "retained":  # every contestant's, 1 for one that reduces nothing
+        frame = retention_rows(frame)
     _one_protocol(frame, metric)
     _check_band(retention)
     parts = _contestants(frame, metric, select, retention)

@@ -88,13 +88,14 @@ def _settings(frame, columns):
     settings["_unparsed"] = [
         None if p is not None else t for p, t in zip(parsed, first.get("params", parsed), strict=True)
     ]
+    added = {}  # every column at once: pandas warns of a frame inserted into column by column
     for c in columns:
         name = c.removeprefix(PARAM_PREFIX)
         raw = [(p.get(name, _MISSING) if p is not None else _MISSING) for p in parsed]
-        settings[c + "_text"] = first[c].to_numpy(dtype=object)
-        settings[c + "_raw"] = pd.Series(raw, dtype=object)
-        settings[c] = [t + _JOIN + _key(r) for t, r in zip(first[c], raw, strict=True)]
-    return codes, settings
+        added[c + "_text"] = first[c].to_numpy(dtype=object)
+        added[c + "_raw"] = pd.Series(raw, dtype=object)
+        added[c] = pd.Series([t + _JOIN + _key(r) for t, r in zip(first[c], raw, strict=True)], dtype=object)
+    return codes, pd.concat([settings, pd.DataFrame(added, index=settings.index)], axis=1)
 
 
 def _parsed(text):

@@ -33,3 +33,18 @@ def row_retention(frame, rows):
 def has_retention(frame):
     """Whether some cell of ``frame`` reduces (has a retention row)."""
     return bool(frame["metric"].isin(RETENTION_ROWS).any())
+
+
+def retention_rows(frame):
+    """``frame`` with its ``retained`` rows replaced by one per cell of every contestant:
+    the cell's retention (:func:`row_retention`), on a copy of the cell's row of its first
+    metric of knnx (a contestant that reduces nothing has 1, UNN its prototype
+    fraction). What a comparison by retention ranks."""
+    from knnx.evaluation.metrics import METRICS
+
+    first = next((m for m in dict.fromkeys(frame["metric"]) if m in METRICS), None)
+    if first is None:
+        return frame
+    rows = frame[frame["metric"] == first]
+    made = rows.assign(metric="retained", value=row_retention(frame, rows))
+    return pd.concat([frame[frame["metric"] != "retained"], made], ignore_index=True)
