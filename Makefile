@@ -119,7 +119,7 @@ mixed-data:  ## kNN under HVDM (codes) beside kNN, NCA > kNN, a random forest, a
 	knnx run experiments/mixed_data.yaml --out results/mixed-data
 	knnx compare results/mixed-data/results.csv --metric error
 
-prototype-reduction:  ## every prototype selection and generation then 1-NN, beside 1-NN, random samples, UNN and GNNB, on 20 KEEL sets: error against retention (about 3 minutes)
+prototype-reduction:  ## every prototype selection and generation then 1-NN, beside 1-NN, random samples, UNN and GNNB, on 20 KEEL sets: error against retention (about 6 minutes)
 	knnx run experiments/prototype_reduction.yaml --out results/prototype-reduction
 	knnx compare results/prototype-reduction/results.csv --metric error --out results/prototype-reduction/compare-error
 	knnx compare results/prototype-reduction/results.csv --metric retained --out results/prototype-reduction/compare-retained

@@ -18,7 +18,7 @@ ratio, the rows each keeps, and whether the kept rows are the same:
 * NCR and OSS, where imbalanced-learn's ``NeighbourhoodCleaningRule(sampling_strategy=
   "all")`` and ``OneSidedSelection`` are near rules (NCR: three differences; OSS: another
   start row for the same seed; see docs/reduction.md);
-* RNN, FCNN, multiedit, DROP3, ICF, IB3, HMN-EI, RMHC (10 % of the rows, 10,000 mutations) and LVQ3 (knnx's default codebook: 10 % of the rows,
+* RNN, FCNN, multiedit, DROP3, ICF, IB3, HMN-EI, RMHC (10 % of the rows, 10,000 mutations), SSMA (10,000 evaluations) and LVQ3 (knnx's default codebook: 10 % of the rows,
   50 updates per prototype), which imbalanced-learn does not have.
 
 Targets: CNN and FCNN at 10,000 x 20 under 2 s; ENN, RENN and AllKNN at 100,000 x
@@ -51,6 +51,7 @@ from knnx.reduction import (
     RENN,
     RMHC,
     RNN,
+    SSMA,
     AllKNN,
     Multiedit,
     TomekLinks,
@@ -98,12 +99,13 @@ def peers():
         "ib3": (IB3(random_state=0), None),
         "hmnei": (HMNEI(), None),
         "rmhc": (RMHC(random_state=0), None),
+        "ssma": (SSMA(random_state=0), None),
         "lvq": (LVQ(random_state=0), None),  # the Python LVQ packages fail on scikit-learn 1.9
     }
 
 
 # The methods whose work grows with n x (rows kept), timed up to --store-max rows.
-STORES = ("cnn", "rnn", "fcnn", "oss", "multiedit", "drop3", "icf", "ib3", "hmnei", "rmhc", "lvq")
+STORES = ("cnn", "rnn", "fcnn", "oss", "multiedit", "drop3", "icf", "ib3", "hmnei", "rmhc", "ssma", "lvq")
 
 
 def main():

@@ -301,7 +301,7 @@ def test_aliases_of_weighted_metric_equal_the_scheme_they_fix(tmp_path):
             "{name: knnn}",
             "algorithms[0].name: unknown algorithm 'knnn'; known: adaboost, allknn, cdm, cnn, cpw, cw, drop3, enn, "
             "fcnn, gnnb, hmnei, ib3, icf, itml_knn, knn, knn_lpo, knn_sample, l2, lvq, multiedit, ncr, oss, pw, renn, "
-            "rmhc, rnn, sgd, svm_linear, svm_platt, svm_rbf, tomek_links, unn, unn_cv, weighted_metric",
+            "rmhc, rnn, sgd, ssma, svm_linear, svm_platt, svm_rbf, tomek_links, unn, unn_cv, weighted_metric",
         ),
         (
             '{id: "a b", name: knn}',

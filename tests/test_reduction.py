@@ -29,6 +29,7 @@ from knnx.reduction import (
     RENN,
     RMHC,
     RNN,
+    SSMA,
     AllKNN,
     Multiedit,
     TomekLinks,
@@ -54,9 +55,10 @@ SELECTIONS = (
 )
 
 
-@pytest.mark.parametrize("cls", [LVQ])
-def test_generations_pass_scikit_learns_estimator_checks(cls):
-    failed = [r for r in check_estimator(cls(), on_fail=None) if r["status"] == "failed"]
+@pytest.mark.parametrize("make", [LVQ, lambda: SSMA(max_evaluations=200)])
+def test_generation_and_search_pass_scikit_learns_estimator_checks(make):
+    """LVQ (a generation) and SSMA (short: 200 evaluations a fit)."""
+    failed = [r for r in check_estimator(make(), on_fail=None) if r["status"] == "failed"]
     assert failed == []
 
 
@@ -389,6 +391,12 @@ def test_a_selection_step_in_a_run_fits_the_classifier_on_the_rows_it_keeps(tmp_
 
 
 REFUSED = {
+    "a metric a selection cannot use": (
+        "datasets: [iris]\nalgorithms: [{name: knn, steps: [{name: enn, params: {metric: precomputed}}]}]\n",
+        "algorithms[0].steps[0].params.metric: must be one of 'euclidean', 'seuclidean', 'mahalanobis', "
+        "'cosine', 'manhattan', 'cityblock', 'chebyshev', 'minkowski', 'hamming', 'heom', 'hvdm', 'vdm', 'gower', "
+        "got 'precomputed'",
+    ),
     "k not below the training rows": (
         "datasets: [iris]\nalgorithms: [{name: knn, steps: [{name: enn, params: {k: [3, 100]}}]}]\n",
         "algorithms[0].params.enn__k: k=100 must be below the 100 training samples of dataset 'iris' under "

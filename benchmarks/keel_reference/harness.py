@@ -20,7 +20,7 @@ the harness
    KEEL's distance: Euclidean on attributes min-max normalised with the declared
    ranges (nominal: value index / (values - 1); test values clipped into the
    declared range as KEEL does), ties to the lowest row index;
-4. runs knnx's own method where knnx has one (all but SSMA: ``knnx_method``) on the
+4. runs knnx's own method (``knnx_method``) on the
    same normalised training matrix, with KEEL's defaults, ``tie="lowest"`` (KEEL's
    vote goes to the lowest class) and ``random_state`` = the fold number for the
    seeded methods, and records the same numbers (LVQ3: knnx's ``LVQ`` prototypes,
@@ -61,6 +61,7 @@ From the repository root, with the venv active and a JDK (javac, java >= 11)::
     # knnx's side only, KEEL's rows of results.csv (and reduced sets in /tmp/keel-build/runs)
     # reused, the rows rerun merged into results.csv:
     python benchmarks/keel_reference/harness.py --implementations knnx --methods IB3 HMNEI RMHC LVQ3
+    python benchmarks/keel_reference/harness.py --implementations knnx --methods SSMA
 
 It (re)builds ``/tmp/keel-build`` when missing (``git archive`` of the mirror's src,
 ``javac``), writes ``benchmarks/keel_reference/results.csv`` (``--out``) and prints
@@ -412,6 +413,16 @@ def knnx_method(method, fold):
         return r.HMNEI(epsilon=0.1)
     if method == "RMHC":  # KEEL: 10 % of T, 10000 mutations, k = 1
         return r.RMHC(k=1, fraction=0.1, n_iter=10000, tie="lowest", random_state=fold)
+    if method == "SSMA":  # KEEL: 30 chromosomes, 10000 evaluations, crossover 0.5 per bit, mutation 0.001,
+        # k = 1 (SSMA-C.xml); fitness 50/50 and meme chance 0.0625 fixed in KEEL's SSMA.java
+        return r.SSMA(
+            population=30,
+            max_evaluations=10000,
+            alpha=0.5,
+            p_mutation=0.001,
+            p_meme=0.0625,
+            random_state=fold,
+        )
     if method == "Multiedit":
         return r.Multiedit(n_blocks=3, random_state=fold)
     if method == "LVQ3":  # KEEL: 2 % of T, 1000 presentations, alpha0 0.1, window 0.2, epsilon 0.1

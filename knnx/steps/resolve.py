@@ -39,6 +39,7 @@ STEPS = {
     "rmhc": "knnx.reduction:RMHC",
     "rnn": "knnx.reduction:RNN",
     "scale": "knnx.steps.builtin:Scale",
+    "ssma": "knnx.reduction:SSMA",
     "tomek_links": "knnx.reduction:TomekLinks",
 }
 
