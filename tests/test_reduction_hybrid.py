@@ -157,7 +157,8 @@ def _brute_ib3(y, D, seed, accept=0.9, drop=0.7):
                     continue
             stays.append(j)
         cd = stays + ([x] if y[x] != y[ymax] else [])
-    return _every_class([j for j in cd if acceptable(j, len(y))], y)
+    good = [j for j in cd if acceptable(j, len(y))]
+    return _every_class(good + [j for j in cd if y[j] not in {y[g] for g in good}], y)
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
@@ -250,3 +251,16 @@ def test_hmnei_with_more_than_three_classes_on_nominal_codes():
     hmnei = HMNEI(metric="hvdm", nominal=nominal).fit(X, y)
     kept, edits, _ = _brute_hmnei(y, distances(X, hmnei.metric_))
     assert hmnei.sample_indices_.tolist() == _every_class(kept, y) and edits >= 2
+
+
+def test_ib3_keeps_the_members_of_a_class_none_of_which_is_acceptable():
+    """keel.bupa's classes overlap so much that one class ends without an acceptable
+    member: its stored members stay (not all its rows, which the class rule would
+    give), as the plain-Python version says."""
+    ds = load_dataset("keel.bupa")
+    X = (ds.X - ds.X.mean(axis=0)) / ds.X.std(axis=0)
+    for seed in range(3):
+        ib3 = IB3(random_state=seed).fit(X, ds.y)
+        assert ib3.sample_indices_.tolist() == _brute_ib3(ds.y, sq(X), seed)
+        per_class = np.bincount(ds.y[ib3.sample_indices_], minlength=2) / np.bincount(ds.y)
+        assert (per_class > 0).all() and (per_class < 0.5).all()

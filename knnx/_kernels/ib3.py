@@ -48,7 +48,8 @@ def ib3(
     """IB3 over the rows in ``order``; ``u``: one uniform draw in [0, 1) per row (the
     rank of the random member taken when none is acceptable: floor(u * |CD|)).
     ``used``/``right`` (n, zeros on entry): each row's classification record. Returns
-    the final concept description's acceptable rows (a boolean mask over the rows)."""
+    the final concept description's acceptable rows, and every member of a class none
+    of whose members is acceptable (a boolean mask over the rows)."""
     n = X.shape[0]
     cd = np.empty(n, dtype=np.intp)
     D = np.empty(n)
@@ -92,7 +93,12 @@ def ib3(
             cd[size] = x
             size += 1
     keep = np.zeros(n, dtype=np.bool_)
+    accepted = np.zeros(n_classes, dtype=np.bool_)
     for s in range(size):
         if _acceptable(cd[s], y, used, right, seen, processed, z_accept):
+            keep[cd[s]] = True
+            accepted[y[cd[s]]] = True
+    for s in range(size):  # a class without an acceptable member keeps its members
+        if not accepted[y[cd[s]]]:
             keep[cd[s]] = True
     return keep

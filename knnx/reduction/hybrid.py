@@ -148,7 +148,9 @@ class IB3(Selection):
     end of its accuracy's interval falls below the lower end of its class frequency's,
     at level ``drop_level``. Intervals are Wilson's score intervals of a proportion, the
     form the paper uses, at the normal quantile z = Phi^-1((1 + level) / 2). The rows
-    kept are the members of CD acceptable at the end (IB3 classifies with those only).
+    kept are the members of CD acceptable at the end (IB3 classifies with those only),
+    and, for a class none of whose members is acceptable, its members (knnx's choice:
+    the class rule of every selection would otherwise bring back all its rows).
 
     The choices the paper leaves open, and knnx's: the order (a random permutation:
     a file sorted by class would be pathological); the levels, 0.9 and 0.7 (Wilson and
