@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "knnx"
 
 # One rule per subpackage: package prefix -> knnx packages it must not import.
 # Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; reduction
-# (prototype selections); steps (a
+# (prototype selections) and metric_learning (learned maps); steps (a
 # contestant's steps before its classifier); datasets and evaluation beside them; spec;
 # experiment; results, reporting, stats; papers; cli.
 _ENGINE = ["knnx.spec", "knnx.experiment", "knnx.papers", "knnx.cli"]
@@ -23,23 +23,42 @@ FORBIDDEN = {
         "knnx.estimators",
         "knnx.steps",
         "knnx.reduction",
+        "knnx.metric_learning",
         "knnx.lpo",
         "knnx.datasets",
         "knnx.evaluation",
         *_ENGINE,
         *_OUTPUTS,
     ],
-    "knnx.lpo": ["knnx.datasets", "knnx.evaluation", "knnx.steps", "knnx.reduction", *_ENGINE, *_OUTPUTS],
+    "knnx.lpo": [
+        "knnx.datasets",
+        "knnx.evaluation",
+        "knnx.steps",
+        "knnx.reduction",
+        "knnx.metric_learning",
+        *_ENGINE,
+        *_OUTPUTS,
+    ],
     "knnx.estimators": [
         "knnx.datasets",
         "knnx.evaluation",
         "knnx.steps",
         "knnx.reduction",
+        "knnx.metric_learning",
         *_ENGINE,
         *_OUTPUTS,
     ],
     # prototype selections: samplers on the search and the estimators' vote, below the steps
     "knnx.reduction": ["knnx.steps", "knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
+    # metric learners: transformers on the search, below the steps, beside the selections
+    "knnx.metric_learning": [
+        "knnx.steps",
+        "knnx.reduction",
+        "knnx.datasets",
+        "knnx.evaluation",
+        *_ENGINE,
+        *_OUTPUTS,
+    ],
     # a contestant's steps before its classifier: above the estimators, below the engine
     "knnx.steps": ["knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
     "knnx.datasets": [

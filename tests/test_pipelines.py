@@ -481,7 +481,7 @@ protocol: {kind: kfold, folds: 3}
 BAD = {
     "unknown step": (
         "algorithms: [{name: knn, steps: [scale, whiten]}]",
-        "algorithms[0].steps[1].name: unknown step 'whiten'; known: allknn, cnn, drop3, encode, enn, fcnn, hmnei, ib3, icf, impute, lvq, multiedit, nca, ncr, oss, pca, renn, rmhc, rnn, scale, ssma, tomek_links (or estimator: "
+        "algorithms[0].steps[1].name: unknown step 'whiten'; known: allknn, cnn, drop3, encode, enn, fcnn, hmnei, ib3, icf, impute, itml, lfda, lmnn, lvq, multiedit, nca, ncr, oss, pca, renn, rmhc, rnn, scale, ssma, tomek_links (or estimator: "
         "'package.module:Class')",
     ),
     "unknown step parameter": (

@@ -370,12 +370,42 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
         for g in grid:
             ref = resolved[a]
             if ref.steps:  # the classifier's rows and features are what the steps give
+                found = _first_step_problem(ref, g, ds, ds_splits, n_train)
+                if found:
+                    problems.append(
+                        f"algorithms[{a}] ({ref.id}) on '{ds.name}': step {ref.steps[0].id}: {found}"
+                    )
+                    break
                 continue
             found = hook(ref.cls, "_data_problems")(g, n_train, ds.n_features, ds.n_classes)
             if found:
                 problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
                 break
     return problems + _memory_problems(spec, resolved, settings, ds, n_train, n_test)
+
+
+def _first_step_problem(ref, g, ds, ds_splits, n_train):
+    """What the first step of ``ref`` (which reads the dataset's columns) says of them
+    (its ``_data_problems`` hook: ``n_components`` above the features), or a class of a
+    training part with fewer rows than its ``_class_rows`` hook asks (LMNN: k + 1)."""
+    step = ref.steps[0]
+    setting = {**step.facts.defaults, **ref.step_settings(g)[0]}
+    found = hook(step.cls, "_data_problems")(setting, n_train, ds.n_features, ds.n_classes)
+    if found:
+        return found[0]
+    need = getattr(step.cls, "_class_rows", None)
+    if need is None or ds.precomputed:
+        return None
+    need = need(setting)
+    for s in ds_splits:
+        labels, counts = np.unique(ds.y[s.train], return_counts=True)
+        if len(labels) > 1 and counts.min() < need:
+            c = int(np.argmin(counts))
+            return (
+                f"class {ds.classes[labels[c]]!r} has {counts[c]} rows in a training part; the step needs "
+                f"{need} of each class (k = {need - 1} target neighbours and the row itself)"
+            )
+    return None
 
 
 def _present(X):

@@ -178,6 +178,8 @@ class Chain(BaseEstimator):
         the training rows do not have.
     shared_seconds_ : float
         The seconds the reused step fits took when they were made.
+    step_seconds_ : dict of str to float
+        Each step's fit seconds (a reused fit's when it was made).
     """
 
     def __init__(self, steps=(), estimator=None, fits=None):
@@ -194,7 +196,7 @@ class Chain(BaseEstimator):
         n_train = len(y)
         labels, train_counts = np.unique(y, return_counts=True)
         key = (fingerprint(X), fingerprint(y)) if self.fits is not None else None
-        fitted, shared = [], 0.0
+        fitted, shared, step_seconds = [], 0.0, {}
         for name, step in self.steps:
             sampler = callable(getattr(step, "fit_resample", None))
             key = (key, _identity(step)) if key is not None and _shared(step) else None
@@ -214,7 +216,9 @@ class Chain(BaseEstimator):
                 shared += seconds
                 X, y = X_out.copy(), y_out.copy()
                 fitted.append((name, step_fitted, sampler))
+            step_seconds[name] = seconds
         self.steps_ = fitted
+        self.step_seconds_ = step_seconds  # each step's fit (a shared one's when made)
         self.n_train_, self.n_fit_ = n_train, len(y)
         kept = np.searchsorted(labels, y) if len(y) and np.isin(y, labels).all() else None
         self.class_retained_ = (
@@ -249,9 +253,23 @@ class Chain(BaseEstimator):
     def curve_(self):
         return getattr(self.estimator, "curve_", None)
 
+    def _learned(self):
+        """``<step id>.objective`` and ``<step id>.n_iter`` of each step that reports an
+        objective (a metric learner: :mod:`knnx.metric_learning`). Its fit time is in the
+        cell's ``fit_seconds`` (a shared fit counted as it took when made), not among the
+        values, which a rerun reproduces bit for bit."""
+        out = {}
+        for name, step, _ in getattr(self, "steps_", ()):
+            objective = getattr(step, "objective_", None)
+            if isinstance(objective, float | int) and not isinstance(objective, bool):
+                out[f"{name}.objective"] = float(objective)
+                out[f"{name}.n_iter"] = float(getattr(step, "n_iter_", np.nan))
+        return out
+
     @property
     def reported_(self):
-        """The classifier's ``reported_``, and, when a step is a sampler or a selection,
+        """The classifier's ``reported_``, the quantities of the metric learners among the
+        steps (:meth:`_learned`), and, when a step is a sampler or a selection,
         ``n_fit`` (the rows the classifier was fitted on), ``retained`` (n_fit /
         n_train) and, for at most :data:`MAX_CLASS_ROWS` classes, ``retained.<c>``: the
         share of class c's training rows (c: the class's code, its rank among the
@@ -259,9 +277,12 @@ class Chain(BaseEstimator):
         own = getattr(self.estimator, "reported_", None)
         if own is not None and not isinstance(own, dict):
             return own  # the cell refuses it as it refuses it of the classifier alone
-        if not any(sampler for _, _, sampler in getattr(self, "steps_", ())):
+        learned = self._learned()
+        if not learned and not any(sampler for _, _, sampler in getattr(self, "steps_", ())):
             return own
-        out = dict(own or {})
+        out = {**(own or {}), **learned}
+        if not any(sampler for _, _, sampler in self.steps_):
+            return out
         out["n_fit"] = float(self.n_fit_)
         out["retained"] = self.n_fit_ / self.n_train_
         if self.class_retained_ is not None and len(self.class_retained_) <= MAX_CLASS_ROWS:

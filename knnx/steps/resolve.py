@@ -17,7 +17,8 @@ from knnx.estimators.registry import STEP_SEP, ResolvedAlgorithm
 from knnx.plugins import import_object, object_version
 
 # Built-in step name -> import path of its class. knnx's own classes are in
-# knnx.steps.builtin; the others are scikit-learn's, used as they are.
+# knnx.steps.builtin, knnx.reduction and knnx.metric_learning; the others are
+# scikit-learn's, used as they are.
 STEPS = {
     "allknn": "knnx.reduction:AllKNN",
     "cnn": "knnx.reduction:CNN",
@@ -29,9 +30,12 @@ STEPS = {
     "ib3": "knnx.reduction:IB3",
     "icf": "knnx.reduction:ICF",
     "impute": "sklearn.impute:SimpleImputer",
+    "itml": "knnx.metric_learning:ITML",
+    "lfda": "knnx.metric_learning:LFDA",
+    "lmnn": "knnx.metric_learning:LMNN",
     "lvq": "knnx.reduction:LVQ",
     "multiedit": "knnx.reduction:Multiedit",
-    "nca": "sklearn.neighbors:NeighborhoodComponentsAnalysis",
+    "nca": "knnx.metric_learning:NCA",
     "ncr": "knnx.reduction:NCR",
     "oss": "knnx.reduction:OSS",
     "pca": "sklearn.decomposition:PCA",
