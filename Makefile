@@ -3,8 +3,8 @@ PYTHON ?= python3
 
 .PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data prototype-reduction regress regress-update reproduce report clean docs-generated
 
-install:  ## install knnx with the test, benchmark, ITML (Table 2 baseline), Dask, statistics and documentation extras
-	$(PYTHON) -m pip install -e '.[dev,bench,itml,dask,stats,docs]'
+install:  ## install knnx with the test, benchmark, Dask, statistics and documentation extras
+	$(PYTHON) -m pip install -e '.[dev,bench,dask,stats,docs]'
 
 test:  ## the fast test suite (what CI runs)
 	$(PYTHON) -m pytest -m "not slow"

@@ -11,8 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "knnx"
 
 # One rule per subpackage: package prefix -> knnx packages it must not import.
-# Layers, lowest first: _kernels; neighbors; lpo (the risk) and estimators; reduction
-# (prototype selections) and metric_learning (learned maps); steps (a
+# Layers, lowest first: _kernels; neighbors; metric_learning (learned maps); lpo (the
+# risk) and estimators; reduction (prototype selections); steps (a
 # contestant's steps before its classifier); datasets and evaluation beside them; spec;
 # experiment; results, reporting, stats; papers; cli.
 _ENGINE = ["knnx.spec", "knnx.experiment", "knnx.papers", "knnx.cli"]
@@ -44,14 +44,15 @@ FORBIDDEN = {
         "knnx.evaluation",
         "knnx.steps",
         "knnx.reduction",
-        "knnx.metric_learning",
         *_ENGINE,
         *_OUTPUTS,
     ],
     # prototype selections: samplers on the search and the estimators' vote, below the steps
     "knnx.reduction": ["knnx.steps", "knnx.datasets", "knnx.evaluation", *_ENGINE, *_OUTPUTS],
-    # metric learners: transformers on the search, below the steps, beside the selections
+    # metric learners: transformers on the search, below the estimators (itml_knn uses ITML)
     "knnx.metric_learning": [
+        "knnx.estimators",
+        "knnx.lpo",
         "knnx.steps",
         "knnx.reduction",
         "knnx.datasets",

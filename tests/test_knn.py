@@ -88,8 +88,6 @@ EXPECTED_FAILURES = {
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_every_registered_algorithm_passes_check_estimator(name):
-    if name == "itml_knn":
-        pytest.importorskip("metric_learn", reason="itml_knn needs the optional extra knnx[itml]")
     expected = EXPECTED_FAILURES.get(name, {})
     results = check_estimator(ALGORITHMS[name](), on_fail=None, expected_failed_checks=expected)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]

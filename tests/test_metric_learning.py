@@ -13,6 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from knnx.metric_learning import ITML, LFDA, LMNN, NCA
+from knnx.metric_learning._peer import metric_learn
 from knnx.metric_learning.lfda import scatters
 from knnx.metric_learning.lmnn import _Descent, target_neighbours
 
@@ -105,8 +106,8 @@ def test_lmnn_active_set_never_misses_an_impostor(monkeypatch):
 def test_lmnn_takes_metric_learns_steps():
     """recompute=0 (a search before every evaluation, as metric-learn does): the same
     maps as metric-learn's LMNN step for step (wine, standardised: no tied targets)."""
-    baselines = pytest.importorskip("knnx.estimators.baselines")
-    ml = baselines._metric_learn()
+    pytest.importorskip("metric_learn")
+    ml = metric_learn()
     X, y = _wine()
     for steps in (5, 60):
         theirs = ml.LMNN(init="identity", n_neighbors=3, max_iter=steps + 2, min_iter=10**6, learn_rate=1e-3)
@@ -194,8 +195,8 @@ def test_itml_is_the_papers_projections_on_its_drawn_pairs():
 
 
 def test_itml_equals_metric_learn_on_the_same_constraints():
-    baselines = pytest.importorskip("knnx.estimators.baselines")
-    ml = baselines._metric_learn()
+    pytest.importorskip("metric_learn")
+    ml = metric_learn()
     X, y = _wine()
     model = ITML(random_state=0, max_iter=200).fit(X, y)
     pairs = np.stack([X[model.pairs_[:, 0]], X[model.pairs_[:, 1]]], axis=1)
@@ -248,8 +249,8 @@ def test_lfda_map_equals_metric_learns_up_to_sign_and_scale_given_its_local_scal
     directions; with the paper's scale it does not."""
     import knnx.metric_learning.lfda as lfda_module
 
-    baselines = pytest.importorskip("knnx.estimators.baselines")
-    ml = baselines._metric_learn()
+    pytest.importorskip("metric_learn")
+    ml = metric_learn()
     X, y = _wine()
     theirs = ml.LFDA(k=7, embedding_type="plain", n_components=4).fit(X, y).components_
 

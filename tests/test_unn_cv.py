@@ -65,11 +65,12 @@ def test_linear_svm_platt_matches_scikit_learn():
 
 
 def test_itml_knn_is_knn_after_the_learned_map():
-    pytest.importorskip("metric_learn")
-    from knnx.estimators.baselines import _metric_learn
+    """ITMLKNN(k, seed) is knnx's ITML(random_state=seed), then kNN on the mapped rows."""
+    from knnx.metric_learning import ITML
 
     X, y = _data(4, m=60)
-    model = ITMLKNN(k=3).fit(X, y)
-    itml = _metric_learn().ITML_Supervised(random_state=0).fit(X, y)
+    model = ITMLKNN(k=3, seed=2).fit(X, y)
+    itml = ITML(random_state=2).fit(X, y)
     knn = KNNClassifier(k=3).fit(itml.transform(X), y)
     np.testing.assert_array_equal(model.predict(X), knn.predict(itml.transform(X)))
+    np.testing.assert_array_equal(model.predict_proba(X), knn.predict_proba(itml.transform(X)))

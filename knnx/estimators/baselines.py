@@ -8,20 +8,17 @@
   sigmoid's a and b are fitted on five-fold cross-validated decision values, then
   the SVM is refitted on all the data, as the paper describes; the per-class
   posteriors are normalised over classes.
-* :class:`ITMLKNN`: kNN after an ITML metric (Davis et al. 2007) learned by the
-  optional ``metric-learn`` package (``pip install 'knnx[itml]'``), the third column
-  of Piro et al.'s Table 2.
+* :class:`ITMLKNN`: kNN after an ITML metric (Davis et al. 2007) learned by knnx's
+  :class:`~knnx.metric_learning.ITML`, the third column of Piro et al.'s Table 2.
 """
-
-import functools
 
 import numpy as np
 
-from knnx.errors import DataError
 from knnx.estimators.base import METRIC_CONSTRAINTS, NeighborsClassifierBase
 from knnx.estimators.knn import KNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import C_RANGE, MAX_GRID, MAX_ITERATIONS, MAX_ROUNDS, MAX_SEED
+from knnx.metric_learning import ITML
 
 
 class SubsampledKNN(NeighborsClassifierBase):
@@ -131,42 +128,11 @@ class LinearSVMPlatt(NeighborsClassifierBase):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-def _metric_learn():
-    """Import metric-learn, adapting it to the installed scikit-learn.
-
-    metric-learn 0.7.0 (its latest release) passes ``force_all_finite`` to
-    scikit-learn's validation helpers; scikit-learn 1.8 renamed it
-    ``ensure_all_finite``. The keyword is translated; nothing else is changed.
-    """
-    try:
-        import metric_learn
-        import metric_learn._util as util
-    except ImportError:
-        raise DataError(
-            "itml_knn needs the optional package metric-learn: pip install 'knnx[itml]'"
-        ) from None
-
-    def renamed(func):
-        if getattr(func, "_knnx_renamed", False):
-            return func
-
-        @functools.wraps(func)
-        def call(*args, **kwargs):
-            if "force_all_finite" in kwargs:
-                kwargs["ensure_all_finite"] = kwargs.pop("force_all_finite")
-            return func(*args, **kwargs)
-
-        call._knnx_renamed = True
-        return call
-
-    util.check_X_y = renamed(util.check_X_y)
-    util.check_array = renamed(util.check_array)
-    return metric_learn
-
-
 class ITMLKNN(NeighborsClassifierBase):
-    """kNN in the space of an ITML Mahalanobis metric (metric-learn's
-    ``ITML_Supervised`` with its defaults, seeded), plurality vote."""
+    """kNN in the space of an ITML Mahalanobis metric (:class:`knnx.metric_learning.ITML`
+    with its defaults, ``random_state=seed``), plurality vote. It used to wrap
+    metric-learn's ``ITML_Supervised``, which draws its pairs and sets its bounds
+    otherwise (docs/metric-learning.md): the same seed gives another map than then."""
 
     _parameter_constraints = {"k": Interval(1, integer=True), "seed": Interval(0, MAX_SEED, integer=True)}
     _neighbor_param = ("k", 0)
@@ -181,15 +147,12 @@ class ITMLKNN(NeighborsClassifierBase):
         X, y_codes = self._validate_fit_data(X, y)
         if self.k > X.shape[0]:
             raise ValueError(f"ITMLKNN: k={self.k} exceeds the training set size (n_samples = {X.shape[0]})")
-        if len(self.classes_) == 1:
-            self._itml = None  # ITML needs two classes; one class is predicted everywhere
-        else:
-            self._itml = _metric_learn().ITML_Supervised(random_state=self.seed).fit(X, y_codes)
+        self._itml = ITML(random_state=self.seed).fit(X, y_codes)  # one class: the identity
         self._knn = KNNClassifier(k=self.k).fit(self._map(X), y_codes)
         return self
 
     def _map(self, X):
-        return X if self._itml is None else self._itml.transform(X)
+        return self._itml.transform(X)
 
     def predict(self, X):
         X = self._validate_query(X)

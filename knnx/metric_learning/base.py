@@ -20,7 +20,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from knnx._kernels import lazy
-from knnx.estimators.params import check_params
 
 K = lazy("knnx._kernels.metric_learning")
 
@@ -33,7 +32,7 @@ class LinearMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     _parameter_constraints: dict = {}
 
     def fit(self, X, y):
-        check_params(type(self).__name__, self._parameter_constraints, self.get_params(), error=ValueError)
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_min_samples=2)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)

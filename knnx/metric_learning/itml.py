@@ -1,8 +1,10 @@
 """Information-theoretic metric learning (Davis, Kulis, Jain, Sra & Dhillon 2007, ICML)."""
 
-import numpy as np
+from numbers import Integral, Real
 
-from knnx.estimators.params import AnyOf, InstanceOf, Interval, Literal, Options
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from knnx.limits import MAX_SEED
 from knnx.metric_learning.base import K, LinearMetric, map_of_metric
 
@@ -56,16 +58,13 @@ class ITML(LinearMetric):
     """
 
     _parameter_constraints = {
-        "gamma": Interval(0, low_open=True),
-        "n_constraints": AnyOf(Interval(1, integer=True), Literal(None)),
-        "prior": AnyOf(
-            Options("identity", "covariance"),
-            InstanceOf((list, tuple, np.ndarray), "d x d matrix (list of rows)"),
-        ),
-        "bounds": InstanceOf((list, tuple), "list [u, l]"),
-        "max_iter": Interval(1, integer=True),
-        "tol": Interval(0),
-        "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "prior": [StrOptions({"identity", "covariance"}), "array-like"],
+        "bounds": ["array-like", None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "random_state": [Interval(Integral, 0, MAX_SEED, closed="both"), None],
     }
 
     def __init__(

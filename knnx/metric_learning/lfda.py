@@ -1,9 +1,11 @@
 """Local Fisher discriminant analysis (Sugiyama 2007, JMLR 8)."""
 
+from numbers import Integral
+
 import numpy as np
 import scipy.linalg
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.metric_learning.base import K, LinearMetric, sign_fixed
 from knnx.neighbors.search import kneighbors
 
@@ -51,9 +53,9 @@ class LFDA(LinearMetric):
     """
 
     _parameter_constraints = {
-        "n_components": AnyOf(Interval(1, integer=True), Literal(None)),
-        "k": Interval(1, integer=True),
-        "embedding": Options("weighted", "orthonormalized", "plain"),
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "embedding": [StrOptions({"weighted", "orthonormalized", "plain"})],
     }
 
     def __init__(self, n_components=None, k=7, embedding="weighted"):

@@ -1,8 +1,10 @@
 """Large margin nearest neighbour metric learning (Weinberger & Saul 2009, JMLR 10)."""
 
-import numpy as np
+from numbers import Integral, Real
 
-from knnx.estimators.params import AnyOf, Interval, Literal, Options
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from knnx.metric_learning.base import K, LinearMetric, class_rows_problem
 from knnx.neighbors.search import kneighbors
 
@@ -72,15 +74,15 @@ class LMNN(LinearMetric):
     """
 
     _parameter_constraints = {
-        "k": Interval(1, integer=True),
-        "mu": Interval(0, 1),
-        "n_components": AnyOf(Interval(1, integer=True), Literal(None)),
-        "init": Options("auto", "identity", "pca"),
-        "max_iter": Interval(1, integer=True),
-        "min_iter": Interval(0, integer=True),
-        "learn_rate": Interval(0, low_open=True),
-        "tol": Interval(0),
-        "recompute": Interval(0, integer=True),
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "mu": [Interval(Real, 0, 1, closed="both")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "init": [StrOptions({"auto", "identity", "pca"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "min_iter": [Interval(Integral, 0, None, closed="left")],
+        "learn_rate": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "recompute": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(
