@@ -128,3 +128,22 @@ def test_a_class_without_k_plus_one_rows_in_a_training_part_is_refused(tmp_path)
         "datasets[0]: algorithms[0] (lmnn>knn) on 'few': step lmnn: class 'b' has 2 rows in a training part; the step "
         "needs 4 of each class (k = 3 target neighbours and the row itself)",
     )
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ("{prior: [[[1, 0], [0, 1]]]}", "prior must be a symmetric 4 x 4 matrix, got shape (2, 2)"),
+        (
+            "{prior: [[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, -1]]]}",
+            "prior must be positive definite",
+        ),
+        ("{bounds: [[8.0, 0.5]]}", "bounds must be [u, l] with 0 < u < l, got [8.0, 0.5]"),
+    ],
+)
+def test_an_itml_prior_or_bounds_that_cannot_run_is_refused(tmp_path, params, message):
+    spec = _spec(
+        tmp_path,
+        f"datasets: [iris]\nalgorithms: [{{name: knn, steps: [{{name: itml, params: {params}}}]}}]\n",
+    )
+    refused_by_cli(tmp_path, spec, f"datasets[0]: algorithms[0] (itml>knn) on 'iris': step itml: {message}")

@@ -13,16 +13,17 @@ from numba import njit, prange
 
 @njit(cache=True, parallel=True)
 def project(X, L):
-    """The rows of X mapped by L: ``X @ L.T`` (n x r), each entry summed in feature order."""
+    """The rows of X mapped by L: ``X @ L.T`` (n x r), each entry summed in feature order
+    (the inner loop runs over the output's columns, which the compiler vectorises)."""
     n, d = X.shape
     r = L.shape[0]
-    out = np.empty((n, r))
+    LT = np.ascontiguousarray(L.T)
+    out = np.zeros((n, r))
     for i in prange(n):
-        for a in range(r):
-            s = 0.0
-            for f in range(d):
-                s += L[a, f] * X[i, f]
-            out[i, a] = s
+        for f in range(d):
+            x = X[i, f]
+            for a in range(r):
+                out[i, a] += x * LT[f, a]
     return out
 
 
@@ -47,30 +48,65 @@ def target_distances(Z, targets):
 
 
 @njit(cache=True, parallel=True)
-def impostor_counts(Z, y, radius):
-    """Per row i, the rows l of another class with ||z_i - z_l||^2 < radius[i]."""
-    n = Z.shape[0]
-    counts = np.zeros(n, dtype=np.int64)
-    for i in prange(n):
+def _inside(Z, ZT, y, radius, start, stop, mask):
+    """``mask[i - start, m] = 1`` for the rows m of another class than row i with
+    ``||z_i - z_m||^2 < radius[i]``, rows i in [start, stop); their counts. The squared
+    distance is summed in feature order (as :func:`_sq`), over every m at once."""
+    n, r = Z.shape
+    counts = np.zeros(stop - start, dtype=np.int64)
+    for b in prange(stop - start):
+        i = start + b
+        dist = np.zeros(n)
+        for f in range(r):
+            zf = Z[i, f]
+            for m in range(n):
+                t = ZT[f, m] - zf
+                dist[m] += t * t
         c = 0
         for m in range(n):
-            if y[m] != y[i] and _sq(Z, i, m) < radius[i]:
+            if y[m] != y[i] and dist[m] < radius[i]:
+                mask[b, m] = 1
                 c += 1
-        counts[i] = c
+        counts[b] = c
     return counts
 
 
 @njit(cache=True, parallel=True)
-def impostor_fill(Z, y, radius, ptr, others):
-    """The rows counted by :func:`impostor_counts`, row i's in ``others[ptr[i]:ptr[i+1]]``
-    in increasing order."""
-    n = Z.shape[0]
-    for i in prange(n):
-        p = ptr[i]
-        for m in range(n):
-            if y[m] != y[i] and _sq(Z, i, m) < radius[i]:
+def _gather(mask, ptr, others):
+    """Row b's marked columns into ``others[ptr[b]:ptr[b+1]]``, increasing."""
+    for b in prange(mask.shape[0]):
+        p = ptr[b]
+        for m in range(mask.shape[1]):
+            if mask[b, m]:
                 others[p] = m
                 p += 1
+
+
+def impostors(Z, y, radius, max_pairs, block_bytes=2**24):
+    """``(ptr, others)``: for each row i, the rows l of another class with
+    ``||z_i - z_l||^2 < radius[i]`` in ``others[ptr[i]:ptr[i+1]]``, increasing; None once
+    more than ``max_pairs`` are found. Every pair of rows is compared, a block of rows at
+    a time (a mask of at most ``block_bytes`` bytes, gathered before the next: never an
+    n x n array for large n)."""
+    n = Z.shape[0]
+    ZT = np.ascontiguousarray(Z.T)
+    rows = max(1, min(n, block_bytes // max(n, 1)))
+    counts, parts = np.zeros(n, dtype=np.int64), []
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        mask = np.zeros((stop - start, n), dtype=np.uint8)
+        block = _inside(Z, ZT, y, radius, start, stop, mask)
+        local = np.zeros(stop - start + 1, dtype=np.int64)
+        np.cumsum(block, out=local[1:])
+        part = np.empty(local[-1], dtype=np.intp)
+        _gather(mask, local, part)
+        counts[start:stop] = block
+        parts.append(part)
+        if counts[:stop].sum() > max_pairs:
+            return None
+    ptr = np.zeros(n + 1, dtype=np.intp)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, (np.concatenate(parts) if parts else np.empty(0, dtype=np.intp))
 
 
 @njit(cache=True, parallel=True)
@@ -138,28 +174,41 @@ def _weighted_sums(X, targets, tw, ptr, others, iw):
 
 
 @njit(cache=True, parallel=True)
-def lmnn_gradient(X, targets, tw, ptr, others, iw):
-    """``sum_p w_p (x_a - x_b)(x_a - x_b)^T`` over the target pairs (weights ``tw``) and
-    the impostor pairs (``iw``): the gradient of LMNN's objective with respect to the
-    matrix M = L^T L (d x d). Written as ``X^T diag(s + c) X - X^T M - M^T X`` with s and
-    M of :func:`_weighted_sums` and c each row's weight as a partner (no n x n matrix)."""
+def _cross(X, Y, w):
+    """``sum_i w_i x_i y_i^T`` (d x d; w None: 1), summed over the rows in order, one
+    output row per thread (the inner loop over its columns vectorised)."""
     n, d = X.shape
-    k = targets.shape[1]
-    s, M = _weighted_sums(X, targets, tw, ptr, others, iw)
+    out = np.zeros((d, Y.shape[1]))
+    for f in prange(d):
+        for i in range(n):
+            a = X[i, f] if w is None else w[i] * X[i, f]
+            for g in range(Y.shape[1]):
+                out[f, g] += a * Y[i, g]
+    return out
+
+
+@njit(cache=True)
+def _partner_weights(s, targets, tw, ptr, others, iw):
+    """s plus each row's weights as a partner: a serial scatter, in row order."""
     u = s.copy()
-    for i in range(n):  # a row's weight as a partner: a serial scatter, in row order
-        for j in range(k):
+    for i in range(targets.shape[0]):
+        for j in range(targets.shape[1]):
             u[targets[i, j]] += tw[i, j]
         for p in range(ptr[i], ptr[i + 1]):
             u[others[p]] += iw[p]
-    G = np.empty((d, d))
-    for f in prange(d):
-        for g in range(d):
-            acc = 0.0
-            for i in range(n):
-                acc += u[i] * X[i, f] * X[i, g] - X[i, f] * M[i, g] - M[i, f] * X[i, g]
-            G[f, g] = acc
-    return G
+    return u
+
+
+def lmnn_gradient(X, targets, tw, ptr, others, iw):
+    """``sum_p w_p (x_a - x_b)(x_a - x_b)^T`` over the target pairs (weights ``tw``) and
+    the impostor pairs (``iw``): the gradient of LMNN's objective with respect to the
+    matrix M = L^T L (d x d). Written as ``X^T diag(u) X - S - S^T`` with ``S = X^T M``, M
+    the rows' weighted partner sums (:func:`_weighted_sums`) and u each row's weights as
+    anchor and as partner (no n x n matrix)."""
+    s, M = _weighted_sums(X, targets, tw, ptr, others, iw)
+    u = _partner_weights(s, targets, tw, ptr, others, iw)
+    S = _cross(X, M, None)
+    return _cross(X, X, u) - S - S.T
 
 
 @njit(cache=True)
@@ -170,7 +219,7 @@ def itml_passes(A, V, similar, bound, lam, gamma, max_passes, tol):
     at least (dissimilar); each pass visits them in order. Stops after a pass whose
     change of the duals, ``sum|lam - lam_before| / (||lam|| + ||lam_before||)``, is below
     ``tol``, or after ``max_passes``. A constraint whose v has ``v^T A v = 0`` (two equal
-    rows) is skipped. Returns ``(passes, change)``."""
+    rows) is skipped. A must be exactly symmetric, and stays so. Returns ``(passes, change)``."""
     m, d = V.shape
     gamma_proj = 1.0 if np.isinf(gamma) else gamma / (gamma + 1.0)
     before = lam.copy()
@@ -180,13 +229,14 @@ def itml_passes(A, V, similar, bound, lam, gamma, max_passes, tol):
     for it in range(max_passes):
         passes = it + 1
         for c in range(m):
+            Av[:] = 0.0
+            for g in range(d):  # A v as a sum of A's rows (A is symmetric): vectorised
+                vg = V[c, g]
+                for f in range(d):
+                    Av[f] += vg * A[g, f]
             wtw = 0.0
             for f in range(d):
-                s = 0.0
-                for g in range(d):
-                    s += A[f, g] * V[c, g]
-                Av[f] = s
-                wtw += V[c, f] * s
+                wtw += V[c, f] * Av[f]
             if wtw <= 0.0:
                 continue
             if similar[c]:
@@ -198,9 +248,9 @@ def itml_passes(A, V, similar, bound, lam, gamma, max_passes, tol):
                 beta = -alpha / (1.0 + alpha * wtw)
                 bound[c] = 1.0 / (1.0 / bound[c] - alpha / gamma)
             lam[c] -= alpha
-            for f in range(d):
+            for f in range(d):  # beta (Av_f Av_g): A stays exactly symmetric
                 for g in range(d):
-                    A[f, g] += beta * Av[f] * Av[g]
+                    A[f, g] += beta * (Av[f] * Av[g])
         norm = np.sqrt(np.sum(lam * lam)) + np.sqrt(np.sum(before * before))
         if norm == 0.0:
             change = np.inf

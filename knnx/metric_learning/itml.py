@@ -85,6 +85,24 @@ class ITML(LinearMetric):
         self.tol = tol
         self.random_state = random_state
 
+    @classmethod
+    def _data_problems(cls, params, n_samples, n_features, n_classes):
+        """A matrix prior that is not a symmetric positive definite d x d matrix, or bounds
+        that are not [u, l] with 0 < u < l (the spec's validation asks this of each
+        dataset)."""
+        prior, bounds = params.get("prior", "identity"), params.get("bounds")
+        if not isinstance(prior, str):
+            A0 = np.asarray(prior, dtype=np.float64)
+            if A0.shape != (n_features, n_features) or not np.allclose(A0, A0.T):
+                return [f"prior must be a symmetric {n_features} x {n_features} matrix, got shape {A0.shape}"]
+            if not np.all(np.isfinite(A0)) or np.linalg.eigvalsh(A0).min() <= 0:
+                return ["prior must be positive definite"]
+        if bounds is not None:
+            b = np.asarray(bounds, dtype=np.float64).ravel()
+            if b.shape != (2,) or not (np.isfinite(b).all() and 0 < b[0] < b[1]):
+                return [f"bounds must be [u, l] with 0 < u < l, got {list(bounds)!r}"]
+        return []
+
     def _learn(self, X, y, n_out):
         A0 = self._prior(X)
         m = 20 * len(self.classes_) ** 2 if self.n_constraints is None else self.n_constraints
@@ -116,19 +134,14 @@ class ITML(LinearMetric):
                     "ITML: prior 'covariance': the covariance of the training rows is singular (a constant "
                     "column, or more features than rows); use prior 'identity'"
                 )
-            return np.linalg.inv(cov)
-        A0 = np.asarray(self.prior, dtype=np.float64)
-        if A0.shape != (d, d) or not np.allclose(A0, A0.T):
-            raise ValueError(f"ITML: prior must be a symmetric {d} x {d} matrix, got shape {A0.shape}")
-        if np.linalg.eigvalsh(A0).min() <= 0:
-            raise ValueError("ITML: prior must be positive definite")
+            inverse = np.linalg.inv(cov)
+            return (inverse + inverse.T) / 2  # exactly symmetric, as the projections keep it
+        A0 = np.asarray(self.prior, dtype=np.float64)  # checked by _data_problems
         return (A0 + A0.T) / 2
 
     def _bounds(self, V, A0):
-        if self.bounds is not None:
-            upper, lower = (float(b) for b in self.bounds)
-            if not (0 < upper < lower):
-                raise ValueError(f"ITML: bounds must be [u, l] with 0 < u < l, got {self.bounds!r}")
+        if self.bounds is not None:  # checked by _data_problems
+            upper, lower = (float(b) for b in np.asarray(self.bounds, dtype=np.float64).ravel())
             return upper, lower
         d2 = np.einsum("ij,jk,ik->i", V, A0, V)
         upper, lower = np.percentile(d2, (5, 95))

@@ -186,17 +186,14 @@ class _Descent:
         """Every pair (i, l) of rows of different classes inside row i's margin under L."""
         Z = K.project(self.X, L)
         radius = 1.0 + K.target_distances(Z, self.targets).max(axis=1)
-        counts = K.impostor_counts(Z, self.y, radius)
-        total = int(counts.sum())
-        if total > MAX_PAIRS:
+        found = K.impostors(Z, self.y, radius, MAX_PAIRS)
+        if found is None:
             raise ValueError(
-                f"LMNN: {total:,} pairs of rows of different classes lie within the margin (at most "
-                f"{MAX_PAIRS:,}); the margin is 1 in squared distance: scale the data so that distances between "
-                "neighbours are well above 1"
+                f"LMNN: more than {MAX_PAIRS:,} pairs of rows of different classes lie within the margin; the "
+                "margin is 1 in squared distance: scale the data so that distances between neighbours are well "
+                "above 1"
             )
-        self.ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.intp)
-        self.others = np.empty(total, dtype=np.intp)
-        K.impostor_fill(Z, self.y, radius, self.ptr, self.others)
+        self.ptr, self.others = found
         self.searches += 1
 
     def evaluate(self, L):
