@@ -4,7 +4,8 @@ objective and gradient, and ITML's Bregman projections.
 They import nothing from knnx and take validated input: C-contiguous float64 rows,
 intp class codes and index arrays. Every sum is taken in a fixed order by one thread
 (the parallel loops give each thread whole output rows), so the results do not depend
-on the number of threads.
+on the number of threads. Only the loops that cost O(n^2) or O(n d^2) are parallel (a
+parallel kernel takes seconds longer to compile).
 """
 
 import numpy as np
@@ -36,12 +37,12 @@ def _sq(Z, i, j):
     return s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def target_distances(Z, targets):
     """Squared distances in Z from each row to its target neighbours (n x k)."""
     n, k = targets.shape
     out = np.empty((n, k))
-    for i in prange(n):
+    for i in range(n):
         for j in range(k):
             out[i, j] = _sq(Z, i, targets[i, j])
     return out
@@ -71,10 +72,10 @@ def _inside(Z, ZT, y, radius, start, stop, mask):
     return counts
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _gather(mask, ptr, others):
     """Row b's marked columns into ``others[ptr[b]:ptr[b+1]]``, increasing."""
-    for b in prange(mask.shape[0]):
+    for b in range(mask.shape[0]):
         p = ptr[b]
         for m in range(mask.shape[1]):
             if mask[b, m]:
@@ -109,7 +110,7 @@ def impostors(Z, y, radius, max_pairs, block_bytes=2**24):
     return ptr, (np.concatenate(parts) if parts else np.empty(0, dtype=np.intp))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def lmnn_terms(Z, targets, ptr, others, mu):
     """LMNN's objective on the stored impostor pairs, its active triples and the weight of
     each pair in the gradient (see :func:`lmnn_gradient`).
@@ -125,7 +126,7 @@ def lmnn_terms(Z, targets, ptr, others, mu):
     active = np.zeros(n, dtype=np.int64)
     tw = np.empty((n, k))
     iw = np.zeros(others.shape[0])
-    for i in prange(n):
+    for i in range(n):
         t = np.empty(k)
         s = 0.0
         for j in range(k):
@@ -148,7 +149,7 @@ def lmnn_terms(Z, targets, ptr, others, mu):
     return pull, hinge, active, tw, iw
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _weighted_sums(X, targets, tw, ptr, others, iw):
     """Per row i: ``s[i]``, the sum of its pair weights, and ``m[i]``, the sum of its
     partners' rows weighted by them."""
@@ -156,7 +157,7 @@ def _weighted_sums(X, targets, tw, ptr, others, iw):
     k = targets.shape[1]
     s = np.zeros(n)
     M = np.zeros((n, d))
-    for i in prange(n):
+    for i in range(n):
         for j in range(k):
             w = tw[i, j]
             s[i] += w
@@ -175,13 +176,13 @@ def _weighted_sums(X, targets, tw, ptr, others, iw):
 
 @njit(cache=True, parallel=True)
 def _cross(X, Y, w):
-    """``sum_i w_i x_i y_i^T`` (d x d; w None: 1), summed over the rows in order, one
-    output row per thread (the inner loop over its columns vectorised)."""
+    """``sum_i w_i x_i y_i^T`` (d x d), summed over the rows in order, one output row per
+    thread (the inner loop over its columns vectorised)."""
     n, d = X.shape
     out = np.zeros((d, Y.shape[1]))
     for f in prange(d):
         for i in range(n):
-            a = X[i, f] if w is None else w[i] * X[i, f]
+            a = w[i] * X[i, f]
             for g in range(Y.shape[1]):
                 out[f, g] += a * Y[i, g]
     return out
@@ -207,7 +208,7 @@ def lmnn_gradient(X, targets, tw, ptr, others, iw):
     anchor and as partner (no n x n matrix)."""
     s, M = _weighted_sums(X, targets, tw, ptr, others, iw)
     u = _partner_weights(s, targets, tw, ptr, others, iw)
-    S = _cross(X, M, None)
+    S = _cross(X, M, np.ones(X.shape[0]))  # 1.0 * x is x: one compiled signature
     return _cross(X, X, u) - S - S.T
 
 
