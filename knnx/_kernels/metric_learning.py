@@ -189,6 +189,17 @@ def _cross(X, Y, w):
 
 
 @njit(cache=True)
+def _halved_less(X, u, M):
+    """``diag(u / 2) X - M`` (halving is exact)."""
+    R = np.empty_like(X)
+    for i in range(X.shape[0]):
+        h = 0.5 * u[i]
+        for f in range(X.shape[1]):
+            R[i, f] = h * X[i, f] - M[i, f]
+    return R
+
+
+@njit(cache=True)
 def _partner_weights(s, targets, tw, ptr, others, iw):
     """s plus each row's weights as a partner: a serial scatter, in row order."""
     u = s.copy()
@@ -203,13 +214,14 @@ def _partner_weights(s, targets, tw, ptr, others, iw):
 def lmnn_gradient(X, targets, tw, ptr, others, iw):
     """``sum_p w_p (x_a - x_b)(x_a - x_b)^T`` over the target pairs (weights ``tw``) and
     the impostor pairs (``iw``): the gradient of LMNN's objective with respect to the
-    matrix M = L^T L (d x d). Written as ``X^T diag(u) X - S - S^T`` with ``S = X^T M``, M
-    the rows' weighted partner sums (:func:`_weighted_sums`) and u each row's weights as
-    anchor and as partner (no n x n matrix)."""
+    matrix M = L^T L (d x d). Written as ``P + P^T`` with ``P = X^T (diag(u / 2) X -
+    M)``, M the rows' weighted partner sums (:func:`_weighted_sums`) and u each row's
+    weights as anchor and as partner: one product over the rows, no n x n matrix, and
+    exactly symmetric."""
     s, M = _weighted_sums(X, targets, tw, ptr, others, iw)
     u = _partner_weights(s, targets, tw, ptr, others, iw)
-    S = _cross(X, M, np.ones(X.shape[0]))  # 1.0 * x is x: one compiled signature
-    return _cross(X, X, u) - S - S.T
+    P = _cross(X, _halved_less(X, u, M), np.ones(X.shape[0]))  # 1.0 * x is x: one signature
+    return P + P.T
 
 
 @njit(cache=True)
