@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data prototype-reduction regress regress-update reproduce report clean docs-generated
+.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data prototype-reduction metric-learning regress regress-update reproduce report clean docs-generated
 
 install:  ## install knnx with the test, benchmark, Dask, statistics and documentation extras
 	$(PYTHON) -m pip install -e '.[dev,bench,dask,stats,docs]'
@@ -36,7 +36,7 @@ format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments docs/hooks
 	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments docs/hooks
 
-bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn
+bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn; metric_learning.py: LMNN, ITML, LFDA vs metric-learn
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/metrics.py
 	$(PYTHON) benchmarks/lpo.py
@@ -52,6 +52,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weight
 	$(PYTHON) benchmarks/runner.py
 	$(PYTHON) benchmarks/pipelines.py
 	$(PYTHON) benchmarks/prototypes.py
+	$(PYTHON) benchmarks/metric_learning.py --raw
 
 ripley:  ## the main job
 	knnx run experiments/ripley.yaml
@@ -124,6 +125,10 @@ prototype-reduction:  ## every prototype selection and generation then 1-NN, bes
 	knnx compare results/prototype-reduction/results.csv --metric error --out results/prototype-reduction/compare-error
 	knnx compare results/prototype-reduction/results.csv --metric retained --out results/prototype-reduction/compare-retained
 	knnx compare results/prototype-reduction/results.csv --metric error --retention 0,0.2 --out results/prototype-reduction/compare-error-low
+
+metric-learning:  ## kNN under the Euclidean distance and after NCA, LMNN, ITML, LFDA, beside CW/PW/CPW, k tuned, on 14 numeric KEEL sets with their partitions (docs/metric-learning.md)
+	knnx run experiments/metric_learning.yaml --out results/metric-learning
+	knnx compare results/metric-learning/results.csv --metric error --out results/metric-learning/compare-error
 
 regress:  ## regression gate: fast subsets of every paper target against results/reference/ (about 1 minute)
 	knnx gate

@@ -58,6 +58,7 @@ NOT_RUN = {
     "make gnnb-large",
     "make mixed-data",
     "make prototype-reduction",
+    "make metric-learning",
 }
 
 # Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.
