@@ -18,7 +18,7 @@ from knnx.estimators.base import METRIC_CONSTRAINTS, NeighborsClassifierBase
 from knnx.estimators.knn import KNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
 from knnx.limits import C_RANGE, MAX_GRID, MAX_ITERATIONS, MAX_ROUNDS, MAX_SEED
-from knnx.metric_learning import ITML
+from knnx.metric_learning.itml import ITML
 
 
 class SubsampledKNN(NeighborsClassifierBase):

@@ -6,11 +6,24 @@ them works in the learned space (see :mod:`knnx.metric_learning.base`).
 * :class:`ITML`: information-theoretic metric learning (Davis et al. 2007), native;
 * :class:`LFDA`: local Fisher discriminant analysis (Sugiyama 2007), closed form;
 * :class:`NCA`: neighbourhood components analysis, scikit-learn's.
+
+Each class is imported at its first use (PEP 562): ``knnx validate``, which imports the
+estimators (``itml_knn`` fits ITML), loads neither scikit-learn's neighbours module (NCA)
+nor scipy's eigensolvers (LFDA).
 """
 
-from knnx.metric_learning.itml import ITML
-from knnx.metric_learning.lfda import LFDA
-from knnx.metric_learning.lmnn import LMNN
-from knnx.metric_learning.nca import NCA
+import importlib
 
 __all__ = ["ITML", "LFDA", "LMNN", "NCA"]
+
+_MODULES = {"ITML": "itml", "LFDA": "lfda", "LMNN": "lmnn", "NCA": "nca"}
+
+
+def __getattr__(name):
+    if name in _MODULES:
+        return getattr(importlib.import_module(f"knnx.metric_learning.{_MODULES[name]}"), name)
+    raise AttributeError(f"module 'knnx.metric_learning' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_MODULES])
