@@ -1,7 +1,7 @@
 # Every target runs exactly what CI runs. Use inside a virtual environment (see README).
 PYTHON ?= python3
 
-.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data prototype-reduction metric-learning regress regress-update reproduce report clean docs-generated
+.PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data publishable prototype-reduction metric-learning regress regress-update reproduce report clean docs-generated
 
 install:  ## install knnx with the test, benchmark, Dask, statistics and documentation extras
 	$(PYTHON) -m pip install -e '.[dev,bench,dask,stats,docs]'
@@ -126,6 +126,11 @@ prototype-reduction:  ## every prototype selection and generation then 1-NN, bes
 	knnx compare results/prototype-reduction/results.csv --metric retained --out results/prototype-reduction/compare-retained
 	knnx compare results/prototype-reduction/results.csv --metric error --retention 0,0.2 --out results/prototype-reduction/compare-error-low
 
+publishable:  ## 8 contestants on 20 datasets (KEEL partitions, a loader and a class of one's own) and the comparison's LaTeX in a one- and a two-column article (docs/publishing.md; needs pdflatex and pdftoppm; about 5 minutes)
+	knnx run experiments/publishable.yaml --out results/publishable
+	knnx compare results/publishable/results.csv --control knn --names short --no-std --format latex --layout table*,resize,footnotesize
+	python experiments/publishable_pages.py results/publishable docs/images
+
 metric-learning:  ## kNN under the Euclidean distance and after NCA, LMNN, ITML, LFDA, beside CW/PW/CPW, k tuned, on 14 numeric KEEL sets with their partitions (docs/metric-learning.md)
 	knnx run experiments/metric_learning.yaml --out results/metric-learning
 	knnx compare results/metric-learning/results.csv --metric error --out results/metric-learning/compare-error
@@ -147,7 +152,7 @@ report:  ## results/comparison.csv and results/REPORT.md from existing results, 
 	knnx reproduce --assemble-only $(REPRODUCE_VARS)
 
 clean:
-	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/mixed-data results/prototype-reduction results/regress results/REPORT.md results/comparison.csv results/reproduce-times.json .pytest_cache .ruff_cache
+	rm -rf results/ripley results/lpo-* results/unn-* results/gnnb-* results/cpw-* results/mixed-data results/publishable results/prototype-reduction results/regress results/REPORT.md results/comparison.csv results/reproduce-times.json .pytest_cache .ruff_cache
 
 docs-generated:  ## rewrite the generated blocks of docs/**/*.md in place (CLI reference, spec schema, dataset, target and paper tables); tests/test_docs.py fails while one is stale
 	$(PYTHON) docs/hooks/generate.py --write

@@ -59,6 +59,7 @@ NOT_RUN = {
     "make mixed-data",
     "make prototype-reduction",
     "make metric-learning",
+    "make publishable",
 }
 
 # Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.

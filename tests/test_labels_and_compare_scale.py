@@ -950,6 +950,17 @@ def test_a_long_list_of_datasets_is_cut_in_the_note():
     frame = pd.concat(frames, ignore_index=True)
     assert dataset_dependent_lines(frame) == ["a w (d0: 0; d1: 1; d2: 2; d3: 3; ... 6 datasets)"]
     assert dataset_dependent_lines(frames[0]) == []  # one dataset: nothing depends on it
+    # values shared by several datasets: by value, the commonest first
+    frames = [
+        _frame(
+            [("a", {"k": 1, "w": int(i in (2, 5))}), ("a", {"k": 3, "w": int(i in (2, 5))})],
+            datasets=(f"d{i}",),
+        )
+        for i in range(7)
+    ]
+    assert dataset_dependent_lines(pd.concat(frames, ignore_index=True)) == [
+        "a w (0 on d0, d1, d3, d4 and 1 more; 1 on d2, d5)"
+    ]
 
 
 def test_a_table_that_pools_datasets_says_so():

@@ -140,7 +140,7 @@ def test_the_wide_table_values_equal_the_results(study):
         assert int(n) == int(sub["n_train"].iloc[0] + sub["n_test"].iloc[0])
         for config, cell in zip(dict.fromkeys(errors["configuration"]), values[3:], strict=True):
             folds = sub[sub["configuration"] == config]["value"].to_numpy()
-            mean, std = (float(x) for x in cell.rstrip("†").split(" ± "))
+            mean, std = (float(x) for x in cell.rstrip("▼▲").split(" ± "))
             assert mean == pytest.approx(round(folds.mean(), 4), abs=1e-12)
             assert std == pytest.approx(round(folds.std(ddof=1), 4), abs=1e-12)
     assert "rings: 9" in text and "iris: 5" in text  # UNN's k per dataset, one contestant

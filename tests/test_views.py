@@ -17,7 +17,7 @@ from sklearn.preprocessing import OneHotEncoder
 from knnx.datasets import Dataset, load_dataset, make_dataset
 from knnx.datasets.views import onehot_of_codes, treat_missing
 from knnx.experiment.runner import run_spec
-from knnx.reporting.characteristics import read_datasets
+from knnx.reporting.characteristics import dataset_row, read_datasets
 
 KEY = ["dataset", "algorithm", "params", "repeat", "fold", "metric"]
 
@@ -121,6 +121,9 @@ def test_the_views_differ_where_the_dataset_has_nominal_attributes(three_runs):
     assert keep.X.shape == (277, 9) and len(keep.nominal) == 8
     assert np.array_equal(onehot.X, plain.X) and onehot.X.shape[1] > 9 and onehot.nominal == ()
     assert np.array_equal(keep.y, plain.y)
+    # datasets.csv: d counts attributes, columns the one-hot indicators, whichever view is read
+    rows = [dataset_row("keel.breast", ds) for ds in (keep, onehot)]
+    assert [(r["d"], r["nominal"], r["columns"]) for r in rows] == [(9, 8, onehot.X.shape[1])] * 2
 
 
 def test_datasets_csv_and_the_report_say_what_each_contestant_read(three_runs):
@@ -224,6 +227,9 @@ def test_a_loader_entry_takes_categorical_and_missing(tmp_path, options, n, colu
         assert ds.X[4, 0] == 2.0 and ds.X[9, 0] == 2.0
     if options.get("categorical") == "onehot":
         assert np.array_equal(ds.X[:, :3], (raw.X[:, [0]][keep] == np.arange(3)).astype(float))
+    # datasets.csv: 2 attributes (1 nominal) and 4 one-hot columns, codes or indicators alike
+    row = dataset_row("lab", ds)
+    assert (row["d"], row["nominal"], row["columns"]) == (2, 1, 4)
 
 
 def test_a_loader_entry_without_categorical_gives_each_contestant_its_view(tmp_path):

@@ -5,7 +5,6 @@ HTML renderings checked for structure (and LaTeX compiled where a TeX engine is)
 import math
 import re
 import shutil
-import subprocess
 from html.parser import HTMLParser
 
 import numpy as np
@@ -15,7 +14,8 @@ from test_compare import _fold_results, _results
 from typer.testing import CliRunner
 
 from knnx.cli import app
-from knnx.reporting.wide import render, to_latex, wide_table
+from knnx.reporting.latex import Layout, to_latex
+from knnx.reporting.wide import render, wide_table
 from knnx.stats.compare import compare, paired_tests
 from knnx.stats.configurations import configuration_labels
 from knnx.stats.control import five_by_two_f
@@ -79,17 +79,18 @@ def test_markdown_rendering_exactly():
     text = render(wide_table(result, _sizes()), "md")
     lines = text.splitlines()
     assert lines[0] == "| dataset | n | d | classes | a | b | c |"
-    assert lines[2] == "| d1 | 100 | – | – | **0.1000 ± 0.0158** | 0.3000 ± 0.0158† | **0.1000 ± 0.0158** |"
-    assert lines[3] == "| d2 | 100 | – | – | 0.2000 ± 0.0381† | 0.2020 ± 0.0259† | **0.0500 ± 0.0071** |"
+    assert lines[2] == "| d1 | 100 | – | – | **0.1000 ± 0.0158** | 0.3000 ± 0.0158▼ | **0.1000 ± 0.0158** |"
+    assert lines[3] == "| d2 | 100 | – | – | 0.2000 ± 0.0381▼ | 0.2020 ± 0.0259▼ | **0.0500 ± 0.0071** |"
     assert lines[4] == "| average rank | | | | 1.75 | 3.00 | 1.25 |"
     assert (
-        "†: significantly worse than the row's best (Nadeau and Bengio's corrected resampled t-test" in text
+        "▼: significantly worse than the row's best (Nadeau and Bengio's corrected resampled t-test" in text
     )
     assert "Friedman chi2 = " in lines[-1]
 
 
 def _check_latex_structure(text, k):
-    assert text.startswith("\\begin{table}[t]\n") and text.rstrip().endswith("\\end{table}")
+    assert text.startswith("% \\usepackage{booktabs}\n\\begin{table}[t]\n")
+    assert text.rstrip().endswith("\\end{table}")
     for env in ("table", "tabular"):
         assert text.count(f"\\begin{{{env}}}") == text.count(f"\\end{{{env}}}") == 1
     assert [line for line in text.splitlines() if line in ("\\toprule", "\\midrule", "\\bottomrule")] == [
@@ -98,24 +99,24 @@ def _check_latex_structure(text, k):
         "\\midrule",
         "\\bottomrule",
     ]
-    assert re.search(r"\\caption\{.+\}", text) and re.search(r"\\label\{tab:[^}]+\}", text)
+    assert re.search(r"\\caption(\[[^]]*\])?\{.+\}", text) and re.search(r"\\label\{tab:[^}]+\}", text)
     assert "\\begin{tabular}{l" + "r" * (3 + k) + "}" in text
     body = text[text.index("\\toprule") : text.index("\\bottomrule")]
     rows = [line for line in body.splitlines() if line.endswith("\\\\")]
     assert rows and all(line.count("&") == 3 + k for line in rows)  # every row has every column
-    assert "\\pm" in text and "\\mathbf{" in text and "^\\dagger" in text
-    # braces and math delimiters balance on every line
-    for line in text.splitlines():
+    assert "\\pm" in text and "\\mathbf{" in text and "^{\\circ}" in text
+    # braces and math delimiters balance on every line (the package comment aside)
+    for line in text.splitlines()[1:]:
         assert line.count("{") - line.count("\\{") == line.count("}") - line.count("\\}"), line
         assert (line.count("$") - line.count("\\$")) % 2 == 0, line
 
 
 def test_latex_structure_and_escapes():
     result = compare(_frame(), control="a")
-    text = to_latex(wide_table(result, _sizes()), caption=None, label="tab:demo")
+    text = to_latex(wide_table(result, _sizes()), Layout(label="tab:demo"))
     _check_latex_structure(text, 3)
     assert "\\label{tab:demo}" in text and "Dem\\v{s}ar" in text
-    assert "d1 & 100 & -- & -- & $\\mathbf{0.100 \\pm 0.016}$ & $0.300 \\pm 0.016^\\dagger$" in text
+    assert "d1 & 100 & -- & -- & $\\mathbf{0.100 \\pm 0.016}$ & $0.300 \\pm 0.016^{\\circ}$" in text
     # names with LaTeX's special characters are escaped
     frame = _results(
         pd.DataFrame({"a_b": [0.1, 0.2], "c&d": [0.2, 0.1], "50%": [0.3, 0.3]}, index=["x#1", "y"])
@@ -125,20 +126,12 @@ def test_latex_structure_and_escapes():
 
 
 def compile_latex(body, folder):
-    """Compile ``body`` (a LaTeX table) in a minimal article with booktabs by pdflatex;
-    assert it compiles to a PDF with no missing character."""
-    doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + body + "\\end{document}\n"
-    (folder / "t.tex").write_text(doc, encoding="utf-8")
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
+    """Compile ``body`` (a LaTeX table) in a minimal article by pdflatex; assert it
+    compiles to a PDF with no missing character (:func:`test_latex_layouts._compile`)."""
+    from test_latex_layouts import _compile
+
+    _compile(body, folder, twocolumn=False)
     assert (folder / "t.pdf").read_bytes()[:4] == b"%PDF"
-    assert "Missing character" not in (folder / "t.log").read_text(errors="replace")
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine here")
@@ -182,7 +175,7 @@ def test_html_rendering_has_the_same_cells_as_markdown():
         "–",
         "–",
         "*0.1000 ± 0.0158",
-        "0.3000 ± 0.0158†",
+        "0.3000 ± 0.0158▼",
         "*0.1000 ± 0.0158",
     ]
     assert parser.rows[-1] == ["average rank", "", "", "", "1.75", "3.00", "1.25"]
@@ -293,7 +286,7 @@ def test_a_configuration_without_every_dataset_is_named_not_dropped_silently(tmp
     assert done.exit_code == 0, done.output
     assert "Left out: c: no 'error' results on 1 of 3 datasets (y)." in done.output.splitlines()
     latex = runner.invoke(app, ["compare", str(path), "--select", "all", "--format", "latex"])
-    assert latex.exit_code == 0 and latex.stdout.startswith("\\begin{table}")
+    assert latex.exit_code == 0 and latex.stdout.startswith("% \\usepackage{booktabs}\n\\begin{table}")
     assert "Left out: c: no 'error' results on 1 of 3 datasets (y)." in latex.stderr
 
 
@@ -303,4 +296,6 @@ def test_control_errors_are_one_line(tmp_path):
     assert done.exit_code == 2
     assert done.output == "error: --control: 'zz' is not a contestant; contestants: a, b\n"
     done = runner.invoke(app, ["compare", str(path), "--control", "a", "--format", "latex"])
-    assert done.exit_code == 0 and math.isfinite(float(re.search(r"CD = ([0-9.]+)", done.output).group(1)))
+    assert done.exit_code == 0 and math.isfinite(
+        float(re.search(r"Bonferroni--Dunn's critical difference is ([0-9.]+)", done.output).group(1))
+    )

@@ -241,6 +241,17 @@ def dataset_dependent_notes(frame):
     ]
 
 
+def dataset_dependent_sentences(frame):
+    """The sentence per parameter set per dataset (``params_for``) that a comparison
+    table prints under it (in LaTeX, in its caption)."""
+    from knnx.stats.configurations import dataset_dependent_lines
+
+    return [
+        f"Set per dataset (params_for), not in the contestants' names: {line}."
+        for line in dataset_dependent_lines(frame)
+    ]
+
+
 def print_notes(lines):
     """``lines`` on stderr, after what went to stdout (a table's footnotes)."""
     sys.stdout.flush()

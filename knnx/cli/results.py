@@ -11,6 +11,7 @@ from knnx.cli.core import (
     TableFormat,
     console,
     dataset_dependent_notes,
+    dataset_dependent_sentences,
     err_console,
     note_last_round,
     print_notes,
@@ -51,21 +52,74 @@ def table_cmd(
     print_notes(notes)
 
 
+_COMPARE_SELECT_OPTION = typer.Option(
+    None,
+    "--select",
+    help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
+    "on the test folds (optimistic). Needed when an algorithm has several configurations. At most "
+    "6,000,000 paired tests (every pair of contestants on every dataset: 2,000 contestants on 3 datasets).",
+)
+_COMPARE_RETENTION_OPTION = typer.Option(
+    None,
+    "--retention",
+    help="LOW,HIGH: compare only the configurations whose mean retention (the share of training rows their "
+    "classifier is fitted on; 1 for one that reduces nothing) lies in [LOW, HIGH], e.g. 0,0.3; the others "
+    "are left out by name.",
+)
+_COMPARE_OUT_OPTION = typer.Option(
+    None,
+    "--out",
+    help="Folder for the table, cd.png/cd.svg (up to 300 contestants; above, the tables alone, and a note "
+    "says so), ranks.csv, control.csv, ...",
+)
+_COMPARE_METRIC_OPTION = typer.Option(
+    "error",
+    "--metric",
+    help="The metric compared; also retained (the share of the training rows a contestant fits on: a "
+    "selection's, UNN's or a sample's prototype fraction, 1 for one that reduces nothing; lower is better).",
+)
+# knnx compare's options for the page (LaTeX's layout, the columns and names printed)
+_LAYOUT_OPTION = typer.Option(
+    "table",
+    "--layout",
+    help="LaTeX: table (one column), table* (both columns of a two-column paper) or landscape "
+    "(sidewaystable), with resize (scaled to the line width) and a font size (small, footnotesize, "
+    "scriptsize, tiny), comma-separated: table*,resize.",
+)
+_COLUMNS_OPTION = typer.Option(
+    None,
+    "--columns",
+    help="The columns printed, in order, comma-separated: n, d, classes, columns (encoded columns) and "
+    "contestants; ranks and tests stay over every contestant.",
+)
+_TRANSPOSE_OPTION = typer.Option(
+    False, "--transpose", help="Contestants as rows, datasets as columns (LaTeX; for many contestants)."
+)
+_DIGITS_OPTION = typer.Option(
+    None, "--digits", min=0, max=12, help="Decimals of the means (3 in LaTeX, else 4)."
+)
+_STD_OPTION = typer.Option(
+    True,
+    "--std/--no-std",
+    help="--no-std: the means alone, the standard deviations in a second table (LaTeX).",
+)
+_MARKS_OPTION = typer.Option(
+    None,
+    "--marks/--no-marks",
+    help="Mark significant differences (default: for a score, not for a time, whose noise is the machine's).",
+)
+_NAMES_OPTION = typer.Option(
+    "full",
+    "--names",
+    help="full; short (suite prefixes left out: keel.iris -> iris); or a YAML file mapping dataset ids "
+    "and contestants to the names printed.",
+)
+
+
 def compare(
     results: Path = typer.Argument(..., help="A results.csv file."),
-    metric: str = typer.Option(
-        "error",
-        "--metric",
-        help="The metric compared; also retained (the share of the training rows a contestant fits on: a "
-        "selection's, UNN's or a sample's prototype fraction, 1 for one that reduces nothing; lower is better).",
-    ),
-    select: str = typer.Option(
-        None,
-        "--select",
-        help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
-        "on the test folds (optimistic). Needed when an algorithm has several configurations. At most "
-        "6,000,000 paired tests (every pair of contestants on every dataset: 2,000 contestants on 3 datasets).",
-    ),
+    metric: str = _COMPARE_METRIC_OPTION,
+    select: str = _COMPARE_SELECT_OPTION,
     alpha: float = typer.Option(
         0.05,
         "--alpha",
@@ -75,33 +129,29 @@ def compare(
         None,
         "--control",
         help="A contestant (its label, or an algorithm id naming one) to test every other against: Holm and "
-        "Bonferroni-Dunn after Friedman, the Bayesian signed-rank test; the table's daggers then compare with it.",
+        "Bonferroni-Dunn after Friedman, the Bayesian signed-rank test; the table's marks then compare with it.",
     ),
     test: SignificanceTest = typer.Option(
         SignificanceTest.corrected_t,
         "--test",
-        help="The per-dataset test behind the table's daggers: corrected-t (Nadeau-Bengio), t, or 5x2cv-f "
+        help="The per-dataset test behind the table's marks: corrected-t (Nadeau-Bengio), t, or 5x2cv-f "
         "(5 repeats of 2 folds).",
     ),
     rope: float = typer.Option(
         0.01, "--rope", help="Half-width of the Bayesian signed-rank test's region of practical equivalence."
     ),
-    retention: str = typer.Option(
-        None,
-        "--retention",
-        help="LOW,HIGH: compare only the configurations whose mean retention (the share of training rows their "
-        "classifier is fitted on; 1 for one that reduces nothing) lies in [LOW, HIGH], e.g. 0,0.3; the others "
-        "are left out by name.",
-    ),
-    out: Path = typer.Option(
-        None,
-        "--out",
-        help="Folder for the table, cd.png/cd.svg (up to 300 contestants; above, the tables alone, and a note "
-        "says so), ranks.csv, control.csv, ...",
-    ),
+    retention: str = _COMPARE_RETENTION_OPTION,
+    out: Path = _COMPARE_OUT_OPTION,
     fmt: CompareFormat = typer.Option(CompareFormat.md, "--format", help="md, csv, latex or html."),
+    layout: str = _LAYOUT_OPTION,
+    columns: str = _COLUMNS_OPTION,
+    transpose: bool = _TRANSPOSE_OPTION,
+    digits: int = _DIGITS_OPTION,
+    std: bool = _STD_OPTION,
+    names: str = _NAMES_OPTION,
+    marks: bool = _MARKS_OPTION,
 ):
-    """Compare configurations across datasets: the table a paper prints (mean ± std, best in bold, daggers), ranks,
+    """Compare configurations across datasets: the table a paper prints (mean ± std, best in bold, ▼ ▲ marks), ranks,
     Friedman, Nemenyi CD, Wilcoxon-Holm, tests against a control."""
     from knnx.reporting.characteristics import read_datasets
     from knnx.reporting.comparison import comparison_table, figures_lines, left_out_lines, write_comparison
@@ -112,11 +162,15 @@ def compare(
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
-        notes = dataset_dependent_notes(frame)
+        notes = dataset_dependent_notes(frame) if fmt is CompareFormat.csv else []  # the others print them
+        shape = _layout(layout, columns, transpose, digits, std, names)
         band = None if retention is None else _band(retention)
         result = run_compare(frame, metric, select, alpha, control=control, rope=rope, retention=band)
         characteristics = read_datasets(Path(results).with_name("datasets.csv"), frame)
-        text = comparison_table(result, fmt.value, characteristics, test.value)
+        sentences = dataset_dependent_sentences(frame)
+        text = comparison_table(
+            result, fmt.value, characteristics, test.value, layout=shape, notes=sentences, marks=marks
+        )
         if out is not None:
             write_comparison(
                 result,
@@ -124,12 +178,51 @@ def compare(
                 fmt.value,
                 characteristics=characteristics,
                 test=test.value,
+                layout=shape,
+                notes=sentences,
+                marks=marks,
             )
     if fmt is not CompareFormat.md:  # Markdown names them in its text; the others keep stdout a file
         for line in [*left_out_lines(result), *(figures_lines(result) if out is not None else [])]:
             err_console.print(line, markup=False)
     sys.stdout.write(text)
     print_notes(notes)
+
+
+def _layout(layout, columns, transpose, digits, std, names):
+    """The :class:`knnx.reporting.latex.Layout` of ``knnx compare``'s options."""
+    from knnx.reporting.latex import Layout, parse_layout
+
+    float_, resize, size = parse_layout(layout)
+    shown = None if columns is None else tuple(c.strip() for c in columns.split(",") if c.strip())
+    return Layout(
+        float=float_,
+        resize=resize,
+        size=size,
+        columns=shown,
+        transpose=transpose,
+        std=std,
+        digits=digits,
+        names=names if names in ("full", "short") else _names_file(names),
+    )
+
+
+def _names_file(path):
+    """{id or contestant: printed name} of a YAML file (``--names``)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ResultsError(f"--names: expected full, short or a YAML file of names; no file {path}")
+    try:
+        mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ResultsError(f"--names: {path} is not readable YAML ({type(exc).__name__})") from None
+    if not isinstance(mapping, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in mapping.items()
+    ):
+        raise ResultsError(f"--names: {path}: expected a mapping of names to non-empty names")
+    return mapping
 
 
 def report(

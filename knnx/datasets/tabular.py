@@ -301,6 +301,7 @@ def table_to_dataset(
     # columns, and the declared ones (kept as codes, or as the file writes them).
     typed = [a.name for a in attributes if a.kind == "nominal"]
     meta["nominal_attributes"] = typed + [c for c in declared if c not in typed]
+    meta["n_attributes"] = len(attributes)  # before any one-hot encoding (datasets.csv's d)
     meta["options"] = {
         "missing": missing,
         "fill_value": fill_value,

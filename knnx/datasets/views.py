@@ -87,7 +87,10 @@ def onehot_of_codes(ds):
         blocks.append(block)
         names += [f"{name}={c}" for c in range(m)]
     X = np.ascontiguousarray(np.hstack(blocks))
-    return replace(ds, X=X, feature_names=tuple(names), nominal=())
+    attributes = ds.metadata.get("n_attributes", ds.n_features)  # before encoding, for datasets.csv's d
+    return replace(
+        ds, X=X, feature_names=tuple(names), nominal=(), metadata={**ds.metadata, "n_attributes": attributes}
+    )
 
 
 def treat_missing(ds, missing, fill_value, where):

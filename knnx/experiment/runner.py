@@ -122,7 +122,7 @@ from knnx.experiment.rerun import (  # noqa: F401 (RunSummary re-exported)
 )
 from knnx.experiment.worker import back_to, working_folder
 from knnx.limits import WORKER_BYTES, format_bytes, memory_problem
-from knnx.reporting.characteristics import DATASET_COLUMNS, VIEWS_COLUMN, dataset_row
+from knnx.reporting.characteristics import DATASET_COLUMNS, ENCODED_COLUMN, VIEWS_COLUMN, dataset_row
 from knnx.results import (
     CURVE_COLUMNS,
     FAILURE_COLUMNS,
@@ -289,7 +289,9 @@ class _Run:
             for i, ds in enumerate(self.vspec.datasets)
             if i in labels
         ]
-        columns = DATASET_COLUMNS + ([VIEWS_COLUMN] if any(r[VIEWS_COLUMN] for r in rows) else [])
+        columns = [*DATASET_COLUMNS, ENCODED_COLUMN] + (
+            [VIEWS_COLUMN] if any(r[VIEWS_COLUMN] for r in rows) else []
+        )
         atomic_write_text(self.path("datasets.csv"), rows_to_csv(rows, header=True, columns=columns))
         cells = self.vspec.cells
         todo = [c for c in cells if c.key() not in done_keys]

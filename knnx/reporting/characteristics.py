@@ -15,6 +15,9 @@ from knnx.results import _read_table
 # Rows, attributes (before encoding; empty for a precomputed distance matrix), classes,
 # nominal attributes and missing values.
 DATASET_COLUMNS = ["dataset", "n", "d", "classes", "nominal", "missing"]
+# After them: the columns of the encoded matrix (one-hot indicators each a column), where
+# d counts attributes; absent from the datasets.csv of an older knnx.
+ENCODED_COLUMN = "columns"
 # After them, where some contestants read another view of a dataset (knnx.spec.views):
 # what each saw of its nominal attributes (``knn_hvdm: nominal codes; rf: one-hot``).
 VIEWS_COLUMN = "views"
@@ -24,8 +27,10 @@ def dataset_row(label, ds):
     """The :data:`DATASET_COLUMNS` of a loaded dataset ``ds`` (knnx.datasets.Dataset)."""
     if ds.attributes:
         d, nominal = len(ds.attributes), sum(a.kind == "nominal" for a in ds.attributes)
-    else:
-        d, nominal = ds.n_features, len(ds.nominal)
+    else:  # a loader's: its own columns, before knnx's one-hot encoding of its codes
+        meta = ds.metadata if isinstance(ds.metadata, dict) else {}
+        d = meta.get("n_attributes", ds.n_features)
+        nominal = len(meta.get("nominal_attributes", ds.nominal))
     values = ds.values if ds.values is not None else ds.X
     return {
         "dataset": label,
@@ -34,7 +39,27 @@ def dataset_row(label, ds):
         "classes": ds.n_classes,
         "nominal": nominal,
         "missing": int(np.isnan(values).sum()),
+        ENCODED_COLUMN: encoded_columns(ds),
     }
+
+
+def encoded_columns(ds):
+    """The columns of ``ds`` with each nominal attribute as one-hot indicators (what a
+    contestant reading one-hot sees, whichever view the dataset holds): one per
+    category of a nominal column of codes (its declared categories, else codes 0 ..
+    max), one per other column; empty for a precomputed distance matrix."""
+    if ds.precomputed:
+        return ""
+    categories = {a.name: len(a.categories) for a in ds.attributes if a.kind == "nominal"}
+    width = ds.n_features - len(ds.nominal)
+    for j in ds.nominal:
+        known = categories.get(ds.feature_names[j])
+        if known:
+            width += known
+            continue
+        present = ds.X[:, j][~np.isnan(ds.X[:, j])]
+        width += int(present.max()) + 1 if present.size else 0
+    return width
 
 
 def read_datasets(path, frame=None):
@@ -49,6 +74,10 @@ def read_datasets(path, frame=None):
         _check_table(table, path)
         out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
         out = out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))
+        if ENCODED_COLUMN in table.columns:
+            out[ENCODED_COLUMN] = pd.to_numeric(
+                table[ENCODED_COLUMN].replace("", np.nan), errors="coerce"
+            ).to_numpy()
         if VIEWS_COLUMN in table.columns:
             out[VIEWS_COLUMN] = table[VIEWS_COLUMN].to_numpy()
         return out

@@ -14,13 +14,19 @@ from knnx.stats.compare import nemenyi_pvalues
 from knnx.stats.control import five_by_two_pairs
 
 
-def comparison_table(result, fmt="md", characteristics=None, test="corrected-t", digits=None):
+def comparison_table(
+    result, fmt="md", characteristics=None, test="corrected-t", digits=None, layout=None, notes=(), marks=None
+):
     """The comparison table of ``result`` (:func:`knnx.reporting.wide.wide_table`) in
-    ``fmt`` (md, latex, html or csv); Markdown starts with the sentence on how the
+    ``fmt`` (md, latex, html or csv), laid out by ``layout`` (a
+    :class:`knnx.reporting.latex.Layout`: columns, names, and LaTeX's float, size,
+    orientation); ``notes`` are sentences on the parameters set per dataset, printed
+    under it (in LaTeX's caption); ``marks``: whether significant differences are marked
+    (None: for a score, not for a time). Markdown starts with the sentence on how the
     contestants were chosen and names every contestant left out."""
     from knnx.reporting.wide import render, wide_table
 
-    text = render(wide_table(result, characteristics, test), fmt, digits)
+    text = render(wide_table(result, characteristics, test, notes, marks), fmt, digits, layout)
     if fmt == "md":
         return "\n".join([selection_note(result), *left_out_lines(result), *figures_lines(result), "", text])
     return text
@@ -64,7 +70,7 @@ def friedman_sentence(f, alpha=0.05):
     """One line for the ``friedman`` row of a comparison (:attr:`CompareResult.friedman_row`)."""
     tail = (
         f"Nemenyi critical difference at alpha {alpha:g} = {f.critical_difference:.4g} "
-        f"({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)"
+        f"({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)."
     )
     if int(f.n_configurations) < 3:
         return f"Friedman's test needs three configurations or more; with two, see the Wilcoxon test. {tail}"
@@ -212,7 +218,16 @@ SUFFIX = {"md": "md", "latex": "tex", "csv": "csv", "html": "html"}
 
 
 def write_comparison(
-    result, out, fmt="md", metric=None, alpha=None, characteristics=None, test="corrected-t"
+    result,
+    out,
+    fmt="md",
+    metric=None,
+    alpha=None,
+    characteristics=None,
+    test="corrected-t",
+    layout=None,
+    notes=(),
+    marks=None,
 ):
     """ranks.csv, pairwise.csv, friedman.csv, per_dataset.csv, paired.csv,
     rank_counts.csv, significance.csv, left_out.csv, nemenyi.csv, with a control
@@ -250,7 +265,10 @@ def write_comparison(
         atomic_write_text(out / "five_by_two.csv", _csv(five_by_two))
         written.append("five_by_two.csv")
     name = f"table.{SUFFIX[fmt]}"
-    atomic_write_text(out / name, comparison_table(result, fmt, characteristics, test))
+    atomic_write_text(
+        out / name,
+        comparison_table(result, fmt, characteristics, test, layout=layout, notes=notes, marks=marks),
+    )
     figures = ["cd.png", "cd.svg", *summary_names(result.metric)]
     if not drawn(result):  # too many contestants to show: no figure, none of an earlier comparison
         for figure in figures:

@@ -5,7 +5,7 @@ Built from the files a run writes, and nothing else: ``results.csv``, ``datasets
 leads with what a paper shows (:mod:`knnx.reporting.report_parts`): the run's header
 (datasets × configurations, failed cells, every configuration left out of the
 comparison with why), the primary metric's comparison table (:mod:`knnx.reporting.wide`:
-mean ± std, best in bold, daggers, average rank, Friedman), its critical-difference
+mean ± std, best in bold, ▼ ▲ marks, average rank, Friedman), its critical-difference
 diagram and, with a control, the tests against it; then the hyper-parameters the tuned
 cells chose (counts per value) and the parameters that depend on the dataset, the
 datasets' characteristics, and every figure (:func:`knnx.reporting.figures.figures`).

@@ -207,12 +207,6 @@ def mark_best(summary, within="dataset"):
     return best
 
 
-def latex_escape(text):
-    """``text`` with LaTeX's special characters escaped (for table cells)."""
-    specials = {"\\": "\\textbackslash{}", "~": "\\~{}", "^": "\\^{}"}
-    return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in text)
-
-
 def best_rule(summary, within="dataset"):
     """The sentence that says what :func:`mark_best`'s mark means for ``summary``."""
     metrics = [m for m in dict.fromkeys(summary["metric"]) if m in METRICS or m in LOWER_IS_BETTER]
@@ -263,7 +257,8 @@ def format_table(summary, fmt="md", digits=4):
             lines += ["", best_rule(summary).replace("Best:", "Bold:", 1)]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
-        esc = latex_escape
+        from knnx.reporting.latex import latex_escape as esc
+
         lines = ["% " + best_rule(summary).replace("Best:", "Bold:", 1)] if marked else []
         lines += [
             "\\begin{tabular}{" + "l" * len(keys) + "rr}",

@@ -1,10 +1,12 @@
-"""The comparison table a paper prints: datasets as rows (with n, d and classes),
-contestants as columns, mean ± std per cell, the best per row in bold, a dagger where a
-contestant is significantly worse than the row's reference, an average-rank row and
-the Friedman / post-hoc line under it. One table (:func:`wide_table`, a
-:class:`WideTable`), three renderings from it: Markdown (:func:`to_markdown`), LaTeX
-(:func:`to_latex`: booktabs, caption, label) and HTML (:func:`to_html`); ``knnx
-compare`` and ``knnx report`` print the same table from this code.
+"""The comparison table a paper prints: datasets as rows (with n, d, classes, and the
+one-hot columns where they differ from d), contestants as columns, mean ± std per cell,
+the best per row in bold, marks where a contestant is significantly worse (▼) or better
+(▲) than the row's reference, an average-rank row and the Friedman / post-hoc sentences
+under it. One table (:func:`wide_table`, a :class:`WideTable`), four renderings from
+it: Markdown (:func:`to_markdown`), LaTeX (:func:`knnx.reporting.latex.to_latex`: laid
+out for the page), HTML (:func:`to_html`) and CSV (:func:`to_csv`); ``knnx compare``
+and ``knnx report`` print the same table from this code. :func:`renamed` prints
+shorter or mapped names, :func:`shown_columns` a choice of columns.
 
 Rules, all tested:
 
@@ -13,26 +15,30 @@ Rules, all tested:
   :class:`knnx.stats.compare.CompareResult`'s ``per_dataset`` gives them; ``±`` is left
   out where there is one fold.
 * Bold: every mean that ties the row's best (knnx's tie rule, :mod:`knnx.stats.ties`).
-* Dagger: the contestant is significantly worse than the row's reference: the
-  control when the comparison has one, else the row's best (the first in column order
-  among tying bests). The test on the folds the two share, two-sided at the
-  comparison's alpha: ``corrected-t`` (Nadeau and Bengio's corrected resampled t-test,
-  the default: the folds' training sets overlap), ``t`` (the paired t-test) or
-  ``5x2cv-f`` (Alpaydın's 5×2cv F-test; only for a protocol of 5 repeats of 2 folds).
-  A contestant whose mean ties the reference's is never marked.
+* Marks: the contestant is significantly worse (▼) or better (▲) than the row's
+  reference: the control when the comparison has one, else the row's best (the first
+  in column order among tying bests; nothing is better than it). The test on the folds
+  the two share, two-sided at the comparison's alpha: ``corrected-t`` (Nadeau and
+  Bengio's corrected resampled t-test, the default: the folds' training sets overlap),
+  ``t`` (the paired t-test) or ``5x2cv-f`` (Alpaydın's 5×2cv F-test; only for a
+  protocol of 5 repeats of 2 folds). A contestant whose mean ties the reference's is
+  never marked. A comparison of times (:data:`knnx.results.TIMINGS`) is not marked
+  unless asked (``marks=True``): their fold-to-fold noise is the machine's load.
 * Average rank: the mean over datasets of each contestant's rank (ties sharing the
   average rank), as ``knnx compare`` ranks.
 """
 
 import html
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER
+from knnx.results import TIMINGS
 from knnx.stats.ties import best_mask, ties
 
 TESTS = {
@@ -40,27 +46,29 @@ TESTS = {
     "t": "paired t-test",
     "5x2cv-f": "Alpaydın's 5×2cv F-test",
 }
-DAGGER = "†"
-# Characters of knnx's own sentences that pdflatex's default encoding does not set: their
-# LaTeX spelling (names in the data are escaped, not translated).
-UNICODE_TEX = {
-    "±": "$\\pm$",
-    "α": "$\\alpha$",
-    DAGGER: "$^\\dagger$",
-    "–": "--",
-    "×": "$\\times$",
-    "š": "\\v{s}",
-    "ı": "\\i{}",
-    "χ²": "$\\chi^2$",
-}
+
+
+@dataclass(frozen=True)
+class ControlSummary:
+    """The post-hoc tests against a control after Friedman (Demšar 2006): who is
+    significantly worse or better by Holm, who is worse by Bonferroni-Dunn, and
+    Bonferroni-Dunn's critical difference."""
+
+    name: str
+    holm_worse: tuple
+    holm_better: tuple
+    bd_worse: tuple
+    cd: float
 
 
 @dataclass(frozen=True)
 class WideTable:
     """A comparison as a paper prints it (see the module docstring). ``mean``, ``std``,
-    ``best`` and ``worse`` are datasets x contestants; ``datasets`` holds n, d and
-    classes per dataset (NaN where unknown); ``rank`` is the average rank per
-    contestant; ``lines`` the sentences printed under the table."""
+    ``best``, ``worse`` and ``better`` are datasets x contestants; ``datasets`` holds n,
+    d (attributes), classes and columns (encoded columns) per dataset (NaN where
+    unknown); ``rank`` is the average rank per contestant; ``friedman`` the comparison's
+    Friedman row, ``control`` its :class:`ControlSummary` (None without a control);
+    ``notes`` the sentences on parameters set per dataset (``params_for``)."""
 
     metric: str
     datasets: pd.DataFrame
@@ -68,11 +76,23 @@ class WideTable:
     std: pd.DataFrame
     best: pd.DataFrame
     worse: pd.DataFrame
+    better: pd.DataFrame
     rank: pd.Series
     reference: str  # "the row's best" or the control's name
     test: str
     alpha: float
-    lines: tuple
+    friedman: pd.Series
+    control: ControlSummary | None = None
+    notes: tuple = ()
+    marked: bool = True  # whether significant differences are marked
+
+    @property
+    def lines(self):
+        """The sentences printed under the table: Friedman's test, the tests against the
+        control, the parameters set per dataset."""
+        from knnx.reporting.comparison import friedman_sentence
+
+        return (friedman_sentence(self.friedman, self.alpha), *_control_lines(self), *self.notes)
 
 
 def _p_values(result, dataset, reference, test):
@@ -91,7 +111,7 @@ def _p_values(result, dataset, reference, test):
         out = {}
         for c in result.means.columns:
             values = block[c].to_numpy(dtype=np.float64).reshape(5, 2)
-            if c != reference:  # a fold missing (a failed cell): no test, no dagger
+            if c != reference:  # a fold missing (a failed cell): no test, no mark
                 complete = np.isfinite(values).all() and np.isfinite(ref).all()
                 out[c] = five_by_two_f(values, ref).p if complete else math.nan
         return out
@@ -105,12 +125,14 @@ def _p_values(result, dataset, reference, test):
     return dict(zip(others.tolist(), paired[column].to_numpy()[rows].tolist(), strict=True))
 
 
-def wide_table(result, characteristics=None, test="corrected-t"):
+def wide_table(result, characteristics=None, test="corrected-t", notes=(), marks=None):
     """The :class:`WideTable` of a :class:`knnx.stats.compare.CompareResult`.
-    ``characteristics``: a DataFrame indexed by dataset with columns n, d, classes
-    (:func:`knnx.reporting.characteristics.read_datasets`), or None (n from the folds' sizes)."""
-    from knnx.reporting.comparison import friedman_sentence
-
+    ``marks``: whether to mark significant differences (None: yes for a score, no for a
+    time, :data:`knnx.results.TIMINGS`, whose fold-to-fold noise is the machine's).
+    ``characteristics``: a DataFrame indexed by dataset with columns n, d, classes (and
+    columns) (:func:`knnx.reporting.characteristics.read_datasets`), or None (n from the
+    folds' sizes); ``notes``: sentences printed under the table (the parameters set per
+    dataset, :func:`knnx.stats.configurations.dataset_dependent_lines`)."""
     if test not in TESTS:
         raise ResultsError(f"expected one of {', '.join(TESTS)}, got '{test}'", param="test")
     metric, means = result.metric, result.means
@@ -124,7 +146,7 @@ def wide_table(result, characteristics=None, test="corrected-t"):
         index=means.index,
         columns=means.columns,
     )
-    worse = np.zeros(means.shape, dtype=bool)
+    worse, better = np.zeros(means.shape, dtype=bool), np.zeros(means.shape, dtype=bool)
     position = {c: i for i, c in enumerate(means.columns)}
     for i, d in enumerate(means.index):
         reference = result.control or means.columns[int(np.argmax(best.loc[d].to_numpy()))]
@@ -132,56 +154,143 @@ def wide_table(result, characteristics=None, test="corrected-t"):
         at = np.array([position[c] for c in p_values], dtype=np.int64)
         a = means.iloc[i].to_numpy(dtype=np.float64)[at]
         b = float(means.loc[d, reference])
-        behind = (a > b) if lower else (a < b)
-        worse[i, at] = (
-            behind & ~ties(a, b) & (np.array(list(p_values.values()), dtype=np.float64) < result.alpha)
-        )
-    worse = pd.DataFrame(worse, index=means.index, columns=means.columns)
-    datasets = _characteristics(result, characteristics)
+        significant = ~ties(a, b) & (np.array(list(p_values.values()), dtype=np.float64) < result.alpha)
+        worse[i, at] = significant & ((a > b) if lower else (a < b))
+        better[i, at] = significant & ((a < b) if lower else (a > b))
+    if not (metric not in TIMINGS if marks is None else marks):
+        worse[:], better[:] = False, False
     return WideTable(
         metric=metric,
-        datasets=datasets,
+        datasets=_characteristics(result, characteristics),
         mean=means,
         std=std,
         best=best,
-        worse=worse,
+        worse=pd.DataFrame(worse, index=means.index, columns=means.columns),
+        better=pd.DataFrame(better, index=means.index, columns=means.columns),
         rank=result.ranks.mean(axis=0),
         reference=result.control or "the row's best",
         test=test,
         alpha=result.alpha,
-        lines=(friedman_sentence(result.friedman_row, result.alpha), *_control_lines(result)),
+        friedman=result.friedman_row,
+        control=_control_summary(result),
+        notes=tuple(notes),
+        marked=bool(metric not in TIMINGS if marks is None else marks),
     )
+
+
+CHARACTERISTICS = ("n", "d", "classes", "columns")
 
 
 def _characteristics(result, characteristics):
-    """n, d, classes per dataset of the table (NaN where unknown)."""
+    """n, d, classes and columns per dataset of the table (NaN where unknown)."""
     index = result.means.index
     if characteristics is not None:
-        known = characteristics.reindex(index)[["n", "d", "classes"]]
-        return known.astype(np.float64)
-    return pd.DataFrame({"n": np.nan, "d": np.nan, "classes": np.nan}, index=index)
+        known = characteristics.reindex(index)
+        for name in CHARACTERISTICS:
+            if name not in known:
+                known[name] = np.nan
+        return known[list(CHARACTERISTICS)].astype(np.float64)
+    return pd.DataFrame({name: np.nan for name in CHARACTERISTICS}, index=index)
 
 
-def _control_lines(result):
-    """The post-hoc sentences against the control (none without one)."""
+def _control_summary(result):
+    """The :class:`ControlSummary` of ``result`` (None without a control)."""
     if result.control_tests is None:
-        return ()
-    t = result.control_tests
-    holm = [r.configuration for r in t.itertuples(index=False) if r.significant_holm and r.worse_than_control]
-    bd = [
-        r.configuration
-        for r in t.itertuples(index=False)
-        if r.significant_bonferroni_dunn and r.worse_than_control
-    ]
-    better = [
-        r.configuration for r in t.itertuples(index=False) if r.significant_holm and not r.worse_than_control
-    ]
-    cd = float(t["bonferroni_dunn_cd"].iloc[0])
-    return (
-        f"Against the control {result.control} after Friedman (Demšar 2006), at alpha {result.alpha:g}: "
-        f"significantly worse by Holm: {', '.join(holm) or 'none'}; by Bonferroni-Dunn (CD = {cd:.3g}): "
-        f"{', '.join(bd) or 'none'}; significantly better by Holm: {', '.join(better) or 'none'}.",
+        return None
+    t = list(result.control_tests.itertuples(index=False))
+    return ControlSummary(
+        name=result.control,
+        holm_worse=tuple(r.configuration for r in t if r.significant_holm and r.worse_than_control),
+        holm_better=tuple(r.configuration for r in t if r.significant_holm and not r.worse_than_control),
+        bd_worse=tuple(r.configuration for r in t if r.significant_bonferroni_dunn and r.worse_than_control),
+        cd=float(result.control_tests["bonferroni_dunn_cd"].iloc[0]),
     )
+
+
+def _control_lines(table):
+    """The post-hoc sentences against the control (none without one)."""
+    c = table.control
+    if c is None:
+        return ()
+    return (
+        f"Against the control {c.name} after Friedman (Demšar 2006), at alpha {table.alpha:g}: "
+        f"significantly worse by Holm: {', '.join(c.holm_worse) or 'none'}; by Bonferroni-Dunn (CD = {c.cd:.3g}): "
+        f"{', '.join(c.bd_worse) or 'none'}; significantly better by Holm: {', '.join(c.holm_better) or 'none'}.",
+    )
+
+
+# The marks of a contestant significantly worse / better than the row's reference.
+WORSE, BETTER = "▼", "▲"
+# Suite dataset ids' prefixes, which ``names="short"`` leaves out (knnx.datasets.suites).
+SUITE_PREFIXES = ("keel-imb.", "keel.")
+
+
+def renamed(table, names=None):
+    """``table`` with its datasets and contestants printed under other names: ``None``
+    or ``"full"`` (as they are), ``"short"`` (suite prefixes left out: ``keel.iris`` ->
+    ``iris``) or a mapping {id or contestant: printed name} (others kept). Two rows or
+    two columns printed alike: a ResultsError naming both."""
+    if names is None or names == "full":
+        return table
+    if names == "short":
+        rows = {
+            d: next((d[len(p) :] for p in SUITE_PREFIXES if d.startswith(p)), d) for d in table.mean.index
+        }
+        columns = {c: c for c in table.mean.columns}
+    elif isinstance(names, Mapping):
+        rows = {d: str(names.get(d, d)) for d in table.mean.index}
+        columns = {c: str(names.get(c, c)) for c in table.mean.columns}
+    else:
+        raise ResultsError(f"expected full, short or a mapping of names, got {names!r}", param="names")
+    for what, mapping in (("datasets", rows), ("contestants", columns)):
+        seen = {}
+        for old, new in mapping.items():
+            if new in seen:
+                raise ResultsError(f"two {what} would print as '{new}': {seen[new]} and {old}", param="names")
+            seen[new] = old
+
+    def frame(f):
+        return f.rename(index=rows, columns=columns)
+
+    control = table.control
+    if control is not None:
+        control = replace(
+            control,
+            name=columns[control.name],
+            **{
+                k: tuple(columns[c] for c in getattr(control, k))
+                for k in ("holm_worse", "holm_better", "bd_worse")
+            },
+        )
+    return replace(
+        table,
+        datasets=table.datasets.rename(index=rows),
+        **{k: frame(getattr(table, k)) for k in ("mean", "std", "best", "worse", "better")},
+        rank=table.rank.rename(index=columns),
+        reference=columns.get(table.reference, table.reference),
+        control=control,
+    )
+
+
+def shown_columns(table, columns=None):
+    """(characteristics, contestants) printed, in order: ``columns`` (names among n, d,
+    classes, columns and the contestants) or by default n, d, classes (columns too
+    where a dataset's encoded columns differ from its attributes) and every contestant."""
+    if columns is None:
+        chars = ["n", "d", "classes"]
+        d, encoded = table.datasets["d"], table.datasets["columns"]
+        if (encoded.notna() & d.notna() & (encoded != d)).any():
+            chars.append("columns")
+        return chars, list(table.mean.columns)
+    known = [*CHARACTERISTICS, *table.mean.columns]
+    for i, name in enumerate(columns):
+        if name not in known:
+            raise ResultsError(
+                f"'{name}' is not a column; known: {', '.join(map(str, known))}", param="columns"
+            )
+        if name in columns[:i]:
+            raise ResultsError(f"'{name}' is given twice", param="columns")
+    return [c for c in columns if c in CHARACTERISTICS], [c for c in columns if c not in CHARACTERISTICS]
 
 
 def _number(value, digits):
@@ -192,128 +301,138 @@ def _count(value):
     return "–" if value is None or math.isnan(value) else f"{int(value)}"
 
 
-def _cells(table, digits, pm, bold, mark):
-    """Body rows as lists of strings, the cells formatted by ``bold`` and ``mark``."""
+def _cells(table, digits, pm, bold, marks, columns=None):
+    """Body rows as lists of strings, the cells formatted by ``bold`` and ``marks``
+    (``(worse, better)``); ``pm`` None: the means alone."""
+    chars, contestants = shown_columns(table, columns)
     rows = []
     for d in table.mean.index:
-        row = [str(d), *(_count(table.datasets.loc[d, c]) for c in ("n", "d", "classes"))]
-        for c in table.mean.columns:
+        row = [str(d), *(_count(table.datasets.loc[d, c]) for c in chars)]
+        for c in contestants:
             mean, std = table.mean.loc[d, c], table.std.loc[d, c]
-            text = _number(mean, digits) + ("" if math.isnan(std) else f"{pm}{_number(std, digits)}")
+            text = _number(mean, digits)
+            text += "" if pm is None or math.isnan(std) else f"{pm}{_number(std, digits)}"
             text = bold(text) if table.best.loc[d, c] else text
-            row.append(text + (mark if table.worse.loc[d, c] else ""))
+            row.append(
+                text + (marks[0] if table.worse.loc[d, c] else marks[1] if table.better.loc[d, c] else "")
+            )
         rows.append(row)
     return rows
 
 
-def _legend(table):
-    """The sentences that say what the marks mean."""
+def mark_sentence(table):
+    """What the marks mean, in words (``WORSE`` and ``BETTER`` standing for the marks)."""
+    if not table.marked:
+        return "No significance marks: times vary with the machine's load (--marks adds them)."
+    test = f"{TESTS[table.test]}, two-sided, alpha {table.alpha:g}"
+    if table.control is None:
+        return f"{WORSE}: significantly worse than the row's best ({test})."
+    return f"{WORSE} / {BETTER}: significantly worse / better than the control {table.reference} ({test})."
+
+
+def _legend(table, columns=None):
+    """The sentences that say what the cells and the marks mean."""
     better = "lowest" if LOWER_IS_BETTER.get(table.metric, False) else "highest"
-    reference = table.reference if table.reference == "the row's best" else f"the control {table.reference}"
+    hidden = len(table.mean.columns) - len(shown_columns(table, columns)[1])
+    shown = (
+        f" Ranks and tests over all {len(table.mean.columns)} contestants, {hidden} not shown."
+        if hidden
+        else ""
+    )
     return (
         f"{table.metric}: mean ± standard deviation over the folds. Bold: the {better} mean per dataset "
-        f"(means within 1e-12 relative tie). {DAGGER}: significantly worse than {reference} "
-        f"({TESTS[table.test]}, two-sided, alpha {table.alpha:g}). Last row: average rank (1 is the best)."
+        f"(means within 1e-12 relative tie). {mark_sentence(table)} Last row: average rank (1 is the best).{shown}"
     )
 
 
-def to_markdown(table, digits=4):
+def _header(table, columns):
+    chars, contestants = shown_columns(table, columns)
+    return ["dataset", *chars, *contestants]
+
+
+def to_markdown(table, digits=4, columns=None):
     """The table as Markdown (GitHub's pipe tables), its legend and the lines under it."""
-    header = ["dataset", "n", "d", "classes", *table.mean.columns]
+    header = _header(table, columns)
+    chars, contestants = shown_columns(table, columns)
     esc = [h.replace("|", "\\|") for h in header]
     lines = ["| " + " | ".join(esc) + " |", "|" + "|".join(["---"] + ["--:"] * (len(header) - 1)) + "|"]
-    for row in _cells(table, digits, " ± ", lambda t: f"**{t}**", DAGGER):
+    for row in _cells(table, digits, " ± ", lambda t: f"**{t}**", (WORSE, BETTER), columns):
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+    blanks = " |" * len(chars)
     lines.append(
-        "| average rank | | | | " + " | ".join(f"{table.rank[c]:.2f}" for c in table.mean.columns) + " |"
+        f"| average rank |{blanks} " + " | ".join(f"{table.rank[c]:.2f}" for c in contestants) + " |"
     )
-    return "\n".join([*lines, "", _legend(table), "", *table.lines]) + "\n"
+    return "\n".join([*lines, "", _legend(table, columns), "", *table.lines]) + "\n"
 
 
-def latex_escape(text):
-    """``text`` with LaTeX's special characters escaped."""
-    specials = {"\\": "\\textbackslash{}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}"}
-    out = "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in str(text))
-    for plain, tex in UNICODE_TEX.items():
-        out = out.replace(plain, tex)
-    return out
-
-
-def to_latex(table, digits=3, caption=None, label=None):
-    """The table as a LaTeX ``table`` float: booktabs rules (``\\usepackage{booktabs}``),
-    ``\\pm``, bold best, ``$^\\dagger$`` marks, the average rank under a rule, the legend
-    and the Friedman / post-hoc lines in the caption, and a label
-    (default ``tab:<metric>``)."""
-    k = len(table.mean.columns)
-    caption = caption or " ".join([_legend(table), *table.lines])
-    label = label or f"tab:{table.metric}"
-    header = ["dataset", "$n$", "$d$", "classes", *(latex_escape(c) for c in table.mean.columns)]
-    lines = [
-        "\\begin{table}[t]",
-        "\\centering",
-        "\\caption{" + latex_escape(caption) + "}",
-        "\\label{" + latex_escape(label) + "}",
-        "\\begin{tabular}{l" + "r" * (3 + k) + "}",
-        "\\toprule",
-        " & ".join(header) + " \\\\",
-        "\\midrule",
-    ]
-    for row in _cells(table, digits, " \\pm ", lambda t: "\\mathbf{" + t + "}", "^\\dagger"):
-        cells = [*(latex_escape(c) for c in row[:4]), *(f"${c}$" for c in row[4:])]
-        lines.append(" & ".join(cells) + " \\\\")
-    lines += [
-        "\\midrule",
-        "average rank & & & & " + " & ".join(f"{table.rank[c]:.2f}" for c in table.mean.columns) + " \\\\",
-        "\\bottomrule",
-        "\\end{tabular}",
-        "\\end{table}",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def to_html(table, digits=4):
+def to_html(table, digits=4, columns=None):
     """The table as an HTML ``<table class="wide">`` with its caption (the legend) and
     the lines under it as paragraphs; names escaped."""
     e = html.escape
-    head = "".join(f"<th>{e(str(h))}</th>" for h in ["dataset", "n", "d", "classes", *table.mean.columns])
+    chars, contestants = shown_columns(table, columns)
+    head = "".join(f"<th>{e(str(h))}</th>" for h in _header(table, columns))
     body = []
-    for row in _cells(table, digits, " ± ", lambda t: f"<strong>{t}</strong>", f"<sup>{DAGGER}</sup>"):
+    marks = (f"<sup>{WORSE}</sup>", f"<sup>{BETTER}</sup>")
+    for row in _cells(table, digits, " ± ", lambda t: f"<strong>{t}</strong>", marks, columns):
         cells = [f"<th scope='row'>{e(row[0])}</th>", *(f"<td class='num'>{c}</td>" for c in row[1:])]
         body.append("<tr>" + "".join(cells) + "</tr>")
-    ranks = "".join(f"<td class='num'>{table.rank[c]:.2f}</td>" for c in table.mean.columns)
-    foot = f"<tr><th scope='row'>average rank</th><td></td><td></td><td></td>{ranks}</tr>"
+    ranks = "".join(f"<td class='num'>{table.rank[c]:.2f}</td>" for c in contestants)
+    foot = f"<tr><th scope='row'>average rank</th>{'<td></td>' * len(chars)}{ranks}</tr>"
     lines = "".join(f"<p class='note'>{e(line)}</p>" for line in table.lines)
     return (
-        f"<table class='wide'><caption class='note'>{e(_legend(table))}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody><tfoot>{foot}</tfoot></table>{lines}"
+        f"<table class='wide'><caption class='note'>{e(_legend(table, columns))}</caption><thead><tr>{head}</tr>"
+        f"</thead><tbody>{''.join(body)}</tbody><tfoot>{foot}</tfoot></table>{lines}"
     )
 
 
 def to_csv(table):
     """The table as tidy CSV: one row per (dataset, contestant) with n, d, classes,
-    mean, std, best and significantly_worse; the average ranks are in ranks.csv."""
+    columns, mean, std, best, significantly_worse and significantly_better; the average
+    ranks are in ranks.csv."""
     rows = []
     for d in table.mean.index:
         for c in table.mean.columns:
             rows.append(
                 {
                     "dataset": d,
-                    **{k: table.datasets.loc[d, k] for k in ("n", "d", "classes")},
+                    **{k: table.datasets.loc[d, k] for k in CHARACTERISTICS},
                     "contestant": c,
                     "mean": float(table.mean.loc[d, c]),
                     "std": float(table.std.loc[d, c]),
                     "best": bool(table.best.loc[d, c]),
                     "significantly_worse": bool(table.worse.loc[d, c]),
+                    "significantly_better": bool(table.better.loc[d, c]),
                 }
             )
     return pd.DataFrame(rows).to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
 
 
-def render(table, fmt="md", digits=None):
-    """The table in ``fmt``: md, latex, html or csv."""
-    renderers = {"md": to_markdown, "latex": to_latex, "html": to_html}
+def default_digits(table, score=4):
+    """Decimals of the means: ``score`` for a score; for a time, enough to show the
+    smallest mean with two significant digits (2 to 6)."""
+    if table.metric not in TIMINGS:
+        return score
+    values = table.mean.to_numpy(dtype=np.float64)
+    positive = values[np.isfinite(values) & (values > 0)]
+    if not positive.size:
+        return score
+    return int(min(6, max(2, math.ceil(-math.log10(positive.min())) + 1)))
+
+
+def render(table, fmt="md", digits=None, layout=None):
+    """The table in ``fmt``: md, latex, html or csv; ``layout`` (a
+    :class:`knnx.reporting.latex.Layout`) says which columns to print and how (its
+    LaTeX options apply to LaTeX alone)."""
+    from knnx.reporting.latex import Layout, to_latex
+
+    layout = layout or Layout()
     if fmt == "csv":
-        return to_csv(table)
-    if fmt not in renderers:
+        return to_csv(renamed(table, layout.names))
+    if fmt not in ("md", "latex", "html"):
         raise ResultsError(f"expected md, csv, latex or html, got '{fmt}'", param="fmt")
-    return renderers[fmt](table) if digits is None else renderers[fmt](table, digits=digits)
+    table = renamed(table, layout.names)
+    if fmt == "latex":
+        return to_latex(table, layout if digits is None else replace(layout, digits=digits))
+    digits = layout.digits if digits is None else digits
+    digits = default_digits(table) if digits is None else digits
+    return (to_markdown if fmt == "md" else to_html)(table, digits, layout.columns)

@@ -57,7 +57,7 @@ import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
-from knnx.results import PARAM_PREFIX
+from knnx.results import PARAM_PREFIX, TIMINGS
 from knnx.stats.configurations import configuration_labels
 from knnx.stats.pairs import (  # noqa: F401 (re-exported: knnx.stats.compare's API)
     ROUNDING,
@@ -482,6 +482,8 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
         raise ResultsError(f"expected a level in (0, 1), got {alpha}", param="alpha")
     if metric == "retained":  # every contestant's, 1 for one that reduces nothing
         frame = retention_rows(frame)
+    elif metric in TIMINGS:  # a cell's time, once per cell
+        frame = timing_rows(frame, metric)
     _one_protocol(frame, metric)
     _check_band(retention)
     parts = _contestants(frame, metric, select, retention)
@@ -517,6 +519,23 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
         if control is None
         else against_control(means, mean_ranks, metric, control, alpha, rope),
     )
+
+
+def timing_rows(frame, timing):
+    """``frame`` with one row per cell whose ``metric`` is ``timing`` (a column of
+    :data:`knnx.results.TIMINGS`) and whose value is the cell's time, on a copy of the
+    cell's row of its first metric of knnx: what a comparison of times ranks (lower is
+    better). A contestant that tunes nothing (``tune_seconds`` 0) has no tuning time,
+    so a comparison of ``tune_seconds`` leaves it out by name."""
+    first = next((m for m in dict.fromkeys(frame["metric"]) if m in METRICS), None)
+    if first is None or timing not in frame.columns:
+        return frame
+    rows = frame[frame["metric"] == first]
+    values = rows[timing].to_numpy(dtype=np.float64)
+    if timing == "tune_seconds":  # 0: the cell tuned nothing, so it has no tuning time
+        values = np.where(values == 0.0, np.nan, values)
+    made = rows.assign(metric=timing, value=values)
+    return pd.concat([frame[frame["metric"] != timing], made], ignore_index=True)
 
 
 def _one_protocol(frame, metric):

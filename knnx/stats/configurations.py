@@ -191,11 +191,24 @@ def dataset_dependent_values(frame):
 
 def dataset_dependent_lines(frame, shown=4):
     """One line per parameter of :func:`dataset_dependent` (a label leaves it out):
-    ``ALGORITHM PARAMETER (d1: v1; d2: v2; ... N datasets)``, its first ``shown`` datasets."""
+    ``ALGORITHM PARAMETER (d1: v1; d2: v2; ... N datasets)`` with its first ``shown``
+    datasets when each dataset has a value of its own; else by value, the commonest
+    first, each with its first ``shown`` datasets: ``unn k (5 on a, b, c, d and 13
+    more; 7 on e, f)``."""
     lines = []
     for alg, name, per in dataset_dependent_values(frame):
-        parts = [f"{d}: {v}" for d, v in list(per.items())[:shown]]
-        if len(per) > shown:
-            parts.append(f"... {len(per)} datasets")
+        groups = {}
+        for d, v in per.items():
+            groups.setdefault(v, []).append(d)
+        if len(groups) == len(per):
+            parts = [f"{d}: {v}" for d, v in list(per.items())[:shown]]
+            if len(per) > shown:
+                parts.append(f"... {len(per)} datasets")
+        else:
+            parts = [
+                f"{v} on {', '.join(ds[:shown])}"
+                + (f" and {len(ds) - shown} more" if len(ds) > shown else "")
+                for v, ds in sorted(groups.items(), key=lambda item: -len(item[1]))
+            ]
         lines.append(f"{alg} {name} ({'; '.join(parts)})")
     return lines
