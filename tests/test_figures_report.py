@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from knnx.cli import app
+from knnx.evaluation.metrics import METRICS
 from knnx.experiment.runner import run_spec
 from knnx.reporting import figures as plots
 from knnx.reporting.summaries import configuration_labels, summarize
@@ -85,13 +86,20 @@ def test_every_configuration_appears_in_a_figure(which, request, tmp_path, monke
     folder = request.getfixturevalue(which)
     frame = read_results(folder / "results.csv")
     saved = _captured_figures(monkeypatch)
-    written, notes = plots.write_figures(frame, tmp_path)
+    # what the estimators report about their fits (diagnostics) is drawn when asked
+    diagnostics = [m for m in dict.fromkeys(frame["metric"]) if m not in METRICS]
+    written, notes = plots.write_figures(frame, tmp_path, requested=diagnostics)
     assert notes == []
     assert [name for name, _ in saved] == written
     assert [p.name for p in plots.figure_files(tmp_path)] == sorted(written)  # each marked as the run's
     drawn = dict(saved)
     for metric in dict.fromkeys(frame["metric"]):
         rows = frame[frame["metric"] == metric]
+        if plots._discrete(rows) and metric not in METRICS:  # counts per value: values, not configurations
+            assert set(drawn[f"{metric}.png"]["titles"]) <= {
+                f"{a}: {metric} reported (folds per value)" for a in rows["algorithm"]
+            }
+            continue
         configs = set(configuration_labels(rows))
         shown = drawn[f"{metric}.png"]["ticks"]
         assert configs <= shown, (metric, configs - shown)
@@ -109,6 +117,13 @@ def test_every_configuration_appears_in_a_figure(which, request, tmp_path, monke
         # weighted schemes report about their fits (loo_error, epochs, ...)
         assert written == [f"{m}.png" for m in dict.fromkeys(frame["metric"])]
         assert written[:3] == ["error.png", "loo_error.png", "initial_loo_error.png"]
+    # not asked, no diagnostic is drawn: the scores' figures alone
+    (tmp_path / "plain").mkdir()
+    plain, notes = plots.write_figures(frame, tmp_path / "plain")
+    assert notes == [] and plain == [
+        n for n in written if not any(n.startswith(f"{m}.") or n.startswith(f"{m}-") for m in diagnostics)
+    ]
+    assert not any(n.startswith(("loo_error", "epochs", "prototype_fraction")) for n in plain)
 
 
 def test_the_comparison_figure_draws_the_means_and_every_fold(schemes_run):

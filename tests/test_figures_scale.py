@@ -21,6 +21,7 @@ from knnx.reporting import figures as plots
 from knnx.reporting import summary_figures as summary
 from knnx.results import read_results, rows_to_csv
 from knnx.stats.compare import compare, nemenyi_cd
+from knnx.stats.control import bonferroni_dunn_cd
 
 GRID = [1, 3, 5, 7, 9, 15, 21]
 DATASETS = [f"d{i:02d}" for i in range(40)]
@@ -421,11 +422,14 @@ def test_mean_ranks_with_the_critical_difference():
         np.testing.assert_allclose(
             segment[:, 0], [expected[label] - cd / 2, expected[label] + cd / 2], rtol=1e-12
         )
+    # with a control: Bonferroni-Dunn's CD, the test against a control (not Nemenyi's)
+    bd = bonferroni_dunn_cd(5, 40, 0.05)
     ax = summary.mean_ranks(perturbed, control="c", metric="error").axes[0]
     band = ax.patches[0]
     np.testing.assert_allclose(
-        [band.get_x(), band.get_x() + band.get_width()], [expected["c"] - cd, expected["c"] + cd]
+        [band.get_x(), band.get_x() + band.get_width()], [expected["c"] - bd, expected["c"] + bd]
     )
+    assert bd < cd and f"Bonferroni-Dunn CD = {bd:.3g}" in ax.get_title()
     # a comparison made with a control (CompareResult-like: means, metric, alpha, its CD, control)
     friedman = pd.DataFrame([{"critical_difference": 1.5}])
     made = SimpleNamespace(
@@ -433,8 +437,9 @@ def test_mean_ranks_with_the_critical_difference():
     )
     ax = summary.mean_ranks(made).axes[0]
     band = ax.patches[0]
-    np.testing.assert_allclose([band.get_x(), band.get_width()], [expected["d"] - 1.5, 3.0])
-    assert "CD = 1.5 at alpha 0.1" in ax.get_title()
+    bd = bonferroni_dunn_cd(5, 40, 0.1)
+    np.testing.assert_allclose([band.get_x(), band.get_width()], [expected["d"] - bd, 2 * bd])
+    assert f"Bonferroni-Dunn CD = {bd:.3g} at alpha 0.1" in ax.get_title()
     assert "d" not in set(summary.win_tie_loss_counts(made)["configuration"])  # against the control
 
 
@@ -453,7 +458,17 @@ def test_summary_figures_of_a_comparison_of_forty_datasets(forty, tmp_path):
     assert [p.name for p in plots.figure_files(tmp_path)] == sorted(names)
     # the comparison's own critical difference, every dataset a row of the heatmap
     ax = summary.mean_ranks(result).axes[0]
-    assert f"CD = {result.friedman_row.critical_difference:.3g}" in ax.get_title()
+    assert f"Nemenyi CD = {result.friedman_row.critical_difference:.3g}" in ax.get_title()
+    # with a control: the band, the CD diagram and the sentence under the table share one CD
+    from knnx.reporting.comparison import _diagram
+    from knnx.reporting.wide import wide_table
+
+    controlled = compare(rows, "error", control=result.means.columns[0])
+    cd = float(controlled.control_tests["bonferroni_dunn_cd"].iloc[0])
+    band = summary.mean_ranks(controlled).axes[0].patches[0]
+    assert band.get_width() == pytest.approx(2 * cd, rel=1e-12)
+    assert _diagram(controlled, "error")[1] == cd
+    assert f"Bonferroni-Dunn (CD = {cd:.3g})" in wide_table(controlled).lines[1]
     heatmap = summary.rank_heatmap(result)
     assert len(heatmap.axes[0].get_yticklabels()) == 40
     control = result.means.columns[0]
@@ -569,6 +584,7 @@ def test_finite_values_matplotlib_cannot_draw_are_a_note_not_a_traceback(tmp_pat
     spec.write_text(
         "name: x\ndatasets: [iris]\nprotocol: {kind: kfold, folds: 2}\nmetrics: [error]\n"
         'algorithms: [{id: e, estimator: "extreme:Extreme", params: {scale: [-1.0e+308, 1.0e+308]}}]\n'
+        "figures: [big]\n"  # a quantity the estimator reports: drawn when asked
     )
     out = tmp_path / "out"
 
@@ -582,10 +598,11 @@ def test_finite_values_matplotlib_cannot_draw_are_a_note_not_a_traceback(tmp_pat
     drawn_not = (
         "not drawn: matplotlib cannot draw values this large or this close (ValueError: arange: cannot"
     )
+    # big, one value (1e308) in every fold, is drawn as counts per value: a dot at 1e308
     assert [line for line in done.stdout.splitlines() if "not drawn" in line] == [
         f"error-scale.png {drawn_not} compute length)",
-        f"big.png {drawn_not} compute length)",
     ]
+    assert (out / "big.png").is_file()
     assert "not drawn: matplotlib cannot draw" in (out / "report.html").read_text()
     plot = knnx("plot", out / "results.csv", "--metric", "big", "--x", "configuration")
     assert (plot.returncode, plot.stderr) == (2, f"error: {drawn_not.split(': ', 1)[1]} compute length)\n")

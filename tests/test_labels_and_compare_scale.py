@@ -1000,15 +1000,16 @@ def test_a_reported_choice_of_an_untuned_setting_is_no_tuning_choice():
     report as "Tuned on inner folds (tune:)", 99×12, while Diagnostics said no estimator
     reported a quantity: a ``chosen_`` row is a tuning choice only where the setting's
     params hold the grid searched."""
-    from knnx.reporting.report_parts import diagnostics_frame, tune_choices, tuning_html
+    from knnx.reporting.report_parts import diagnostics_frame, tuning_html
+    from knnx.reporting.tuning import choices
 
     settings = [("mine", {"k": 1}), ("mine", {"k": 3}), ("knn", {"k": [1, 3]})]
     errors = _frame(settings)
     chosen = _frame(settings, metric="chosen_k", values=lambda i, d, f: 99.0 if i < 2 else 3.0)
     frame = pd.concat([errors, chosen], ignore_index=True)
     frame["configuration"] = configuration_labels(frame)
-    tuned = tune_choices(frame)
-    assert set(tuned["algorithm"]) == {"knn"} and len(tuned) == 6 and set(tuned["value"]) == {3.0}
+    tuned = choices(frame)
+    assert set(tuned["algorithm"]) == {"knn"} and len(tuned) == 6 and tuned["value"].tolist() == [3] * 6
     page = tuning_html(frame)
     assert "<td>knn</td><td>k</td><td>3×6</td>" in page and "99" not in page
     reported = diagnostics_frame(frame)

@@ -90,9 +90,13 @@ def test_finish_outputs_reads_once_and_embeds_the_figures_it_wrote(tmp_path, mon
     monkeypatch.setattr(knnx.results, "_parse", lambda *a: reads.append(a[1]) or real(*a))
     drawn = []
     real_figures = plots.figures
-    monkeypatch.setattr(plots, "figures", lambda frame: drawn.append(len(frame)) or real_figures(frame))
-    notes = outputs.finish_outputs(tmp_path, order=_order(rows), metrics=["error"], names=names)
-    assert notes == [] and reads == [tmp_path / "results.csv"]
+    monkeypatch.setattr(
+        plots,
+        "figures",
+        lambda frame, requested=(): drawn.append(len(frame)) or real_figures(frame, requested),
+    )
+    finished = outputs.finish_outputs(tmp_path, order=_order(rows), metrics=["error"], names=names)
+    assert finished.notes == [] and finished.advice == [] and reads == [tmp_path / "results.csv"]
     assert drawn == [len(rows)]  # the figures are drawn once, for the files
     text = (tmp_path / "report.html").read_text(encoding="utf-8")
     embedded = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)"', text)

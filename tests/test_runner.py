@@ -551,8 +551,8 @@ def test_lpo_protocol_spec_errors(tmp_path, change, message):
 
 
 def test_a_metric_whose_rows_have_no_varying_parameter_gets_its_comparison_only(tmp_path):
-    # knn varies k; knn_lpo's chosen_k rows come from a single setting: no curve of
-    # chosen_k, only its comparison figure (one configuration per dataset).
+    # knn varies k; knn_lpo's chosen_k rows come from a single setting (a quantity the
+    # estimator reports, drawn when the spec asks): no curve of chosen_k, only its figure.
     spec = {
         "name": "mixed",
         "seed": 0,
@@ -563,6 +563,7 @@ def test_a_metric_whose_rows_have_no_varying_parameter_gets_its_comparison_only(
             {"name": "knn_lpo", "params": {"p": 2, "k_max": 5}},
         ],
         "metrics": ["error"],
+        "figures": ["chosen_k"],
     }
     summary = run_spec(spec, out=tmp_path)
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["chosen_k.png", "error-k.png", "error.png"]

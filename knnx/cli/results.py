@@ -227,30 +227,38 @@ def _names_file(path):
 
 def report(
     out: Path = typer.Argument(..., help="The folder of a run (holding results.csv)."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Level of the tests and the critical difference."),
+    alpha: float = typer.Option(
+        None,
+        "--alpha",
+        help="Level of the tests and the critical difference (default: the spec's report:, 0.05).",
+    ),
     select: str = typer.Option(
-        "all",
+        None,
         "--select",
         help="all: every configuration a contestant; best-test: each algorithm's best configuration per dataset "
-        "on the test folds (optimistic).",
+        "on the test folds (optimistic). Default: the spec's report:, all.",
     ),
     control: str = typer.Option(
-        None, "--control", help="A contestant (its label or algorithm id) to test every other against."
+        None,
+        "--control",
+        help="A contestant (its label or algorithm id) to test every other against (default: the spec's report:).",
     ),
     metric: str = typer.Option(
-        None, "--metric", help="The metric the page leads with (default: the run's first)."
+        None,
+        "--metric",
+        help="The metric the page leads with (default: the spec's report:, the run's first).",
     ),
 ):
     """Write OUT/report.html: one self-contained page, led by the comparison table and the CD diagram."""
-    from knnx.reporting.html import ReportOptions, write_report
+    from knnx.reporting.html import report_options, write_report
     from knnx.writing import output_lock
 
     with reported(), quiet_arithmetic():
         if not out.is_dir():
             raise ResultsError(f"OUT: {out} is not a folder; give the folder of a run (holding results.csv)")
-        if not 0 < alpha < 1:
+        if alpha is not None and not 0 < alpha < 1:
             raise ResultsError(f"--alpha: expected a level in (0, 1), got {alpha}")
-        options = ReportOptions(alpha=alpha, select=select, control=control, metric=metric)
+        options = report_options(out, alpha=alpha, select=select, control=control, metric=metric)
         try:
             with output_lock(
                 out, option="OUT"

@@ -68,6 +68,8 @@ def run(
             console.print(note, markup=False, highlight=False)
         if summary.n_warned:
             console.print(f"{summary.n_warned} of them raised warnings, listed in {summary.out}/warnings.csv")
+        for line in summary.advice:
+            console.print(f"note: {line}", markup=False, highlight=False)
 
 
 def validate(

@@ -13,6 +13,7 @@ A rerun that finds every cell done and that digest unchanged has nothing to writ
 leaves the folder as it is (environment.json included) instead of drawing the same
 figures again (2-4 s of matplotlib at every no-op rerun); see :mod:`knnx.experiment.rerun`."""
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from knnx.errors import ResultsError
@@ -34,15 +35,30 @@ from knnx.results import (
 from knnx.writing import quiet_arithmetic
 
 
+@dataclass(frozen=True)
+class Finished:
+    """What the end of a run has to say: ``notes``, one line per figure or report that
+    could not be made (saying why: the outputs are made again at the next run), and
+    ``advice``, lines on the results worth a look (a tuned choice at its grid's edge)."""
+
+    notes: list
+    advice: list
+
+
 @quiet_arithmetic()
-def finish_outputs(out, *, order, metrics, names, rounds=False, curves=False, html_report=True):
+def finish_outputs(
+    out, *, order, metrics, names, rounds=False, curves=False, html_report=True, figures=(), report=None
+):
     """Sort results.csv (and curves.csv if ``curves``) in cell order, write the summaries
-    and figures, and report.html if ``html_report``; return the notes (one line per
-    figure or report that could not be made, saying why).
+    and figures (``figures``: the diagnostics the spec asks to draw), and report.html if
+    ``html_report`` (``report``: the spec's ``report:`` settings); return what the end
+    of the run has to say (:class:`Finished`).
 
     ``order``: {cell key: index} of the spec's cells; ``metrics``: the spec's metrics in
     order; ``names``: the parameter names of the file's ``param_<name>`` columns;
     ``rounds``: an active run's rows (a ``round`` column, per-round summaries)."""
+    from knnx.reporting.tuning import edge_lines
+
     out = Path(out)
     frame = sort_results(out / "results.csv", order, metrics, names, rounds)
     if curves:
@@ -50,17 +66,18 @@ def finish_outputs(out, *, order, metrics, names, rounds=False, curves=False, ht
     labelled = frame.assign(configuration=configuration_labels(frame)) if len(frame) else None
     tables = (write_active_summaries if rounds else write_summaries)(frame, out, labelled)
     # every cell failed: no figure of an earlier run stays (an active run's are kept, as before)
-    drawn = write_plots(frame, out) if len(frame) or not rounds else []
+    drawn = write_plots(frame, out, figures) if len(frame) or not rounds else []
     notes = [f.title for f in drawn if f.path is None]
     if html_report:
-        from knnx.reporting.html import RunOutputs, write_report
+        from knnx.reporting.html import ReportOptions, RunOutputs, write_report
 
         try:
-            write_report(out, run=RunOutputs(frame=frame, labelled=labelled, tables=tables, figures=drawn))
+            run = RunOutputs(frame=frame, labelled=labelled, tables=tables, figures=drawn)
+            write_report(out, run=run, options=ReportOptions(**(report or {})))
         except ResultsError as exc:  # e.g. every cell failed: no rows to report
             (out / "report.html").unlink(missing_ok=True)
             notes.append(f"no report: {exc}")
-    return notes
+    return Finished(notes, edge_lines(frame) if len(frame) else [])
 
 
 def _cell_positions(frame, order):
@@ -154,7 +171,7 @@ def write_active_summaries(frame, out, labelled=None):
     return tables
 
 
-def write_plots(frame, out):
+def write_plots(frame, out, requested=()):
     """The automatic figures in ``out`` (:func:`knnx.reporting.figures.save_figures`; an
     active run's: :func:`knnx.reporting.figures.active_figures`), after removing those
     of an earlier run that this one does not draw again. Returns the figures
@@ -162,7 +179,7 @@ def write_plots(frame, out):
     drawn); none without rows, every earlier figure removed."""
     from knnx.reporting.figures import figure_files, save_figures
 
-    drawn = save_figures(frame, out) if len(frame) else []
+    drawn = save_figures(frame, out, requested) if len(frame) else []
     written = {f.name for f in drawn if f.path is not None}
     for path in figure_files(out):
         if path.name not in written:

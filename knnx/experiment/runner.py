@@ -430,7 +430,8 @@ class _Run:
         else:
             failures_path.unlink(missing_ok=True)
         options = self._finish_options(html_report)
-        notes = finish_outputs(self.out, order=self.order, **options)
+        finished = finish_outputs(self.out, order=self.order, **options)
+        notes = finished.notes
         if failures:
             raise CellError(
                 f"{len(failures)} of {self.total} cells failed and were not saved (listed in {failures_path}; "
@@ -438,7 +439,7 @@ class _Run:
             )
         if not notes:  # every output made: a rerun with nothing to do need not make them again
             record_outputs(self.out, options, self._stable_inputs())
-        return self._summary(todo, start, notes)
+        return self._summary(todo, start, notes, finished.advice)
 
     source = None  # (spec file, overrides, its digest before validation) of a run from a file
     n_removed = 0  # cells of the ledger that the spec no longer has (their rows dropped)
@@ -497,9 +498,11 @@ class _Run:
             rounds=bool(self.kind.rounds),
             curves=bool(self.vspec.spec.record_curves),
             html_report=bool(html_report),
+            figures=list(getattr(self.vspec.spec, "figures", ())),
+            report=_report_settings(self.vspec.spec),
         )
 
-    def _summary(self, todo, start, notes):
+    def _summary(self, todo, start, notes, advice=()):
         n_todo = len(todo)
         if self.n_removed:  # another spec into this folder, or one that lost cells: said, not silent
             notes = [
@@ -515,7 +518,14 @@ class _Run:
             time.perf_counter() - start,
             self.n_warned,
             tuple(notes),
+            tuple(advice),
         )
+
+
+def _report_settings(spec):
+    """The spec's ``report:`` settings as the report's options (an active spec has none)."""
+    report = getattr(spec, "report", None)
+    return {} if report is None else report.model_dump()
 
 
 def _header_only(path):

@@ -54,6 +54,7 @@ Rules, all tested (tests/test_figures_scale.py, tests/test_figures_report.py):
 """
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,7 @@ from matplotlib.figure import Figure
 
 from knnx._text import describe_control, escape_control, find_control
 from knnx.errors import ResultsError
+from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.reporting.panels import (  # noqa: F401  (re-exported: this module's names before panels.py)
     MAX_CONFIGURATIONS,
     METRIC_RANGES,
@@ -266,25 +268,41 @@ def _pages_of(plan, name, what):
         yield page, f"{what}, page {i} of {len(chunks)} ({span})", plan.draw(chunk)
 
 
-def figures(frame):
-    """The automatic figures of a results frame, in order: per metric (and reported
-    quantity) the comparison of every configuration (:func:`plot_comparison`) and, for
-    each numeric parameter that varies within an algorithm (seed-like ones left out:
-    they are pooled), the metric against it (:func:`plot_metric`); each on pages of
-    :data:`MAX_PANELS` panels where there are more.
+def figures(frame, requested=()):
+    """The automatic figures of a results frame, in order: per metric (a score of knnx)
+    the comparison of every configuration (:func:`plot_comparison`) and, for each
+    numeric parameter that varies within an algorithm (seed-like ones left out: they are
+    pooled), the metric against it (:func:`plot_metric`); the choices ``tune:`` made,
+    counted per value (:mod:`knnx.reporting.tuning`, ``tuned-choices.png``); accuracy
+    against reduction (:mod:`knnx.reporting.retention`). A quantity an estimator reports
+    about its fit (a diagnostic: ``loo_error``, ``epochs``, ...) is drawn only when
+    ``requested`` names it (the spec's ``figures:``): as counts per value when it takes
+    at most :data:`DISCRETE_VALUES` integer values (a flag, a count of epochs), else as
+    a metric is; a requested name without rows gets a line saying so. Each figure on
+    pages of :data:`MAX_PANELS` panels where there are more.
 
     Yields ``(name, title, figure)``: ``name`` the file name (:func:`figure_name`, a
     page's :func:`page_names`), ``title`` one line (with the page and its datasets),
     the figure drawn when its turn comes; the figure None and the title one line
     saying why where a figure cannot be drawn at all (one line per figure, not per
     page or dataset)."""
+    from knnx.reporting.tuning import choice_figures, tune_choice_mask
+
     if "round" in frame.columns:  # an active-learning run: its metrics round by round
         yield from active_figures(frame)
         return
-    for metric in dict.fromkeys(frame["metric"]):
+    plain = frame[~tune_choice_mask(frame)]
+    present = set(plain["metric"])
+    for metric in dict.fromkeys(plain["metric"]):
         if PER_CLASS.fullmatch(metric):  # retained.0, retained.1, ...: in results.csv, no figures
             continue
-        rows = frame[frame["metric"] == metric]
+        score = metric in METRICS or metric in LOWER_IS_BETTER
+        if not score and metric not in requested:  # a diagnostic: on request
+            continue
+        rows = plain[plain["metric"] == metric]
+        if not score and _discrete(rows):
+            yield from _counted(rows, metric)
+            continue
         within = varying_within(rows)
         jobs = [None] + [x for x, w in within.items() if w.numeric and x not in SEED_PARAMS]
         for x in jobs:
@@ -295,8 +313,53 @@ def figures(frame):
                 yield figure_name(metric, x), f"no figure of {what}: {str(exc).removeprefix('x: ')}", None
                 continue
             yield from _pages_of(plan, figure_name(metric, x), what)
+    for name, what, draw in choice_figures(frame):
+        yield name, what, draw()
     for name, what, plan in retention_plans(frame):  # accuracy against reduction
         yield from _pages_of(plan, name, what)
+    for name in requested:
+        if name not in present:
+            yield figure_name(name), f"no figure of {name}: the results hold no rows of it", None
+
+
+# A diagnostic with at most this many distinct values, all integers, is drawn as counts per value.
+DISCRETE_VALUES = 6
+
+
+def _discrete(rows):
+    values = rows["value"].to_numpy(dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    return (
+        bool(finite.size)
+        and bool(np.all(finite == np.round(finite)))
+        and len(np.unique(finite)) <= DISCRETE_VALUES
+    )
+
+
+def _counted(rows, metric):
+    """The counts-per-value figure of a discrete diagnostic (``METRIC.png``)."""
+    from knnx.reporting.tuning import choice_figure
+
+    values = rows["value"].to_numpy(dtype=np.float64)
+    distinct = sorted(set(values[np.isfinite(values)].tolist()))
+    c = pd.DataFrame(
+        {
+            "algorithm": rows["algorithm"].to_numpy(),
+            "parameter": metric,
+            "dataset": rows["dataset"].to_numpy(),
+            "value": [int(v) if np.isfinite(v) else v for v in values],
+            "numeric": True,
+            "edge": "",
+            "order": [distinct.index(v) if np.isfinite(v) else len(distinct) for v in values],
+            "grid": [tuple(int(v) for v in distinct)] * len(values),
+        }
+    )
+    c = c[np.isfinite(values)]
+    keys = list(dict.fromkeys(zip(c["algorithm"], c["parameter"], strict=True)))
+    for i in range(0, len(keys), MAX_PANELS):
+        pages = math.ceil(len(keys) / MAX_PANELS)
+        name = figure_name(metric) if pages == 1 else page_names(figure_name(metric), pages)[i // MAX_PANELS]
+        yield name, f"{metric}, counts per value", choice_figure(c, keys[i : i + MAX_PANELS], "reported")
 
 
 def active_summary(frame):
@@ -392,12 +455,12 @@ class RunFigure:
     path: Path | None
 
 
-def save_figures(frame, out):
+def save_figures(frame, out, requested=()):
     """:func:`figures` saved in the folder ``out`` (each atomically, PNG at 110 dpi,
-    tagged :data:`FIGURE_TAG`), one at a time. Returns the :class:`RunFigure` list, in
-    drawing order."""
+    tagged :data:`FIGURE_TAG`), one at a time; ``requested``: the diagnostics to draw
+    too. Returns the :class:`RunFigure` list, in drawing order."""
     drawn = []
-    for name, title, fig in figures(frame):
+    for name, title, fig in figures(frame, requested):
         if fig is None:
             drawn.append(RunFigure(name, title, None))
             continue
@@ -417,10 +480,10 @@ def save_figures(frame, out):
 PER_CLASS = re.compile(r"[A-Za-z][A-Za-z0-9_]*\.[0-9]+")
 
 
-def write_figures(frame, out):
+def write_figures(frame, out, requested=()):
     """:func:`save_figures`, as ``(written, notes)``: the file names written, and one
     line for each figure that could not be drawn, saying why."""
-    drawn = save_figures(frame, out)
+    drawn = save_figures(frame, out, requested)
     return [f.name for f in drawn if f.path is not None], [f.title for f in drawn if f.path is None]
 
 

@@ -47,6 +47,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f4f4f4; }
 .best { font-weight: bold; }
 .note { color: #555; font-size: 0.9em; }
+.warn { color: #8a4b00; font-size: 0.9em; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 nav { margin: 0.5em 0 1em; font-size: 0.9em; }
@@ -345,6 +346,28 @@ def _read_run(out, run):
     return frame, labelled, failures, warned, spec_text, environment, characteristics
 
 
+def report_options(out, **given):
+    """The :class:`ReportOptions` of the run folder ``out``: the ``report:`` settings of
+    its spec.yaml (metric, control, select, alpha; those a run was given), each replaced
+    by ``given`` where not None (``knnx report``'s options). A spec.yaml that cannot be
+    read, or settings of the wrong type, count as none (the run validated them)."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(_read_spec_text(Path(out) / "spec.yaml"))
+    except (ResultsError, yaml.YAMLError, OSError):
+        doc = None
+    section = doc.get("report") if isinstance(doc, dict) else None
+    kinds = {"metric": str, "control": str, "select": str, "alpha": float}
+    settings = {}
+    for key, kind in kinds.items():
+        value = section.get(key) if isinstance(section, dict) else None
+        if isinstance(value, kind) and (key != "alpha" or 0 < value < 1):
+            settings[key] = value
+    settings.update({k: v for k, v in given.items() if v is not None})
+    return ReportOptions(**settings)
+
+
 def _read_spec_text(path):
     """The text of a run's spec.yaml ("" when there is none); ResultsError if not UTF-8."""
     if not path.is_file():
@@ -462,8 +485,21 @@ def _results_body(frame, n_failed, options, run, characteristics):
             [_summary_section(last, None if run is None else run.tables)],
         )
     )
-    diagnostics = rp.diagnostics_frame(last)
+    body += _diagnostics_section(rp.diagnostics_frame(last))
+    return body
+
+
+def _diagnostics_section(diagnostics):
+    """The diagnostics' heading, their names and how to draw them, and their table (collapsed)."""
+    body = []
     body.append("<h2 id='diagnostics'>Diagnostics</h2>")
+    if len(diagnostics):
+        names = ", ".join(dict.fromkeys(diagnostics["quantity"]))
+        body.append(
+            f"<p class='note'>Quantities the estimators report about their fits: {_e(names)}. Their figures are "
+            "drawn when asked: <code>figures: [NAME, ...]</code> in the spec, or <code>knnx plot RESULTS --metric "
+            "NAME</code>.</p>"
+        )
     body.append(
         _collapsed(
             f"Quantities the estimators report ({diagnostics['quantity'].nunique()})",
@@ -487,10 +523,11 @@ def build_report(out, alpha=0.05, run=None, options=None):
     ``run``: the :class:`RunOutputs` of the run that has just written ``out`` (its
     frame, tables and figure files are used as they are); None (``knnx report``): read
     results.csv and draw the figures. ``options``: a :class:`ReportOptions` (its alpha
-    wins over ``alpha``); None: every configuration a contestant, no control, the
+    wins over ``alpha``); None: the run's spec.yaml's ``report:`` settings
+    (:func:`report_options`), else every configuration a contestant, no control, the
     run's first metric."""
     out = Path(out)
-    options = options or ReportOptions(alpha=alpha)
+    options = options or report_options(out, alpha=alpha)
     frame, labelled, failures, warned, spec_text, environment, characteristics = _read_run(out, run)
     n_failed = 0 if failures is None else len(failures)
     if frame.empty:  # every cell failed: the page says so and lists the failures

@@ -13,8 +13,6 @@ from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.reporting.characteristics import VIEWS_COLUMN
 
-CHOSEN = "chosen_"
-
 
 def _e(text):
     return html.escape(str(text), quote=True)
@@ -134,38 +132,33 @@ def control_html(result):
     )
 
 
-def _value_text(value):
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def tuning_html(frame):
-    """What the tuned cells chose (rows ``chosen_<param>``: counts per value over the
-    folds, per algorithm and dataset), and the parameters that depend on the dataset
-    (``params_for``: their value per dataset)."""
+    """What the tuned cells chose (rows ``chosen_<param>``, read back as the grid's values:
+    counts per value over the folds, per algorithm and dataset), the choices at an edge
+    of their grid (:func:`knnx.reporting.tuning.edge_lines`), and the parameters that
+    depend on the dataset (``params_for``: their value per dataset)."""
     from knnx.reporting.html import html_table
+    from knnx.reporting.tuning import choices, counts_text, edge_lines
 
     parts = []
-    chosen = tune_choices(frame)
+    chosen = choices(frame)
     if len(chosen):
         rows = []
-        for (alg, metric), sub in chosen.groupby(["algorithm", "metric"], sort=False):
-            counts = sub["value"].value_counts().sort_index()
-            per = sub.groupby("dataset", sort=False)["value"].agg(
-                lambda v: ", ".join(f"{_value_text(x)}×{n}" for x, n in v.value_counts().sort_index().items())
-            )
+        for (alg, name), sub in chosen.groupby(["algorithm", "parameter"], sort=False):
+            per = [f"{d}: {counts_text(part)}" for d, part in sub.groupby("dataset", sort=False)]
             rows.append(
                 {
                     "algorithm": alg,
-                    "parameter": metric.removeprefix(CHOSEN),
-                    "chosen (value×folds)": ", ".join(f"{_value_text(x)}×{n}" for x, n in counts.items()),
-                    "per dataset": "; ".join(f"{d}: {v}" for d, v in per.items()),
+                    "parameter": name,
+                    "chosen (value×folds)": counts_text(sub),
+                    "per dataset": "; ".join(per),
                 }
             )
         parts.append(
             "<p class='note'>Tuned on inner folds of each training part (tune:): the value each fold chose, "
-            "counted (a non-numeric value by its position in the spec's list).</p>"
-            + html_table(pd.DataFrame(rows))
+            "counted, in the grid's order.</p>" + html_table(pd.DataFrame(rows))
         )
+        parts += [f"<p class='warn'>{_e(line)}.</p>" for line in edge_lines(frame)]
     dependent = _dataset_dependent(frame)
     if len(dependent):
         parts.append(
@@ -204,33 +197,12 @@ def datasets_html(characteristics):
     return html_table(shown)
 
 
-def tune_choices(frame):
-    """The rows of the choices ``tune:`` made (see :func:`tune_choice_mask`)."""
-    return frame[tune_choice_mask(frame)]
-
-
-def tune_choice_mask(frame):
-    """Per row, whether it is a choice ``tune:`` made: metric ``chosen_<name>`` where the
-    row's params give ``<name>`` a list (the grid searched). A ``chosen_`` row of a
-    setting that searched no grid is a quantity its estimator reported (an estimator
-    choosing k inside its fit), not a tuning choice."""
-    from knnx.reporting.panels import parse_params
-
-    mask = np.array(frame["metric"].str.startswith(CHOSEN), dtype=bool)
-    if mask.any():
-        rows = frame[mask]
-        params = parse_params(rows["params"])
-        mask[mask] = [
-            isinstance(p.get(m.removeprefix(CHOSEN)), list)
-            for p, m in zip(params, rows["metric"], strict=True)
-        ]
-    return mask
-
-
 def diagnostics_frame(frame):
     """The reported quantities (rows whose metric is neither a metric nor a choice of
-    ``tune:`` (:func:`tune_choices`), e.g. ``loo_error``, ``epochs``): mean per
+    ``tune:`` (:func:`knnx.reporting.tuning.tune_choice_mask`), e.g. ``loo_error``, ``epochs``): mean per
     (dataset, configuration, quantity)."""
+    from knnx.reporting.tuning import tune_choice_mask
+
     rows = frame[~frame["metric"].isin(list(METRICS)).to_numpy() & ~tune_choice_mask(frame)]
     if rows.empty:
         return rows

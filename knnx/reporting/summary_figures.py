@@ -5,13 +5,12 @@ datasets and more (the per-dataset panels of :mod:`knnx.reporting.figures` do no
   (the figure grows 0.12 to 0.2 inch a dataset, its labels shrink from 8 to 5 points);
 * :func:`win_tie_loss`: a control against each other configuration, one stacked bar
   each: the datasets where the control is better, ties, is worse, counts written;
-* :func:`mean_ranks`: each configuration's mean rank with Nemenyi's critical
-  difference, an interval ± CD/2 around each (two configurations whose intervals do
-  not overlap differ by more than CD), or, with a control, a band ± CD around the
-  control's mean rank (the configurations outside it differ from the control by more
-  than CD). A simple summary beside the critical-difference diagram of
-  :mod:`knnx.reporting.comparison`; Nemenyi's CD, over all pairs, is conservative for
-  comparisons with a control alone (Demšar 2006, Sec. 3.2.2, Bonferroni-Dunn).
+* :func:`mean_ranks`: each configuration's mean rank with the critical difference
+  the comparison's text and its critical-difference diagram use: Nemenyi's, an
+  interval ± CD/2 around each (two configurations whose intervals do not overlap
+  differ by more than CD), or, with a control, Bonferroni-Dunn's, a band ± CD around
+  the control's mean rank (the configurations outside it differ from the control by
+  more than CD; Demšar 2006, Sec. 3.2.2).
 
 :func:`write_summary_figures` writes the three as PNG files (for the report and the
 docs).
@@ -249,17 +248,23 @@ def win_tie_loss(result, control=None, metric=None):
 
 
 def mean_ranks(result, control=None, metric=None):
-    """A dot per configuration at its mean rank (best on top) with Nemenyi's critical
-    difference CD at the comparison's alpha: without ``control``, an interval ± CD/2
-    around each dot (intervals that do not overlap: the pair differs by more than CD);
-    with ``control`` (or a comparison made with one), a band ± CD around the control's
-    mean rank (a dot outside it differs from the control by more than CD). Returns the
-    Figure."""
+    """A dot per configuration at its mean rank (best on top) with the critical
+    difference CD the comparison's text and diagram use, at its alpha: without
+    ``control``, Nemenyi's CD as an interval ± CD/2 around each dot (intervals that do
+    not overlap: the pair differs by more than CD); with ``control`` (or a comparison
+    made with one), Bonferroni-Dunn's CD (Demšar 2006, Sec. 3.2.2: every other against
+    the control) as a band ± CD around the control's mean rank (a dot outside it differs
+    from the control by more than CD). Returns the Figure."""
+    from knnx.stats.control import bonferroni_dunn_cd
+
     summary = summary_input(result, metric)
     if control is not None or summary.control is not None:
         control = _control_of(summary, control)
     average = summary.mean_ranks
-    cd, k = summary.critical_difference, len(average)
+    k, n = len(average), len(summary.means)
+    cd, test = summary.critical_difference, "Nemenyi"
+    if control is not None:
+        cd, test = float(bonferroni_dunn_cd(k, n, summary.alpha)), "Bonferroni-Dunn"
     ys = np.arange(k)
     xs = average.to_numpy(dtype=np.float64)
     size, row = _label_size(k)
@@ -282,9 +287,8 @@ def mean_ranks(result, control=None, metric=None):
         ax.set_xlim(min(1.0, low) - 0.2, max(float(k), high) + 0.2)
         ax.set_xlabel("mean rank (1 = best)")
         ax.grid(axis="x", alpha=0.3)
-        n = len(summary.means)
         ax.set_title(
-            f"{summary.metric}: mean rank, Nemenyi CD = {cd:.3g} at alpha {summary.alpha:g}\n"
+            f"{summary.metric}: mean rank, {test} CD = {cd:.3g} at alpha {summary.alpha:g}\n"
             f"({k} configurations, {n} datasets)",
             fontsize=9,
         )

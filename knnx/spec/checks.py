@@ -100,6 +100,29 @@ def metric_problems(spec):
     return problems
 
 
+def report_problems(spec, resolved):
+    """The ``report:`` section: its metric one of the spec's, its control an algorithm
+    id of the spec or a contestant's label of one (``knn k=3``: the id, a blank, its
+    parameters)."""
+    problems = []
+    if spec.report.metric is not None and spec.report.metric not in spec.metrics:
+        problems.append(
+            f"report.metric: '{spec.report.metric}' is not a metric of this spec; its metrics: {', '.join(spec.metrics)}"
+        )
+    control = spec.report.control
+    ids = list(dict.fromkeys(ref.id for ref in resolved if ref is not None))
+    resolvable = all(ref is not None for ref in resolved)  # else the failing entry is said first
+    if (
+        control is not None
+        and resolvable
+        and not any(control == i or control.startswith(f"{i} ") for i in ids)
+    ):
+        problems.append(
+            f"report.control: '{control}' names no algorithm of this spec; its ids: {', '.join(ids)}"
+        )
+    return problems
+
+
 def resolve_algorithms(spec, base_dir):
     """The ResolvedAlgorithm of each entry (None where it fails) and the problems."""
     resolved, problems = [], []

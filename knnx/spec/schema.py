@@ -194,6 +194,19 @@ class AlgorithmEntry(_Strict):
         return self
 
 
+class Report(_Strict):
+    """How report.html compares (``knnx report`` reads it from the run's spec.yaml; its
+    options override): the primary ``metric`` (a metric of the spec; default its
+    first), the ``control`` every other contestant is tested against (an algorithm id or
+    a contestant's label), the contestants (``select``: all or best-test) and the
+    level ``alpha``."""
+
+    metric: str | None = None
+    control: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    select: Literal["all", "best-test"] = "all"
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+
+
 class Spec(_Strict):
     name: Name
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
@@ -211,3 +224,7 @@ class Spec(_Strict):
     # Folders (absolute, or relative to the spec's folder) searched for the import paths
     # of estimator and loader entries, after the installed packages.
     python_path: list[str] = Field(default_factory=list)
+    # Quantities the estimators report about their fit (loo_error, epochs, ...) drawn as
+    # figures at the end of the run; the scores and the tuned choices are drawn always.
+    figures: list[Name] = Field(default_factory=list)
+    report: Report = Field(default_factory=Report)

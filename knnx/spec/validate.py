@@ -26,6 +26,7 @@ from knnx.spec.checks import (
     params_for_problems,
     posterior_problems,
     protocol_problems,
+    report_problems,
     resolve_algorithms,
     use_python_path,
 )
@@ -138,6 +139,7 @@ def _check_algorithms(spec, base_dir):
     problems += found
     problems += id_problems(spec, resolved)
     problems += protocol_problems(spec, resolved)
+    problems += report_problems(spec, resolved)
     grids, found = algorithm_grids(spec, resolved)
     return resolved, grids, problems + found
 
