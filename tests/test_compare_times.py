@@ -78,3 +78,19 @@ def test_compare_cli_on_times(frame, tmp_path):
         assert f"{timing}: mean ± standard deviation over the folds" in done.stdout
     marked = runner.invoke(app, ["compare", str(path), "--metric", "fit_seconds", "--marks"])
     assert "▼: significantly worse than the row's best" in marked.stdout
+
+
+def test_the_report_has_the_time_table(frame, tmp_path):
+    from knnx.reporting.html import write_report
+
+    (tmp_path / "results.csv").write_text(rows_to_csv(frame.to_dict("records"), header=True))
+    text = write_report(tmp_path).read_text(encoding="utf-8")
+    section = text[text.index("<h3>fit_seconds per dataset and contestant</h3>") :]
+    section = section[: section.index("</table>")]
+    means = compare(frame, "fit_seconds").means
+    for d in means.index:
+        row = section[section.index(f"<th scope='row'>{d}</th>") :].split("</tr>", 1)[0]
+        digits = default_digits(wide_table(compare(frame, "fit_seconds")))
+        assert [f"{means.loc[d, c]:.{digits}f}" in row for c in means.columns] == [True] * 3
+    assert "No significance marks" in section and "▼" not in section
+    assert "<h3>predict_seconds per dataset and contestant</h3>" in text

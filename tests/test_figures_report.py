@@ -486,3 +486,19 @@ def test_the_report_keeps_the_labels_of_the_summary_when_it_leaves_a_configurati
     assert "<li>knn k=3: no &#x27;error&#x27; results on 1 of 3 datasets (d3)</li>" in text
     # not relabelled "knn"
     assert "<th>dataset</th><th>n</th><th>d</th><th>classes</th><th>knn k=1</th><th>unn</th></tr>" in text
+
+
+def test_plot_out_creates_its_folder_as_run_out_does(schemes_run, tmp_path):
+    target = tmp_path / "figs" / "deep" / "error.png"
+    done = CliRunner().invoke(app, ["plot", str(schemes_run / "results.csv"), "--out", str(target)])
+    assert done.exit_code == 0, done.output
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and done.output == f"wrote {target}\n"
+    (tmp_path / "file").write_text("x")
+    refused = CliRunner().invoke(
+        app, ["plot", str(schemes_run / "results.csv"), "--out", str(tmp_path / "file" / "e.png")]
+    )
+    assert refused.exit_code == 2
+    assert (
+        refused.output
+        == f"error: --out: {tmp_path / 'file' / 'e.png'}: {tmp_path / 'file'} is a file, not a folder\n"
+    )

@@ -31,8 +31,7 @@ DATASETS = [
 CONTESTANTS = ["knn_hvdm", "knn", "unn", "gnnb", "cpw", "rf", "svc", "mylab.LocalMeanKNN"]
 
 
-@pytest.fixture(scope="module")
-def study():
+def study_values():
     """8 contestants x 20 datasets x 10 folds of seeded errors; the control (knn) is far
     worse than rf on one dataset and far better than gnnb on another."""
     rng = np.random.default_rng(50)
@@ -45,6 +44,11 @@ def study():
     values[("keel.tic-tac-toe", "rf")] = 0.002 + 0.001 * rng.random(10)
     values[("keel.monk-2", "gnnb")] = values[("keel.monk-2", "knn")] + 0.2
     return values
+
+
+@pytest.fixture(scope="module")
+def study():
+    return study_values()
 
 
 @pytest.fixture(scope="module")

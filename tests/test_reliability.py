@@ -922,8 +922,8 @@ def test_a_file_size_limit_mid_run_leaves_no_torn_line(tmp_path):
     ("args", "message"),
     [
         (
-            ["plot", "{REF}", "--out", "nodir/x.png"],
-            "error: --out: nodir/x.png: no folder nodir to write it in",
+            ["plot", "{REF}", "--out", "/proc/nodir/x.png"],
+            "error: --out: /proc/nodir/x.png: cannot create the folder /proc/nodir",
         ),
         (
             ["run", "{SPEC}", "--out", "/proc/knnx-out", "--quiet"],

@@ -148,7 +148,9 @@ def _chunks(items, size=MAX_PANELS):
 
 
 def _check_image_path(out):
-    """ResultsError unless ``out`` names an image file matplotlib can write in an existing folder."""
+    """ResultsError unless ``out`` names an image file matplotlib can write (its folder
+    is created when the figure is saved, :func:`_save_image`, as ``knnx run --out``
+    creates its own)."""
     folder = Path(out).parent
     if Path(out).is_dir():
         raise ResultsError(f"{out} is a folder; give an image file name (e.g. error.png)", param="out")
@@ -156,13 +158,26 @@ def _check_image_path(out):
         raise ResultsError(
             f"{str(out)!r} holds a {describe_control(str(out))}; name the file without one", param="out"
         )
-    if not folder.is_dir():
-        raise ResultsError(f"{out}: no folder {folder} to write it in", param="out")
+    if folder.exists() and not folder.is_dir():
+        raise ResultsError(f"{out}: {folder} is a file, not a folder", param="out")
     fmt = Path(out).suffix.lstrip(".").lower()
     supported = Figure().canvas.get_supported_filetypes()
     if fmt not in supported:
         said = f"unsupported image format '.{fmt}'" if fmt else f"{out} has no image suffix"
         raise ResultsError(f"{said}; use one of {', '.join('.' + f for f in sorted(supported))}", param="out")
+
+
+def _save_image(fig, out, dpi):
+    """``fig`` saved at ``out`` (atomically), its folder and parents created first;
+    ResultsError naming the folder when the system refuses to create it."""
+    folder = Path(out).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultsError(
+            f"{out}: cannot create the folder {folder} ({exc.strerror or exc})", param="out"
+        ) from None
+    save_figure(fig, out, dpi=dpi)
 
 
 def _one_page(plan, what):
@@ -205,7 +220,7 @@ def plot_metric(results, metric="error", x=None, out=None, datasets=None):
     plan = metric_plan(_selected(results, datasets), metric, x)
     fig = _one_page(plan, "a dataset and algorithm each")
     if out is not None:
-        save_figure(fig, out, dpi=120)
+        _save_image(fig, out, 120)
     return fig
 
 
@@ -229,7 +244,7 @@ def plot_comparison(results, metric="error", out=None, datasets=None):
     plan = comparison_plan(_selected(results, datasets), metric)
     fig = _one_page(plan, "one per dataset")
     if out is not None:
-        save_figure(fig, out, dpi=110)
+        _save_image(fig, out, 110)
     return fig
 
 
@@ -518,7 +533,7 @@ def plot(results, metric="error", x=None, out=None, datasets=None):
     plan, what = _plan(results, metric, x, datasets)
     fig = _one_page(plan, what)
     if out is not None:
-        save_figure(fig, out, dpi=120 if isinstance(plan, MetricPlan) else 110)
+        _save_image(fig, out, 120 if isinstance(plan, MetricPlan) else 110)
     return fig
 
 
@@ -544,6 +559,6 @@ def write_plot(results, out, metric="error", x=None, datasets=None):
     paths = [out.with_name(n) for n in page_names(out.name, len(chunks))]
     for path, chunk in zip(paths, chunks, strict=True):
         fig = plan.draw(chunk)
-        save_figure(fig, path, dpi=120 if isinstance(plan, MetricPlan) else 110)
+        _save_image(fig, path, 120 if isinstance(plan, MetricPlan) else 110)
         fig.clear()
     return paths

@@ -38,11 +38,17 @@ from knnx.errors import ResultsError
 from knnx.evaluation.metrics import METRICS
 
 STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1em auto; max-width: 1400px;
        padding: 0 1em; color: #222; line-height: 1.4; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { margin-top: 1.5em; }
+h1 { font-size: 1.3em; margin: 0.2em 0; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+h2#comparison { margin-top: 0.6em; font-size: 1.15em; } h3 { margin-top: 1.5em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; max-width: 36em; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; max-width: 36em; overflow-wrap: break-word; }
+table.wide th, table.wide td { white-space: nowrap; max-width: none; }
+table.compact { font-size: 0.8em; margin: 0.2em 0; } table.compact th, table.compact td { padding: 1px 5px; }
+sup { line-height: 0; } .sd { display: none; } .sd-toggle:checked ~ .first .sd { display: inline; }
+.first { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+.first .side { flex: 1 1 420px; min-width: 360px; } .first .side img { width: 100%; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f4f4f4; }
 .best { font-weight: bold; }
@@ -50,7 +56,7 @@ th { background: #f4f4f4; }
 .warn { color: #8a4b00; font-size: 0.9em; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
-nav { margin: 0.5em 0 1em; font-size: 0.9em; }
+nav { margin: 0.3em 0 0.5em; font-size: 0.85em; } body > p { margin: 0.3em 0; }
 details { margin: 0.5em 0; } summary { cursor: pointer; color: #333; }
 table.wide caption { caption-side: bottom; text-align: left; padding-top: 0.3em; }
 table.wide th[scope=row] { text-align: left; font-weight: normal; }
@@ -206,51 +212,6 @@ def _figures_section(frame):
         else:
             parts.append(_figure_tag(fig, title))
     return "".join(parts)
-
-
-def _timings_section(frame, environment):
-    parts = ["<h2 id='timings'>Timings</h2>"]
-    cell = ["dataset", "algorithm", "params", "repeat", "fold"]
-    cells = frame.drop_duplicates(cell)
-    if "round" in frame.columns:  # an active cell's time: the sum of its rounds'
-        rounds = frame.drop_duplicates([*cell, "round"])
-        cells = (
-            rounds.groupby(cell, sort=False)[["fit_seconds", "predict_seconds", "tune_seconds"]]
-            .sum()
-            .reset_index()
-        )
-    table = (
-        cells.groupby("algorithm", sort=False)
-        .agg(
-            cells=("fit_seconds", "size"),
-            median_fit_seconds=("fit_seconds", "median"),
-            median_tune_seconds=("tune_seconds", "median"),
-            median_predict_seconds=("predict_seconds", "median"),
-            total_seconds=("fit_seconds", "sum"),
-        )
-        .reset_index()
-    )
-    table["total_seconds"] += cells.groupby("algorithm", sort=False)["predict_seconds"].sum().to_numpy()
-    parts.append(
-        "<p class='note'>Per algorithm, over its cells, seconds of wall time: fit (for a tuned cell the inner "
-        "search and the refit), of which the inner search (tune), and predict; knnx's kernels are compiled "
-        "before the first timed cell.</p>"
-    )
-    parts.append(html_table(table))
-    runs = environment.get("runs", []) if isinstance(environment, dict) else []
-    warm = [r.get("warmup_seconds") for r in runs if isinstance(r, dict) and r.get("warmup_seconds")]
-    if warm:
-        parts.append(
-            "<p class='note'>Seconds spent compiling (or loading from numba's cache) each algorithm's kernels "
-            "before its first timed cell, per invocation:</p>"
-        )
-        rows = [
-            {"invocation": i + 1, "algorithm": a, "seconds": float(s)}
-            for i, w in enumerate(warm)
-            for a, s in w.items()
-        ]
-        parts.append(html_table(pd.DataFrame(rows)))
-    return parts[0] + _collapsed("Seconds per algorithm, and the kernels' warm-up", parts[1:])
 
 
 def _sizes(frame):
@@ -544,7 +505,9 @@ def build_report(out, alpha=0.05, run=None, options=None):
     if frame.empty:
         body.append("<h2 id='timings'>Timings</h2><p>No cell finished.</p>")
     else:
-        body.append(_timings_section(labelled, environment))
+        from knnx.reporting.report_parts import timings_html
+
+        body.append(timings_html(labelled, environment, options, characteristics))
     body.append("<h2 id='failures'>Failures and warnings</h2>")
     failed = _table_or(
         failures,

@@ -63,21 +63,31 @@ def left_out_html(result):
 
 
 def comparison_html(result, characteristics, figure_tag):
-    """The wide table, the CD diagram (``figure_tag(fig, alt)`` embeds it) and the tests
-    against the control of one metric's comparison."""
+    """The first screen of one metric's comparison: the compact table (means, the
+    standard deviations on hover or with a checkbox, marks, average ranks) beside the
+    CD diagram, then the legend, Friedman's test and the tests against the control."""
+    import re
+
     from knnx.reporting.comparison import cd_diagram, drawn, figures_lines, selection_note
-    from knnx.reporting.wide import render, wide_table
+    from knnx.reporting.wide import compact_legend, to_compact_html, wide_table
 
     if isinstance(result, str):
         return f"<p class='note'>No comparison: {_e(result)}.</p>"
+    table = wide_table(result, characteristics)
+    toggle = "sd-" + re.sub(r"[^A-Za-z0-9_-]", "_", result.metric)
+    if drawn(result):
+        side = figure_tag(cd_diagram(result), f"critical-difference diagram, {result.metric}")
+    else:  # too many contestants for a diagram: the tables hold them all
+        side = f"<p class='note'>{_e(figures_lines(result)[0])}</p>"
     parts = [
         f"<p class='note'>{_e(selection_note(result))}</p>",
-        render(wide_table(result, characteristics), "html"),
+        f"<input type='checkbox' id='{toggle}' class='sd-toggle'><label for='{toggle}' class='note'> show the "
+        "standard deviations</label>",
+        f"<div class='first'><div class='primary'>{to_compact_html(table, toggle)}</div>"
+        f"<div class='side'>{side}</div></div>",
+        f"<p class='note'>{_e(compact_legend(table))}</p>",
+        *(f"<p class='note'>{_e(line)}</p>" for line in table.lines),
     ]
-    if drawn(result):
-        parts.append(figure_tag(cd_diagram(result), f"critical-difference diagram, {result.metric}"))
-    else:  # too many contestants for a diagram: the tables hold them all
-        parts.append(f"<p class='note'>{_e(figures_lines(result)[0])}</p>")
     if result.control_tests is not None:
         parts.append(control_html(result))
     return "".join(parts)
@@ -130,6 +140,28 @@ def control_html(result):
         "is better): the probability that the control is better, equivalent, or worse.</p>"
         + html_table(shown)
     )
+
+
+def time_tables_html(frame, select="all", characteristics=None):
+    """Seconds per dataset and contestant, as the comparison's table (``knnx compare
+    --metric fit_seconds``): the mean fit time (a tuned cell's inner search included)
+    and the mean predict time over the folds, fastest in bold, no significance marks
+    (a time's noise is the machine's)."""
+    from knnx.reporting.wide import render, wide_table
+    from knnx.results import last_round
+
+    parts = []
+    last = last_round(frame)[0]
+    for timing in ("fit_seconds", "predict_seconds"):
+        result = run_comparison(last, timing, select)
+        if isinstance(result, str):
+            parts.append(f"<p class='note'>No table of {timing}: {_e(result)}.</p>")
+            continue
+        parts.append(
+            f"<h3>{timing} per dataset and contestant</h3>"
+            + render(wide_table(result, characteristics), "html")
+        )
+    return "".join(parts)
 
 
 def tuning_html(frame):
@@ -208,3 +240,55 @@ def diagnostics_frame(frame):
         return rows
     out = rows.groupby(["metric", "dataset", "configuration"], sort=False)["value"].agg(["mean", "count"])
     return out.reset_index().rename(columns={"metric": "quantity", "count": "n"}).astype({"mean": np.float64})
+
+
+def timings_html(frame, environment, options=None, characteristics=None):
+    """The Timings section: seconds per algorithm, per dataset and contestant
+    (:func:`time_tables_html`), and the kernels' warm-up per invocation (collapsed)."""
+    from knnx.reporting.html import _collapsed, html_table
+
+    parts = ["<h2 id='timings'>Timings</h2>"]
+    cell = ["dataset", "algorithm", "params", "repeat", "fold"]
+    cells = frame.drop_duplicates(cell)
+    if "round" in frame.columns:  # an active cell's time: the sum of its rounds'
+        rounds = frame.drop_duplicates([*cell, "round"])
+        cells = (
+            rounds.groupby(cell, sort=False)[["fit_seconds", "predict_seconds", "tune_seconds"]]
+            .sum()
+            .reset_index()
+        )
+    table = (
+        cells.groupby("algorithm", sort=False)
+        .agg(
+            cells=("fit_seconds", "size"),
+            median_fit_seconds=("fit_seconds", "median"),
+            median_tune_seconds=("tune_seconds", "median"),
+            median_predict_seconds=("predict_seconds", "median"),
+            total_seconds=("fit_seconds", "sum"),
+        )
+        .reset_index()
+    )
+    table["total_seconds"] += cells.groupby("algorithm", sort=False)["predict_seconds"].sum().to_numpy()
+    parts.append(
+        "<p class='note'>Per algorithm, over its cells, seconds of wall time: fit (for a tuned cell the inner "
+        "search and the refit), of which the inner search (tune), and predict; knnx's kernels are compiled "
+        "before the first timed cell.</p>"
+    )
+    parts.append(html_table(table))
+    parts.append(time_tables_html(frame, options.select if options else "all", characteristics))
+    runs = environment.get("runs", []) if isinstance(environment, dict) else []
+    warm = [r.get("warmup_seconds") for r in runs if isinstance(r, dict) and r.get("warmup_seconds")]
+    if warm:
+        parts.append(
+            "<p class='note'>Seconds spent compiling (or loading from numba's cache) each algorithm's kernels "
+            "before its first timed cell, per invocation:</p>"
+        )
+        rows = [
+            {"invocation": i + 1, "algorithm": a, "seconds": float(s)}
+            for i, w in enumerate(warm)
+            for a, s in w.items()
+        ]
+        parts.append(html_table(pd.DataFrame(rows)))
+    return parts[0] + _collapsed(
+        "Seconds per algorithm, per dataset and contestant, and the kernels' warm-up", parts[1:]
+    )

@@ -330,7 +330,7 @@ def mark_sentence(table):
     return f"{WORSE} / {BETTER}: significantly worse / better than the control {table.reference} ({test})."
 
 
-def _legend(table, columns=None):
+def _legend(table, columns=None, what="mean ± standard deviation over the folds"):
     """The sentences that say what the cells and the marks mean."""
     better = "lowest" if LOWER_IS_BETTER.get(table.metric, False) else "highest"
     hidden = len(table.mean.columns) - len(shown_columns(table, columns)[1])
@@ -340,7 +340,7 @@ def _legend(table, columns=None):
         else ""
     )
     return (
-        f"{table.metric}: mean ± standard deviation over the folds. Bold: the {better} mean per dataset "
+        f"{table.metric}: {what}. Bold: the {better} mean per dataset "
         f"(means within 1e-12 relative tie). {mark_sentence(table)} Last row: average rank (1 is the best).{shown}"
     )
 
@@ -382,6 +382,43 @@ def to_html(table, digits=4, columns=None):
     return (
         f"<table class='wide'><caption class='note'>{e(_legend(table, columns))}</caption><thead><tr>{head}</tr>"
         f"</thead><tbody>{''.join(body)}</tbody><tfoot>{foot}</tfoot></table>{lines}"
+    )
+
+
+def to_compact_html(table, toggle, digits=3):
+    """The table as the report's first screen shows it: the means alone (``digits``
+    decimals), each cell's standard deviation in its title (on hover) and in a span the
+    checkbox of id ``toggle`` shows (CSS alone: the page has no script), the marks and
+    the average rank; each dataset's n, d and classes in its title. No cell breaks a
+    number or a name (``white-space: nowrap``). The legend comes from
+    :func:`compact_legend`."""
+    e = html.escape
+    contestants = list(table.mean.columns)
+    head = "<th>dataset</th>" + "".join(f"<th>{e(str(c))}</th>" for c in contestants)
+    body = []
+    for d in table.mean.index:
+        facts = [f"{k} = {_count(table.datasets.loc[d, k])}" for k in ("n", "d", "classes")]
+        cells = [f"<th scope='row' title='{e(', '.join(facts))}'>{e(str(d))}</th>"]
+        for c in contestants:
+            mean, std = table.mean.loc[d, c], table.std.loc[d, c]
+            spread = "" if math.isnan(std) else f" ± {_number(std, digits)}"
+            inner = f"{_number(mean, digits)}<span class='sd'>{spread}</span>"
+            inner = f"<strong>{inner}</strong>" if table.best.loc[d, c] else inner
+            mark = WORSE if table.worse.loc[d, c] else BETTER if table.better.loc[d, c] else ""
+            mark = f"<sup>{mark}</sup>" if mark else ""
+            cells.append(f"<td class='num' title='{e(spread.strip())}'>{inner}{mark}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    ranks = "".join(f"<td class='num'>{table.rank[c]:.2f}</td>" for c in contestants)
+    return (
+        f"<table class='wide compact' id='{e(toggle)}-table'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+        f"</tbody><tfoot><tr><th scope='row'>average rank</th>{ranks}</tr></tfoot></table>"
+    )
+
+
+def compact_legend(table):
+    """The legend of :func:`to_compact_html`."""
+    return _legend(
+        table, what="mean over the folds (its standard deviation on hover, or every one with the box above)"
     )
 
 
