@@ -21,6 +21,7 @@ Python, for the running process (workers of ``--jobs N`` receive registered clas
 reference, so they must be importable; a loader is looked up again by name).
 """
 
+import ast
 import difflib
 import hashlib
 import importlib
@@ -152,10 +153,11 @@ def object_version(obj, path=None):
     - ``"dist==version"`` of the installed distribution that provides its top-level
       package; for a distribution installed in place (editable), also the digest of its
       package's files, since an edit changes no version;
-    - else ``"sha256:..."``: the digest of every file of user code the class can run
-      (:func:`user_code_digest`): the Python files of the folder its top-level module
-      was imported from and below, so that an edited helper module or a replaced
-      sourceless module reruns the cells.
+    - else ``"sha256:..."``: the digest of the user code the class runs
+      (:func:`user_code_digest`): its module and, transitively, the modules it imports
+      from the folder its top-level module was imported from, as Python compiles them,
+      so that an edited helper module or a replaced sourceless module reruns the
+      cells, and a comment or a script nothing imports does not.
 
     ``path``: the import path the spec gave (``"pkg.mod:Name"``), whose module is
     covered too (a class may claim another ``__module__``)."""
@@ -172,8 +174,23 @@ def object_version(obj, path=None):
             parts.append(f"{name}=={version}")
             if not editable:
                 continue
-        parts.append("sha256:" + user_code_digest(top))
+        parts.append("sha256:" + user_code_digest(*(m for m in modules if m.split(".")[0] == top)))
     return " ".join(dict.fromkeys(parts))
+
+
+def object_files(obj, path=None):
+    """{path: digest} of the user code ``obj`` (and the module of ``path``) runs, as
+    :func:`object_version` fingerprints it (:func:`user_code_files`); empty for knnx's
+    own code and an installed (not editable) distribution, whose version stands for it."""
+    modules = [getattr(obj, "__module__", None) or ""]
+    if path:
+        modules.append(path.split(":")[0])
+    out = {}
+    for top in dict.fromkeys(m.split(".")[0] for m in modules if m and m.split(".")[0] != "knnx"):
+        dist = _distribution(top)
+        if dist is None or dist[2]:
+            out.update(user_code_files(*(m for m in modules if m.split(".")[0] == top)))
+    return dict(sorted(out.items()))
 
 
 _PACKAGES = {}
@@ -248,34 +265,117 @@ MAX_CODE_FILES = 10_000
 MAX_CODE_BYTES = 50_000_000
 
 
-def user_code_digest(module):
-    """sha256 (16 hex digits) of the user code a module can run: every Python file of
-    the folder its top-level module or package was imported from (the spec's folder, a
-    ``python_path`` folder, any folder on the path) and of the folders below it, so
-    that the module's package and the helper modules beside it are covered. Files are
-    Python sources, sourceless ``.pyc`` and extension modules (:data:`CODE_SUFFIXES`);
-    caches (``__pycache__``), hidden folders, virtual environments and ``site-packages``
-    are skipped; links to folders are followed (each folder once). Each file enters
-    with its path relative to the folder, so a moved file counts as a change. A module
-    that has no file (built in, or made in memory) enters by its name only; one imported
-    from a zip archive (zipimport) enters with the archive's bytes. SpecError when the
-    folder holds more than :data:`MAX_CODE_FILES` such files."""
+def user_code_digest(*modules):
+    """sha256 (16 hex digits) of the user code ``modules`` (of one top-level package)
+    run: their names and :func:`user_code_files`, each file's path and digest (a moved
+    file counts as a change)."""
+    digest = hashlib.sha256(" ".join(dict.fromkeys(modules)).encode())
+    for rel, code in user_code_files(*modules).items():
+        digest.update(len(rel).to_bytes(4, "little") + rel.encode() + code.encode())
+    return digest.hexdigest()[:16]
+
+
+def user_code_files(*modules):
+    """{path: digest} of the user code ``modules`` (of one top-level package) run when
+    imported, transitively: the
+    file of the module, of each package on its way (their ``__init__``), and of every
+    module it imports (``import a.b``, ``from .x import y``, ``from p import m``,
+    relative or absolute) that lies in the folder its top-level module or package was
+    imported from (the spec's folder, a ``python_path`` folder, an editable package's
+    source), read from the source, not run. A Python source enters as what Python
+    compiles (its syntax tree without positions: an edit of comments or layout alone
+    changes nothing), a sourceless ``.pyc`` or an extension module by its bytes; a
+    file the module does not import (an analysis script beside it) not at all. A
+    module imported from a zip archive (zipimport) enters as the archive's bytes; one
+    without a file (built in, or made in memory) as nothing. An import whose name is
+    computed at run time (``importlib.import_module(name)``) is not seen. SpecError
+    when more than :data:`MAX_CODE_FILES` files are reached, or one is not a regular
+    file of at most :data:`MAX_CODE_BYTES`."""
+    module = modules[0]
     top = sys.modules.get(module.split(".")[0])
-    digest = hashlib.sha256(module.encode())
     places = list(getattr(top, "__path__", None) or [])
     if not places and getattr(top, "__file__", None):
         places = [top.__file__]
+    out = {}
     for folder in sorted({Path(os.path.abspath(p)).parent for p in places}):  # as imported: links kept
         archive = _archive_of(folder)
         if archive is not None:  # imported from a zip file (zipimport): the archive is the code
             _check_code_file(archive, archive.stat(), module)
-            data = archive.read_bytes()
-            digest.update(b"archive" + len(data).to_bytes(8, "little") + data)
+            out[archive.name] = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
             continue
-        for rel, data in _code_files(folder, module):
-            digest.update(len(rel).to_bytes(4, "little") + rel.encode())
-            digest.update(len(data).to_bytes(8, "little") + data)
-    return digest.hexdigest()[:16]
+        for rel, material in _imported_code(modules, folder):
+            out[rel] = hashlib.sha256(material).hexdigest()[:16]
+    return dict(sorted(out.items()))
+
+
+def _imported_code(modules, root):
+    """(path relative to ``root``, material) of each code file under ``root`` that
+    importing ``modules`` runs (see :func:`user_code_files`)."""
+    module = modules[0]
+    todo, seen, files = list(modules), set(), {}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # the packages on the way run their __init__
+            path = _module_file(root, parts[:i])
+            if path is None:
+                continue
+            rel = path.relative_to(root).as_posix()
+            if rel in files:
+                continue
+            if len(files) >= MAX_CODE_FILES:
+                raise SpecError(
+                    f"the code of '{module}' cannot be fingerprinted: it imports more than {MAX_CODE_FILES} "
+                    f"files of {root}"
+                )
+            _check_code_file(path, path.stat(), module)
+            files[rel], imported = _compiled(path, ".".join(parts[:i]))
+            todo += imported
+    return sorted(files.items())
+
+
+def _module_file(root, parts):
+    """The file under ``root`` that holds the module ``parts`` (a source, a package's
+    ``__init__``, a sourceless ``.pyc`` or an extension module), or None."""
+    base = Path(root, *parts)
+    for path in (base.with_name(parts[-1] + ".py"), base / "__init__.py", base.with_name(parts[-1] + ".pyc")):
+        if path.exists():  # a pipe or a device too: refused by the caller, never read
+            return path
+    extensions = sorted(base.parent.glob(parts[-1] + ".*.so")) + sorted(
+        base.parent.glob(parts[-1] + ".*.pyd")
+    )
+    extensions += [
+        p for p in (base.with_name(parts[-1] + ".so"), base.with_name(parts[-1] + ".pyd")) if p.is_file()
+    ]
+    return extensions[0] if extensions else None
+
+
+def _compiled(path, name):
+    """(material, names imported) of the code file ``path`` of module ``name``: a
+    source's syntax tree without positions and the module names its imports may reach;
+    any other file's bytes and no names (a source that does not parse: its bytes)."""
+    data = path.read_bytes()
+    if path.suffix != ".py":
+        return data, []
+    try:
+        tree = ast.parse(data, filename=str(path))
+    except (SyntaxError, ValueError):
+        return data, []
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            base = ".".join([*(p for p in base if p), *([node.module] if node.module else [])])
+            if base:
+                names.append(base)
+            names += [f"{base}.{a.name}" if base else a.name for a in node.names if a.name != "*"]
+    return ast.dump(tree, include_attributes=False).encode(), names
 
 
 def _archive_of(folder):
@@ -296,41 +396,3 @@ def _check_code_file(file, info, module):
             f"the code of '{module}' cannot be fingerprinted: {file} is {what}; a code file is a regular "
             f"file of at most {MAX_CODE_BYTES} bytes (reading a pipe or a device would not end)"
         )
-
-
-def _code_files(folder, module):
-    """(relative path, bytes) of each code file under ``folder``, sorted by path."""
-    found, seen = [], {os.path.realpath(folder)}
-    for root, dirs, files in os.walk(folder, followlinks=True):  # a linked package is code too
-        here = Path(root)
-        kept = []
-        for d in sorted(dirs):
-            real = os.path.realpath(here / d)
-            if (
-                d.startswith(".")
-                or d in SKIPPED_FOLDERS
-                or (here / d / "pyvenv.cfg").exists()
-                or real in seen
-            ):
-                continue  # not code, or a folder met before through a link (a loop)
-            seen.add(real)
-            kept.append(d)
-        dirs[:] = kept
-        found += [here / f for f in files if f.endswith(CODE_SUFFIXES)]
-        if len(found) > MAX_CODE_FILES:
-            raise SpecError(
-                f"the code of '{module}' cannot be fingerprinted: {folder} holds more than {MAX_CODE_FILES} "
-                "Python files; move the method's code into a folder of its own and name it in python_path"
-            )
-    out = []
-    for file in sorted(found):
-        try:
-            info = file.stat()  # through a link: what Python would read
-        except OSError:
-            continue  # vanished or a dangling link: not code the cell can run
-        _check_code_file(file, info, module)
-        try:
-            out.append((file.relative_to(folder).as_posix(), file.read_bytes()))
-        except OSError:
-            continue  # unreadable: not code the cell can run
-    return out

@@ -839,7 +839,8 @@ def test_an_editable_install_enters_the_key_by_its_files_and_an_installed_one_by
     from knnx import plugins
 
     (tmp_path / "edpkg").mkdir()
-    (tmp_path / "edpkg" / "__init__.py").write_text("class C:\n    pass\n")
+    (tmp_path / "edpkg" / "__init__.py").write_text("from . import helper\n\nclass C:\n    pass\n")
+    (tmp_path / "edpkg" / "helper.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "edpkg", raising=False)
     import edpkg
@@ -860,14 +861,18 @@ def test_an_editable_install_enters_the_key_by_its_files_and_an_installed_one_by
     monkeypatch.setattr(plugins.metadata, "version", lambda name: "1.0")
     monkeypatch.setattr(plugins.metadata, "distribution", lambda name: Dist())
     before = plugins.object_version(edpkg.C, "edpkg:C")
-    (tmp_path / "edpkg" / "helper.py").write_text("X = 1\n")
+    (tmp_path / "edpkg" / "helper.py").write_text("X = 2\n")  # a module the package imports
     after = plugins.object_version(edpkg.C, "edpkg:C")
     assert before.startswith("edpkg==1.0 sha256:") and after.startswith("edpkg==1.0 sha256:")
     assert before != after
     (tmp_path / "edpkg" / "__pycache__").mkdir()
     (tmp_path / "edpkg" / "__pycache__" / "helper.cpython-311.pyc").write_bytes(b"cache")
     (tmp_path / "notes.txt").write_text("not code")
-    assert plugins.object_version(edpkg.C, "edpkg:C") == after  # caches and other files are not code
+    (tmp_path / "edpkg" / "spotcheck.py").write_text("print('an analysis script nothing imports')\n")
+    (tmp_path / "edpkg" / "helper.py").write_text("# a comment, and the same code laid out anew\nX  =  2\n")
+    # caches, other files, a module nothing imports, comments and layout: not the code
+    assert plugins.object_version(edpkg.C, "edpkg:C") == after
+    assert list(plugins.user_code_files("edpkg")) == ["edpkg/__init__.py", "edpkg/helper.py"]
     editable["value"] = False
     assert plugins.object_version(edpkg.C, "edpkg:C") == "edpkg==1.0"
     monkeypatch.delitem(sys.modules, "edpkg")
@@ -878,45 +883,47 @@ def test_a_folder_with_too_many_python_files_is_refused_in_one_line(tmp_path, mo
     from knnx.errors import SpecError
 
     monkeypatch.setattr(plugins, "MAX_CODE_FILES", 3)
-    for i in range(4):
-        (tmp_path / f"m{i}.py").write_text("X = 1\n")
+    for i in range(4):  # m0 imports m1, which imports m2, ...: four files
+        (tmp_path / f"m{i}.py").write_text(f"import m{i + 1}\n" if i < 3 else "X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "m0", raising=False)
-    import m0  # noqa: F401
+    import m0
 
     with pytest.raises(SpecError) as info:
         plugins.user_code_digest("m0")
-    assert str(info.value) == (
-        f"the code of 'm0' cannot be fingerprinted: {tmp_path.resolve()} holds more than 3 Python files; move the "
-        "method's code into a folder of its own and name it in python_path"
+    folder = os.path.dirname(os.path.abspath(m0.__file__))
+    assert (
+        str(info.value)
+        == f"the code of 'm0' cannot be fingerprinted: it imports more than 3 files of {folder}"
     )
-    monkeypatch.delitem(sys.modules, "m0")
+    for i in range(4):
+        monkeypatch.delitem(sys.modules, f"m{i}", raising=False)
 
 
 @pytest.mark.parametrize("odd", ["fifo", "device", "large"])
 def test_a_code_file_that_is_no_regular_file_or_too_large_is_refused_in_one_line(tmp_path, monkeypatch, odd):
-    """A pipe named ``stuck.py`` beside the estimator's module hung validation forever,
+    """A pipe named ``stuck.py`` that the estimator's module imports hung validation forever,
     and a ``zero.py`` link to /dev/zero grew to 5 GB: the fingerprint read every ``*.py``."""
     from knnx import plugins
     from knnx.errors import SpecError
 
-    (tmp_path / "m1.py").write_text("X = 1\n")
+    (tmp_path / "m1.py").write_text("if 0:\n    import odd\n")  # read by the fingerprint, never run
     odd_file = tmp_path / "odd.py"
     if odd == "fifo":
         os.mkfifo(odd_file)
     elif odd == "device":
         odd_file.symlink_to("/dev/zero")
     else:
-        monkeypatch.setattr(plugins, "MAX_CODE_BYTES", 10)
-        odd_file.write_text("X = 12345678901\n")
+        monkeypatch.setattr(plugins, "MAX_CODE_BYTES", 30)
+        odd_file.write_text("X = 12345678901234567890123456789\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "m1", raising=False)
     import m1  # noqa: F401
 
     with pytest.raises(SpecError) as info:
         plugins.user_code_digest("m1")
-    what = "16 bytes" if odd == "large" else "not a regular file"
-    limit = 10 if odd == "large" else 50_000_000
+    what = "34 bytes" if odd == "large" else "not a regular file"
+    limit = 30 if odd == "large" else 50_000_000
     assert str(info.value) == (
         f"the code of 'm1' cannot be fingerprinted: {tmp_path.resolve() / 'odd.py'} is {what}; a code file is a "
         f"regular file of at most {limit} bytes (reading a pipe or a device would not end)"

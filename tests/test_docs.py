@@ -332,6 +332,7 @@ def test_generated_blocks_are_where_the_pages_need_them():
         "paper-targets": ["docs/reproducing.md"],
         "unn-uci-sensitivity": ["docs/papers/piro2012.md"],
         "unn-uci-readings": ["docs/papers/piro2012.md"],
+        "algorithm-parameters": ["docs/spec.md"],
     }
     assert set(found) == set(hook.GENERATORS)
 
@@ -471,3 +472,9 @@ def test_the_sensitivity_tables_on_the_piro_page_are_the_committed_summary():
     default = ours[(ours["metric"] == "euclidean") & (ours["loss"] == "exp") & (ours["smoothing"] == "raw")]
     shown = next(x for x in rows if x.startswith("| euclidean | exp | raw |"))
     assert shown.split(" | ")[3] == f"{default['iris'].iloc[0]:.1f}"
+
+
+def test_the_readme_stays_short():
+    """The README tells how to install, run and test, and points to the pages for the
+    rest: at most 250 lines."""
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 250

@@ -204,10 +204,14 @@ def test_editing_a_module_beside_the_spec_reruns_its_cells_only(tmp_path):
     spec.write_text(LAB_SPEC)
     cmd = [sys.executable, "-m", "knnx.cli", "run", str(spec), "--out", str(tmp_path / "o"), "--quiet"]
     assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
-    _write_lab(tmp_path, MODULE + "\n# an edit\n")
+    _write_lab(tmp_path, MODULE + "\n# a comment: what Python compiles is unchanged\n")
+    done = subprocess.run(cmd[:-1], capture_output=True, text=True)
+    assert done.returncode == 0 and "0 cells run, 24 already done" in done.stdout, done.stderr
+    _write_lab(tmp_path, MODULE + "\nEDITED = True\n")
     done = subprocess.run(cmd[:-1], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "12 cells run, 12 already done" in done.stdout  # mean: 2 settings x 2 datasets x 3 folds
+    assert "12 cells run again: mylab/methods.py changed" in done.stdout.splitlines()
 
 
 def test_aliases_of_weighted_metric_equal_the_scheme_they_fix(tmp_path):
@@ -1305,7 +1309,7 @@ def test_the_readme_example_of_your_own_method_runs(tmp_path):
     done = subprocess.run(_cli(spec, out), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     frame = read_results(out / "results.csv")
-    assert sorted(frame["algorithm"].unique()) == ["cpw", "knn", "mine", "rf"]
+    assert sorted(frame["algorithm"].unique()) == ["knn", "mine", "rf", "unn"]
     assert sorted(frame["dataset"].unique()) == ["iris", "rings", "wine"]
 
 

@@ -366,7 +366,7 @@ def spec_schema():
     from knnx.evaluation.metrics import METRIC_INPUT
     from knnx.evaluation.protocols import PROTOCOLS
 
-    models = [spec.Spec, spec.AlgorithmEntry, spec.StepEntry, spec.Tune, spec.Preprocess]
+    models = [spec.Spec, spec.AlgorithmEntry, spec.StepEntry, spec.Tune, spec.Preprocess, spec.Report]
     protocols = typing.get_args(typing.get_args(spec.Protocol)[0])
     lines = [
         "Generated from the pydantic models of `knnx/spec/schema.py` and `knnx/spec/active.py` by "
@@ -527,6 +527,84 @@ def suite_tables():
         lines += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
         lines += ["| " + " | ".join(_cell(str(r[k])) for k in keys) + " |" for r in rows]
         lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _parameter_docs(cls):
+    """{name: (type, meaning)} of the numpydoc ``Parameters`` sections of ``cls`` and
+    its bases, then of :class:`knnx.KNNClassifier` (the distance parameters many share)."""
+    import inspect
+    import re
+
+    from knnx.estimators.knn import KNNClassifier
+
+    found = {}
+    for owner in [*cls.__mro__, KNNClassifier]:
+        doc = inspect.getdoc(owner) or ""
+        section = re.search(r"^Parameters\n-+\n(.*?)(?=^\w[\w ]*\n-+\n|\Z)", doc, re.S | re.M)
+        if section is None:
+            continue
+        for name, kind, text in re.findall(
+            r"^(\w+) : ([^\n]*)\n((?:(?: {4}[^\n]*)?\n)*)", section.group(1) + "\n", re.M
+        ):
+            meaning = _markdown_roles(" ".join(text.split()))
+            found.setdefault(name, (kind.split(", default")[0].strip(), meaning))
+    return found
+
+
+def _markdown_roles(text):
+    """reStructuredText's inline code and roles as Markdown code: ``x`` and :class:`a.B` -> `x`, `a.B`."""
+    import re
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
+    return text.replace("``", "`")
+
+
+def _default_text(value):
+    import inspect
+    import json
+
+    if value is inspect.Parameter.empty:
+        return "required"
+    try:
+        return f"`{json.dumps(value)}`"
+    except (TypeError, ValueError):
+        return f"`{value!r}`"
+
+
+@generator("algorithm-parameters")
+def algorithm_parameters():
+    """Every built-in algorithm's parameters (name, type, default, meaning), from the
+    classes' signatures and numpydoc ``Parameters`` sections; the first paragraph of
+    each class's docstring says what it is and which paper it follows. A parameter
+    without a documented meaning stops the generation."""
+    import inspect
+
+    from knnx.estimators.registry import ALGORITHMS, ALIASES
+
+    lines = []
+    for name, cls in ALGORITHMS.items():
+        aliases = [a for a, (target, _) in ALIASES.items() if target == name]
+        head = f"### `{name}`" + (f" (also {', '.join(f'`{a}`' for a in aliases)})" if aliases else "")
+        summary = _markdown_roles(" ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split()))
+        docs = _parameter_docs(cls)
+        rows = []
+        for pname, param in list(inspect.signature(cls.__init__).parameters.items())[1:]:
+            if pname not in docs:
+                raise SystemExit(
+                    f"{cls.__module__}.{cls.__name__}: parameter '{pname}' has no documented meaning"
+                )
+            kind, meaning = docs[pname]
+            rows.append(
+                f"| `{pname}` | {_cell(kind)} | {_cell(_default_text(param.default))} | {_html_text(_cell(meaning))} |"
+            )
+        lines += [head, "", f"{_html_text(summary)} (`{cls.__module__}.{cls.__name__}`)", ""]
+        if aliases:
+            fixed = "; ".join(
+                f"`{a}`: " + ", ".join(f"{k}={v}" for k, v in ALIASES[a][1].items()) for a in aliases
+            )
+            lines += [f"The aliases fix a parameter: {fixed}.", ""]
+        lines += ["| parameter | type | default | meaning |", "|---|---|---|---|", *rows, ""]
     return "\n".join(lines) + "\n"
 
 

@@ -64,6 +64,8 @@ def run(
             f"results in {summary.out}/results.csv, tables in {summary.out}/summary.md"
             + ("" if no_report else f", report in {summary.out}/report.html")
         )
+        for line in summary.reruns:
+            console.print(line, markup=False, highlight=False)
         for note in summary.notes:
             console.print(note, markup=False, highlight=False)
         if summary.n_warned:

@@ -30,7 +30,23 @@ class SubsampledKNN(NeighborsClassifierBase):
     kNN that predicts: ``metric_``; X is first checked against the metric on all
     rows). ``"precomputed"``: X is the square training distance matrix at fit, the
     (n_queries, n_train) distances at prediction; the rows and columns of the rows
-    kept are used."""
+    kept are used.
+
+    Parameters
+    ----------
+    k : int, default 5
+        Number of neighbours of the plurality vote.
+    fraction : float, default 1.0
+        Share of the training rows kept (at least k), in (0, 1].
+    seed : int, default 0
+        Seed of the rows drawn.
+    metric : str, default "euclidean"
+        The distance, as :class:`knnx.KNNClassifier`'s.
+    metric_params : dict or None, default None
+        The metric's parameters, as :class:`knnx.KNNClassifier`'s.
+    nominal : list of int or None, default None
+        Columns of category codes, as :class:`knnx.KNNClassifier`'s.
+    """
 
     _parameter_constraints = {
         "k": Interval(1, integer=True),
@@ -86,6 +102,13 @@ class LinearSVMPlatt(NeighborsClassifierBase):
 
     The sigmoid is fitted on min(5, smallest class count) folds; with a single class,
     or a class of one row, the posteriors are the training class frequencies.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Inverse of the regularisation strength of ``LinearSVC``.
+    seed : int, default 0
+        ``random_state`` of the SVM and of the Platt folds.
     """
 
     _warm_up = False  # scikit-learn underneath: no numba kernel to compile before timing
@@ -132,7 +155,15 @@ class ITMLKNN(NeighborsClassifierBase):
     """kNN in the space of an ITML Mahalanobis metric (:class:`knnx.metric_learning.ITML`
     with its defaults, ``random_state=seed``), plurality vote. It used to wrap
     metric-learn's ``ITML_Supervised``, which draws its pairs and sets its bounds
-    otherwise (docs/metric-learning.md): the same seed gives another map than then."""
+    otherwise (docs/metric-learning.md): the same seed gives another map than then.
+
+    Parameters
+    ----------
+    k : int, default 5
+        Number of neighbours of the plurality vote in the learned space.
+    seed : int, default 0
+        ``random_state`` of ITML (the constraint pairs drawn).
+    """
 
     _parameter_constraints = {"k": Interval(1, integer=True), "seed": Interval(0, MAX_SEED, integer=True)}
     _neighbor_param = ("k", 0)
@@ -221,6 +252,13 @@ class SVMRBF(_SklearnBaseline):
     chosen values are reported as ``best_C`` and ``best_gamma_factor`` (gamma /
     gamma_scale). Multi-class: SVC's one-against-one. Ties of the grid search: the
     first best cell in the order above (scikit-learn's rule).
+
+    Parameters
+    ----------
+    cv : int, default 5
+        Folds of the inner stratified cross-validation that tunes C and gamma.
+    seed : int, default 0
+        ``random_state`` of the inner folds.
     """
 
     C_GRID = (1.0, 10.0, 100.0, 1000.0)
@@ -266,6 +304,13 @@ class SVMLinear(_SklearnBaseline):
     penalty, one-vs-rest (scikit-learn's defaults). The paper gives no C; C = 1, not
     tuned. max_iter is raised from 1000 so that liblinear converges on the paper's
     domains.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Inverse of the regularisation strength of ``LinearSVC`` (not tuned).
+    seed : int, default 0
+        ``random_state`` of ``LinearSVC``.
     """
 
     _parameter_constraints = {
@@ -313,6 +358,15 @@ class SGDBudget(_SklearnBaseline):
     drawn without replacement. In the multi-class case every example updates each of
     the one-vs-rest linear models once (the count is per model). The learning-rate
     schedule continues across epochs (scikit-learn's ``t_``).
+
+    Parameters
+    ----------
+    budget : {"T", "Tk/m", "2m", "3m"}, default "T"
+        The number of single-example updates (SGD_1 .. SGD_4, see above).
+    k : int, default 5
+        The k of ``budget="Tk/m"``.
+    seed : int, default 0
+        ``random_state`` of the SGD and of the epochs' orders.
     """
 
     _parameter_constraints = {
@@ -380,6 +434,17 @@ class AdaBoostTrees(_SklearnBaseline):
     learner fits the weighted training data perfectly (its weight is then 1 and it
     decides alone) or has error >= 1 - 1/C; the rounds actually made are reported as
     ``rounds``. Trees are seeded from ``seed`` (``random_state``).
+
+    Parameters
+    ----------
+    base : {"cart2", "cart3", "random3", "random_full"}, default "cart3"
+        The weak learner (see above).
+    n_rounds : int or None, default None
+        Boosting rounds; None: the number of training rows m.
+    max_rounds : int or None, default None
+        A cap on the rounds (None: no cap).
+    seed : int, default 0
+        ``random_state`` of the trees and of the boosting.
     """
 
     _parameter_constraints = {

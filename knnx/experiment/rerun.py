@@ -69,6 +69,7 @@ class RunSummary:
     n_warned: int = 0  # cells of this run that raised warnings (listed in OUT/warnings.csv)
     notes: tuple = ()  # one line per figure (or report) that could not be made, saying why
     advice: tuple = ()  # lines on the results worth a look (a tuned choice at its grid's edge)
+    reruns: tuple = ()  # one line per reason cells of an earlier run ran again (knnx.experiment.reasons)
 
 
 @lru_cache(maxsize=1)

@@ -108,7 +108,8 @@ from knnx.experiment.context import PROCESS
 from knnx.experiment.executors import dask_client, execute, workers
 from knnx.experiment.outputs import finish_outputs
 from knnx.experiment.progress import Progress
-from knnx.experiment.provenance import cell_keys, record_environment, record_warmup
+from knnx.experiment.provenance import cell_keys, code_material, record_environment, record_warmup
+from knnx.experiment.reasons import read_material, record_material, rerun_reasons, run_material
 from knnx.experiment.rerun import (  # noqa: F401 (RunSummary re-exported)
     STAMP,
     RunSummary,
@@ -274,6 +275,8 @@ class _Run:
         self.failures = []
         self.n_warned = 0
         self.warmup = Counter()  # {algorithm: seconds of warm-up}, summed over the processes
+        self.reruns = []  # one line per reason cells of the ledger run again
+        self.material = None  # what the cells' keys cover (knnx.experiment.reasons.run_material)
 
     def path(self, name):
         return self.out / name
@@ -341,6 +344,9 @@ class _Run:
                 )
             recorded = read_ledger(ledger_path)
             valid = {cell for cell, key in recorded.items() if self.keys.get(cell) == key}
+            changed = [cell for cell, key in recorded.items() if cell in self.keys and self.keys[cell] != key]
+            if changed:  # cells run again: say why (knnx.experiment.reasons)
+                self.reruns = rerun_reasons(changed, read_material(self.out), self._material())
             self.n_removed = sum(cell not in self.keys for cell in recorded)
             metrics = list(self.vspec.spec.metrics)
             done_keys = recover(
@@ -352,7 +358,14 @@ class _Run:
             recover_curves(self.path("warnings.csv"), done_keys, WARNING_COLUMNS, "warnings")
         ledger = [self._ledger_row(c) for c in sorted(done_keys, key=self.order.get)]
         atomic_write_text(ledger_path, rows_to_csv(ledger, header=True, columns=LEDGER_COLUMNS))
+        if len(done_keys) < len(self.keys):  # cells to run: what their keys cover, for the next run's reasons
+            record_material(self.out, self._material())
         return done_keys
+
+    def _material(self):
+        if self.material is None:
+            self.material = run_material(self.vspec, code_material())
+        return self.material
 
     def _ledger_row(self, key):
         return dict(zip(LEDGER_COLUMNS, (self.keys[key], *key), strict=True))
@@ -519,6 +532,7 @@ class _Run:
             self.n_warned,
             tuple(notes),
             tuple(advice),
+            tuple(self.reruns),
         )
 
 

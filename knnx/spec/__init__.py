@@ -85,6 +85,7 @@ from knnx.spec.schema import (
     Predefined,
     Preprocess,
     Protocol,
+    Report,
     Spec,
     StepEntry,
     Subsample,
@@ -132,4 +133,5 @@ __all__ = [
     "tune_seed",
     "tuned_settings",
     "validate_spec",
+    "Report",
 ]
