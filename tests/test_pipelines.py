@@ -827,7 +827,8 @@ def test_steps_that_misbehave_fail_their_cells_and_the_run_goes_on(tmp_path):
 
 def test_editing_a_step_of_ones_own_reruns_its_cells_only(tmp_path):
     """The cell key holds each step's code: an edit of the step's module reruns the
-    cells of the entry with that step, and only those."""
+    cells of the entry with that step, and only those; a comment alone reruns nothing
+    (what Python compiles is the same)."""
     _write_spy(tmp_path)
     spec = {
         "name": "edit",
@@ -841,10 +842,14 @@ def test_editing_a_step_of_ones_own_reruns_its_cells_only(tmp_path):
     }
     assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 4
     assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 0
-    (tmp_path / "steplab" / "__init__.py").write_text(SPY + "\n# edited\n")
+    (tmp_path / "steplab" / "__init__.py").write_text(SPY + "\n# a comment\n")
+    del sys.modules["steplab"]
+    assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 0
+    (tmp_path / "steplab" / "__init__.py").write_text(SPY + "\nEDITED = True\n")
     del sys.modules["steplab"]
     again = run_spec(spec, out=tmp_path / "out", report=False)
     assert (again.n_run, again.n_skipped) == (2, 2)
+    assert again.reruns == ("2 cells run again: steplab/__init__.py changed",)
 
 
 # --- encode: one dataset entry, kept nominal codes for hvdm and one-hot for the others ----------

@@ -221,9 +221,16 @@ def _sizes(frame):
 
 
 def _experiment_name(spec_text, out):
-    """The experiment's name from the run's spec.yaml, else the folder's name (also when
-    the file nests deeper than a spec may: measured on YAML's events, which PyYAML
-    parses without recursion, before composing)."""
+    """The experiment's name from the run's spec.yaml, else the folder's name."""
+    doc = spec_document(spec_text)
+    name = doc.get("name") if isinstance(doc, dict) else None
+    return str(name) if name else Path(out).name
+
+
+def spec_document(spec_text):
+    """The run's spec.yaml parsed, or None when it is not YAML or nests deeper than a
+    spec may (measured on YAML's events, which PyYAML parses without recursion, before
+    composing: a nested copy never reaches Python's recursion limit)."""
     import yaml
 
     from knnx.limits import MAX_DEPTH
@@ -235,12 +242,11 @@ def _experiment_name(spec_text, out):
                 depth -= 1
             elif isinstance(event, yaml.CollectionStartEvent | yaml.ScalarEvent | yaml.AliasEvent):
                 if depth + 1 > MAX_DEPTH:
-                    return Path(out).name
+                    return None
                 depth += isinstance(event, yaml.CollectionStartEvent)
-        name = yaml.safe_load(spec_text).get("name")
-    except (yaml.YAMLError, AttributeError):
-        name = None
-    return str(name) if name else Path(out).name
+        return yaml.safe_load(spec_text)
+    except yaml.YAMLError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -312,11 +318,9 @@ def report_options(out, **given):
     its spec.yaml (metric, control, select, alpha; those a run was given), each replaced
     by ``given`` where not None (``knnx report``'s options). A spec.yaml that cannot be
     read, or settings of the wrong type, count as none (the run validated them)."""
-    import yaml
-
     try:
-        doc = yaml.safe_load(_read_spec_text(Path(out) / "spec.yaml"))
-    except (ResultsError, yaml.YAMLError, OSError):
+        doc = spec_document(_read_spec_text(Path(out) / "spec.yaml"))
+    except (ResultsError, OSError):
         doc = None
     section = doc.get("report") if isinstance(doc, dict) else None
     kinds = {"metric": str, "control": str, "select": str, "alpha": float}
