@@ -3,26 +3,26 @@ PYTHON ?= python3
 
 .PHONY: install docs test test-all test-pandas lint format bench ripley lpo-timing lpo-select lpo-active lpo-active-paper unn-ripley unn-uci unn-uci-sensitivity unn-posteriors gnnb-small gnnb-large cpw-synthetic cpw-beta cpw-uci mixed-data publishable prototype-reduction metric-learning regress regress-update reproduce report clean docs-generated
 
-install:  ## install knnx with the test, benchmark, Dask, statistics and documentation extras
+install:  ## install knnx with the test, benchmark, Dask, statistics and documentation extras, then compile its kernels into numba's cache
 	$(PYTHON) -m pip install -e '.[dev,bench,dask,stats,docs]'
+	$(PYTHON) -m knnx.experiment.precompile --jobs 2
 
-test:  ## the fast test suite (what CI runs)
-	$(PYTHON) -m pytest -m "not slow"
+test:  ## the fast test suite (what CI runs), on every core (pytest-xdist)
+	$(PYTHON) -m pytest -m "not slow" -n auto
 
 test-all:  ## every test, including the slow ones
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n auto
 
 # pandas releases besides the newest that knnx is tested with: each is installed into
 # .cache/pandas-VERSION (beside the environment, not into it) and shadows the installed
-# pandas for the tests that write result and data files and read them back.
+# pandas for the tests marked pandas_io (those that write result and data files and read
+# them back).
 PANDAS_COMPAT ?= 2.2.3 3.0.6
-COMPAT_TESTS = tests/test_reliability.py tests/test_runner.py tests/test_active.py tests/test_lpo.py \
-  tests/test_trust.py tests/test_regress.py tests/test_hostile_data.py tests/test_datasets.py
 
-test-pandas:  ## the file round-trip tests under each pandas of PANDAS_COMPAT (what CI runs after make test)
+test-pandas:  ## the pandas_io tests under each pandas of PANDAS_COMPAT (what CI runs after make test)
 	for v in $(PANDAS_COMPAT); do \
 	  $(PYTHON) -m pip install --quiet --no-deps --target .cache/pandas-$$v "pandas==$$v" pytz || exit 1; \
-	  KNNX_EXPECT_PANDAS=$$v PYTHONPATH=.cache/pandas-$$v $(PYTHON) -m pytest -m "not slow" -q -p no:cacheprovider $(COMPAT_TESTS) || exit 1; \
+	  KNNX_EXPECT_PANDAS=$$v PYTHONPATH=.cache/pandas-$$v $(PYTHON) -m pytest -m "pandas_io and not slow" -n auto -q -p no:cacheprovider || exit 1; \
 	done
 
 lint:
@@ -36,7 +36,8 @@ format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments docs/hooks
 	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments docs/hooks
 
-bench:  ## time knnx against scikit-learn and faiss (medians and ratios); weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn; metric_learning.py: LMNN, ITML, LFDA vs metric-learn
+bench:  ## time knnx against scikit-learn and faiss (medians and ratios); compile.py: numba's compile seconds per kernel family on an empty cache; weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn; metric_learning.py: LMNN, ITML, LFDA vs metric-learn
+	$(PYTHON) benchmarks/compile.py --families
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/metrics.py
 	$(PYTHON) benchmarks/lpo.py

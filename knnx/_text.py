@@ -1,4 +1,7 @@
-"""Control characters in text that becomes a CSV field, a path or a terminal line.
+"""Text that knnx writes: control characters (below), values cut short for a message
+(:func:`shorten`) and the canonical JSON of a value (:func:`canonical_json`).
+
+Control characters in text that becomes a CSV field, a path or a terminal line.
 
 A control character is any of Unicode category Cc (``\\x00``-``\\x1f``, ``\\x7f``-``\\x9f``:
 tab, line feed and carriage return among them) or a line or paragraph separator
@@ -8,6 +11,8 @@ names and paths (spec values, dataset ids, CSV file names, ``--out``) and escape
 in free text it writes (error messages).
 """
 
+import json
+import numbers
 import re
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -41,3 +46,27 @@ def find_leaf(value, test, depth=0):
             if found is not None:
                 return found
     return None
+
+
+def shorten(text, limit, mark="..."):
+    """``text`` if it has at most ``limit`` characters, else its start and ``mark``,
+    ``limit`` characters in all: how a message, a tick label or a title shows a value."""
+    return text if len(text) <= limit else text[: limit - len(mark)] + mark
+
+
+def canonical_json(value, allow_nan=False):
+    """JSON with sorted keys and no spaces: the one text of a value that knnx compares,
+    hashes and writes (``params`` in results). numpy scalars are written as Python's;
+    NaN and infinities raise ValueError unless ``allow_nan`` (values read back from a
+    file, which its checks judge)."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), default=_plain_number, allow_nan=allow_nan
+    )
+
+
+def _plain_number(value):
+    if isinstance(value, numbers.Integral):  # numpy's integers register as Integral
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"not JSON serialisable: {value!r}")

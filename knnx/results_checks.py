@@ -27,7 +27,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
-from knnx._text import escape_control
+from knnx._text import canonical_json, escape_control, shorten
 from knnx.errors import ResultsError
 from knnx.limits import depth_problem, json_too_deep
 
@@ -39,7 +39,7 @@ MAX_PARAM_NAMES = 500
 def shown(text, limit=40):
     """``text`` for a message: at most ``limit`` characters (then ``...``), control
     characters escaped."""
-    return escape_control(text if len(text) <= limit else text[:limit] + "...")
+    return escape_control(shorten(text, limit + 3))
 
 
 def _first_line(codes, code):
@@ -221,7 +221,9 @@ def parse_params_text(text):
     if json_too_deep(text):
         return None, depth_problem()
     try:
-        value = json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int)  # fmt: skip
+        value = json.loads(
+            text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int
+        )
     except _Refused as exc:
         return None, str(exc)
     except ValueError:
@@ -280,7 +282,7 @@ def settings(codes, parameters):
     """Per row, the code of its setting: rows whose ``params`` parse to equal parameters
     (``{"k": 1}`` and ``{"k":1}``) share one (``codes`` and ``parameters`` as
     :func:`check_params` gives them)."""
-    canonical = [json.dumps(p, sort_keys=True, separators=(",", ":")) for p in parameters]
+    canonical = [canonical_json(p, allow_nan=True) for p in parameters]
     return pd.factorize(np.asarray(canonical, dtype=object))[0][codes] if parameters else codes
 
 
@@ -294,7 +296,7 @@ def _as_json(texts):
             value = None if json_too_deep(text) else json.loads(text)
         except ValueError:
             value = None
-        canonical.append(text if value is None else json.dumps(value, sort_keys=True, separators=(",", ":")))
+        canonical.append(text if value is None else canonical_json(value, allow_nan=True))
     return pd.factorize(np.asarray(canonical, dtype=object))[0][codes] if len(uniques) else codes
 
 

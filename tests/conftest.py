@@ -9,6 +9,24 @@ import pytest
 RTOL = 1e-7
 
 
+def pytest_configure(config):
+    """Before pytest-xdist starts its workers (``make test``: ``-n auto``), fill numba's
+    cache with every kernel family once, two processes at a time
+    (:mod:`knnx.experiment.precompile`): otherwise each worker compiles the kernels its
+    first tests meet, the same ones at the same time. A few seconds when the cache is
+    full; the tests of a cold cache use caches of their own (tests/test_warmup.py)."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        import time
+
+        from knnx.experiment.precompile import precompile
+
+        start = time.perf_counter()
+        done = precompile(jobs=2)
+        print(
+            f"numba's cache: {len(done)} kernel families in {time.perf_counter() - start:.1f} s", flush=True
+        )
+
+
 def fresh_package(monkeypatch, top):
     """Forget the package ``top`` (and ``sys.path``'s changes) for one test, before and
     after: tests write packages of one name beside their specs, each its own."""

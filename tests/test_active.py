@@ -232,6 +232,7 @@ def test_active_spec_rows_equal_the_former_runner_recomputed_from_the_loop(tmp_p
     assert '<td>lpo_qbc</td><td class="num">4</td>' in page and f"{total:.4f}</td></tr>" in page
 
 
+@pytest.mark.pandas_io
 def test_table_compare_and_plot_of_an_active_run_use_its_last_round(tmp_path):
     """knnx table / compare / plot on an active run's results.csv: the last round's rows
     (averaging over every round would mix 10 and 26 labelled points), said on stderr."""
@@ -265,6 +266,7 @@ def test_table_compare_and_plot_of_an_active_run_use_its_last_round(tmp_path):
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.pandas_io
 def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monkeypatch):
     from knnx.experiment import runner
     from knnx.results import read_results

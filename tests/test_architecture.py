@@ -152,6 +152,83 @@ def test_no_upstream_imports(name, path):
     assert offending == [], f"{name} imports {offending}"
 
 
+def _internal_imports(name, path, known):
+    """The knnx modules ``name`` (at ``path``) imports anywhere in its body, relative
+    imports resolved and ``from package import module`` counted as the module."""
+    base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            parts = base.split(".")
+            module = ".".join(parts[: len(parts) - node.level + 1]) if node.level else node.module
+            if node.level and node.module:
+                module = f"{module}.{node.module}"
+            found = [module, *(f"{module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        yield from (m for m in found if m in known and m != name)
+
+
+def _cycles(graph):
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root), on.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next((w for w in edges if w not in index or w in on), None)
+            if nxt is not None and nxt not in index:
+                index[nxt] = low[nxt] = len(index)
+                stack.append(nxt), on.add(nxt)
+                work.append((nxt, iter(sorted(graph[nxt]))))
+                continue
+            if nxt is not None:
+                low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    component.append(w)
+                    if w == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_no_import_circle_inside_a_subpackage():
+    """Within each subpackage (and the package root), the modules' imports (at the top or inside a function,
+    relative or absolute) form no circle: each module can be read knowing only the ones
+    below it. A package's __init__ (which re-exports its modules) is left out."""
+    modules = dict(_modules())
+    graph = {
+        name: set(_internal_imports(name, path, modules))
+        for name, path in modules.items()
+        if path.name != "__init__.py"
+    }
+    same_package = {
+        name: {m for m in deps if m in graph and m.rsplit(".", 1)[0] == name.rsplit(".", 1)[0]}
+        for name, deps in graph.items()
+    }
+    assert _cycles(same_package) == []
+
+
+def test_the_circle_finder_finds_circles():
+    """The check above, on a made-up graph: a 3-circle, a 2-circle, a chain and a self-loop-free tail."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"f"}, "f": {"e"}, "g": {"a"}}
+    assert sorted(_cycles(graph)) == [["a", "b", "c"], ["e", "f"]]
+
+
 def test_license_and_citation_agree_with_the_package():
     """LICENSE is the BSD-3-Clause text pyproject declares; CITATION.cff is valid YAML in
     CFF 1.2.0 form whose version and licence are the package's own."""

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from _harness import forked_knnx
 
 from knnx.errors import describe
 from knnx.evaluation.scoring import check_predictions
@@ -259,6 +260,12 @@ def _lab(tmp_path, cls):
 
 
 def _knnx(*args, timeout=240, cwd=None):
+    """``knnx ARGS`` in a fork of this process (tests/_harness.py): exit code and streams
+    as a shell sees them; test_a_new_interpreter_... checks that a new one says the same."""
+    return forked_knnx(*args, timeout=timeout, cwd=cwd)
+
+
+def _real_knnx(*args, timeout=240, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "knnx.cli", *map(str, args)],
         capture_output=True,
@@ -560,7 +567,7 @@ def test_joblib_workers_cells_start_do_not_outlive_the_run(tmp_path, args):
     )
     out = tmp_path / "out"
     start = time.monotonic()
-    done = _knnx("run", spec, "--out", out, "--quiet", "--no-report", *args, timeout=120)
+    done = _real_knnx("run", spec, "--out", out, "--quiet", "--no-report", *args, timeout=120)
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - start < 60  # the pipes closed: loky's workers ended with the run
     assert done.stderr == ""  # no "leaked semlock objects" warning from loky's resource tracker
@@ -857,7 +864,7 @@ def test_an_editable_install_enters_the_key_by_its_files_and_an_installed_one_by
         def locate_file(self, path):  # its metadata where an installer puts it
             return tmp_path / "venv" / "lib" / "site-packages" / path
 
-    monkeypatch.setattr(plugins.metadata, "packages_distributions", lambda: {"edpkg": ["edpkg"]})
+    monkeypatch.setattr(plugins, "_packages", lambda: {"edpkg": ["edpkg"]})
     monkeypatch.setattr(plugins.metadata, "version", lambda name: "1.0")
     monkeypatch.setattr(plugins.metadata, "distribution", lambda name: Dist())
     before = plugins.object_version(edpkg.C, "edpkg:C")
@@ -1546,27 +1553,34 @@ def test_classes_that_are_texts_fail_the_cell_naming_them():
 
 def test_the_installed_packages_are_read_once_for_many_entries(tmp_path, monkeypatch):
     """Validating 100 ``estimator:`` entries took 26 s: each read every installed
-    distribution's metadata again (packages_distributions, 0.3 s a time)."""
+    distribution's metadata again (packages_distributions, 0.3 s a time). Each folder
+    of the path is read once (and again only when it changes), and the mapping is the one
+    packages_distributions gives."""
     from importlib import metadata
 
     from knnx import plugins
     from knnx.spec import validate_spec
 
     calls = []
-    real = metadata.packages_distributions
+    real = plugins._folder_packages
     monkeypatch.setattr(plugins, "_PACKAGES", {})
-    monkeypatch.setattr(metadata, "packages_distributions", lambda: calls.append(1) or real())
+    monkeypatch.setattr(plugins, "_folder_packages", lambda folder: calls.append(folder) or real(folder))
     entries = ", ".join(
         f"{{id: lr{i}, estimator: 'sklearn.linear_model:LogisticRegression', params: {{C: {i + 1}.0}}}}"
         for i in range(5)
     )
     vspec = validate_spec(_write_spec(tmp_path, algorithms=f"[{entries}]"))
-    assert len(calls) == 1 and len(vspec.cells) == 10
+    assert len(calls) == len(set(calls)) and len(vspec.cells) == 10
+    found = plugins._packages()
+    assert len(calls) == len(set(calls))
+    expected = metadata.packages_distributions()
+    assert {k: sorted(v) for k, v in found.items()} == {k: sorted(v) for k, v in expected.items()}
     import sklearn
     from sklearn.linear_model import LogisticRegression
 
+    read = len(calls)
     assert plugins.object_version(LogisticRegression) == f"scikit-learn=={sklearn.__version__}"
-    assert len(calls) == 1  # the same path: read once
+    assert len(calls) == read  # the same path: nothing read again
 
 
 def _report_sigint(queue):
@@ -1617,3 +1631,19 @@ def test_ctrl_c_under_jobs_2_prints_one_line_and_leaks_no_semaphore(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err == "interrupted: finished cells are saved; rerun the same command to resume\n"
+
+
+@pytest.mark.parametrize(("cls", "args"), [("Killed", ["--jobs", "2"]), ("Exits", ["--jobs", "1"])])
+def test_a_new_interpreter_says_what_the_forked_command_line_says(tmp_path, cls, args):
+    """The other tests run the command line in a fork of the test process (imports
+    shared); ``python -m knnx.cli`` in a process of its own gives the same exit code, the
+    same stderr line and the same files, for a worker killed by a signal and for a cell
+    whose code ends its process."""
+    spec = _lab(tmp_path, cls)
+    outcomes = []
+    for name, runner in (("real", _real_knnx), ("forked", _knnx)):
+        done = runner("run", spec, "--out", tmp_path / name, "--quiet", "--no-figures", "--no-report", *args)
+        stderr = done.stderr.replace(str(tmp_path / name), "OUT")
+        outcomes.append((done.returncode, done.stdout, stderr, _rows(tmp_path / name)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == 1 and outcomes[0][2].startswith("error: 3 of 9 cells failed")

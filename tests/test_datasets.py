@@ -17,6 +17,9 @@ from knnx.datasets import (
 )
 from knnx.datasets.bundled import BUNDLED, sha256
 
+# Round trips through files: also run under each pandas of make test-pandas.
+pytestmark = pytest.mark.pandas_io
+
 MANIFEST = {row["name"]: row for row in csv.DictReader(open(data_dir() / "MANIFEST.csv"))}
 
 # Loader options under which a dataset reproduces the manifest rows exactly (raw form).

@@ -60,6 +60,7 @@ NOT_RUN = {
     "make prototype-reduction",
     "make metric-learning",
     "make publishable",
+    "python -m knnx.experiment.precompile --jobs 2",
 }
 
 # Pages whose examples run the main job (experiments/ripley.yaml) or another full spec.

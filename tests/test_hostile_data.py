@@ -10,6 +10,9 @@ from typer.testing import CliRunner
 from knnx.cli import app
 from knnx.datasets import load_dataset
 
+# Round trips through files: also run under each pandas of make test-pandas.
+pytestmark = pytest.mark.pandas_io
+
 runner = CliRunner()
 
 SPEC = """\

@@ -8,6 +8,9 @@ from numpy.testing import assert_allclose
 from knnx import DataError, KNNClassifier
 from knnx.lpo.risk import lpo_risk, select_k
 
+# Round trips through files: also run under each pandas of make test-pandas.
+pytestmark = pytest.mark.pandas_io
+
 
 def _tiny_problem(rng, n, n_classes, duplicates):
     X = rng.integers(0, 4, size=(n, 2)).astype(float)  # integer grid: many distance ties

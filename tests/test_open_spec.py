@@ -93,7 +93,12 @@ def test_scikit_learn_classifiers_by_import_path_equal_direct_calls(tmp_path):
 
 def test_an_upgrade_of_the_estimator_package_reruns_its_cells(tmp_path, monkeypatch):
     from knnx import plugins
+    from knnx.experiment.cells import kind_of
     from knnx.experiment.provenance import cell_keys
+
+    def keys(spec):
+        vspec = validate_spec(spec)
+        return cell_keys(vspec, kind_of(vspec))
 
     spec = {
         **BASE,
@@ -103,10 +108,10 @@ def test_an_upgrade_of_the_estimator_package_reruns_its_cells(tmp_path, monkeypa
             {"name": "knn"},
         ],
     }
-    before = cell_keys(validate_spec(spec))
+    before = keys(spec)
     real = plugins.metadata.version
     monkeypatch.setattr(plugins.metadata, "version", lambda d: "99.0" if d == "scikit-learn" else real(d))
-    after = cell_keys(validate_spec(spec))
+    after = keys(spec)
     changed = {key[1] for key in before if before[key] != after[key]}
     assert changed == {"DecisionTreeClassifier"}
 

@@ -86,8 +86,8 @@ def test_finish_outputs_reads_once_and_embeds_the_figures_it_wrote(tmp_path, mon
                 rows.append(row)
     names = _write(tmp_path / "results.csv", rows[::-1])
     reads = []
-    real = knnx.results._parse
-    monkeypatch.setattr(knnx.results, "_parse", lambda *a: reads.append(a[1]) or real(*a))
+    real = knnx.results.read.parse_results
+    monkeypatch.setattr(knnx.results.read, "parse_results", lambda *a: reads.append(a[1]) or real(*a))
     drawn = []
     real_figures = plots.figures
     monkeypatch.setattr(

@@ -12,6 +12,9 @@ from knnx.papers import gate as G
 from knnx.results import read_results, rows_to_csv
 from knnx.spec import validate_spec
 
+# Round trips through files: also run under each pandas of make test-pandas.
+pytestmark = pytest.mark.pandas_io
+
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "experiments" / "regress"
 REFERENCE_DIR = ROOT / "results" / "reference"

@@ -380,3 +380,44 @@ def test_override_objects_without_out_take_the_full_path(done, monkeypatch):
     run_spec(spec)
     assert rerun.unchanged_run(spec) is not None
     assert rerun.unchanged_run(spec, overrides=[parse_override("seed=0")]) is None
+
+
+@pytest.mark.parametrize("change", ["nothing", "a new seed"])
+def test_knnx_run_asks_whether_there_is_anything_to_do_once(done, change, monkeypatch):
+    """``knnx run`` asks :func:`unchanged_run` before its heavy imports, and the full path
+    it takes when the answer is no does not ask again (it compared the stamp with the
+    spec's files twice before)."""
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+
+    spec, out, n = done
+    if change == "a new seed":
+        spec.write_text(yaml.safe_dump(spec_dict(seed=1), sort_keys=False))
+    asked = []
+    real = rerun._current_inputs
+    monkeypatch.setattr(rerun, "_current_inputs", lambda *a: asked.append(a[1]) or real(*a))
+    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert asked == [spec]
+    summary = rerun.unchanged_run(spec, out=out)
+    assert summary is not None and (summary.n_cells, summary.n_run) == (n, 0)
+
+
+def test_a_run_without_figures_draws_none_and_its_setting_is_in_the_stamp(done):
+    """``figures=False`` (``--no-figures``) leaves no PNG in the folder (an earlier run's
+    removed) and the report says so; a rerun with the other setting is not a rerun with
+    nothing to do: it makes the outputs again, the figures with them, every cell cached."""
+    spec, out, n = done
+    drawn = sorted(p.name for p in out.glob("*.png"))
+    assert "error.png" in drawn
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
+    summary = run_spec(spec, out=out, figures=False)
+    assert (summary.n_run, summary.n_skipped) == (0, n)
+    assert sorted(out.glob("*.png")) == []
+    assert "None: the run was made without figures" in (out / "report.html").read_text(encoding="utf-8")
+    again = rerun.unchanged_run(spec, out=out, figures=False)
+    assert again is not None and again.n_run == 0
+    assert rerun.unchanged_run(spec, out=out) is None
+    summary = run_spec(spec, out=out)
+    assert summary.n_run == 0 and sorted(p.name for p in out.glob("*.png")) == drawn

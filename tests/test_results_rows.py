@@ -423,7 +423,7 @@ def test_a_sound_file_reads_its_parameters(run_folder):
 def test_panels_name_the_row_of_a_frame_built_in_python():
     """read_results refuses such a cell in a file; a frame built in Python reaches the
     panels' parser, which says the same, naming the row by the frame's index."""
-    from knnx.reporting.panels import parse_params
+    from knnx.reporting.parameters import parse_params
 
     params = pd.Series(['{"k":1}', '{"k":1,"k":2}', "[1]"], index=["a", "b", "c"])
     with pytest.raises(ResultsError) as error:

@@ -96,6 +96,7 @@ def test_ripley_errors_match_sklearn(tmp_path):
     assert [e["cells_to_run"] for e in env] == [6, 0]
 
 
+@pytest.mark.pandas_io
 def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
     run_spec(KFOLD, out=tmp_path)
     full = read_results(tmp_path / "results.csv")
@@ -110,12 +111,14 @@ def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
     pd.testing.assert_frame_equal(values(again), values(full))
 
 
+@pytest.mark.pandas_io
 def test_no_resume_starts_over(tmp_path):
     run_spec(RIPLEY, out=tmp_path)
     summary = run_spec(RIPLEY, out=tmp_path, resume=False)
     assert summary.n_run == 6 and len(read_results(tmp_path / "results.csv")) == 18
 
 
+@pytest.mark.pandas_io
 def test_an_edited_spec_reruns_exactly_the_cells_that_changed(tmp_path):
     """The cache keys on content: a new grid value or algorithm runs only the new cells,
     a dropped one leaves results.csv, and changing what every cell depends on (the
@@ -221,6 +224,7 @@ def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path):
     assert_allclose(row.value.item(), expected, rtol=0, atol=0)
 
 
+@pytest.mark.pandas_io
 def test_table_and_check_commands(tmp_path):
     run_spec(RIPLEY, out=tmp_path)
     results = tmp_path / "results.csv"
@@ -421,6 +425,7 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
     assert len(read_results(tmp_path / "results.csv")) == 6
 
 
+@pytest.mark.pandas_io
 def test_names_like_na_survive_resume(tmp_path):
     spec = {**KFOLD, "datasets": [{"name": "iris", "id": "NA"}]}
     run_spec(spec, out=tmp_path)
@@ -445,6 +450,7 @@ LPO_SPEC = {
 }
 
 
+@pytest.mark.pandas_io
 def test_knn_lpo_records_the_chosen_k_and_resume_keeps_it(tmp_path):
     from knnx.lpo.risk import select_k
     from knnx.spec import SEED_SPLITS, dataset_seedseq
@@ -693,6 +699,7 @@ def test_curve_rows_thin_to_evenly_spaced_iterations():
         curve_rows({"iteration": np.linspace(0, 1, 3), "risk": np.zeros(3)}, base, 4)
 
 
+@pytest.mark.pandas_io
 def test_recover_curves_keeps_complete_cells_only(tmp_path):
     from knnx.results import CURVE_COLUMNS, ResultsWriter, read_curves, recover_curves
 
@@ -758,6 +765,7 @@ def curved_algorithm(monkeypatch):
     monkeypatch.setitem(ALGORITHMS, "curved", Curved)
 
 
+@pytest.mark.pandas_io
 def test_curves_are_written_thinned_and_survive_a_crash(tmp_path, curved_algorithm):
     from knnx.results import CURVE_COLUMNS, read_curves
 
@@ -828,6 +836,7 @@ def test_unn_curves_end_to_end(tmp_path):
         assert_allclose(rows.value, est.curve_[name][keep], rtol=RTOL)
 
 
+@pytest.mark.pandas_io
 def test_a_resume_leaves_the_side_files_a_fresh_run_would(tmp_path):
     """A resume whose cells no longer raise warnings, or that no longer records curves,
     kept a header-only warnings.csv and curves.csv, where a fresh run writes neither."""

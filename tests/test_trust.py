@@ -67,6 +67,7 @@ def wait_for_cells(proc, out, n, timeout=120):
         time.sleep(0.01)
 
 
+@pytest.mark.pandas_io
 def test_kill_9_in_the_middle_then_rerun_equals_an_uninterrupted_run(tmp_path):
     out = tmp_path / "killed"
     _, proc = start_many(tmp_path, out)

@@ -436,8 +436,7 @@ def test_a_precomputed_matrix_is_sliced_on_both_axes_and_never_standardised(lab,
 
 
 def test_the_cell_hash_covers_the_types():
-    from knnx.experiment.parts import data_checksum
-    from knnx.experiment.provenance import array_checksum
+    from knnx.experiment.provenance import array_checksum, data_checksum
 
     ordinal = load_dataset({"name": "german", "categorical": "ordinal"})
     kept = load_dataset({"name": "german", "categorical": "keep"})

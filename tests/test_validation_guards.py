@@ -7,12 +7,14 @@ one number are refused, naming both.
 
 The os._exit cases run the command line in a process of its own, as a user would."""
 
+import shutil
 import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
+from _harness import forked_knnx
 from conftest import fresh_package
 from pandas import read_csv
 from typer.testing import CliRunner
@@ -237,6 +239,12 @@ def _spec(tmp_path, algorithms, metrics=""):
 
 
 def _knnx(*args):
+    """``knnx ARGS`` in a fork of this process (see tests/_harness.py); one test runs a
+    new interpreter, and the two agree."""
+    return forked_knnx(*args)
+
+
+def _real_knnx(*args):
     return subprocess.run(
         [sys.executable, "-m", "knnx.cli", *map(str, args)], capture_output=True, text=True, timeout=240
     )
@@ -329,7 +337,7 @@ def test_a_class_that_fails_when_asked_again_is_not_asked_again_by_validation(tm
     done = _knnx("validate", spec)
     assert (done.returncode, done.stdout, done.stderr) == (0, f"{spec}: ok, 1 cells over 1 dataset(s)\n", "")
     out = tmp_path / "out"
-    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", "1")
+    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", "1", "--no-figures", "--no-report")
     assert "  params:\n    a: 0\n" in (out / "spec.yaml").read_text()
     fails_in_the_cell = cls.startswith("GetParams") or cls.startswith("Init") and cls.endswith("2")
     if not fails_in_the_cell:
@@ -423,7 +431,7 @@ def test_a_class_attribute_read_again_at_run_time_does_not_end_the_run(tmp_path)
     _lab(tmp_path)
     spec = _spec(tmp_path, '[{estimator: "lab.est:NeighborCountsExit2", params: {a: 3}}]')
     out = tmp_path / "out"
-    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", "1")
+    done = _knnx("run", spec, "--out", out, "--quiet", "--jobs", "1", "--no-figures", "--no-report")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     rows = read_csv(out / "results.csv")
     # the first class for every row of a stratified holdout of iris: 30 of its 45 test rows wrong
@@ -626,3 +634,26 @@ def test_the_rule_is_the_one_of_y(tmp_path):
         "here: classes[0] ('1') and classes[1] ('1.0') are the same number written two ways; write each class one "
         "way (or give the classes names that are not numbers)"
     )
+
+
+@pytest.mark.parametrize("cls", ["InitOsExit2", "TagsSysExit2"])
+def test_a_new_interpreter_says_what_the_forked_command_line_says(tmp_path, cls):
+    """The exit code and streams of ``python -m knnx.cli`` in a process of its own are
+    those of the forked command line the other tests use: validate refuses in one line
+    (exit 2), or run records the failed cell (exit 1)."""
+    _lab(tmp_path)
+    spec = _spec(tmp_path, f'[{{estimator: "lab.est:{cls}"}}]')
+    for args in (
+        ("validate", spec),
+        ("run", spec, "--out", tmp_path / "out", "--quiet", "--jobs", "1", "--no-figures", "--no-report"),
+    ):
+        real = _real_knnx(*args)
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        forked = _knnx(*args)
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (
+            real.returncode,
+            real.stdout,
+            real.stderr,
+        )
+        assert real.returncode in (0, 1, 2)

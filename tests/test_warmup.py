@@ -451,3 +451,55 @@ def test_a_damaged_numba_cache_is_compiled_again_not_a_failure_of_every_cell(tmp
     pd.testing.assert_frame_equal(run(tmp_path / "damaged"), intact)
     assert all(path.read_bytes() != b"garbage" for path in cache.rglob("*.nb?") if path.stat().st_size)
     pd.testing.assert_frame_equal(run(tmp_path / "rewritten"), intact)
+
+
+# --- precompile: numba's cache filled ahead of use ------------------------------------------
+
+COUNT_COMPILES = """
+import json, sys
+import numpy as np
+from numba.core import event
+compiled = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+import knnx
+X = np.random.default_rng(0).normal(size=(300, 3))
+dist, ind = knnx.kneighbors(X, 4)
+print(json.dumps({"compiled": compiled, "ind": ind.tolist()}))
+"""
+
+
+def test_precompile_fills_the_cache_so_that_a_new_process_compiles_nothing(tmp_path):
+    """After ``python -m knnx.experiment.precompile search`` on an empty cache, a new
+    process searching neighbours compiles no kernel (numba's compile events fire on cache
+    misses only) and finds the neighbours this process finds."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "knnx.experiment.precompile", "search"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("search: ") and "numba's cache filled in" in done.stdout
+    warm = subprocess.run([sys.executable, "-c", COUNT_COMPILES], capture_output=True, text=True, env=env)
+    assert warm.returncode == 0, warm.stderr
+    import knnx
+
+    _, ind = knnx.kneighbors(np.random.default_rng(0).normal(size=(300, 3)), 4)
+    assert json.loads(warm.stdout) == {"compiled": [], "ind": ind.tolist()}
+    other = {**env, "NUMBA_CACHE_DIR": str(tmp_path / "empty")}  # the same search on an empty cache compiles
+    cold = subprocess.run([sys.executable, "-c", COUNT_COMPILES], capture_output=True, text=True, env=other)
+    assert json.loads(cold.stdout)["compiled"] != []
+
+
+def test_an_unknown_kernel_family_is_refused_naming_the_known_ones():
+    from knnx.experiment.precompile import FAMILIES, precompile
+
+    with pytest.raises(ValueError, match="^nope: not a kernel family; known: search, knn, estimators, lpo, "):
+        precompile(["nope"])
+    assert list(FAMILIES) == ["search", "knn", "estimators", "lpo", "reduction", "metric-learning"]

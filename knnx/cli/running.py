@@ -30,6 +30,9 @@ def run(
     ),
     overrides: list[str] = typer.Option(None, "--set", help=SET_HELP),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write OUT/report.html at the end."),
+    no_figures: bool = typer.Option(
+        False, "--no-figures", help="Draw no figures at the end (knnx plot draws them later)."
+    ),
 ):
     """Run every cell of SPEC; write results.csv, summary tables, figures and report.html."""
     from knnx.experiment.rerun import unchanged_run
@@ -39,12 +42,15 @@ def run(
         summary = unchanged_run(spec, **options)
         if summary is not None:
             return replace(summary, seconds=time.perf_counter() - start)
-        from knnx.experiment.runner import run_spec
+        from knnx.experiment.runner import run_spec_past_the_rerun_check
 
-        return run_spec(spec, **options)
+        return run_spec_past_the_rerun_check(
+            spec, start=start, progress=options.pop("progress", None), **options
+        )
 
     options = {
         "report": not no_report,
+        "figures": not no_figures,
         "overrides": overrides or (),
         "out": out,
         "jobs": jobs,

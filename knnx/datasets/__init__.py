@@ -45,13 +45,12 @@ datasets): ``{"synthetic": "dambrosio2012", "sigma": [0.1, 0.5]}`` gives
 
 import inspect
 import itertools
-import json
 import math
 from functools import partial
 
 import numpy as np
 
-from knnx._text import describe_control, find_control, find_leaf
+from knnx._text import canonical_json, describe_control, find_control, find_leaf
 from knnx.datasets import checks
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
@@ -231,7 +230,7 @@ def expand_entry(entry):
     for key, values in axes.items():
         if not values:
             raise DataError(f"{key}: empty list of values")
-        seen = [json.dumps(v, sort_keys=True) for v in values]
+        seen = [canonical_json(v, allow_nan=True) for v in values]
         if len(set(seen)) != len(seen):
             dup = next(v for i, v in enumerate(values) if seen[i] in seen[:i])
             raise DataError(f"{key}: value {dup!r} is listed twice")

@@ -18,9 +18,14 @@ from knnx.limits import MAX_GRID, MAX_ITERATIONS, MAX_SEED
 K = lazy("knnx._kernels.unn")
 
 LOSSES = Codes(
-    K, exp="EXP", squared="SQUARED", logistic="LOGISTIC", binary_logistic="BINARY_LOGISTIC",
-    matsushita="MATSUSHITA", amari="AMARI",
-)  # fmt: skip
+    K,
+    exp="EXP",
+    squared="SQUARED",
+    logistic="LOGISTIC",
+    binary_logistic="BINARY_LOGISTIC",
+    matsushita="MATSUSHITA",
+    amari="AMARI",
+)
 STEPS = Codes(K, closed_form="STEP_CLOSED_FORM", fast="STEP_FAST", exact="STEP_EXACT")
 SMOOTHINGS = Codes(K, raw="SMOOTH_RAW", normalized="SMOOTH_NORMALIZED")
 

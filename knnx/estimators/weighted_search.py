@@ -74,9 +74,22 @@ class Prototypes:
         d_same, d_diff = np.empty(n), np.empty(n)
         n_features = self.X.shape[1]
         launch(
-            K.same_diff_neighbors, K.same_diff_neighbors_serial, n * n * n_features,
-            self.X, self.y, self.W, self.PT, self.v_sorted, self.order, self.starts, l1, same, diff, d_same, d_diff,
-        )  # fmt: skip
+            K.same_diff_neighbors,
+            K.same_diff_neighbors_serial,
+            n * n * n_features,
+            self.X,
+            self.y,
+            self.W,
+            self.PT,
+            self.v_sorted,
+            self.order,
+            self.starts,
+            l1,
+            same,
+            diff,
+            d_same,
+            d_diff,
+        )
         return same, diff, d_same, d_diff
 
     def lists(self, l1, rows, size):
@@ -87,10 +100,25 @@ class Prototypes:
         class_min = np.empty((r, len(self.starts) - 1))
         finite = np.empty(r, dtype=np.bool_)
         launch(
-            KL.nearest_lists, KL.nearest_lists_serial, r * self.X.shape[0] * self.X.shape[1],
-            self.X, self.y, self.W, self.PT, self.v_sorted, self.order, self.starts, l1, rows,
-            ind_s, dist_s, ind_d, dist_d, class_min, finite,
-        )  # fmt: skip
+            KL.nearest_lists,
+            KL.nearest_lists_serial,
+            r * self.X.shape[0] * self.X.shape[1],
+            self.X,
+            self.y,
+            self.W,
+            self.PT,
+            self.v_sorted,
+            self.order,
+            self.starts,
+            l1,
+            rows,
+            ind_s,
+            dist_s,
+            ind_d,
+            dist_d,
+            class_min,
+            finite,
+        )
         return ind_s, dist_s, ind_d, dist_d, class_min, bool(finite.all())
 
     def k_nearest(self, Q, k, l1):
@@ -206,11 +234,34 @@ class CertifiedSearch:
         scanned = np.zeros(len(failed), dtype=np.intp)
         work = int(scanned.size) * len(protos.y) * protos.X.shape[1]  # at most
         launch(
-            KL.repair, KL.repair_serial, work,
-            protos.X, protos.y, W, v, self._P, protos.PT, protos.v_sorted, protos.order, protos.starts, self.l1,
-            failed, lb, d_same.copy(), d_diff.copy(), self.g, self.cand_s, self.cand_d, self.root_s, self.root_d,
-            same, diff, d_same, d_diff, scanned,
-        )  # fmt: skip
+            KL.repair,
+            KL.repair_serial,
+            work,
+            protos.X,
+            protos.y,
+            W,
+            v,
+            self._P,
+            protos.PT,
+            protos.v_sorted,
+            protos.order,
+            protos.starts,
+            self.l1,
+            failed,
+            lb,
+            d_same.copy(),
+            d_diff.copy(),
+            self.g,
+            self.cand_s,
+            self.cand_d,
+            self.root_s,
+            self.root_d,
+            same,
+            diff,
+            d_same,
+            d_diff,
+            scanned,
+        )
         if len(victims):
             own = protos.y[victims]
             self.root_s[victims] = lb_victims[np.arange(len(victims)), own]
@@ -226,9 +277,18 @@ class CertifiedSearch:
         if len(rows):
             work = len(rows) * out.shape[1] * self.protos.X.shape[1]
             launch(
-                KL.row_bounds, KL.row_bounds_serial, work,
-                self.protos.X, self.protos.y, rows, self.root_s, self.root_d, self.slot, *self._tables, out,
-            )  # fmt: skip
+                KL.row_bounds,
+                KL.row_bounds_serial,
+                work,
+                self.protos.X,
+                self.protos.y,
+                rows,
+                self.root_s,
+                self.root_d,
+                self.slot,
+                *self._tables,
+                out,
+            )
         return out
 
     def _new_slot(self):
@@ -275,9 +335,20 @@ class CertifiedSearch:
         a_sorted = np.take_along_axis(a, a_order, axis=2)
         rv = _class_reduce(np.minimum, v_ratio, protos)
         self._tables = (
-            rw, rv, self.vmax[:S], a_sorted, a_order, np.ascontiguousarray(W_ref), self.lo, self.hi,
-            self.slack_ref[:S], _slack(W, v), self.norms, self.g, self.l1,
-        )  # fmt: skip
+            rw,
+            rv,
+            self.vmax[:S],
+            a_sorted,
+            a_order,
+            np.ascontiguousarray(W_ref),
+            self.lo,
+            self.hi,
+            self.slack_ref[:S],
+            _slack(W, v),
+            self.norms,
+            self.g,
+            self.l1,
+        )
         self._P = W[protos.y] * protos.X
         n = len(protos.y)
         same, diff = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
@@ -285,10 +356,26 @@ class CertifiedSearch:
         ok = np.empty(n, dtype=np.int8)
         work = n * 2 * self.size * protos.X.shape[1]
         launch(
-            KL.certified_nearest, KL.certified_nearest_serial, work,
-            protos.X, protos.y, W, v, self._P, self.cand_s, self.cand_d, self.root_s, self.root_d, self.slot,
-            *self._tables, same, diff, d_same, d_diff, ok,
-        )  # fmt: skip
+            KL.certified_nearest,
+            KL.certified_nearest_serial,
+            work,
+            protos.X,
+            protos.y,
+            W,
+            v,
+            self._P,
+            self.cand_s,
+            self.cand_d,
+            self.root_s,
+            self.root_d,
+            self.slot,
+            *self._tables,
+            same,
+            diff,
+            d_same,
+            d_diff,
+            ok,
+        )
         if (ok < 0).any():
             return None
         return same, diff, d_same, d_diff, ok

@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from knnx import datasets
-from knnx.estimators.registry import lpo_risk_of, neighbor_counts, split_setting
+from knnx.estimators.registry import lpo_risk_of, split_setting
 from knnx.evaluation.metrics import METRIC_INPUT
 from knnx.evaluation.scoring import check_predictions, needs_proba, proba_on_codes, reported_scores, score
 from knnx.evaluation.tuning import TuneTask, tune
@@ -33,12 +33,11 @@ from knnx.experiment.context import DataRef
 from knnx.experiment.parts import (
     active_repeat_data,
     contestant,
-    data_checksum,
-    data_material,
     fitted,
     split_parts,
     with_graphs,
 )
+from knnx.experiment.provenance import array_checksum, code_material, data_checksum, data_material
 from knnx.experiment.warmup import rows_needed
 from knnx.lpo.active import active_learning
 from knnx.plugins import add_import_dirs, import_object
@@ -181,6 +180,12 @@ class CellKind(ABC):
         return []
 
     @classmethod
+    def warm_key(cls, task, ds):
+        """A key of what ``task``'s warm-up depends on, so that a later task with the same
+        key skips planning it (see knnx.experiment.warmup); None: always plan."""
+        return None
+
+    @classmethod
     def labels(cls, cells):
         """{cell index: the progress's label of the cell} (see progress.progress_labels)."""
         from knnx.experiment.progress import progress_labels
@@ -207,8 +212,6 @@ def data_ref(vspec, cell):
 
 
 def _common_material(vspec):
-    from knnx.experiment.provenance import code_material
-
     return {**code_material(), "experiment": vspec.spec.name, "seed": vspec.spec.seed}
 
 
@@ -267,8 +270,6 @@ class FitPredict(CellKind):
 
     @classmethod
     def hash_material(cls, vspec):
-        from knnx.experiment.provenance import array_checksum
-
         spec = vspec.spec
         common = {
             **_common_material(vspec),
@@ -362,6 +363,14 @@ class FitPredict(CellKind):
         return rows, curves
 
     @classmethod
+    def warm_key(cls, task, ds):
+        """An untuned fit-and-predict cell's class, setting and sizes."""
+        if task.tune is not None:
+            return None
+        sizes = (ds.n_classes, ds.X.shape[1], len(task.train), len(task.test), task.graph_k, ds.precomputed)
+        return ("cell", task.estimator, task.cell.params, *sizes)
+
+    @classmethod
     def warm_runs(cls, task, ds):
         if ds.precomputed:  # a tiny problem of features is no distance matrix
             return []
@@ -436,6 +445,10 @@ class ExactLpo(FitPredict):
         risk = lpo_risk_of(estimator_cls)(params, X, y, p, graphs=store)
         base = task.base_row(len(y) - p, p, time.perf_counter() - t0, 0.0)
         return [{**base, "metric": "error", "value": risk}], []
+
+    @classmethod
+    def warm_key(cls, task, ds):
+        return None  # a held-out count besides the setting: planned every time
 
     @classmethod
     def warm_runs(cls, task, ds):
@@ -563,25 +576,6 @@ CELL_KINDS = (ActiveLoop, ExactLpo, FitPredict)
 def kind_of(vspec):
     """The cell kind of a validated spec (see :data:`CELL_KINDS`)."""
     return next(kind for kind in CELL_KINDS if kind.applies(vspec))
-
-
-# The parameters that size the shared graphs for a class that does not declare its own
-# (``_neighbor_counts``): an estimator from outside knnx that opts in to the store takes
-# ``k`` or ``k_max`` of it (not ``n_neighbors``: validation checks no graph memory for it).
-GRAPH_WIDTH_FOREIGN = ("k", "k_max")
-
-
-def graph_widths(vspec):
-    """Per dataset index, the largest neighbour count any cell asks (its estimator's
-    :func:`knnx.estimators.registry.neighbor_counts`; a tuned cell's whole grid): the
-    width at which a run computes each neighbour graph once (see knnx.neighbors.graphs)."""
-    classes = [ref.cls for ref in vspec.algorithms]
-    out = {}
-    for c in vspec.cells:
-        cls = classes[c.algorithm_index] if classes else None
-        counts = neighbor_counts(cls, c.params, foreign=GRAPH_WIDTH_FOREIGN)
-        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *counts])
-    return out
 
 
 def _reused_since(fits, before):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from knnx import datasets
 from knnx.errors import DataError
-from knnx.experiment.parts import data_checksum
+from knnx.experiment.provenance import data_checksum
 from knnx.neighbors.graphs import GraphStore
 from knnx.plugins import add_import_dirs
 from knnx.spec import SEED_DATA, canonical_json, dataset_seedseq

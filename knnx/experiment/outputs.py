@@ -13,9 +13,11 @@ A rerun that finds every cell done and that digest unchanged has nothing to writ
 leaves the folder as it is (environment.json included) instead of drawing the same
 figures again (2-4 s of matplotlib at every no-op rerun); see :mod:`knnx.experiment.rerun`."""
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from knnx._text import canonical_json
 from knnx.errors import ResultsError
 from knnx.experiment.rerun import STAMP, outputs_current, outputs_digest, record_outputs  # noqa: F401 (re-exported)
 from knnx.reporting.summaries import configuration_labels, format_table, mark_best, summarize
@@ -26,6 +28,7 @@ from knnx.results import (
     CellId,
     atomic_write_text,
     last_round,
+    param_names,
     read_curves,
     read_results,
     results_columns,
@@ -47,11 +50,21 @@ class Finished:
 
 @quiet_arithmetic()
 def finish_outputs(
-    out, *, order, metrics, names, rounds=False, curves=False, html_report=True, figures=(), report=None
+    out,
+    *,
+    order,
+    metrics,
+    names,
+    rounds=False,
+    curves=False,
+    html_report=True,
+    figures=(),
+    report=None,
+    plots=True,
 ):
     """Sort results.csv (and curves.csv if ``curves``) in cell order, write the summaries
-    and figures (``figures``: the diagnostics the spec asks to draw), and report.html if
-    ``html_report`` (``report``: the spec's ``report:`` settings); return what the end
+    and figures (``figures``: the diagnostics the spec asks to draw; none, and those of
+    an earlier run removed, when ``plots`` is false), and report.html if ``html_report`` (``report``: the spec's ``report:`` settings); return what the end
     of the run has to say (:class:`Finished`).
 
     ``order``: {cell key: index} of the spec's cells; ``metrics``: the spec's metrics in
@@ -66,7 +79,10 @@ def finish_outputs(
     labelled = frame.assign(configuration=configuration_labels(frame)) if len(frame) else None
     tables = (write_active_summaries if rounds else write_summaries)(frame, out, labelled)
     # every cell failed: no figure of an earlier run stays (an active run's are kept, as before)
-    drawn = write_plots(frame, out, figures) if len(frame) or not rounds else []
+    if not plots:  # a run without figures: the folder holds none (an earlier run's removed)
+        drawn = write_plots(frame.iloc[:0], out)
+    else:
+        drawn = write_plots(frame, out, figures) if len(frame) or not rounds else []
     notes = [f.title for f in drawn if f.path is None]
     if html_report:
         from knnx.reporting.html import ReportOptions, RunOutputs, write_report
@@ -185,3 +201,23 @@ def write_plots(frame, out, requested=()):
         if path.name not in written:
             path.unlink(missing_ok=True)
     return drawn
+
+
+def written_param_names(vspec):
+    """The parameters results.csv gives a ``param_<name>`` column: those that take more
+    than one value among one algorithm's cells, and those the spec writes in an algorithm entry
+    (params, params_for); not the dozens of defaults of a scikit-learn estimator that
+    nobody set. ``params`` keeps every value, and reading a file
+    (:func:`knnx.results.read_results`) derives a column for each."""
+    values = {}  # (algorithm, parameter): the values its cells take
+    for algorithm, params_json in dict.fromkeys((c.algorithm, c.params_json) for c in vspec.cells):
+        for name, value in json.loads(params_json).items():
+            values.setdefault((algorithm, name), set()).add(canonical_json(value))
+    written = set()
+    for entry in getattr(vspec.spec, "algorithms", None) or ():
+        written |= set(getattr(entry, "params", {}) or {})
+        for per in (getattr(entry, "params_for", {}) or {}).values():
+            written |= set(per)
+    if not getattr(vspec.spec, "algorithms", None):  # a spec without algorithm entries: every one
+        return param_names(c.params_json for c in vspec.cells)
+    return sorted({n for (_, n), seen in values.items() if len(seen) > 1 or n in written})

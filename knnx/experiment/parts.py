@@ -20,8 +20,9 @@ import copy
 
 import numpy as np
 
+from knnx._text import shorten
 from knnx.datasets import load_dataset
-from knnx.estimators.registry import split_setting
+from knnx.estimators.registry import neighbor_counts, split_setting
 from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
 from knnx.limits import MAX_SEED
 from knnx.spec import SEED_DATA, SEED_SPLITS, dataset_seedseq
@@ -49,47 +50,6 @@ def _not_nominal(ds):
     mask = np.ones(ds.X.shape[1], dtype=bool)
     mask[list(ds.nominal)] = False
     return mask
-
-
-def data_checksum(ds):
-    """The checksum of what a cell reads of a dataset: its arrays, its column types
-    where it has any, and which columns ``standardize: numeric`` scales (read from the
-    column names: renaming ``b`` to ``b=x`` in a CSV file changes the results)."""
-    from knnx.experiment.provenance import array_checksum
-
-    numeric = ds.numeric_columns()
-    if not (ds.nominal or ds.precomputed):
-        return array_checksum(ds.X, ds.y, numeric)
-    return array_checksum(
-        ds.X, ds.y, np.asarray(ds.nominal, dtype=np.intp), np.asarray([ds.precomputed]), numeric
-    )
-
-
-def loader_version(entry, base_dir):
-    """What identifies the code of a dataset entry's loader outside knnx (its
-    ``loader:`` function, or a dataset a plugin registered): that code is run again by
-    every worker and may give more than the arrays (a ``posterior``), so a cell's key
-    holds it as it holds an estimator's (:func:`knnx.plugins.object_version`); None
-    for knnx's own datasets and CSV files (their bytes are in the data checksum)."""
-    from knnx import datasets
-    from knnx.plugins import import_object, object_version
-
-    if isinstance(entry, dict) and isinstance(entry.get("loader"), str):
-        return object_version(import_object(entry["loader"], base_dir), entry["loader"])
-    name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
-    if isinstance(name, str) and name in datasets.REGISTERED:
-        return object_version(datasets.REGISTERED[name])
-    return None
-
-
-def data_material(vspec):
-    """Per dataset, what a cell's key holds of it: the checksum of what cells read, and
-    the version of its loader's code when that is not knnx's."""
-    out = []
-    for ds, entry in zip(vspec.datasets, vspec.entries, strict=True):
-        version = loader_version(entry, vspec.base_dir)
-        out.append({"data": data_checksum(ds), **({"loader": version} if version is not None else {})})
-    return out
 
 
 def made(cls, setting):
@@ -183,8 +143,7 @@ def _equal(a, b):
 
 
 def _short(value):
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(repr(value), 60)
 
 
 def prepared(cls, setting, store, ds, seed):
@@ -285,3 +244,22 @@ def active_repeat_data(entry, label, seed, repeat, start, pool=None, standardize
         used = np.concatenate([first, rest])
         X = apply_standardizer(fit_standardizer(X[used]), X, f"'{label}'")
     return X[first], ds.y[first], X[rest], ds.y[rest], int(rng.integers(2**63))
+
+
+# The parameters that size the shared graphs for a class that does not declare its own
+# (``_neighbor_counts``): an estimator from outside knnx that opts in to the store takes
+# ``k`` or ``k_max`` of it (not ``n_neighbors``: validation checks no graph memory for it).
+GRAPH_WIDTH_FOREIGN = ("k", "k_max")
+
+
+def graph_widths(vspec):
+    """Per dataset index, the largest neighbour count any cell asks (its estimator's
+    :func:`knnx.estimators.registry.neighbor_counts`; a tuned cell's whole grid): the
+    width at which a run computes each neighbour graph once (see knnx.neighbors.graphs)."""
+    classes = [ref.cls for ref in vspec.algorithms]
+    out = {}
+    for c in vspec.cells:
+        cls = classes[c.algorithm_index] if classes else None
+        counts = neighbor_counts(cls, c.params, foreign=GRAPH_WIDTH_FOREIGN)
+        out[c.dataset_index] = max([out.get(c.dataset_index, 0), *counts])
+    return out

@@ -71,6 +71,45 @@ def array_checksum(*arrays):
     return digest.hexdigest()
 
 
+def data_checksum(ds):
+    """The checksum of what a cell reads of a dataset: its arrays, its column types
+    where it has any, and which columns ``standardize: numeric`` scales (read from the
+    column names: renaming ``b`` to ``b=x`` in a CSV file changes the results)."""
+    numeric = ds.numeric_columns()
+    if not (ds.nominal or ds.precomputed):
+        return array_checksum(ds.X, ds.y, numeric)
+    return array_checksum(
+        ds.X, ds.y, np.asarray(ds.nominal, dtype=np.intp), np.asarray([ds.precomputed]), numeric
+    )
+
+
+def loader_version(entry, base_dir):
+    """What identifies the code of a dataset entry's loader outside knnx (its
+    ``loader:`` function, or a dataset a plugin registered): that code is run again by
+    every worker and may give more than the arrays (a ``posterior``), so a cell's key
+    holds it as it holds an estimator's (:func:`knnx.plugins.object_version`); None
+    for knnx's own datasets and CSV files (their bytes are in the data checksum)."""
+    from knnx import datasets
+    from knnx.plugins import import_object, object_version
+
+    if isinstance(entry, dict) and isinstance(entry.get("loader"), str):
+        return object_version(import_object(entry["loader"], base_dir), entry["loader"])
+    name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
+    if isinstance(name, str) and name in datasets.REGISTERED:
+        return object_version(datasets.REGISTERED[name])
+    return None
+
+
+def data_material(vspec):
+    """Per dataset, what a cell's key holds of it: the checksum of what cells read, and
+    the version of its loader's code when that is not knnx's."""
+    out = []
+    for ds, entry in zip(vspec.datasets, vspec.entries, strict=True):
+        version = loader_version(entry, vspec.base_dir)
+        out.append({"data": data_checksum(ds), **({"loader": version} if version is not None else {})})
+    return out
+
+
 def code_material():
     """What every cell's hash covers of the code: knnx's version, a checksum of its
     source files and the versions of the numeric libraries (an upgrade can move a
@@ -78,13 +117,11 @@ def code_material():
     return {"knnx": __version__, "code": code_checksum(), "libraries": library_versions()}
 
 
-def cell_keys(vspec, kind=None):
+def cell_keys(vspec, kind):
     """{cell key: content hash} for every cell of a validated spec: the hash of its cell
-    kind's material (:meth:`knnx.experiment.cells.CellKind.hash_material`) and of the
-    cell's identity (dataset, algorithm, params, repeat, fold)."""
-    from knnx.experiment.cells import kind_of
-
-    kind = kind_of(vspec) if kind is None else kind
+    kind's material (:meth:`knnx.experiment.cells.CellKind.hash_material`; ``kind`` is
+    :func:`knnx.experiment.cells.kind_of` of the spec) and of the cell's identity
+    (dataset, algorithm, params, repeat, fold)."""
     common, per_cell = kind.hash_material(vspec)
     keys = {}
     for c in vspec.cells:

@@ -21,7 +21,7 @@ def run_material(vspec, code):
     code and libraries, :func:`knnx.experiment.provenance.code_material`), per algorithm
     id its version and its code's files (steps' included), per dataset its data checksum
     and its loader's version and files."""
-    from knnx.experiment.parts import data_material
+    from knnx.experiment.provenance import data_material
     from knnx.plugins import import_object, object_files
 
     algorithms = {}

@@ -47,8 +47,15 @@ from knnx.writing import atomic_write_text, output_lock
 STAMP = ".knnx-outputs.json"
 
 # What the end of a run reads, and what it writes besides the figures.
-_INPUTS = ("results.csv", "curves.csv", "failures.csv", "warnings.csv", "spec.yaml", "datasets.csv",
-           "environment.json")  # fmt: skip
+_INPUTS = (
+    "results.csv",
+    "curves.csv",
+    "failures.csv",
+    "warnings.csv",
+    "spec.yaml",
+    "datasets.csv",
+    "environment.json",
+)
 _WRITTEN = ("summary.csv", "summary.md", "report.html")
 
 # The libraries whose numerics reach a cell's rows (numba compiles the kernels; scikit-learn,
@@ -213,8 +220,19 @@ def _folder_plain(out, spec_path):
     return not (copy.exists() and os.path.samefile(copy, spec_path))
 
 
-def unchanged_run(spec, *, out=None, jobs=1, resume=True, executor="local", scheduler=None, overrides=(),
-                  report=True, progress=None):  # fmt: skip
+def unchanged_run(
+    spec,
+    *,
+    out=None,
+    jobs=1,
+    resume=True,
+    executor="local",
+    scheduler=None,
+    overrides=(),
+    report=True,
+    progress=None,
+    figures=True,
+):
     """The RunSummary of a rerun of the spec file ``spec`` that has nothing to do (see
     the module), or None: then the run takes its full path (:func:`knnx.experiment.runner.run_spec`,
     whose arguments these are). ``progress`` is called as a run with nothing to do calls it."""
@@ -240,7 +258,7 @@ def unchanged_run(spec, *, out=None, jobs=1, resume=True, executor="local", sche
     except Exception:  # noqa: BLE001 - locked or not writable: the full path says so
         return None
     try:
-        inputs = _current_inputs(read_stamp(out), spec_path, overrides, out, jobs, report)
+        inputs = _current_inputs(read_stamp(out), spec_path, overrides, out, jobs, (report, figures))
     finally:
         lock.__exit__(None, None, None)
     if inputs is None:
@@ -251,15 +269,16 @@ def unchanged_run(spec, *, out=None, jobs=1, resume=True, executor="local", sche
     return RunSummary(out, n, 0, n, time.perf_counter() - start)
 
 
-def _current_inputs(recorded, spec_path, overrides, out, jobs, report):
+def _current_inputs(recorded, spec_path, overrides, out, jobs, made):
     """The stamp's ``inputs`` when this rerun has nothing to do (read under the lock),
     else None."""
     inputs = (recorded or {}).get("inputs")
     options = (recorded or {}).get("options")
     if not isinstance(inputs, dict) or not isinstance(options, dict):
         return None
-    if options.get("html_report") != bool(report):
-        return None  # the end of the run was made with or without report.html: not this rerun's
+    report, figures = made
+    if options.get("html_report") != bool(report) or options.get("plots", True) != bool(figures):
+        return None  # the end of the run was made with or without report.html or figures: not this rerun's
     if not _limit_holds(inputs.get("memory_limit")):
         return None
     if jobs > 1 and not _memory_fits(jobs, inputs.get("memory")):

@@ -103,10 +103,11 @@ from pathlib import Path
 from knnx.datasets import entry_files
 from knnx.errors import CellError, DataError, KnnxError, ResultsError, WriteError
 from knnx.estimators.registry import BUILTIN
-from knnx.experiment.cells import graph_widths, kind_of
+from knnx.experiment.cells import kind_of
 from knnx.experiment.context import PROCESS
 from knnx.experiment.executors import dask_client, execute, workers
-from knnx.experiment.outputs import finish_outputs
+from knnx.experiment.outputs import finish_outputs, written_param_names
+from knnx.experiment.parts import graph_widths
 from knnx.experiment.progress import Progress
 from knnx.experiment.provenance import cell_keys, code_material, record_environment, record_warmup
 from knnx.experiment.reasons import read_material, record_material, rerun_reasons, run_material
@@ -134,7 +135,6 @@ from knnx.results import (
     ResultsWriter,
     atomic_write_text,
     output_lock,
-    param_names,
     prepare_output_folder,
     read_ledger,
     recover,
@@ -166,6 +166,7 @@ def run_spec(
     scheduler=None,
     overrides=(),
     report=True,
+    figures=True,
 ):
     """Validate and run an experiment spec; write results beside a copy of the spec.
 
@@ -200,6 +201,10 @@ def run_spec(
         :func:`knnx.spec.apply_overrides`); the spec.yaml written to ``out`` shows them.
     report : bool
         Write ``out/report.html`` at the end (:func:`knnx.reporting.html.write_report`).
+    figures : bool
+        Draw the run's figures at the end (the PNG files; ``False`` draws none and
+        removes an earlier run's, for a run whose figures nobody looks at: they are most
+        of a small run's time). A rerun with the other setting makes the outputs again.
 
     Returns
     -------
@@ -207,16 +212,26 @@ def run_spec(
     """
     start = time.perf_counter()
     _check_options(jobs, executor, scheduler)
-    quick = unchanged_run(
-        spec, out=out, jobs=jobs, resume=resume, executor=executor, scheduler=scheduler, overrides=overrides,
-        report=report, progress=progress,
-    )  # fmt: skip
+    options = {"out": out, "jobs": jobs, "resume": resume, "executor": executor, "scheduler": scheduler}
+    options |= {"overrides": overrides, "report": report, "figures": figures, "progress": progress}
+    quick = unchanged_run(spec, **options)
     if quick is not None:  # nothing to do nor to write, known from the files alone
         return replace(quick, seconds=time.perf_counter() - start)
+    return run_spec_past_the_rerun_check(spec, start=start, **options)
+
+
+def run_spec_past_the_rerun_check(
+    spec, *, out, jobs, resume, progress, executor, scheduler, overrides, report, start, figures=True
+):
+    """:func:`run_spec` once :func:`knnx.experiment.rerun.unchanged_run` has said the run
+    has something to do (``knnx run`` asks it before importing this module): validate,
+    then run the cells. ``start``: the perf_counter the run's seconds count from."""
+    _check_options(jobs, executor, scheduler)
     spec_digest = None if isinstance(spec, dict) else file_digest(spec)  # the bytes validation reads
     vspec = validate_spec(spec, overrides)
     if scheduler is None and jobs > 1:
         _check_memory(vspec, jobs)
+    source = None if isinstance(spec, dict) else (Path(spec), tuple(overrides or ()), spec_digest)
     with dask_client(jobs, scheduler) if executor == "dask" else nullcontext() as client:
         out = prepare_output_folder(
             out if out is not None else Path("results") / vspec.spec.name,
@@ -225,10 +240,8 @@ def run_spec(
         with output_lock(out):
             try:
                 run = _Run(vspec, out, progress, PROCESS)
-                run.source = (
-                    None if isinstance(spec, dict) else (Path(spec), tuple(overrides or ()), spec_digest)
-                )
-                return run.run(jobs, client, resume, start, html_report=report)
+                run.source = source
+                return run.run(jobs, client, resume, start, html_report=report, plots=figures)
             except WriteError as exc:
                 raise WriteError(
                     f"{exc}; the cells finished before are saved: rerun the same command to resume"
@@ -281,7 +294,7 @@ class _Run:
     def path(self, name):
         return self.out / name
 
-    def run(self, jobs, client, resume, start, html_report=True):
+    def run(self, jobs, client, resume, start, html_report=True, plots=True):
         """Resume (or clear), run the cells left, finish the outputs; the RunSummary."""
         self.start_inputs = self._inputs()  # what made the cells, as validation read it
         done_keys = self._resume(resume)
@@ -299,7 +312,7 @@ class _Run:
         cells = self.vspec.cells
         todo = [c for c in cells if c.key() not in done_keys]
         self.total, self.done = len(cells), len(cells) - len(todo)
-        if not todo and outputs_current(self.out, self._finish_options(html_report)):
+        if not todo and outputs_current(self.out, self._finish_options(html_report, plots)):
             self._refresh_inputs()
             if self.progress is not None:
                 self.progress(self.done, self.total, "")
@@ -326,7 +339,7 @@ class _Run:
             finally:
                 self._commit()  # an interrupted run keeps the cells it finished
         record_warmup(self.path("environment.json"), self.warmup)
-        return self._finish(todo, start, html_report)
+        return self._finish(todo, start, html_report, plots)
 
     def _resume(self, resume):
         """The cells cached in ``out`` (recorded in the ledger with the hash the current
@@ -428,7 +441,7 @@ class _Run:
         label = self.labels.get(cell.index, cell.algorithm)
         self.report(self.done, self.total, text or f"fit {step}/{steps} {cell.dataset} {label}")
 
-    def _finish(self, todo, start, html_report):
+    def _finish(self, todo, start, html_report, plots):
         """failures.csv, the sorted files, summaries, figures and report; CellError if a
         cell failed, else the RunSummary."""
         # side files as a fresh run leaves them: warnings.csv only with rows, curves.csv only
@@ -442,7 +455,7 @@ class _Run:
             atomic_write_text(failures_path, rows_to_csv(failures, header=True, columns=FAILURE_COLUMNS))
         else:
             failures_path.unlink(missing_ok=True)
-        options = self._finish_options(html_report)
+        options = self._finish_options(html_report, plots)
         finished = finish_outputs(self.out, order=self.order, **options)
         notes = finished.notes
         if failures:
@@ -503,7 +516,7 @@ class _Run:
                 self.path(STAMP), json.dumps({**recorded, "inputs": inputs}, sort_keys=True) + "\n"
             )
 
-    def _finish_options(self, html_report):
+    def _finish_options(self, html_report, plots=True):
         """The end of the run's arguments besides the cell order (JSON-able)."""
         return dict(
             metrics=list(self.vspec.spec.metrics),
@@ -513,6 +526,7 @@ class _Run:
             html_report=bool(html_report),
             figures=list(getattr(self.vspec.spec, "figures", ())),
             report=_report_settings(self.vspec.spec),
+            plots=bool(plots),
         )
 
     def _summary(self, todo, start, notes, advice=()):
@@ -550,26 +564,6 @@ def _header_only(path):
             return not fh.readline()
     except FileNotFoundError:
         return False
-
-
-def written_param_names(vspec):
-    """The parameters results.csv gives a ``param_<name>`` column: those that take more
-    than one value among one algorithm's cells, and those the spec writes in an algorithm entry
-    (params, params_for); not the dozens of defaults of a scikit-learn estimator that
-    nobody set. ``params`` keeps every value, and reading a file
-    (:func:`knnx.results.read_results`) derives a column for each."""
-    values = {}  # (algorithm, parameter): the values its cells take
-    for algorithm, params_json in dict.fromkeys((c.algorithm, c.params_json) for c in vspec.cells):
-        for name, value in json.loads(params_json).items():
-            values.setdefault((algorithm, name), set()).add(json.dumps(value, sort_keys=True))
-    written = set()
-    for entry in getattr(vspec.spec, "algorithms", None) or ():
-        written |= set(getattr(entry, "params", {}) or {})
-        for per in (getattr(entry, "params_for", {}) or {}).values():
-            written |= set(per)
-    if not getattr(vspec.spec, "algorithms", None):  # a spec without algorithm entries: every one
-        return param_names(c.params_json for c in vspec.cells)
-    return sorted({n for (_, n), seen in values.items() if len(seen) > 1 or n in written})
 
 
 def _clear_outputs(out):

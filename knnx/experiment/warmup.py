@@ -56,7 +56,7 @@ def warm_up(task, ds, ctx, note=None):
     process of context ``ctx``; return the seconds it took (0.0 if there was nothing
     left to warm up). ``note(index, 0, 0, text)``, if given, is told ``WARMUP_TEXT``
     first. See the module docstring."""
-    seen = _seen_key(task, ds)
+    seen = task.kind.warm_key(task, ds)
     if seen is not None and seen in ctx.warmed:
         return 0.0  # a cell like one met before: nothing left (saves ~0.2 ms per cell)
     try:
@@ -95,17 +95,6 @@ def warm_up(task, ds, ctx, note=None):
                 except Exception:  # noqa: BLE001
                     continue
     return time.perf_counter() - start
-
-
-def _seen_key(task, ds):
-    """A key of what a fit-and-predict cell's warm-up depends on (its class, setting and
-    sizes), so that a later cell with the same skips planning; None for other cells."""
-    from knnx.experiment.cells import FitPredict
-
-    if task.kind is not FitPredict or task.tune is not None:
-        return None
-    sizes = (ds.n_classes, ds.X.shape[1], len(task.train), len(task.test), task.graph_k, ds.precomputed)
-    return ("cell", task.estimator, task.cell.params, *sizes)
 
 
 def warms_up(cls):

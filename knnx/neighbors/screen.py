@@ -138,9 +138,17 @@ class _Screen:
         if self.seed:
             Gs = self.Qs[row0:row1] @ self.Rs_sample.T
             _NEIGHBORS.seed_thresholds(
-                Gs, self.q2[row0:row1], self.r2_sample, self.sample, row0, self.loo, self.gamma, self.eps, self.rank,
+                Gs,
+                self.q2[row0:row1],
+                self.r2_sample,
+                self.sample,
+                row0,
+                self.loo,
+                self.gamma,
+                self.eps,
+                self.rank,
                 st.heap[row0 - st.row0 : row1 - st.row0],
-            )  # fmt: skip
+            )
 
     def screen(self, G, st, row0, col0, transposed=False):
         """Screen rows row0.. of state ``st`` against references col0.. given G.
@@ -150,17 +158,40 @@ class _Screen:
         if transposed:
             a, b = row0 - st.row0, row0 - st.row0 + G.shape[1]
             _NEIGHBORS.screen_block_t(
-                G, self.q2[row0 : row0 + G.shape[1]], self.r2, self.hf, self.eps, row0, col0, self.gamma,
-                st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
+                G,
+                self.q2[row0 : row0 + G.shape[1]],
+                self.r2,
+                self.hf,
+                self.eps,
+                row0,
+                col0,
+                self.gamma,
+                st.heap[a:b],
+                st.n_real[a:b],
+                st.cand_lo[a:b],
+                st.cand_ind[a:b],
+                st.cand_cnt[a:b],
                 st.overflow[a:b],
-            )  # fmt: skip
+            )
             return
         a, b = row0 - st.row0, row0 - st.row0 + G.shape[0]
         _NEIGHBORS.screen_block(
-            G, self.q2[row0 : row0 + G.shape[0]], self.r2, self.hf, self.eps, row0, col0, self.loo,
-            self.gamma, st.heap[a:b], st.n_real[a:b], st.cand_lo[a:b], st.cand_ind[a:b], st.cand_cnt[a:b],
+            G,
+            self.q2[row0 : row0 + G.shape[0]],
+            self.r2,
+            self.hf,
+            self.eps,
+            row0,
+            col0,
+            self.loo,
+            self.gamma,
+            st.heap[a:b],
+            st.n_real[a:b],
+            st.cand_lo[a:b],
+            st.cand_ind[a:b],
+            st.cand_cnt[a:b],
             st.overflow[a:b],
-        )  # fmt: skip
+        )
 
 
 class _RowState:
@@ -186,9 +217,18 @@ class _RowState:
         overflow = self.overflow[a:b]
         overflow[self.n_real[a:b] < k] = 1
         _NEIGHBORS.finalize_block(
-            Q[row0:row1], R, row0, self.heap[a:b], self.cand_lo[a:b], self.cand_ind[a:b],
-            self.cand_cnt[a:b], overflow, out_dist, out_ind, in_order,
-        )  # fmt: skip
+            Q[row0:row1],
+            R,
+            row0,
+            self.heap[a:b],
+            self.cand_lo[a:b],
+            self.cand_ind[a:b],
+            self.cand_cnt[a:b],
+            overflow,
+            out_dist,
+            out_ind,
+            in_order,
+        )
         return (np.flatnonzero(overflow) + row0).astype(np.intp)
 
 

@@ -287,9 +287,22 @@ def _metric_exact(M, R, Q, loo, k):
     rows = np.arange(m, dtype=np.intp)
     with PARALLEL_LOCK:
         _METRICS.metric_select_rows(
-            M.code, Q, R, RT, rows, loo, M.power, M.kinds, M.scale, M.vd, M.vd_off, M.n_vals,
-            0, out_dist, out_ind,
-        )  # fmt: skip
+            M.code,
+            Q,
+            R,
+            RT,
+            rows,
+            loo,
+            M.power,
+            M.kinds,
+            M.scale,
+            M.vd,
+            M.vd_off,
+            M.n_vals,
+            0,
+            out_dist,
+            out_ind,
+        )
     return out_dist, out_ind
 
 

@@ -132,10 +132,13 @@ class FCNN(Selection):
         R, RT, fitted, in_store, top_d, top_i = _store(X, metric, self.k)
         n, n_classes = len(y), int(y.max()) + 1
         delta = np.array(
-            [K.nearest_row(_centre(R[y == c], metric), np.flatnonzero(y == c), metric.code, R, *fitted)
-             for c in range(n_classes) if (y == c).any()],
+            [
+                K.nearest_row(_centre(R[y == c], metric), np.flatnonzero(y == c), metric.code, R, *fitted)
+                for c in range(n_classes)
+                if (y == c).any()
+            ],
             dtype=np.intp,
-        )  # fmt: skip
+        )
         rep = np.empty(n, dtype=np.intp)
         self.n_rounds_ = 0
         while delta.size:

@@ -321,10 +321,12 @@ class Multiedit(Selection):
         while quiet < self.patience and len(rows) >= self.n_blocks:
             self.n_rounds_ += 1
             blocks = [np.sort(b) for b in np.array_split(rows[rng.permutation(len(rows))], self.n_blocks)]
-            wrong = np.concatenate([
-                block[y[_nearest_in(X, blocks[(i + 1) % self.n_blocks], block, metric)] != y[block]]
-                for i, block in enumerate(blocks)
-            ])  # fmt: skip
+            wrong = np.concatenate(
+                [
+                    block[y[_nearest_in(X, blocks[(i + 1) % self.n_blocks], block, metric)] != y[block]]
+                    for i, block in enumerate(blocks)
+                ]
+            )
             quiet = quiet + 1 if wrong.size == 0 else 0
             rows = np.setdiff1d(rows, wrong)
         return rows

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
-from knnx.results import _read_table
+from knnx.results import read_table
 
 # Rows, attributes (before encoding; empty for a precomputed distance matrix), classes,
 # nominal attributes and missing values.
@@ -70,7 +70,7 @@ def read_datasets(path, frame=None):
     k-fold, holdout)."""
     path = Path(path)
     if path.is_file():
-        table = _read_table(path, path, DATASET_COLUMNS, "datasets")
+        table = read_table(path, path, DATASET_COLUMNS, "datasets")
         _check_table(table, path)
         out = table.set_index("dataset")[DATASET_COLUMNS[1:]]
         out = out.apply(lambda col: pd.to_numeric(col.replace("", np.nan), errors="coerce"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from knnx.reporting.cd import MAX_CONFIGURATIONS, cd_figure, nemenyi_cliques
 from knnx.reporting.cd import draw_cd_diagram as _draw
 from knnx.reporting.figures import plain_text
+from knnx.reporting.wide import friedman_sentence, render, wide_table
 from knnx.results import atomic_write_text, save_figure
 from knnx.stats.compare import nemenyi_pvalues
 from knnx.stats.control import five_by_two_pairs
@@ -24,7 +25,6 @@ def comparison_table(
     under it (in LaTeX's caption); ``marks``: whether significant differences are marked
     (None: for a score, not for a time). Markdown starts with the sentence on how the
     contestants were chosen and names every contestant left out."""
-    from knnx.reporting.wide import render, wide_table
 
     text = render(wide_table(result, characteristics, test, notes, marks), fmt, digits, layout)
     if fmt == "md":
@@ -64,20 +64,6 @@ def left_out_lines(result):
                 "the paired tests over the folds shared."
             )
     return lines
-
-
-def friedman_sentence(f, alpha=0.05):
-    """One line for the ``friedman`` row of a comparison (:attr:`CompareResult.friedman_row`)."""
-    tail = (
-        f"Nemenyi critical difference at alpha {alpha:g} = {f.critical_difference:.4g} "
-        f"({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)."
-    )
-    if int(f.n_configurations) < 3:
-        return f"Friedman's test needs three configurations or more; with two, see the Wilcoxon test. {tail}"
-    return (
-        f"Friedman chi2 = {f.chi2:.4g} (df {int(f.df)}), p = {f.p:.4g}; Iman-Davenport F = "
-        f"{f.iman_davenport_f:.4g}, p = {f.p_f:.4g}; {tail}"
-    )
 
 
 def selection_note(result):

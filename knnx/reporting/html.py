@@ -24,18 +24,20 @@ figure files in the folder may be of an earlier run, so they are not trusted.
 """
 
 import base64
-import html
 import io
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from knnx._text import shorten
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import METRICS
+from knnx.reporting._html import collapsed as _collapsed
+from knnx.reporting._html import escape as _e
+from knnx.reporting._html import html_table
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1em auto; max-width: 1400px;
@@ -64,41 +66,6 @@ table.wide tfoot td, table.wide tfoot th { border-top: 2px solid #999; }
 """
 
 
-def _e(text):
-    return html.escape(str(text), quote=True)
-
-
-def _number(value, digits=4):
-    if isinstance(value, float | np.floating):
-        if math.isnan(value):
-            return "–"
-        if math.isinf(value):
-            return "∞" if value > 0 else "−∞"
-        return (
-            f"{value:.{digits}g}"
-            if abs(value) >= 10**digits or (value and abs(value) < 1e-3)
-            else f"{value:.{digits}f}"
-        )
-    return str(value)
-
-
-def html_table(frame, numeric_digits=4, bold=None):
-    """A DataFrame as an HTML table (escaped); ``bold``: a boolean Series of rows to mark."""
-    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
-    rows = []
-    for i, row in enumerate(frame.itertuples(index=False)):
-        cls = ' class="best"' if bold is not None and bool(bold.iloc[i]) else ""
-        cells = []
-        for value in row:
-            numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-                value, bool
-            )
-            text = _number(value, numeric_digits) if numeric else _e(value)
-            cells.append(f'<td class="num">{text}</td>' if numeric else f"<td>{text}</td>")
-        rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
 def _figure_tag(fig, alt):
     from knnx.writing import draw_figure
 
@@ -119,11 +86,11 @@ def _image_tag(png, alt):
 
 def _read_optional_csv(path, columns):
     """A run's failures.csv or warnings.csv (``columns``), or None when there is none."""
-    from knnx.results import _read_table
+    from knnx.results import read_table
 
     if not path.is_file() or not path.stat().st_size:
         return None
-    return _read_table(path, path, columns, path.stem)
+    return read_table(path, path, columns, path.stem)
 
 
 def _summary_section(frame, tables=None):
@@ -165,7 +132,7 @@ def _summary_section(frame, tables=None):
 def _long_comparison(result):
     """The long tables of one metric's comparison: mean ranks, Wilcoxon-Holm pairs and
     per-dataset significance counts (the wide table and the diagram lead the page)."""
-    from knnx.reporting.comparison import friedman_sentence
+    from knnx.reporting.wide import friedman_sentence
     from knnx.stats.compare import pairwise_significance
 
     if isinstance(result, str):
@@ -194,6 +161,8 @@ def _embedded_figures_section(drawn):
     """The figures a run has just written (:class:`knnx.reporting.figures.RunFigure`),
     their files embedded as they are; a line for each that could not be drawn."""
     parts = ["<h2 id='figures'>Figures</h2>"]
+    if not drawn:
+        parts.append("<p class='note'>None: the run was made without figures (knnx plot draws them).</p>")
     for figure in drawn:
         if figure.path is None:
             parts.append(f"<p class='note'>{_e(figure.title)}.</p>")
@@ -281,12 +250,6 @@ def _nav():
     return "<nav>" + " · ".join(f"<a href='#{k}'>{_e(t)}</a>" for k, t in SECTIONS) + "</nav>"
 
 
-def _collapsed(summary, parts, open_=False):
-    """``parts`` inside a <details> element whose summary line is ``summary``."""
-    flag = " open" if open_ else ""
-    return f"<details{flag}><summary>{_e(summary)}</summary>{''.join(parts)}</details>"
-
-
 def _read_run(out, run):
     """(frame, labelled, failures, warnings, spec text, environment, characteristics) of
     the run folder ``out``; the frame from ``run`` when given, else read from results.csv."""
@@ -368,8 +331,7 @@ def _environment_problem(doc):
 
 
 def _short(value, limit=60):
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(repr(value), limit)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER
+from knnx.reporting.wide_cells import body_cells, default_digits, shown_columns
 
 FLOATS = {"table": "table", "table*": "table*", "landscape": "sidewaystable"}
 SIZES = ("small", "footnotesize", "scriptsize", "tiny")
@@ -171,20 +172,24 @@ def _math_cell(text):
 
 def _body(table, layout, digits, std_only=False):
     """(column heads, body rows, rank cells) of the table, each a list of LaTeX strings."""
-    from knnx.reporting.wide import _cells, shown_columns
-
     chars, contestants = shown_columns(table, layout.columns)
     if std_only:
         none = table.best & False
         plain = replace(table, mean=table.std, best=none, worse=none, better=none)
-        rows = _cells(plain, digits, None, str, ("", ""), layout.columns)
+        rows = body_cells(plain, digits, None, str, ("", ""), layout.columns)
     else:
         pm = " \\pm " if layout.std else None
-        rows = _cells(
+        rows = body_cells(
             table, digits, pm, lambda t: "\\mathbf{" + t + "}", ("^{\\circ}", "^{\\bullet}"), layout.columns
         )
-    rows = [[latex_escape(r[0]), *(latex_escape(c).replace("–", "--") for c in r[1 : 1 + len(chars)]),
-             *(_math_cell(c) for c in r[1 + len(chars) :])] for r in rows]  # fmt: skip
+    rows = [
+        [
+            latex_escape(r[0]),
+            *(latex_escape(c).replace("–", "--") for c in r[1 : 1 + len(chars)]),
+            *(_math_cell(c) for c in r[1 + len(chars) :]),
+        ]
+        for r in rows
+    ]
     heads = [HEADS[c] for c in chars] + [latex_escape(c) for c in contestants]
     ranks = [f"{table.rank[c]:.2f}" for c in contestants]
     return chars, heads, rows, ranks
@@ -246,13 +251,9 @@ def to_latex(table, layout=None):
     """The table as LaTeX in ``layout`` (a :class:`Layout`; see the module docstring):
     a comment naming the packages, the float, and with ``std=False`` a second float of
     the standard deviations."""
-    from knnx.reporting.wide import shown_columns
-
     layout = layout or Layout()
     if layout.float not in FLOATS or (layout.size is not None and layout.size not in SIZES):
         raise ResultsError(f"not a layout: {layout.float}, {layout.size}", param="layout")
-    from knnx.reporting.wide import default_digits
-
     digits = default_digits(table, score=3) if layout.digits is None else layout.digits
     label = layout.label or f"tab:{table.metric}"
     hidden = len(table.mean.columns) - len(shown_columns(table, layout.columns)[1])

@@ -17,9 +17,19 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
+from knnx._text import shorten
 from knnx.errors import ResultsError
+from knnx.reporting.parameters import (
+    is_number,
+    parameter_values,
+    parse_params,
+    takes_two_values,
+    value_key,
+    values_per_key,
+    varying_params,
+    varying_within,
+)
 from knnx.results import PARAM_PREFIX, CellId
-from knnx.results_checks import parse_params_text, shown
 from knnx.stats.configurations import SEED_PARAMS, configuration_labels
 
 
@@ -80,113 +90,6 @@ def is_geometric(values):
     return bool(ratios.min() > 1.5 and ratios.max() <= 1.5 * ratios.min())
 
 
-def parse_params(params):
-    """The ``params`` cells of a results frame (a Series indexed by data row) as dicts
-    (equal texts give one shared dict: do not modify them). A file's cells are checked
-    when read (:func:`knnx.results.read_results`); a cell of a frame built in Python that
-    is not a JSON object of parameters (:func:`knnx.results_checks.parse_params_text`) is
-    a ResultsError naming its row by the frame's index."""
-    cache = {}
-    out = []
-    for row, text in params.items():
-        if not isinstance(text, str):
-            value, problem = None, f"{shown(repr(text))} is not a JSON text"
-        elif text in cache:
-            value, problem = cache[text]
-        else:
-            value, problem = cache[text] = parse_params_text(text)
-        if problem is not None:
-            label = repr(row) if isinstance(row, str) else str(row)
-            raise ResultsError(f"column 'params' row {label} of the frame: {problem}")
-        out.append(value)
-    return out
-
-
-def _is_number(value):
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _key(value):
-    return json.dumps(value, sort_keys=True)
-
-
-def parameter_values(frame):
-    """{parameter: list of its distinct values, in order of appearance} over the rows of
-    ``frame`` (values as JSON gives them: numbers, text, booleans, None, lists)."""
-    values = {}
-    for params in parse_params(frame["params"].drop_duplicates()):
-        for key, value in params.items():
-            seen = values.setdefault(key, {})
-            seen.setdefault(_key(value), value)
-    return {key: list(seen.values()) for key, seen in values.items()}
-
-
-def varying_params(frame):
-    """Names of the parameters that take more than one value in ``frame``."""
-    return [key for key, vals in parameter_values(frame).items() if len(vals) > 1]
-
-
-def varying_numeric_params(frame):
-    """Names of numeric parameters that take more than one value in ``frame``."""
-    return [
-        key for key, vals in parameter_values(frame).items() if len([v for v in vals if _is_number(v)]) > 1
-    ]
-
-
-def _per_algorithm(keys, parsed, x):
-    """{key: (scalars, grids)}: the distinct values of ``x`` that are not lists and the
-    distinct lists (tuned grids) among the rows of each key (an algorithm, or a
-    (dataset, algorithm) pair) having ``x``, each a {json: value} dict in order of
-    first appearance."""
-    out = {}
-    for key, p in zip(keys, parsed, strict=True):
-        if x in p:
-            scalars, grids = out.setdefault(key, ({}, {}))
-            (grids if isinstance(p[x], list) else scalars).setdefault(_key(p[x]), p[x])
-    return out
-
-
-def _varies(values):
-    scalars, grids = values
-    return len(scalars) + len(grids) > 1
-
-
-@dataclass(frozen=True)
-class WithinAlgorithm:
-    """A parameter that varies within one algorithm or more: ``algorithms`` (in order of
-    appearance) take two values of it or more on one dataset at least (each tuned grid
-    counting as one value); ``numeric``: every value they take, and every value of
-    their grids, is a number."""
-
-    algorithms: tuple
-    numeric: bool
-
-
-def varying_within(frame):
-    """{parameter: :class:`WithinAlgorithm`} of the parameters that take two values or
-    more among the rows of one algorithm on one dataset at least (a parameter that
-    takes one value per dataset, an entry's ``params_for``, does not), in order of
-    appearance: what a metric can be drawn against (:mod:`knnx.reporting.figures`, "One
-    meaning per axis")."""
-    triples = frame[["dataset", "algorithm", "params"]].drop_duplicates()
-    parsed = parse_params(triples["params"])
-    pairs = list(zip(triples["dataset"], triples["algorithm"], strict=True))
-    found = {}
-    for name in dict.fromkeys(k for p in parsed for k in p):
-        drawn = {a for (_, a), values in _per_algorithm(pairs, parsed, name).items() if _varies(values)}
-        if not drawn:
-            continue
-        per_algorithm = _per_algorithm(triples["algorithm"], parsed, name)
-        algorithms = tuple(a for a in per_algorithm if a in drawn)
-        numeric = all(
-            _is_number(v)
-            for a in algorithms
-            for v in [*per_algorithm[a][0].values(), *(v for g in per_algorithm[a][1].values() for v in g)]
-        )
-        found[name] = WithinAlgorithm(algorithms, numeric)
-    return found
-
-
 def metric_rows(frame, metric):
     if metric not in set(frame["metric"]):
         raise ResultsError(
@@ -206,7 +109,7 @@ def _setting_text(name, value):
 
 def _grid_text(grid):
     """``7 values 1–21`` (numbers) or ``3 values``: a tuned grid in a legend."""
-    if grid and all(_is_number(v) for v in grid):
+    if grid and all(is_number(v) for v in grid):
         try:
             return f"{len(grid)} values {min(grid):g}–{max(grid):g}"
         except OverflowError:  # an integer beyond float64
@@ -218,7 +121,7 @@ TITLE_LIMIT = 48  # a panel title cut (…) beyond: a 250-character id hid its n
 
 
 def _short(text, limit=24):
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit, "…")
 
 
 @dataclass(frozen=True)
@@ -236,7 +139,7 @@ class _Axis:
 def _axis_of(scalars, grids):
     values = list(scalars.values())
     grid_values = [v for g in grids.values() for v in g]
-    if all(_is_number(v) for v in [*values, *grid_values]):
+    if all(is_number(v) for v in [*values, *grid_values]):
         try:
             floats = [float(v) for v in values]
         except OverflowError:
@@ -316,7 +219,7 @@ def _line_labels(pairs, parsed, x):
     per_panel = {}
     for pair, p in distinct.values():
         for k, v in p.items():
-            per_panel.setdefault(pair, {}).setdefault(k, set()).add(_key(v))
+            per_panel.setdefault(pair, {}).setdefault(k, set()).add(value_key(v))
     labels = {}
     for key, (pair, p) in distinct.items():
         others = [
@@ -377,12 +280,12 @@ def metric_plan(frame, metric, x):
     parsed = parse_params(rows["params"])
     # a panel per (dataset, algorithm) taking two values of x or more on that dataset
     pairs = list(zip(rows["dataset"], rows["algorithm"], strict=True))
-    drawn = {pair for pair, values in _per_algorithm(pairs, parsed, x).items() if _varies(values)}
+    drawn = {pair for pair, values in values_per_key(pairs, parsed, x).items() if takes_two_values(values)}
     keep = np.array([pair in drawn for pair in pairs], dtype=bool)
     rows, pairs = rows[keep], [pair for pair, k in zip(pairs, keep, strict=True) if k]
     parsed = [p for p, k in zip(parsed, keep, strict=True) if k]
     _require_x(rows, parsed, x)
-    per_algorithm = _per_algorithm(rows["algorithm"], parsed, x)
+    per_algorithm = values_per_key(rows["algorithm"], parsed, x)
     axes = {a: _axis_of(scalars, grids) for a, (scalars, grids) in per_algorithm.items()}
     chosen_rows = frame[frame["metric"] == f"chosen_{x}"]
     chosen = dict(zip(CellId.of_frame(chosen_rows), chosen_rows["value"], strict=True))
@@ -401,7 +304,7 @@ def metric_plan(frame, metric, x):
                 ) from None
             chosen_at.append(math.nan)
         else:
-            positions.append(float(axis.slots[_key(value)]))
+            positions.append(float(axis.slots[value_key(value)]))
             chosen_at.append(math.nan)
     rows = pd.DataFrame(
         {
@@ -511,7 +414,7 @@ def _display_labels(rows):
         for name, value in p.items():
             if isinstance(value, list) and PARAM_PREFIX + name in rows.columns:
                 seen = grids.setdefault((alg, name), {})
-                n = seen.setdefault(_key(value), len(seen) + 1)
+                n = seen.setdefault(value_key(value), len(seen) + 1)
                 cells.setdefault(PARAM_PREFIX + name, {})[i] = "tuned" if n == 1 else f"tuned ({n})"
     if not cells:
         return configuration_labels(rows)

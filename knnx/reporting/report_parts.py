@@ -4,18 +4,14 @@ diagram, the tests against a control), the hyper-parameters the run chose, the
 datasets' characteristics and the estimators' diagnostics. Each takes the run's
 frame (labelled with configurations) and returns HTML text; nothing is read here."""
 
-import html
-
 import numpy as np
 import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+from knnx.reporting._html import collapsed, html_table
+from knnx.reporting._html import escape as _e
 from knnx.reporting.characteristics import VIEWS_COLUMN
-
-
-def _e(text):
-    return html.escape(str(text), quote=True)
 
 
 def primary_metric(frame, metric=None):
@@ -115,8 +111,6 @@ def summary_figures_html(result, figure_tag):
 def control_html(result):
     """The tests against the control: Holm and Bonferroni-Dunn after Friedman, and the
     Bayesian signed-rank test's three probabilities."""
-    from knnx.reporting.html import html_table
-
     t = result.control_tests
     lower = LOWER_IS_BETTER.get(result.metric, False)
     shown = pd.DataFrame(
@@ -169,7 +163,6 @@ def tuning_html(frame):
     counts per value over the folds, per algorithm and dataset), the choices at an edge
     of their grid (:func:`knnx.reporting.tuning.edge_lines`), and the parameters that
     depend on the dataset (``params_for``: their value per dataset)."""
-    from knnx.reporting.html import html_table
     from knnx.reporting.tuning import choices, counts_text, edge_lines
 
     parts = []
@@ -219,8 +212,6 @@ def _dataset_dependent(frame):
 def datasets_html(characteristics):
     """The datasets' characteristics (datasets.csv): n, d, classes, nominal attributes,
     missing values."""
-    from knnx.reporting.html import html_table
-
     if characteristics is None:
         return "<p class='note'>No datasets.csv in this folder (a run of an older knnx).</p>"
     shown = characteristics.reset_index()
@@ -245,8 +236,6 @@ def diagnostics_frame(frame):
 def timings_html(frame, environment, options=None, characteristics=None):
     """The Timings section: seconds per algorithm, per dataset and contestant
     (:func:`time_tables_html`), and the kernels' warm-up per invocation (collapsed)."""
-    from knnx.reporting.html import _collapsed, html_table
-
     parts = ["<h2 id='timings'>Timings</h2>"]
     cell = ["dataset", "algorithm", "params", "repeat", "fold"]
     cells = frame.drop_duplicates(cell)
@@ -289,6 +278,6 @@ def timings_html(frame, environment, options=None, characteristics=None):
             for a, s in w.items()
         ]
         parts.append(html_table(pd.DataFrame(rows)))
-    return parts[0] + _collapsed(
+    return parts[0] + collapsed(
         "Seconds per algorithm, per dataset and contestant, and the kernels' warm-up", parts[1:]
     )

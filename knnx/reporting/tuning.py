@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from knnx.reporting.panels import is_geometric, parse_params, plain_text
+from knnx.reporting.panels import is_geometric, plain_text
+from knnx.reporting.parameters import parse_params
 
 CHOSEN = "chosen_"
 EDGE_SHARE = 0.25  # more than this share of the folds at an edge: said

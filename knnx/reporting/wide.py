@@ -38,6 +38,15 @@ import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER
+from knnx.reporting.latex import Layout, to_latex
+from knnx.reporting.wide_cells import (  # noqa: F401 (shown_columns, default_digits: wide's API)
+    CHARACTERISTICS,
+    body_cells,
+    count_text,
+    default_digits,
+    fixed_text,
+    shown_columns,
+)
 from knnx.results import TIMINGS
 from knnx.stats.ties import best_mask, ties
 
@@ -90,8 +99,6 @@ class WideTable:
     def lines(self):
         """The sentences printed under the table: Friedman's test, the tests against the
         control, the parameters set per dataset."""
-        from knnx.reporting.comparison import friedman_sentence
-
         return (friedman_sentence(self.friedman, self.alpha), *_control_lines(self), *self.notes)
 
 
@@ -123,6 +130,20 @@ def _p_values(result, dataset, reference, test):
     )
     others = np.where(a[rows] == reference, b[rows], a[rows])
     return dict(zip(others.tolist(), paired[column].to_numpy()[rows].tolist(), strict=True))
+
+
+def friedman_sentence(f, alpha=0.05):
+    """One line for the ``friedman`` row of a comparison (:attr:`CompareResult.friedman_row`)."""
+    tail = (
+        f"Nemenyi critical difference at alpha {alpha:g} = {f.critical_difference:.4g} "
+        f"({int(f.n_configurations)} configurations, {int(f.n_datasets)} datasets)."
+    )
+    if int(f.n_configurations) < 3:
+        return f"Friedman's test needs three configurations or more; with two, see the Wilcoxon test. {tail}"
+    return (
+        f"Friedman chi2 = {f.chi2:.4g} (df {int(f.df)}), p = {f.p:.4g}; Iman-Davenport F = "
+        f"{f.iman_davenport_f:.4g}, p = {f.p_f:.4g}; {tail}"
+    )
 
 
 def wide_table(result, characteristics=None, test="corrected-t", notes=(), marks=None):
@@ -176,9 +197,6 @@ def wide_table(result, characteristics=None, test="corrected-t", notes=(), marks
         notes=tuple(notes),
         marked=bool(metric not in TIMINGS if marks is None else marks),
     )
-
-
-CHARACTERISTICS = ("n", "d", "classes", "columns")
 
 
 def _characteristics(result, characteristics):
@@ -272,54 +290,6 @@ def renamed(table, names=None):
     )
 
 
-def shown_columns(table, columns=None):
-    """(characteristics, contestants) printed, in order: ``columns`` (names among n, d,
-    classes, columns and the contestants) or by default n, d, classes (columns too
-    where a dataset's encoded columns differ from its attributes) and every contestant."""
-    if columns is None:
-        chars = ["n", "d", "classes"]
-        d, encoded = table.datasets["d"], table.datasets["columns"]
-        if (encoded.notna() & d.notna() & (encoded != d)).any():
-            chars.append("columns")
-        return chars, list(table.mean.columns)
-    known = [*CHARACTERISTICS, *table.mean.columns]
-    for i, name in enumerate(columns):
-        if name not in known:
-            raise ResultsError(
-                f"'{name}' is not a column; known: {', '.join(map(str, known))}", param="columns"
-            )
-        if name in columns[:i]:
-            raise ResultsError(f"'{name}' is given twice", param="columns")
-    return [c for c in columns if c in CHARACTERISTICS], [c for c in columns if c not in CHARACTERISTICS]
-
-
-def _number(value, digits):
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-def _count(value):
-    return "–" if value is None or math.isnan(value) else f"{int(value)}"
-
-
-def _cells(table, digits, pm, bold, marks, columns=None):
-    """Body rows as lists of strings, the cells formatted by ``bold`` and ``marks``
-    (``(worse, better)``); ``pm`` None: the means alone."""
-    chars, contestants = shown_columns(table, columns)
-    rows = []
-    for d in table.mean.index:
-        row = [str(d), *(_count(table.datasets.loc[d, c]) for c in chars)]
-        for c in contestants:
-            mean, std = table.mean.loc[d, c], table.std.loc[d, c]
-            text = _number(mean, digits)
-            text += "" if pm is None or math.isnan(std) else f"{pm}{_number(std, digits)}"
-            text = bold(text) if table.best.loc[d, c] else text
-            row.append(
-                text + (marks[0] if table.worse.loc[d, c] else marks[1] if table.better.loc[d, c] else "")
-            )
-        rows.append(row)
-    return rows
-
-
 def mark_sentence(table):
     """What the marks mean, in words (``WORSE`` and ``BETTER`` standing for the marks)."""
     if not table.marked:
@@ -356,7 +326,7 @@ def to_markdown(table, digits=4, columns=None):
     chars, contestants = shown_columns(table, columns)
     esc = [h.replace("|", "\\|") for h in header]
     lines = ["| " + " | ".join(esc) + " |", "|" + "|".join(["---"] + ["--:"] * (len(header) - 1)) + "|"]
-    for row in _cells(table, digits, " ± ", lambda t: f"**{t}**", (WORSE, BETTER), columns):
+    for row in body_cells(table, digits, " ± ", lambda t: f"**{t}**", (WORSE, BETTER), columns):
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
     blanks = " |" * len(chars)
     lines.append(
@@ -373,7 +343,7 @@ def to_html(table, digits=4, columns=None):
     head = "".join(f"<th>{e(str(h))}</th>" for h in _header(table, columns))
     body = []
     marks = (f"<sup>{WORSE}</sup>", f"<sup>{BETTER}</sup>")
-    for row in _cells(table, digits, " ± ", lambda t: f"<strong>{t}</strong>", marks, columns):
+    for row in body_cells(table, digits, " ± ", lambda t: f"<strong>{t}</strong>", marks, columns):
         cells = [f"<th scope='row'>{e(row[0])}</th>", *(f"<td class='num'>{c}</td>" for c in row[1:])]
         body.append("<tr>" + "".join(cells) + "</tr>")
     ranks = "".join(f"<td class='num'>{table.rank[c]:.2f}</td>" for c in contestants)
@@ -397,12 +367,12 @@ def to_compact_html(table, toggle, digits=3):
     head = "<th>dataset</th>" + "".join(f"<th>{e(str(c))}</th>" for c in contestants)
     body = []
     for d in table.mean.index:
-        facts = [f"{k} = {_count(table.datasets.loc[d, k])}" for k in ("n", "d", "classes")]
+        facts = [f"{k} = {count_text(table.datasets.loc[d, k])}" for k in ("n", "d", "classes")]
         cells = [f"<th scope='row' title='{e(', '.join(facts))}'>{e(str(d))}</th>"]
         for c in contestants:
             mean, std = table.mean.loc[d, c], table.std.loc[d, c]
-            spread = "" if math.isnan(std) else f" ± {_number(std, digits)}"
-            inner = f"{_number(mean, digits)}<span class='sd'>{spread}</span>"
+            spread = "" if math.isnan(std) else f" ± {fixed_text(std, digits)}"
+            inner = f"{fixed_text(mean, digits)}<span class='sd'>{spread}</span>"
             inner = f"<strong>{inner}</strong>" if table.best.loc[d, c] else inner
             mark = WORSE if table.worse.loc[d, c] else BETTER if table.better.loc[d, c] else ""
             mark = f"<sup>{mark}</sup>" if mark else ""
@@ -444,24 +414,10 @@ def to_csv(table):
     return pd.DataFrame(rows).to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
 
 
-def default_digits(table, score=4):
-    """Decimals of the means: ``score`` for a score; for a time, enough to show the
-    smallest mean with two significant digits (2 to 6)."""
-    if table.metric not in TIMINGS:
-        return score
-    values = table.mean.to_numpy(dtype=np.float64)
-    positive = values[np.isfinite(values) & (values > 0)]
-    if not positive.size:
-        return score
-    return int(min(6, max(2, math.ceil(-math.log10(positive.min())) + 1)))
-
-
 def render(table, fmt="md", digits=None, layout=None):
     """The table in ``fmt``: md, latex, html or csv; ``layout`` (a
     :class:`knnx.reporting.latex.Layout`) says which columns to print and how (its
     LaTeX options apply to LaTeX alone)."""
-    from knnx.reporting.latex import Layout, to_latex
-
     layout = layout or Layout()
     if fmt == "csv":
         return to_csv(renamed(table, layout.names))

@@ -55,23 +55,14 @@ parsed into :class:`Override` objects, then applied), :mod:`~knnx.spec.schema` (
 pydantic models, :data:`PROTOCOL_MODELS`), :mod:`~knnx.spec.messages` (pydantic's
 errors as one line each), :mod:`~knnx.spec.grids` and :mod:`~knnx.spec.checks` (the
 checks), :mod:`~knnx.spec.plan` (datasets, splits, cells: :class:`Cell`,
-:class:`ValidatedSpec`, seeds), :mod:`~knnx.spec.active` (``kind: active``) and
+:class:`ValidatedSpec`), :mod:`~knnx.spec.seeds` (the random streams), :mod:`~knnx.spec.active` (``kind: active``) and
 :mod:`~knnx.spec.validate` (:func:`validate_spec`, the steps in order).
 """
 
 from knnx.spec.active import ACTIVE_ALGORITHMS, ActiveProtocol, ActiveSpec, active_params
 from knnx.spec.grids import expand_grid, tuned_settings
 from knnx.spec.overrides import Override, apply_overrides, parse_override
-from knnx.spec.plan import (
-    SEED_DATA,
-    SEED_SPLITS,
-    SEED_TUNE,
-    Cell,
-    ValidatedSpec,
-    canonical_json,
-    dataset_seedseq,
-    tune_seed,
-)
+from knnx.spec.plan import Cell, ValidatedSpec, canonical_json
 from knnx.spec.read import MAX_SPEC_BYTES, MAX_YAML_DEPTH, MAX_YAML_STRING, MAX_YAML_VALUES, read_spec
 from knnx.spec.schema import (
     MAX_CELLS,
@@ -91,6 +82,7 @@ from knnx.spec.schema import (
     Subsample,
     Tune,
 )
+from knnx.spec.seeds import SEED_DATA, SEED_SPLITS, SEED_TUNE, dataset_seedseq, tune_seed
 from knnx.spec.validate import SPEC_KINDS, validate_spec
 
 __all__ = [

@@ -2,6 +2,7 @@
 
 import re
 
+from knnx._text import shorten
 from knnx.spec.schema import PROTOCOL_MODELS, AlgorithmEntry, Preprocess, Spec, Tune
 
 # Union branch names pydantic puts in a location; they add nothing for the reader.
@@ -15,8 +16,7 @@ _KINDS = list(PROTOCOL_MODELS)
 
 def short_repr(value, limit=80):
     """``repr(value)`` cut to ``limit`` characters, so that one message stays one short line."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+    return shorten(repr(value), limit + 3)
 
 
 def loc_to_path(loc):

@@ -2,26 +2,22 @@
 
 :class:`ValidatedSpec` is what :func:`knnx.spec.validate_spec` returns and the runner
 reads; :class:`Cell` is one unit of work. Seeds: one ``seed`` per spec, child seeds per
-(dataset, purpose) from :func:`dataset_seedseq`, per tuned training part from
-:func:`tune_seed`.
+(dataset, purpose) from :func:`knnx.spec.seeds.dataset_seedseq`, per tuned training part
+from :func:`knnx.spec.seeds.tune_seed`.
 """
 
 import hashlib
-import json
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
-
+from knnx._text import canonical_json
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import SpecError
 from knnx.limits import check_memory
+from knnx.spec.seeds import SEED_DATA, SEED_SPLITS, dataset_seedseq
 from knnx.spec.views import cell_view
-
-# Purposes of the child seeds of one dataset.
-SEED_DATA, SEED_SPLITS, SEED_TUNE = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -146,45 +142,6 @@ class ValidatedSpec:
 def _written_defaults(defaults, fixed):
     """Defaults as a spec writes them: a list or tuple as a grid of one value."""
     return {k: [list(v)] if isinstance(v, list | tuple) else v for k, v in defaults.items() if k not in fixed}
-
-
-def canonical_json(value):
-    """JSON with sorted keys and no spaces: the form params take in results. Standard JSON
-    only: NaN and infinities raise ValueError (parameter tables refuse them before)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=False)
-
-
-def _json_default(value):
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    raise TypeError(f"not JSON serialisable: {value!r}")
-
-
-def _label_word(label):
-    """A stable 32-bit hash of a dataset's label."""
-    return int.from_bytes(hashlib.sha256(label.encode()).digest()[:4], "little")
-
-
-def dataset_seedseq(seed, label, purpose):
-    """Child seed of the spec's ``seed`` for one dataset and one purpose.
-
-    ``spawn_key = (word, purpose)`` where ``word`` is a stable 32-bit hash of the
-    dataset's label, so seeds do not depend on the order of datasets in the spec,
-    and generating data (SEED_DATA) and drawing splits (SEED_SPLITS) use
-    independent streams. Repeat r of a protocol draws from the r-th child of the
-    splits stream (see knnx.evaluation.protocols).
-    """
-    return np.random.SeedSequence(seed, spawn_key=(_label_word(label), purpose))
-
-
-def tune_seed(seed, label, repeat, fold):
-    """The ``random_state`` of the inner folds that tune an algorithm on one training part
-    (repeat, fold) of dataset ``label``: an int from the spec's seed, independent of the
-    data and split streams."""
-    seq = np.random.SeedSequence(seed, spawn_key=(_label_word(label), SEED_TUNE, repeat, fold))
-    return int(seq.generate_state(1)[0])
 
 
 def load_entry(entry, where, labels_seen, seed, base_dir):

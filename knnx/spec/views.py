@@ -79,7 +79,7 @@ def plan_views(spec, entry, item, resolved, base_dir):
     from knnx.datasets import load_dataset
     from knnx.datasets.views import default_view, view_entry
     from knnx.errors import KnnxError, describe
-    from knnx.spec.plan import SEED_DATA, dataset_seedseq
+    from knnx.spec.seeds import SEED_DATA, dataset_seedseq
 
     wanted, problems, mixed = set(), [], []
     for a, ref in enumerate(resolved):

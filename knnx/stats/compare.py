@@ -59,6 +59,7 @@ from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.results import PARAM_PREFIX, TIMINGS
 from knnx.stats.configurations import configuration_labels
+from knnx.stats.control import ROPE, against_control, find_contestant
 from knnx.stats.pairs import (  # noqa: F401 (re-exported: knnx.stats.compare's API)
     ROUNDING,
     holm,
@@ -463,9 +464,6 @@ def _per_dataset(parts, ranks, select):
 
 # The default half-width of the Bayesian signed-rank test's region of practical
 # equivalence: one point of a score in [0, 1] (Benavoli et al. 2017 use 0.01 on accuracy).
-ROPE = 0.01
-
-
 def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=ROPE, retention=None):
     """The comparison of the module docstring, as a :class:`CompareResult`.
 
@@ -495,8 +493,6 @@ def compare(frame, metric="error", select="all", alpha=0.05, control=None, rope=
     if not (isinstance(rope, int | float) and math.isfinite(rope) and rope >= 0):
         raise ResultsError(f"expected a finite half-width >= 0, got {rope}", param="rope")
     if control is not None:
-        from knnx.stats.control import against_control, find_contestant
-
         control = find_contestant(means.columns, control, parts["left_out"])
     return CompareResult(
         metric=metric,

@@ -11,7 +11,9 @@ import json
 
 import pandas as pd
 
+from knnx._text import canonical_json
 from knnx.results import PARAM_PREFIX
+from knnx.results_checks import parse_params_text
 
 # Parameters whose values are replicates, not settings: a configuration's summary pools
 # them (knn_sample's seeds, a scikit-learn estimator's random_state), as it pools
@@ -99,16 +101,13 @@ def _settings(frame, columns):
 
 
 def _parsed(text):
-    """The ``params`` JSON of a row as a dict (None when it is not a JSON object)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    """The ``params`` JSON of a row as a dict (None when it is not a JSON object of
+    parameters: :func:`knnx.results_checks.parse_params_text`, the one parser)."""
+    return parse_params_text(text)[0] if isinstance(text, str) else None
 
 
 def _key(value):
-    return _ABSENT if value is _MISSING else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _ABSENT if value is _MISSING else canonical_json(value, allow_nan=True)
 
 
 def _varying(frame, codes, settings, columns):

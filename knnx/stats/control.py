@@ -7,7 +7,7 @@ dataset. Plain functions on arrays and pandas objects; rules, all tested:
   ``N`` datasets (rank 1 the best, as :mod:`knnx.stats.compare` ranks); for every
   configuration i other than the control c, z = (R_i − R_c) / √(k (k + 1) / (6 N))
   and the two-sided p = 2 (1 − Φ(|z|)). The k − 1 p-values are adjusted by Holm's
-  step-down procedure (:func:`knnx.stats.compare.holm`) and by Bonferroni-Dunn's,
+  step-down procedure (:func:`knnx.stats.pairs.holm`) and by Bonferroni-Dunn's,
   min(1, (k − 1) p); a comparison is significant when its adjusted p is below
   ``alpha`` (strictly). Bonferroni-Dunn's critical difference is
   q_alpha √(k (k + 1) / (6 N)) with q_alpha = Φ⁻¹(1 − alpha / (2 (k − 1))) (Demšar's
@@ -58,12 +58,17 @@ import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER
-from knnx.stats.compare import ROPE, holm
+from knnx.stats.pairs import holm
 from knnx.stats.ties import TIE_RTOL, ties
 
 # Posterior samples are processed in blocks of at most this many weights (block size x
 # (n + 1)), so memory stays O(n² + block x n), never n_samples x n².
 _BLOCK_ELEMENTS = 1 << 20
+
+
+# The region of practical equivalence of the Bayesian signed-rank test against the control:
+# differences of means within +-ROPE count as equal (knnx compare --rope).
+ROPE = 0.01
 
 
 def _level(alpha):
