@@ -993,6 +993,7 @@ def _alive(pid):
     return state != "Z"  # a zombie has exited
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("executor", ["local", "dask"])
 def test_workers_die_with_a_killed_parent(tmp_path, executor):
     import signal
@@ -1329,6 +1330,7 @@ def test_command_line_misuse_is_one_line_exit_2(tmp_path, args, message):
     _refused([a.replace("{SPEC}", spec) for a in args], tmp_path, message)
 
 
+@pytest.mark.processes
 def test_an_unreachable_scheduler_writes_nothing(tmp_path):
     pytest.importorskip("distributed")
     spec = _spec(tmp_path, "iris")
@@ -1398,6 +1400,7 @@ def test_a_dask_run_is_silent_when_port_8787_is_taken(tmp_path, busy_dashboard_p
     assert len(read_results(tmp_path / "o" / "results.csv")) == 2
 
 
+@pytest.mark.processes
 def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path, busy_dashboard_port):
     """Failed cells come back from the workers as values: distributed logged each as
     'Compute Failed' with its traceback on stderr. Port 8787 taken changes nothing."""
