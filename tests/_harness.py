@@ -10,6 +10,7 @@ environment read at import time (tests/test_warmup.py, test_runner_cost.py,
 test_trust.py's kill -9, and one real ``python -m knnx.cli`` per exit-code contract in
 test_containment.py and test_validation_guards.py)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -153,3 +154,16 @@ def _wait(pid, timeout):
 
 
 _fresh_path()  # once per test process, before any test changes its path
+
+
+@contextlib.contextmanager
+def numba_threads(n):
+    """numba's thread count set to ``n`` (at most what numba started with) inside."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

@@ -14,7 +14,6 @@
 * the Euclidean default keeps its bits and its graph keys.
 """
 
-import warnings
 from fractions import Fraction
 from itertools import combinations
 
@@ -22,7 +21,6 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import GNNBClassifier, GraphStore, KNNClassifier, UNNClassifier, kneighbors, lpo_risk
 from knnx.estimators.baselines import SubsampledKNN
@@ -31,45 +29,6 @@ from knnx.estimators.knn import KNNLpoClassifier
 from knnx.estimators.registry import resolve_algorithm
 from knnx.estimators.unn import UNNCVClassifier
 from knnx.neighbors.metrics import fit_metric
-
-# knnx's vote tie rule (the nearest tied class) differs from argmax(predict_proba); see
-# tests/test_knn.py. k = 3 with check_classifiers_train's three classes meets such ties.
-TIE_RULE = "vote ties: predict takes the nearest tied class, argmax(predict_proba) the first"
-# check_decision_proba_consistency fits on feature rows even for a pairwise estimator.
-NOT_PAIRWISE = "check_decision_proba_consistency gives a pairwise (precomputed) estimator feature rows"
-TIES = {"check_classifiers_train": TIE_RULE}
-
-CHECKED = [
-    (KNNClassifier(k=3, metric="manhattan"), TIES),
-    (KNNClassifier(k=3, weights="distance", metric="hvdm"), {}),
-    (KNNClassifier(k=3, metric="heom"), TIES),
-    (KNNClassifier(k=3, metric="minkowski", metric_params={"p": 3}), TIES),
-    (KNNClassifier(k=3, metric="precomputed"), TIES),
-    (KNNLpoClassifier(metric="chebyshev"), TIES),
-    (KNNLpoClassifier(metric="gower", tie="lowest"), {}),
-    (UNNClassifier(metric="manhattan"), {}),
-    (UNNClassifier(metric="hvdm"), {}),
-    (UNNClassifier(metric="precomputed"), {"check_decision_proba_consistency": NOT_PAIRWISE}),
-    (UNNCVClassifier(metric="chebyshev"), {}),
-    (GNNBClassifier(metric="manhattan"), {}),
-    (GNNBClassifier(metric="gower"), {}),
-    (
-        GNNBClassifier(metric="precomputed", prototypes="leveraged"),
-        {"check_decision_proba_consistency": NOT_PAIRWISE},
-    ),
-    (SubsampledKNN(metric="manhattan"), TIES),
-    (SubsampledKNN(metric="precomputed", fraction=0.7), {}),
-]
-
-
-@pytest.mark.parametrize("estimator,expected", CHECKED, ids=[repr(e) for e, _ in CHECKED])
-def test_check_estimator_under_a_metric(estimator, expected):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(estimator, on_fail=None, expected_failed_checks=expected)
-    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
-    assert failed == []
-    assert sum(r["status"] == "passed" for r in results) >= 50
 
 
 def test_tags_follow_the_metric():

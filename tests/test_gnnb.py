@@ -3,11 +3,9 @@ example, a naive dense NumPy Algorithm 1, brute-force GNNB* choices, Theorems 3-
 scikit-learn's estimator checks."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import GNNBClassifier, kneighbors
 from knnx._kernels import gnnb as G
@@ -481,15 +479,6 @@ def test_accuracy_on_ripley():
     assert err == pytest.approx(0.124, abs=1e-9)
     g = GNNBClassifier(k=5, prototypes="leveraged").fit(ds.X[tr], ds.y[tr])
     assert np.mean(g.predict(ds.X[te]) != ds.y[te]) == pytest.approx(0.127, abs=1e-9)
-
-
-@pytest.mark.parametrize(
-    "params", [{}, {"chooser": "largest_delta"}, {"phi": "squared"}, {"phi": "matsushita", "seed": 1}]
-)
-def test_check_estimator(params):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_estimator(GNNBClassifier(**params))
 
 
 def naive_star_chosen(X, y, k, phi, eps, T):

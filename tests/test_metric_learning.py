@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import check_estimator
 
 from knnx.metric_learning import ITML, LFDA, LMNN, NCA
 from knnx.metric_learning._peer import metric_learn
@@ -285,10 +284,3 @@ def test_nca_is_scikit_learns_with_its_objective():
     P = np.exp(-(D - D.min(axis=1, keepdims=True)))
     P /= P.sum(axis=1, keepdims=True)
     assert mine.objective_ == pytest.approx(np.sum(P * (y[:, None] == y[None, :])), rel=1e-12)
-
-
-@pytest.mark.parametrize(
-    "estimator", [LMNN(k=1, max_iter=20, min_iter=2), ITML(max_iter=20), LFDA()], ids=["lmnn", "itml", "lfda"]
-)
-def test_check_estimator(estimator):
-    check_estimator(estimator)

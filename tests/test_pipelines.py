@@ -7,7 +7,6 @@ import textwrap
 import numpy as np
 import pytest
 from conftest import refused_by_cli
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnx.errors import CellError
 from knnx.experiment.context import PROCESS
@@ -683,11 +682,6 @@ def test_api_objects_a_spec_cannot_hold_are_one_line():
 
 
 # --- the built-in steps ------------------------------------------------------------------------
-
-
-@parametrize_with_checks([Scale(), Scale(method="minmax"), Encode()])
-def test_scale_and_encode_pass_check_estimator(estimator, check):
-    check(estimator)
 
 
 @pytest.mark.parametrize("method", ["standard", "minmax", "robust"])

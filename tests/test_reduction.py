@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from reduction_oracles import blobs, grid, l1, neighbour_order, sq, vote
-from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import KNNClassifier, kneighbors
 from knnx.datasets import load_dataset
@@ -23,13 +22,11 @@ from knnx.reduction import (
     HMNEI,
     IB3,
     ICF,
-    LVQ,
     NCR,
     OSS,
     RENN,
     RMHC,
     RNN,
-    SSMA,
     AllKNN,
     Multiedit,
     TomekLinks,
@@ -53,13 +50,6 @@ SELECTIONS = (
     IB3,
     HMNEI,
 )
-
-
-@pytest.mark.parametrize("make", [LVQ, lambda: SSMA(max_evaluations=200)])
-def test_generation_and_search_pass_scikit_learns_estimator_checks(make):
-    """LVQ (a generation) and SSMA (short: 200 evaluations a fit)."""
-    failed = [r for r in check_estimator(make(), on_fail=None) if r["status"] == "failed"]
-    assert failed == []
 
 
 def _brute_enn(X, y, k, tie, D=None):
@@ -318,12 +308,6 @@ def test_a_selection_never_empties_a_class():
     for selection in (ENN(k=5), RENN(k=5), AllKNN(k=5)):
         kept = selection.fit(X, y).sample_indices_
         assert (y[kept] == 2).sum() == 3
-
-
-@pytest.mark.parametrize("cls", SELECTIONS)
-def test_selections_pass_scikit_learns_estimator_checks(cls):
-    failed = [r for r in check_estimator(cls(), on_fail=None) if r["status"] == "failed"]
-    assert failed == []
 
 
 def test_selections_return_the_rows_they_keep_in_order():

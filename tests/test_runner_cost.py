@@ -12,9 +12,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _harness import numba_threads
 
 from knnx import KNNClassifier
-from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote, vote_serial
+from knnx._kernels import launch
+from knnx._kernels.vote import TIE_LOWEST, TIE_NEAREST, TIE_RANDOM, vote
 from knnx.experiment import runner, warmup
 from knnx.experiment.runner import run_spec
 from knnx.plugins import add_import_dirs
@@ -153,7 +155,7 @@ def test_the_fast_path_forgets_feature_names_and_checks_widths_as_scikit_learn()
 
 @pytest.mark.parametrize("tie", [TIE_NEAREST, TIE_LOWEST, TIE_RANDOM])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_the_serial_vote_equals_the_parallel_vote(tie, weighted):
+def test_the_vote_does_not_depend_on_how_the_rows_are_split(tie, weighted):
     rng = np.random.default_rng(1)
     m, k, n_classes = 300, 6, 4
     ind = rng.integers(0, 50, (m, k))
@@ -161,17 +163,27 @@ def test_the_serial_vote_equals_the_parallel_vote(tie, weighted):
     y = rng.integers(0, n_classes, 50)
     draws = rng.random(m)
     outs = []
-    for kernel in (vote, vote_serial):
+    # one call on this thread; launch's ranges on 2 threads; uneven ranges by hand
+    for split in ("one", "threads", "ranges"):
         pred, proba = np.empty(m, dtype=np.intp), np.empty((m, n_classes))
-        kernel(ind, dist, y, n_classes, weighted, tie, draws, pred, proba)
+        args = (ind, dist, y, n_classes, weighted, tie, draws, pred, proba)
+        if split == "one":
+            vote(0, m, *args)
+        elif split == "threads":
+            with numba_threads(2):
+                launch(vote, m, 1, 0, *args)
+        else:
+            for lo, hi in ((0, 7), (7, 8), (8, 150), (150, m)):
+                vote(lo, hi, *args)
         outs.append((pred, proba))
-    np.testing.assert_array_equal(outs[0][0], outs[1][0])
-    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    for pred, proba in outs[1:]:
+        np.testing.assert_array_equal(outs[0][0], pred)
+        np.testing.assert_array_equal(outs[0][1], proba)
     # one row by hand: plurality with the nearest rule
     if not weighted and tie == TIE_NEAREST:
         votes = np.bincount(y[ind[0]], minlength=n_classes)
         tied = set(np.flatnonzero(votes == votes.max()))
-        assert outs[1][0][0] == next(y[j] for j in ind[0] if y[j] in tied)
+        assert outs[0][0][0] == next(y[j] for j in ind[0] if y[j] in tied)
 
 
 def test_import_dirs_clear_the_import_caches_only_when_a_folder_is_added(tmp_path, monkeypatch):

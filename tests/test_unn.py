@@ -2,12 +2,10 @@
 of eq. (10), finite differences of the losses and scikit-learn's estimator checks."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from sklearn.utils.estimator_checks import check_estimator
 
 from knnx import UNNClassifier, kneighbors, reciprocal_neighbors
 from knnx._kernels import leveraged as L
@@ -390,16 +388,6 @@ def test_lazy_seed_permutes_the_order():
     c = UNNClassifier(chooser="lazy").fit(X, y)
     np.testing.assert_array_equal(a.alpha_, b.alpha_)
     assert not np.array_equal(a.alpha_, c.alpha_)
-
-
-@pytest.mark.parametrize(
-    "params",
-    [{}, {"loss": "matsushita", "chooser": "lazy"}, {"loss": "logistic", "smoothing": "normalized"}],
-)
-def test_check_estimator(params):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_estimator(UNNClassifier(**params))
 
 
 def naive_boosting_chosen(X, y, k, loss, T, smoothing):

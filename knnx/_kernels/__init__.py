@@ -7,15 +7,18 @@ BLAS products; with the OpenMP layer the idle OpenMP threads spin and starve
 OpenBLAS on a small machine (measured here, 2 cores, when screening was a prange
 kernel: 7.5 ms vs 0.35 ms per block). ``workqueue`` threads do not spin.
 
-``workqueue`` aborts the process when two Python threads launch parallel kernels at
-the same time, so every launch of a ``parallel=True`` kernel holds
-:data:`PARALLEL_LOCK`: knnx may be called from several threads (a threading
-backend of joblib, a web server). The serial kernels release the GIL and need no
-lock.
+Parallel work runs on Python threads: a kernel whose units (rows, query blocks,
+classes) are independent takes a range of them first, ``kernel(lo, hi, ...)``, releases
+the GIL, and :func:`launch` splits the units over ``numba.get_num_threads()`` threads
+(on the calling thread for small inputs, where starting threads costs more than the
+work). One body serves both cases: no serial twin, and no ``parallel=True`` kernel to
+compile (numba's parallel lowering took 8 s of the metric search's 25 s of compiling,
+20 s of exact LpO's 24 s; measured on an empty cache). :func:`run_blocks` is the loop
+underneath, for callers that make their own blocks.
 
-A parallel kernel with a serial twin (the same row body, ``range`` for ``prange``) is
-started by :func:`launch`, which takes the twin for small inputs: launching a parallel
-kernel costs 0.2-0.5 ms on 2 cores, more than a small search or vote takes.
+The metric learners' kernels (:mod:`knnx._kernels.metric_learning`) are still
+``prange`` kernels. ``workqueue`` aborts the process when two Python threads launch
+parallel kernels at the same time; :data:`PARALLEL_LOCK` serialises such launches.
 
 A damaged numba cache file is a cache miss, compiled again and rewritten
 (:mod:`knnx._kernels._cache`), in every process that imports a kernel through
@@ -37,6 +40,10 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
         os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
 
 PARALLEL_LOCK = threading.Lock()
+
+# Searches (queries x references x features) below this many element operations run
+# on the calling thread (:func:`launch`).
+SEARCH_MIN_WORK = 3_000_000
 
 
 class _Lazy:
@@ -95,15 +102,43 @@ class Codes(Mapping):
         return len(self.names)
 
 
-def launch(parallel_kernel, serial_kernel, work, min_work, *args):
-    """Run ``parallel_kernel(*args)`` (under PARALLEL_LOCK) when ``work`` (element
-    operations) reaches ``min_work`` and numba has more than one thread, else its serial
-    twin: the same results, bit for bit (every output element is computed by one thread,
-    in the same order)."""
+def launch(kernel, n_units, work, min_work, *args):
+    """Run ``kernel(lo, hi, *args)`` over the units [0, ``n_units``) (rows, or blocks of
+    rows: the kernel's own): in one call on the calling thread when ``work`` (element
+    operations) is below ``min_work`` or numba has one thread (starting threads costs
+    0.1-0.5 ms, more than a small search or vote takes), else in about four ranges per
+    thread on numba's thread count of Python threads (:func:`run_blocks`). The kernel
+    releases the GIL and each unit writes only its own outputs, so the result is the
+    same, bit for bit, however the units are split."""
     import numba
 
-    if work >= min_work and numba.get_num_threads() > 1:
-        with PARALLEL_LOCK:
-            parallel_kernel(*args)
-    else:
-        serial_kernel(*args)
+    n_threads = numba.get_num_threads()
+    if work < min_work or n_threads <= 1 or n_units <= 1:
+        kernel(0, n_units, *args)
+        return
+    step = max(1, -(-n_units // (4 * n_threads)))
+
+    def part(lo):
+        kernel(lo, min(lo + step, n_units), *args)
+
+    run_blocks(part, range(0, n_units, step))
+
+
+def run_blocks(func, starts):
+    """Call ``func(start)`` for every start, on ``numba.get_num_threads()`` Python
+    threads (``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply; one thread: in
+    turn, here). ``func`` runs a ``nogil`` kernel on the block that begins at ``start``
+    and writes its own rows of the outputs, so the result does not depend on the thread
+    count. The first exception raised by a block is raised here."""
+    import numba
+
+    n_threads = min(numba.get_num_threads(), len(starts))
+    if n_threads <= 1:
+        for start in starts:
+            func(start)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(n_threads) as pool:
+        for _ in pool.map(func, starts):
+            pass

@@ -18,14 +18,15 @@ t = c. A tie among s classes gives each of them 1/s, so the shares sum to one.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from knnx._kernels.lpo import p_correct_uniform
 
 
-@njit(parallel=True, cache=True)
-def committee_shares(neigh_ind, y, n_classes, k, PV, LC, floor):
-    """shares[i, c] = fraction of the LpO committee voting c at query i.
+@njit(nogil=True, cache=True)
+def committee_shares(lo, hi, neigh_ind, y, n_classes, k, PV, LC, floor, out):
+    """out[i, c] = fraction of the LpO committee voting c at query i, for the queries
+    lo .. hi - 1 (:func:`knnx._kernels.launch` splits them over threads).
 
     neigh_ind : (m, k + p) neighbours of each query among the training points,
         ordered by (squared distance, index).
@@ -33,10 +34,9 @@ def committee_shares(neigh_ind, y, n_classes, k, PV, LC, floor):
     PV : (p + 1,) P(V = k + q), zero where below ``floor`` (skipped).
     LC : log-binomial table with at least k + p rows and p + 1 columns.
     """
-    m, width = neigh_ind.shape
+    width = neigh_ind.shape[1]
     q_max = PV.shape[0] - 1
-    out = np.zeros((m, n_classes))
-    for i in prange(m):
+    for i in range(lo, hi):
         cum = np.zeros((width + 1, n_classes), dtype=np.intp)
         comp = np.empty(n_classes, dtype=np.intp)
         dp = np.empty((q_max + 1, n_classes + 1))
@@ -53,4 +53,3 @@ def committee_shares(neigh_ind, y, n_classes, k, PV, LC, floor):
             b = y[neigh_ind[i, j - 1]]
             for c in range(n_classes):
                 out[i, c] += w * p_correct_uniform(cum[j - 1], c, b, q, LC, floor / w, comp, dp, ndp)
-    return out

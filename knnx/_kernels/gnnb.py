@@ -22,8 +22,9 @@ every row), so its values, weights and curvature are UNN's times 1/ln 2.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from knnx._kernels import launch
 from knnx._kernels.leveraged import (
     ClassRun,
     class_signs,
@@ -220,7 +221,7 @@ def signed_sum(graph, sign, w, j, buf, acc):
         return hi + lo
     acc[j, 0] = 0.0
     acc[j, 1] = np.nan
-    n = 0
+    n = np.intp(0)
     for p in range(p0, p1):
         i = graph.reverse_ind[p]
         n = fsum_add(buf, n, w[i] * sign[i])
@@ -408,7 +409,7 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
     # increasing i (eta_of).
     star = _new_chooser(graph, sign, w, factor, lazy)
     key, width, bmax, barg, dirty, dirty_list, acc, _, touched, buf, moved = star
-    next_snap = 0
+    next_snap = np.intp(0)
     for t in range(schedule.n_iter):
         j = lazy_index(schedule, t) if lazy else _block_argmax(key, width, bmax, barg, dirty, dirty_list)
         run.chosen[t] = j
@@ -443,9 +444,20 @@ def _train_class(graph, sign, schedule, phi, epsilon, out):
         next_snap = record_snapshots(schedule, t, next_snap, run.alpha, run.snaps)
 
 
-@njit(cache=True, parallel=True)
+@njit(nogil=True, cache=True)
+def gnnb_train(
+    c0, c1, graph, sign, schedule, phi, epsilon, alpha_t, risks, chosen_t, steps, snaps_t, w_t, updates
+):
+    """Train the classes c0 .. c1 - 1 of :func:`gnnb_fit` (each alone, into its own rows
+    of the outputs: :func:`knnx._kernels.launch` splits them over threads)."""
+    for ci in range(c0, c1):
+        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
+        _train_class(graph, sign[ci], schedule, phi, epsilon, GNNBRun(run, w_t[ci], updates[ci]))
+
+
 def gnnb_fit(graph, ycode, n_classes, train_classes, schedule, phi, epsilon, tie_order):
-    """Algorithm 1 of Nock et al. (2014), one class against the rest, classes in parallel.
+    """Algorithm 1 of Nock et al. (2014), one class against the rest, classes in parallel
+    (:func:`gnnb_train` on threads).
 
     Parameters as :func:`knnx._kernels.unn.unn_fit`; ``schedule.lazy`` visits
     ``schedule.order`` cyclically, else GNNB* (largest |delta_j|, ties to the
@@ -468,9 +480,8 @@ def gnnb_fit(graph, ycode, n_classes, train_classes, schedule, phi, epsilon, tie
     alpha_t, risks, chosen_t, steps, snaps_t = new_runs(n_tc, m, n_iter, schedule.snap_at.shape[0])
     w_t = np.zeros((n_tc, m))
     updates = np.zeros((n_tc, n_iter + 1), dtype=np.int64)
-    for ci in prange(n_tc):
-        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
-        _train_class(graph, sign[ci], schedule, phi, epsilon, GNNBRun(run, w_t[ci], updates[ci]))
+    args = (graph, sign, schedule, phi, epsilon, alpha_t, risks, chosen_t, steps, snaps_t, w_t, updates)
+    launch(gnnb_train, n_tc, n_tc, 2, *args)
     errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, graph, tie_order)
     risk, snaps = merge_classes(risks, snaps_t)
     return (

@@ -142,7 +142,7 @@ def drop_pass(
         without_p = 0
         for s in range(na):
             a = assoc[s]
-            with_p += _vote_without(a, top_i, y, n_classes, tie, -1, k, counts) == y[a]
+            with_p += _vote_without(a, top_i, y, n_classes, tie, np.intp(-1), k, counts) == y[a]
             without_p += _vote_without(a, top_i, y, n_classes, tie, p, k, counts) == y[a]
         if without_p >= with_p:
             in_s[p] = False

@@ -36,7 +36,7 @@ of the removal law, summed from whichever end is shorter.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 # Rows of held-out points summed together, in order, before the chunks' sums are
 # added up in order: the estimate does not depend on the thread count.
@@ -356,7 +356,6 @@ def _tie_weighted_dp(G, nc, comp, Lc, m, F, lam, coef, s_lo, s_hi, sumL, fbuf, g
         G[s] = tot
 
 
-@njit(parallel=True, cache=True)
 def lpo_uniform_sums(neigh_ind, y, n_classes, p, k_max, PV, LC, floor, q_table_max=Q_TABLE_MAX):
     """Per-chunk sums over held-out points of P(error | i held out) for k = 1 .. k_max.
 
@@ -384,184 +383,201 @@ def lpo_uniform_sums(neigh_ind, y, n_classes, p, k_max, PV, LC, floor, q_table_m
     Terms whose weight P(V = j) P(a | q) is below ``floor`` are skipped (counted
     as errors), as in p_correct_uniform: the risk moves by less than the floor
     per term.
+
+    Chunks of CHUNK held-out points run on Python threads (:func:`knnx._kernels.run_blocks`,
+    the chunk kernel :func:`_uniform_chunk` releases the GIL); a chunk's row depends on the
+    chunk alone, so the sums do not depend on the thread count.
     """
+    from knnx._kernels import run_blocks
+
     n, width = neigh_ind.shape
     q_max = PV.shape[1] - 1
     last = min(width, k_max + q_max)
     qa, qb = _q_windows(PV, k_max, last)
     qcap = min(q_max, q_table_max)
-    C = max(n_classes, 2)
-    inv_int = np.empty(max(q_max, C) + 3)  # 1 / u for tie counts and binomial steps
+    inv_int = np.empty(max(q_max, max(n_classes, 2)) + 3)  # 1 / u for tie counts and binomial steps
     inv_int[0] = 0.0
-    for u in range(1, inv_int.shape[0]):
-        inv_int[u] = 1.0 / u
+    inv_int[1:] = 1.0 / np.arange(1, inv_int.shape[0])
     fa = np.arange(q_max + 2).astype(np.float64)
-    n_chunks = (n + CHUNK - 1) // CHUNK
-    out = np.zeros((n_chunks, k_max))
-    for ch in prange(n_chunks):
-        acc = np.zeros(k_max)
-        m = np.zeros(C, dtype=np.intp)
-        H = np.empty((qcap + 1, qcap + 2))
-        win = np.zeros(q_max + 1)
-        coef = np.empty((C, qcap + 1))
-        have = np.empty(C, dtype=np.intp)
-        Z = np.empty(qcap + 1)
-        G = np.empty(qcap + 1)
-        fbuf = np.empty((C, qcap + 1))
-        gbuf = np.empty((C, qcap + 1))
-        r1 = np.empty(qcap + 1)
-        r2 = np.empty(qcap + 1)
-        comp = np.empty(C, dtype=np.intp)
-        Lc = np.empty(C, dtype=np.intp)
-        dp = np.empty((q_max + 1, C + 1))
-        ndp = np.empty((q_max + 1, C + 1))
-        for i in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
-            t = y[i]
-            m[:] = 0
-            for j in range(1, last + 1):
-                b = y[neigh_ind[i, j - 1]]
-                q0 = qa[j]
-                q1 = qb[j]
-                if q1 < q0:
-                    m[b] += 1
-                    continue
-                J = j - 1
-                Kt = m[t]
-                rest = J - Kt
-                bt = 1 if b == t else 0
-                if q1 > qcap:
-                    for q in range(q0, q1 + 1):
-                        w = PV[j - q - 1, q]
-                        if w > 0.0:
-                            pc = p_correct_uniform(m, t, b, q, LC, floor / w, comp, dp, ndp)
-                            acc[j - q - 1] += w * (1.0 - pc)
-                elif n_classes <= 2:
-                    _binary_errors(acc, PV, j, q0, q1, J, Kt, bt, H, LC, fa)
-                else:
-                    # the largest vote among the other classes, position j included
-                    umax = 0
+    out = np.zeros(((n + CHUNK - 1) // CHUNK, k_max))
+
+    def chunk(ch):
+        _uniform_chunk(
+            ch, neigh_ind, y, n_classes, k_max, PV, LC, floor, last, qa, qb, qcap, inv_int, fa, out
+        )
+
+    run_blocks(chunk, range(out.shape[0]))
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _uniform_chunk(ch, neigh_ind, y, n_classes, k_max, PV, LC, floor, last, qa, qb, qcap, inv_int, fa, out):
+    """out[ch]: the sums of :func:`lpo_uniform_sums` over the held-out points of chunk ch."""
+    n = neigh_ind.shape[0]
+    q_max = PV.shape[1] - 1
+    C = max(n_classes, 2)
+    acc = np.zeros(k_max)
+    m = np.zeros(C, dtype=np.intp)
+    H = np.empty((qcap + 1, qcap + 2))
+    win = np.zeros(q_max + 1)
+    coef = np.empty((C, qcap + 1))
+    have = np.empty(C, dtype=np.intp)
+    Z = np.empty(qcap + 1)
+    G = np.empty(qcap + 1)
+    fbuf = np.empty((C, qcap + 1))
+    gbuf = np.empty((C, qcap + 1))
+    r1 = np.empty(qcap + 1)
+    r2 = np.empty(qcap + 1)
+    comp = np.empty(C, dtype=np.intp)
+    Lc = np.empty(C, dtype=np.intp)
+    dp = np.empty((q_max + 1, C + 1))
+    ndp = np.empty((q_max + 1, C + 1))
+    for i in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
+        t = y[i]
+        m[:] = 0
+        for j in range(1, last + 1):
+            b = y[neigh_ind[i, j - 1]]
+            q0 = qa[j]
+            q1 = qb[j]
+            if q1 < q0:
+                m[b] += 1
+                continue
+            J = j - 1
+            Kt = m[t]
+            rest = J - Kt
+            bt = 1 if b == t else 0
+            if q1 > qcap:
+                for q in range(q0, q1 + 1):
+                    w = PV[j - q - 1, q]
+                    if w > 0.0:
+                        pc = p_correct_uniform(m, t, b, q, LC, floor / w, comp, dp, ndp)
+                        acc[j - q - 1] += w * (1.0 - pc)
+            elif n_classes <= 2:
+                _binary_errors(acc, PV, j, q0, q1, J, Kt, bt, H, LC, fa)
+            else:
+                # the largest vote among the other classes, position j included
+                umax = 0
+                for c in range(n_classes):
+                    if c != t:
+                        umax = max(umax, m[c] + (1 if b == c else 0))
+                # a <= a_w: t strictly ahead of every class whatever the rest (a_w <= Kt)
+                a_w = min(Kt + bt - umax - 1, q1)
+                a_f = a_w
+                for a in range(max(a_w, -1) + 1, min(q1, Kt) + 1):
+                    v = Kt - a + bt
+                    if v == 0:
+                        break
+                    sumL = 0
                     for c in range(n_classes):
                         if c != t:
-                            umax = max(umax, m[c] + (1 if b == c else 0))
-                    # a <= a_w: t strictly ahead of every class whatever the rest (a_w <= Kt)
-                    a_w = min(Kt + bt - umax - 1, q1)
-                    a_f = a_w
-                    for a in range(max(a_w, -1) + 1, min(q1, Kt) + 1):
-                        v = Kt - a + bt
-                        if v == 0:
-                            break
-                        sumL = 0
-                        for c in range(n_classes):
-                            if c != t:
-                                sumL += max(m[c] + (1 if b == c else 0) - v, 0)
-                        if sumL > q1 - a:
-                            break  # sumL - (q1 - a) only grows with a
-                        a_f = a
-                    if a_f < 0:
-                        for q in range(q0, q1 + 1):
-                            acc[j - q - 1] += PV[j - q - 1, q]  # t never wins
-                        m[b] += 1
-                        continue
-                    if a_w >= min(q1, Kt):
-                        m[b] += 1
-                        continue  # t always wins (at most min(q, Kt) removals hit t)
-                    # tabulate the law of a over a <= a_f, or of s = q - a over s <= R_s
-                    R_s = q1 - a_w - 1
-                    by_s = a_w >= 0 and R_s < a_f
-                    if by_s:
-                        _removal_rows(H, J, rest, q0, q1, R_s, LC, fa)
-                    else:
-                        _removal_rows(H, J, Kt, q0, q1, a_f, LC, fa)
+                            sumL += max(m[c] + (1 if b == c else 0) - v, 0)
+                    if sumL > q1 - a:
+                        break  # sumL - (q1 - a) only grows with a
+                    a_f = a
+                if a_f < 0:
                     for q in range(q0, q1 + 1):
-                        win[q] = 0.0
-                    S = min(q1, rest)
-                    lam = 1.0
-                    if S >= 1:
-                        lam = np.exp(-LC[rest, S] / S)
-                    z_len = -1
+                        acc[j - q - 1] += PV[j - q - 1, q]  # t never wins
+                    m[b] += 1
+                    continue
+                if a_w >= min(q1, Kt):
+                    m[b] += 1
+                    continue  # t always wins (at most min(q, Kt) removals hit t)
+                # tabulate the law of a over a <= a_f, or of s = q - a over s <= R_s
+                R_s = q1 - a_w - 1
+                by_s = a_w >= 0 and R_s < a_f
+                if by_s:
+                    _removal_rows(H, J, rest, q0, q1, R_s, LC, fa)
+                else:
+                    _removal_rows(H, J, Kt, q0, q1, a_f, LC, fa)
+                for q in range(q0, q1 + 1):
+                    win[q] = 0.0
+                S = min(q1, rest)
+                lam = 1.0
+                if S >= 1:
+                    lam = np.exp(-LC[rest, S] / S)
+                z_len = -1
+                for c in range(n_classes):
+                    have[c] = -1
+                for a in range(max(a_w, -1) + 1, a_f + 1):
+                    v = Kt - a + bt
+                    nc = 0
+                    sumL = 0
+                    Kc = 0
                     for c in range(n_classes):
-                        have[c] = -1
-                    for a in range(max(a_w, -1) + 1, a_f + 1):
-                        v = Kt - a + bt
-                        nc = 0
-                        sumL = 0
-                        Kc = 0
-                        for c in range(n_classes):
-                            if c != t:
-                                L = m[c] + (1 if b == c else 0) - v
-                                if L >= 0:
-                                    comp[nc] = c
-                                    Lc[nc] = L
-                                    nc += 1
-                                    sumL += L
-                                    Kc += m[c]
-                        # the s = q - a whose weight reaches the floor
-                        s_lo = q1 + 1
-                        s_hi = -1
-                        for q in range(max(q0, a + sumL), min(q1, a + rest) + 1):
-                            h = H[q, q - a] if by_s else H[q, a]
-                            if h * PV[j - q - 1, q] >= floor:
-                                if s_hi < 0:
-                                    s_lo = q - a
-                                s_hi = q - a
-                        if s_hi < 0:
-                            continue
-                        if z_len < s_hi:
-                            if z_len < 0:
-                                Z[0] = 1.0
-                                z_len = 0
-                            for s in range(z_len, s_hi):
-                                Z[s + 1] = Z[s] * ((rest - s) * lam * inv_int[s + 1])
-                            z_len = s_hi
-                        for ci in range(nc):
-                            c = comp[ci]
-                            K = m[c]
-                            need = min(K, S)
-                            if have[c] < need:
-                                cc = coef[c]
-                                if have[c] < 0:
-                                    cc[0] = 1.0
-                                    have[c] = 0
-                                for s in range(have[c], need):
-                                    cc[s + 1] = cc[s] * ((K - s) * lam * inv_int[s + 1])
-                                have[c] = need
-                        _tie_weighted_dp(
-                            G,
-                            nc,
-                            comp,
-                            Lc,
-                            m,
-                            rest - Kc,
-                            lam,
-                            coef,
-                            s_lo,
-                            s_hi,
-                            sumL,
-                            fbuf,
-                            gbuf,
-                            r1,
-                            r2,
-                            inv_int,
-                        )
-                        for s in range(s_lo, s_hi + 1):
-                            h = H[a + s, s] if by_s else H[a + s, a]
-                            win[a + s] += h * (G[s] / Z[s])
-                    for q in range(q0, q1 + 1):
-                        w = PV[j - q - 1, q]
-                        if w == 0.0:
-                            continue
-                        hrow = H[q]
-                        base = 0.0
-                        if by_s:
-                            # P(a > a_w) = P(s < q - a_w): t can lose
-                            for s in range(min(q - a_w - 1, rest) + 1):
-                                base += hrow[s]
-                            acc[j - q - 1] += w * (base - win[q])
-                        else:
-                            # P(a <= a_w): t wins for sure
-                            for a in range(min(a_w, q) + 1):
-                                base += hrow[a]
-                            acc[j - q - 1] += w * (1.0 - base - win[q])
-                m[b] += 1
-        out[ch] = acc
-    return out
+                        if c != t:
+                            L = m[c] + (1 if b == c else 0) - v
+                            if L >= 0:
+                                comp[nc] = c
+                                Lc[nc] = L
+                                nc += 1
+                                sumL += L
+                                Kc += m[c]
+                    # the s = q - a whose weight reaches the floor
+                    s_lo = q1 + 1
+                    s_hi = -1
+                    for q in range(max(q0, a + sumL), min(q1, a + rest) + 1):
+                        h = H[q, q - a] if by_s else H[q, a]
+                        if h * PV[j - q - 1, q] >= floor:
+                            if s_hi < 0:
+                                s_lo = q - a
+                            s_hi = q - a
+                    if s_hi < 0:
+                        continue
+                    if z_len < s_hi:
+                        if z_len < 0:
+                            Z[0] = 1.0
+                            z_len = 0
+                        for s in range(z_len, s_hi):
+                            Z[s + 1] = Z[s] * ((rest - s) * lam * inv_int[s + 1])
+                        z_len = s_hi
+                    for ci in range(nc):
+                        c = comp[ci]
+                        K = m[c]
+                        need = min(K, S)
+                        if have[c] < need:
+                            cc = coef[c]
+                            if have[c] < 0:
+                                cc[0] = 1.0
+                                have[c] = 0
+                            for s in range(have[c], need):
+                                cc[s + 1] = cc[s] * ((K - s) * lam * inv_int[s + 1])
+                            have[c] = need
+                    _tie_weighted_dp(
+                        G,
+                        nc,
+                        comp,
+                        Lc,
+                        m,
+                        rest - Kc,
+                        lam,
+                        coef,
+                        s_lo,
+                        s_hi,
+                        sumL,
+                        fbuf,
+                        gbuf,
+                        r1,
+                        r2,
+                        inv_int,
+                    )
+                    for s in range(s_lo, s_hi + 1):
+                        h = H[a + s, s] if by_s else H[a + s, a]
+                        win[a + s] += h * (G[s] / Z[s])
+                for q in range(q0, q1 + 1):
+                    w = PV[j - q - 1, q]
+                    if w == 0.0:
+                        continue
+                    hrow = H[q]
+                    base = 0.0
+                    if by_s:
+                        # P(a > a_w) = P(s < q - a_w): t can lose
+                        for s in range(min(q - a_w - 1, rest) + 1):
+                            base += hrow[s]
+                        acc[j - q - 1] += w * (base - win[q])
+                    else:
+                        # P(a <= a_w): t wins for sure
+                        for a in range(min(a_w, q) + 1):
+                            base += hrow[a]
+                        acc[j - q - 1] += w * (1.0 - base - win[q])
+            m[b] += 1
+    out[ch] = acc

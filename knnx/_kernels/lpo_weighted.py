@@ -394,15 +394,15 @@ def _subset_sign_probs(w_exact, m, r, thr, xi, bounds, store, index, binom_sat, 
         rem = D - 1  # items left after item h
         c_lo = max(0, r - rem)
         c_hi = min(r, h + 1)
-        need = 0
+        need = np.intp(0)
         for c in range(c_lo, c_hi + 1):
             need += on[c] + (on[c - 1] if c >= 1 else 0)
         if need > WORK_CAP:
             return np.nan, np.nan, np.nan, store
         NV = _grow2(NV, need)
         NM = _grow1(NM, need)
-        base = 0
-        alive = 0
+        base = np.intp(0)
+        alive = np.intp(0)
         for c in range(c_lo, c_hi + 1):
             # merge the states of size c (item h left out) and c - 1 (item h taken)
             na = on[c] if c <= min(r, h) else 0
@@ -575,8 +575,8 @@ def _small_sign_probs(w_exact, srt, m, r, thr, xi, sr, limb_tag):
                 eq += 1
         return lt / m, eq / m, (m - lt - eq) / m
     total = m * (m - 1) // 2
-    gt = _pairs_above(w_exact, srt, m, thr, xi, sr, True, limb_tag)
-    ge = _pairs_above(w_exact, srt, m, thr, xi, sr, False, limb_tag)
+    gt = _pairs_above(w_exact, srt, m, thr, xi, sr, np.bool_(True), limb_tag)  # np.bool_: not a literal
+    ge = _pairs_above(w_exact, srt, m, thr, xi, sr, np.bool_(False), limb_tag)
     return (total - ge) / total, (ge - gt) / total, gt / total
 
 
@@ -615,7 +615,7 @@ def _unit_errors(point, j, k_min, tables, work, store, acc, limb_tag):
     bounds = (low_sums, high_sums)
     thr = work_limbs[2 * nb : 2 * nb + 5]
     m = j - 1 - z  # positive-distance positions before j (when j > z)
-    ones_z = 0
+    ones_z = np.intp(0)
     for u in range(min(z, j - 1)):
         ones_z += lab[u]
     sorted_ready = False  # thresholds and the items sorted by value

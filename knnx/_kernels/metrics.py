@@ -8,7 +8,8 @@ value only where the metric has a missing-value rule.
 The search (:func:`metric_select_rows`) is exact: it returns the k smallest
 (reduced distance, index) pairs of every query, ties ordered by reference index, the
 distances each accumulated in feature order (bit for bit what a loop over the
-features gives). Queries go in blocks of _QUERY_BLOCK, one block per thread; a
+features gives). Queries go in blocks of _QUERY_BLOCK, run on Python threads by
+:func:`knnx._kernels.run_blocks` (one kernel per scan mode, :func:`_make_block`); a
 block walks the references tile by tile (a tile of the transposed references spans
 about _TILE_BYTES, so it stays in cache while every query of the block uses it), and
 each query computes its distances to the tile feature by feature across the tile
@@ -29,26 +30,11 @@ order) only for the references the bound does not exclude; for powers above
 _CHEAP_MAX_POWER it abandons a reference once its partial sum passes T. Early
 abandoning of the other metrics was measured slower (see ``_tile_abandon``).
 
-Reduced distances, per metric code (``q``, ``r``: a query's and a reference's value of
-attribute t; ``s_t``: the attribute's scale, fitted by the caller):
-
-* MANHATTAN: sum |q - r|.  CHEBYSHEV: max |q - r|.
-* MINKOWSKI: sum |q - r| ** power (the distance is its power-th root).
-* HAMMING: the number of attributes with q != r (the distance divides it by d).
-* HEOM: sum of d_t ** 2, d_t = 1 if q or r is missing, else (q != r) for a nominal
-  attribute, |q - r| / s_t for a numeric one (s_t the training range).
-* HVDM: sum of d_t ** 2, d_t = 1 if q or r is missing; a nominal attribute adds the
-  table value ``vd[t][q, r]`` (Wilson & Martinez's normalized_vdm squared, fitted by the
-  caller; codes at or above the table's last row read that row, the unseen value); a
-  numeric one (|q - r| / s_t) ** 2, s_t = 4 sigma. VDM is HVDM on nominal attributes only.
-* GOWER: sum_t delta_t d_t / sum_t delta_t, delta_t = 0 if q or r is missing, d_t =
-  (q != r) for a nominal attribute, |q - r| / s_t for a numeric one; 1 if no attribute
-  is present in both rows.
-* PRECOMPUTED: ``Q[r, j]`` itself (the queries are rows of a distance matrix).
+The reduced distances, per metric code, are those of :mod:`knnx._kernels.metric_terms`.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from knnx._kernels.metric_codes import (  # noqa: F401 (the kernels' codes, re-exported)
     CHEBYSHEV,
@@ -62,10 +48,11 @@ from knnx._kernels.metric_codes import (  # noqa: F401 (the kernels' codes, re-e
     NUMERIC,
     PRECOMPUTED,
 )
+from knnx._kernels.metric_terms import exact_pair, numeric_sums, tile_distances
 from knnx._kernels.neighbors import _select_kth, _sorted_candidates
 
 # References sampled per query for a first threshold (the k-th smallest of their
-# distances); query rows per parallel block; bytes of the transposed references a
+# distances); query rows per block; bytes of the transposed references a
 # tile spans (its references: this / 8d, within [_TILE_MIN, _TILE_MAX]).
 _SAMPLE = 128
 _QUERY_BLOCK = 32
@@ -76,171 +63,10 @@ _TILE_MAX = 4096
 # it, early abandoning (_tile_abandon): features for every reference of a tile
 # before the first test, then features per test.
 _CHEAP_MAX_POWER = 32.0
+# Scan modes (:func:`scan_mode`).
+PLAIN, CHEAP, ABANDON = 0, 1, 2
 _ABANDON_FIRST = 4
 _ABANDON_CHUNK = 4
-
-
-@njit(cache=True, inline="always")
-def _numeric_sums(code, q, row, power, D, first):
-    """Add attribute t's term of the numeric metrics (no missing values) to D."""
-    n_ref = row.shape[0]
-    if code == MANHATTAN:
-        if first:
-            for j in range(n_ref):
-                D[j] = abs(q - row[j])
-        else:
-            for j in range(n_ref):
-                D[j] += abs(q - row[j])
-    elif code == CHEBYSHEV:
-        if first:
-            for j in range(n_ref):
-                D[j] = abs(q - row[j])
-        else:
-            # np.maximum vectorises (max() and a select compile to scalar maxsd here);
-            # without NaN all three give the same value.
-            for j in range(n_ref):
-                D[j] = np.maximum(D[j], abs(q - row[j]))
-    elif code == MINKOWSKI:
-        if first:
-            for j in range(n_ref):
-                D[j] = abs(q - row[j]) ** power
-        else:
-            for j in range(n_ref):
-                D[j] += abs(q - row[j]) ** power
-    else:  # HAMMING
-        if first:
-            for j in range(n_ref):
-                D[j] = 1.0 if q != row[j] else 0.0
-        else:
-            for j in range(n_ref):
-                D[j] += 1.0 if q != row[j] else 0.0
-
-
-@njit(cache=True, inline="always")
-def _vd_index(value, n_vals):
-    """Row of a nominal code in its VDM table: the code, or the last (unseen) row."""
-    if value < n_vals - 1:  # compared as a float: int() of a code >= 2**63 overflows
-        return int(value)
-    return n_vals - 1
-
-
-@njit(cache=True, inline="always")
-def _mixed_term(code, kind, q, row, s, vd, off, nv, D, W):
-    """Add one attribute's term of HEOM, HVDM or GOWER to D (and GOWER's count to W)."""
-    n_ref = row.shape[0]
-    q_missing = np.isnan(q)
-    if code == GOWER:
-        if q_missing:
-            return
-        for j in range(n_ref):
-            r = row[j]
-            if not np.isnan(r):
-                if kind == NOMINAL:
-                    D[j] += 1.0 if q != r else 0.0
-                else:
-                    D[j] += abs(q - r) / s
-                W[j] += 1.0
-        return
-    if q_missing:
-        for j in range(n_ref):
-            D[j] += 1.0
-        return
-    if kind == NUMERIC:
-        for j in range(n_ref):
-            r = row[j]
-            if np.isnan(r):
-                D[j] += 1.0
-            else:
-                t = abs(q - r) / s
-                D[j] += t * t
-    elif code == HEOM:
-        for j in range(n_ref):
-            r = row[j]
-            D[j] += 1.0 if (np.isnan(r) or q != r) else 0.0
-    else:  # HVDM's nominal term
-        base = off + _vd_index(q, nv) * nv
-        for j in range(n_ref):
-            r = row[j]
-            if np.isnan(r):
-                D[j] += 1.0
-            else:
-                D[j] += vd[base + _vd_index(r, nv)]
-
-
-@njit(cache=True)
-def _tile(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_vals, D, W):
-    """D[u] = reduced distance from Q[r] to reference j0 + u, u < w: the terms are
-    added feature by feature across the tile (the loop over references vectorises)."""
-    if code == PRECOMPUTED:
-        for u in range(w):
-            D[u] = Q[r, j0 + u]
-        return
-    d = RT.shape[0]
-    if code <= HAMMING:
-        for t in range(d):
-            _numeric_sums(code, Q[r, t], RT[t, j0 : j0 + w], power, D, t == 0)
-        return
-    for u in range(w):
-        D[u] = 0.0
-        W[u] = 0.0
-    for t in range(d):
-        _mixed_term(code, kinds[t], Q[r, t], RT[t, j0 : j0 + w], scale[t], vd, vd_off[t], n_vals[t], D, W)
-    if code == GOWER:
-        for u in range(w):
-            D[u] = D[u] / W[u] if W[u] > 0.0 else 1.0
-
-
-@njit(cache=True)
-def _exact_pair(code, Q, r, R, j, power, kinds, scale, vd, vd_off, n_vals):
-    """The reduced distance from Q[r] to reference j (row R[j]): the same operations
-    in the same order as :func:`_tile`, so the same float64 value bit for bit."""
-    if code == PRECOMPUTED:
-        return Q[r, j]
-    d = R.shape[1]
-    if code <= HAMMING:
-        acc = 0.0
-        for t in range(d):
-            q = Q[r, t]
-            x = R[j, t]
-            if code == HAMMING:
-                v = 1.0 if q != x else 0.0
-            elif code == MINKOWSKI:
-                v = abs(q - x) ** power
-            else:
-                v = abs(q - x)
-            if t == 0:
-                acc = v
-            elif code == CHEBYSHEV:
-                acc = v if v > acc else acc
-            else:
-                acc += v
-        return acc
-    D = 0.0
-    W = 0.0
-    for t in range(d):
-        q = Q[r, t]
-        x = R[j, t]
-        nominal = kinds[t] == NOMINAL
-        if code == GOWER:
-            if not (np.isnan(q) or np.isnan(x)):
-                if nominal:
-                    D += 1.0 if q != x else 0.0
-                else:
-                    D += abs(q - x) / scale[t]
-                W += 1.0
-        elif np.isnan(q) or np.isnan(x):
-            D += 1.0
-        elif not nominal:
-            a = abs(q - x) / scale[t]
-            D += a * a
-        elif code == HEOM:
-            D += 1.0 if q != x else 0.0
-        else:
-            nv = n_vals[t]
-            D += vd[vd_off[t] + _vd_index(q, nv) * nv + _vd_index(x, nv)]
-    if code == GOWER:
-        return D / W if W > 0.0 else 1.0
-    return D
 
 
 @njit(cache=True)
@@ -267,15 +93,6 @@ def _compact(bd, bi, c, k, scratch):
             bi[w] = bi[u]
             w += 1
     return T
-
-
-@njit(cache=True)
-def _cheap_powers(code, power):
-    """(floor(power), ceil(power), usable) for MINKOWSKI's screen (:func:`_tile_cheap`),
-    usable for power <= _CHEAP_MAX_POWER."""
-    if code != MINKOWSKI or not power <= _CHEAP_MAX_POWER:
-        return 1, 1, False
-    return int(np.floor(power)), int(np.ceil(power)), True
 
 
 @njit(cache=True)
@@ -342,14 +159,24 @@ def _sample_threshold(code, Q, r, R, exclude_self, power, kinds, scale, vd, vd_o
     for u in range(s):
         j = u * stride
         if not (exclude_self and j == r):
-            sv[c] = _exact_pair(code, Q, r, R, j, power, kinds, scale, vd, vd_off, n_vals)
+            sv[c] = exact_pair(code, Q, r, R, j, power, kinds, scale, vd, vd_off, n_vals)
             c += 1
     return _select_kth(sv, c, k - 1) if c >= k else np.inf
 
 
 @njit(cache=True)
+def _minkowski_pair(Q, r, R, j, power):
+    """MINKOWSKI's reduced distance from Q[r] to R[j], summed as :func:`knnx._kernels.metric_terms.exact_pair` does."""
+    acc = 0.0
+    for t in range(R.shape[1]):
+        v = abs(Q[r, t] - R[j, t]) ** power
+        acc = v if t == 0 else acc + v
+    return acc
+
+
+@njit(cache=True)
 def _minkowski_upto(Q, r, R, j, power, T, strict):
-    """MINKOWSKI's reduced distance from Q[r] to R[j] as :func:`_exact_pair` sums it,
+    """MINKOWSKI's reduced distance from Q[r] to R[j] as :func:`knnx._kernels.metric_terms.exact_pair` sums it,
     or, once a partial sum is past T (>= T when ``strict``, else > T), that partial
     sum: the reference is then excluded all the same (sums of non-negative terms
     never decrease)."""
@@ -369,7 +196,7 @@ def _tile_abandon(Q, r, RT, j0, w, power, T, strict, D, SU):
     _ABANDON_CHUNK at a time only for the references whose partial sum can still pass
     T (< T, or <= T when not ``strict``): a partial sum of non-negative terms never
     decreases, so a reference past T stays past it. The survivors' distances are
-    complete, the same operations in the same order as :func:`_tile`; returns their
+    complete, the same operations in the same order as :func:`knnx._kernels.metric_terms.tile_distances`; returns their
     count, their tile positions in SU[:count] (increasing). Measured (one thread, n =
     20000, 300 queries): power 40 3.5x (d = 16) and 4.6x (d = 64) faster than every
     term. For the cheap terms it is slower (manhattan and hamming 1.7-4.9x, chebyshev
@@ -377,7 +204,7 @@ def _tile_abandon(Q, r, RT, j0, w, power, T, strict, D, SU):
     d = RT.shape[0]
     f = min(d, _ABANDON_FIRST)
     for t in range(f):
-        _numeric_sums(MINKOWSKI, Q[r, t], RT[t, j0 : j0 + w], power, D, t == 0)
+        numeric_sums(MINKOWSKI, Q[r, t], RT[t, j0 : j0 + w], power, D, t == 0)
     ns = 0
     for u in range(w):
         SU[ns] = u
@@ -401,158 +228,193 @@ def _tile_abandon(Q, r, RT, j0, w, power, T, strict, D, SU):
     return ns
 
 
-@njit(nogil=True, cache=True)
-def _scan(
-    code, Q, R, RT, rows, b0, i0, nb, exclude_self, power, kinds, scale, vd, vd_off, n_vals,
-    k, T, strict, cnt, bd, bi, D, W, P, SU, scratch, tile, limit,
-):  # fmt: skip
-    """Candidates of the queries rows[b0 + i], i0 <= i < i0 + nb (state row i),
-    reference tile by reference tile.
+@njit(cache=True)
+def _query_plain(
+    code, Q, r, RT, j0, w, self_j, power, kinds, scale, vd, vd_off, n_vals, Ti, strict, c, bdi, bii, D, W
+):
+    """Append to ``bdi``/``bii`` (``c`` held) the tile's references within ``Ti`` of
+    query r (< Ti when ``strict``); returns the new count."""
+    tile_distances(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_vals, D, W)
+    # Branches, not a branch-free append: after the first compaction few references
+    # pass (measured 23-28% faster at d = 16).
+    if strict:
+        for u in range(w):
+            if D[u] < Ti:
+                j = j0 + u
+                if j != self_j:
+                    bdi[c] = D[u]
+                    bii[c] = j
+                    c += 1
+    else:
+        for u in range(w):
+            if D[u] <= Ti:
+                j = j0 + u
+                if j != self_j:
+                    bdi[c] = D[u]
+                    bii[c] = j
+                    c += 1
+    return c
 
-    Per query: ``bd``/``bi`` hold, in increasing index order, every reference seen so
-    far that can still be among its k nearest: those with distance <= T (``strict``
-    0) or < T (``strict`` 1). When more than ``limit`` are held, the k smallest
-    (distance, index) are kept, T becomes the k-th distance and the test strict: a
-    later reference (larger index) at distance T ranks after those k."""
-    d, n_ref = RT.shape
-    mlo, mhi, cheap = _cheap_powers(code, power)
+
+@njit(cache=True)
+def _query_abandon(Q, r, RT, j0, w, self_j, power, Ti, strict, c, bdi, bii, D, SU):
+    """:func:`_query_plain` for MINKOWSKI with early abandoning (:func:`_tile_abandon`)."""
+    ns = _tile_abandon(Q, r, RT, j0, w, power, Ti, strict, D, SU)
+    for v in range(ns):
+        j = j0 + SU[v]
+        if j != self_j:
+            bdi[c] = D[SU[v]]
+            bii[c] = j
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def _query_cheap(
+    Q, r, R, RT, j0, w, self_j, power, mlo, mhi, k, i, T, strict, c, bdi, bii, D, W, P, SU, scratch
+):
+    """:func:`_query_plain` for MINKOWSKI screened by a lower bound S of each distance
+    (:func:`_cheap_limit`): the distance itself only where S does not exclude the
+    reference. Updates T[i] and strict[i] (it may compact early)."""
+    d = RT.shape[0]
+    Ti = T[i]
     cheap_limit = k + max(k, 8)
-    abandon = code == MINKOWSKI and not cheap
-    for j0 in range(0, n_ref, tile):
-        w = min(tile, n_ref - j0)
-        for i in range(i0, i0 + nb):
-            r = rows[b0 + i]
-            self_j = r if exclude_self else -1
-            c = cnt[i]
-            Ti = T[i]
-            bdi = bd[i]
-            bii = bi[i]
-            if cheap:
-                # Minkowski: a lower bound S of each distance first (_cheap_limit); the
-                # distance itself only where S does not exclude the reference.
-                _tile_cheap(Q, r, RT, j0, w, mlo, mhi, D, W, P)
-                Tc = _cheap_limit(Ti, d, mhi)
-                ns = 0
-                for u in range(w):
-                    if D[u] <= Tc:
-                        SU[ns] = u
-                        ns += (j0 + u) != self_j
-                if ns > 2 * k:
-                    # Many pass (T is still loose): the distances of the k of smallest S
-                    # bound the k-th nearest (k distinct references) and may lower T.
-                    for v in range(ns):
-                        scratch[v] = D[SU[v]]
-                    Sk = _select_kth(scratch, ns, k - 1)
-                    top = 0.0
-                    taken = 0
-                    for v in range(ns):
-                        P[v] = np.nan
-                        if taken < k and D[SU[v]] <= Sk:
-                            P[v] = _exact_pair(
-                                code, Q, r, R, j0 + SU[v], power, kinds, scale, vd, vd_off, n_vals
-                            )
-                            top = max(top, P[v])
-                            taken += 1
-                    if top < Ti:
-                        Ti = top
-                        strict[i] = 0
-                        Tc = _cheap_limit(Ti, d, mhi)
-                else:
-                    for v in range(ns):
-                        P[v] = np.nan
-                for v in range(ns):
-                    u = SU[v]
-                    if D[u] <= Tc:
-                        e = P[v]
-                        if np.isnan(e):
-                            e = _minkowski_upto(Q, r, R, j0 + u, power, Ti, strict[i])
-                        if e < Ti or (e == Ti and not strict[i]):
-                            bdi[c] = e
-                            bii[c] = j0 + u
-                            c += 1
-                            if c > cheap_limit:  # compact early: T then excludes more by S
-                                Ti = _compact(bdi, bii, c, k, scratch)
-                                strict[i] = 1
-                                c = k
-                                Tc = _cheap_limit(Ti, d, mhi)
-                T[i] = Ti
-            elif abandon:
-                ns = _tile_abandon(Q, r, RT, j0, w, power, Ti, strict[i], D, SU)
-                for v in range(ns):
-                    j = j0 + SU[v]
-                    if j != self_j:
-                        bdi[c] = D[SU[v]]
-                        bii[c] = j
-                        c += 1
-            else:
-                _tile(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_vals, D, W)
-                # Branches, not a branch-free append: after the first compaction few
-                # references pass (measured 23-28% faster at d = 16).
-                if strict[i]:
-                    for u in range(w):
-                        if D[u] < Ti:
-                            j = j0 + u
-                            if j != self_j:
-                                bdi[c] = D[u]
-                                bii[c] = j
-                                c += 1
-                else:
-                    for u in range(w):
-                        if D[u] <= Ti:
-                            j = j0 + u
-                            if j != self_j:
-                                bdi[c] = D[u]
-                                bii[c] = j
-                                c += 1
-            if c > limit:
-                T[i] = _compact(bdi, bii, c, k, scratch)
-                strict[i] = 1
-                c = k
-            cnt[i] = c
-
-
-@njit(nogil=True, cache=True)
-def _block(
-    code, Q, R, RT, rows, b0, nb, exclude_self, power, kinds, scale, vd, vd_off, n_vals, tile, out_dist,
-    out_ind,
-):  # fmt: skip
-    """The queries rows[b0 : b0 + nb] (see :func:`metric_select_rows`)."""
-    n_ref = RT.shape[1]
-    k = out_ind.shape[1]
-    s = min(n_ref, _SAMPLE)
-    stride = n_ref // s
-    limit = k + max(k, 64)
-    cap = limit + tile + 1
-    mlo, mhi, cheap = _cheap_powers(code, power)
-    D = np.empty(tile)
-    W = np.empty(tile)
-    P = np.empty(tile)
-    SU = np.empty(tile, dtype=np.intp)
-    bd = np.empty((nb, cap))
-    bi = np.empty((nb, cap), dtype=np.intp)
-    scratch = np.empty(cap + k)
-    T = np.empty(nb)
-    strict = np.zeros(nb, dtype=np.uint8)
-    cnt = np.zeros(nb, dtype=np.intp)
-    sv = np.empty(s)
-    for i in range(nb):
-        # MINKOWSKI's screen finds its first threshold in the first tile (_scan).
-        T[i] = np.inf if cheap else _sample_threshold(
-            code, Q, rows[b0 + i], R, exclude_self, power, kinds, scale, vd, vd_off, n_vals, k, stride, sv
-        )  # fmt: skip
-    _scan(
-        code, Q, R, RT, rows, b0, 0, nb, exclude_self, power, kinds, scale, vd, vd_off, n_vals,
-        k, T, strict, cnt, bd, bi, D, W, P, SU, scratch, tile, limit,
-    )  # fmt: skip
-    for i in range(nb):
-        if cnt[i] < k:  # not expected (T bounds the k-th distance): scan again, no threshold
-            T[i] = np.inf
+    _tile_cheap(Q, r, RT, j0, w, mlo, mhi, D, W, P)
+    Tc = _cheap_limit(Ti, d, mhi)
+    ns = 0
+    for u in range(w):
+        if D[u] <= Tc:
+            SU[ns] = u
+            ns += (j0 + u) != self_j
+    if ns > 2 * k:
+        # Many pass (T is still loose): the distances of the k of smallest S bound the
+        # k-th nearest (k distinct references) and may lower T.
+        for v in range(ns):
+            scratch[v] = D[SU[v]]
+        Sk = _select_kth(scratch, ns, k - 1)
+        top = 0.0
+        taken = 0
+        for v in range(ns):
+            P[v] = np.nan
+            if taken < k and D[SU[v]] <= Sk:
+                P[v] = _minkowski_pair(Q, r, R, j0 + SU[v], power)
+                top = max(top, P[v])
+                taken += 1
+        if top < Ti:
+            Ti = top
             strict[i] = 0
-            cnt[i] = 0
-            _scan(
-                code, Q, R, RT, rows, b0, i, 1, exclude_self, power, kinds, scale, vd, vd_off, n_vals,
-                k, T, strict, cnt, bd, bi, D, W, P, SU, scratch, tile, limit,
-            )  # fmt: skip
+            Tc = _cheap_limit(Ti, d, mhi)
+    else:
+        for v in range(ns):
+            P[v] = np.nan
+    for v in range(ns):
+        u = SU[v]
+        if D[u] <= Tc:
+            e = P[v]
+            if np.isnan(e):
+                e = _minkowski_upto(Q, r, R, j0 + u, power, Ti, strict[i])
+            if e < Ti or (e == Ti and not strict[i]):
+                bdi[c] = e
+                bii[c] = j0 + u
+                c += 1
+                if c > cheap_limit:  # compact early: T then excludes more by S
+                    Ti = _compact(bdi, bii, c, k, scratch)
+                    strict[i] = 1
+                    c = k
+                    Tc = _cheap_limit(Ti, d, mhi)
+    T[i] = Ti
+    return c
+
+
+def _make_block(mode):
+    """The kernel of one block of queries for scan ``mode`` (PLAIN, CHEAP or ABANDON;
+    :func:`scan_mode`), a compile-time constant: numba prunes the other modes' branches
+    before typing, so a metric compiles only its own mode's code (the metric ``code``
+    is an argument: the metrics of one mode share one compiled kernel)."""
+
+    @njit(nogil=True, cache=True)
+    def block(
+        code, Q, R, RT, rows, b0, nb, exclude_self, power, kinds, scale, vd, vd_off, n_vals, tile, out_dist,
+        out_ind,
+    ):  # fmt: skip
+        """The queries rows[b0 : b0 + nb], reference tile by reference tile.
+
+        Per query: ``bd``/``bi`` hold, in increasing index order, every reference seen
+        so far that can still be among its k nearest: those with distance <= T
+        (``strict`` 0) or < T (``strict`` 1). When more than ``limit`` are held, the k
+        smallest (distance, index) are kept, T becomes the k-th distance and the test
+        strict: a later reference (larger index) at distance T ranks after those k."""
+        n_ref = RT.shape[1]
+        k = out_ind.shape[1]
+        s = min(n_ref, _SAMPLE)
+        limit = k + max(k, 64)
+        cap = limit + tile + 1
+        D, W, P, SU = np.empty(tile), np.empty(tile), np.empty(tile), np.empty(tile, dtype=np.intp)
+        bd, bi = np.empty((nb, cap)), np.empty((nb, cap), dtype=np.intp)
+        scratch = np.empty(cap + k)
+        T = np.empty(nb)
+        strict = np.zeros(nb, dtype=np.uint8)
+        cnt = np.zeros(nb, dtype=np.intp)
+        sv = np.empty(s)
+        mlo = mhi = 1
+        if mode == CHEAP:  # MINKOWSKI's screen finds its first threshold in the first tile
+            mlo, mhi = int(np.floor(power)), int(np.ceil(power))
+            T[:] = np.inf
+        else:
+            for i in range(nb):
+                T[i] = _sample_threshold(
+                    code, Q, rows[b0 + i], R, exclude_self, power, kinds, scale, vd, vd_off, n_vals, k,
+                    n_ref // s, sv,
+                )  # fmt: skip
+        which = np.arange(nb)
+        n_which = nb
+        for _ in range(2):  # a second pass for the queries left with fewer than k (see below)
+            for j0 in range(0, n_ref, tile):
+                w = min(tile, n_ref - j0)
+                for v in range(n_which):
+                    i = which[v]
+                    r = rows[b0 + i]
+                    self_j = r if exclude_self else -1
+                    if mode == CHEAP:
+                        c = _query_cheap(
+                            Q, r, R, RT, j0, w, self_j, power, mlo, mhi, k, i, T, strict, cnt[i], bd[i], bi[i],
+                            D, W, P, SU, scratch,
+                        )  # fmt: skip
+                    elif mode == ABANDON:
+                        c = _query_abandon(
+                            Q, r, RT, j0, w, self_j, power, T[i], strict[i], cnt[i], bd[i], bi[i], D, SU
+                        )
+                    else:
+                        c = _query_plain(
+                            code, Q, r, RT, j0, w, self_j, power, kinds, scale, vd, vd_off, n_vals, T[i], strict[i],
+                            cnt[i], bd[i], bi[i], D, W,
+                        )  # fmt: skip
+                    if c > limit:
+                        T[i] = _compact(bd[i], bi[i], c, k, scratch)
+                        strict[i] = 1
+                        c = k
+                    cnt[i] = c
+            # Not expected (T bounds the k-th distance): such a query scans again, no threshold.
+            n_left = 0
+            for v in range(n_which):
+                i = which[v]
+                if cnt[i] < k:
+                    T[i] = np.inf
+                    strict[i] = 0
+                    cnt[i] = 0
+                    which[n_left] = i
+                    n_left += 1
+            n_which = n_left
+        _write_sorted(rows, b0, nb, k, bd, bi, cnt, out_dist, out_ind)
+
+    return block
+
+
+@njit(cache=True)
+def _write_sorted(rows, b0, nb, k, bd, bi, cnt, out_dist, out_ind):
+    """The k smallest (distance, index) of each query's candidates, in that order, into
+    its row of the outputs."""
+    cap = bd.shape[1]
     sd = np.empty(cap)
     si = np.empty(cap, dtype=np.intp)
     counts = np.empty(cap + 1, dtype=np.intp)
@@ -564,14 +426,25 @@ def _block(
             out_ind[r, u] = si[u]
 
 
-@njit(cache=True)
+# One kernel per scan mode (module globals: numba's cache finds them by name).
+_BLOCK_PLAIN, _BLOCK_CHEAP, _BLOCK_ABANDON = _make_block(PLAIN), _make_block(CHEAP), _make_block(ABANDON)
+_BLOCKS = {PLAIN: _BLOCK_PLAIN, CHEAP: _BLOCK_CHEAP, ABANDON: _BLOCK_ABANDON}
+
+
 def metric_tile(d):
     """References per tile for d features: the tile of the transposed references
     spans about _TILE_BYTES."""
     return min(_TILE_MAX, max(_TILE_MIN, _TILE_BYTES // (8 * max(d, 1)) // 8 * 8))
 
 
-@njit(parallel=True, cache=True)
+def scan_mode(code, power):
+    """How :func:`_scan` finds candidates: CHEAP for MINKOWSKI with power <=
+    _CHEAP_MAX_POWER (screened by integer powers), ABANDON above it, else PLAIN."""
+    if code != MINKOWSKI:
+        return PLAIN
+    return CHEAP if power <= _CHEAP_MAX_POWER else ABANDON
+
+
 def metric_select_rows(
     code, Q, R, RT, rows, exclude_self, power, kinds, scale, vd, vd_off, n_vals, tile, out_dist, out_ind
 ):
@@ -584,48 +457,23 @@ def metric_select_rows(
     attribute t's at ``vd[vd_off[t]:vd_off[t] + n_vals[t] ** 2]``, row-major, its
     last row and column the unseen value. Outputs: the reduced distances and
     reference indices of the k nearest, ordered by (distance, index); self excluded
-    when ``exclude_self``.
+    when ``exclude_self``. ``tile`` <= 0: :func:`metric_tile`.
+
+    Blocks of _QUERY_BLOCK queries run on numba's thread count of Python threads
+    (:func:`knnx._kernels.run_blocks`; the block kernel releases the GIL); each row's
+    result depends on that row alone, so the output does not depend on the thread count.
     """
+    from knnx._kernels import run_blocks
+
+    code, power, exclude_self = int(code), float(power), bool(exclude_self)
+    block = _BLOCKS[scan_mode(code, power)]
+    tile = int(tile) if tile > 0 else metric_tile(RT.shape[0])
     n_rows = rows.shape[0]
-    if tile <= 0:
-        tile = metric_tile(RT.shape[0])
-    n_blocks = (n_rows + _QUERY_BLOCK - 1) // _QUERY_BLOCK
-    for blk in prange(n_blocks):
-        b0 = blk * _QUERY_BLOCK
+
+    metric = (power, kinds, scale, vd, vd_off, n_vals)
+
+    def one(b0):
         nb = min(n_rows, b0 + _QUERY_BLOCK) - b0
-        _block(
-            code, Q, R, RT, rows, b0, nb, exclude_self, power, kinds, scale, vd, vd_off, n_vals, tile,
-            out_dist, out_ind,
-        )  # fmt: skip
+        block(code, Q, R, RT, rows, b0, nb, exclude_self, *metric, tile, out_dist, out_ind)
 
-
-@njit(nogil=True, cache=True)
-def vdm_table(codes, y, n_vals, n_classes):
-    """Wilson & Martinez's normalized_vdm squared between the values of one nominal
-    attribute: ``out[a, b] = sum_c (P(c | a) - P(c | b)) ** 2``, P(c | v) = N_vc / N_v
-    counted over the training rows whose value is present (``codes`` NaN: missing),
-    and P(c | v) = 0 for every c when N_v = 0 (a value not seen in training; row and
-    column ``n_vals - 1`` are that unseen value, as are codes >= n_vals - 1).
-    Summed over classes in increasing order."""
-    counts = np.zeros((n_vals, n_classes))
-    totals = np.zeros(n_vals)
-    for i in range(codes.shape[0]):
-        v = codes[i]
-        if not np.isnan(v):
-            a = _vd_index(v, n_vals)
-            counts[a, y[i]] += 1.0
-            totals[a] += 1.0
-    probs = np.zeros((n_vals, n_classes))
-    for a in range(n_vals):
-        if totals[a] > 0.0:
-            for c in range(n_classes):
-                probs[a, c] = counts[a, c] / totals[a]
-    out = np.empty((n_vals, n_vals))
-    for a in range(n_vals):
-        for b in range(n_vals):
-            acc = 0.0
-            for c in range(n_classes):
-                diff = probs[a, c] - probs[b, c]
-                acc += diff * diff
-            out[a, b] = acc
-    return out
+    run_blocks(one, range(0, n_rows, _QUERY_BLOCK))

@@ -23,13 +23,14 @@ on the buffer size.
 Threading: the per-block kernels (seeding, screening, exact ranking) are serial and
 release the GIL; the caller runs one query block per thread, each with its own
 single-threaded BLAS product, so a block's product and its screening stay on one
-core and no idle BLAS thread spins against the kernels. ``brute_rows`` is the one
-numba-parallel kernel here; callers launch it under ``knnx._kernels.PARALLEL_LOCK``.
+core and no idle BLAS thread spins against the kernels. ``brute_rows`` and
+``select_rows`` take a range of query rows; callers split the rows over threads with
+:func:`knnx._kernels.launch`.
 """
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange
+from numba import njit
 from numba.extending import intrinsic
 
 # Screening works on chunks of 64 references (one bit each in a uint64 mask).
@@ -384,7 +385,7 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
                 c += 1
         if not in_order:
             idx[:c] = np.sort(idx[:c])
-        u = 0
+        u = np.intp(0)  # not a literal: one compile of _sq_dist8
         while u + 8 <= c:
             _sq_dist8(Q, i, R, idx, u, dist)
             u += 8
@@ -392,22 +393,8 @@ def finalize_block(Q, R, row0, heap, cand_lo, cand_ind, cand_cnt, overflow, out_
             dist[u] = _sq_dist(Q, i, R, idx[u])
             u += 1
         # Candidates are stored in increasing reference order, so a stable sort on
-        # the distance orders ties by reference index. For the usual few dozen
-        # candidates an in-place insertion sort beats an allocating argsort.
-        if c > 64:
-            order = np.argsort(dist[:c], kind="mergesort")
-            dist[:c] = dist[:c][order]
-            idx[:c] = idx[:c][order]
-        for u in range(1, c if c <= 64 else 0):
-            dv = dist[u]
-            iv = idx[u]
-            w = u
-            while w > 0 and dist[w - 1] > dv:
-                dist[w] = dist[w - 1]
-                idx[w] = idx[w - 1]
-                w -= 1
-            dist[w] = dv
-            idx[w] = iv
+        # the distance orders ties by reference index.
+        stable_sort(dist, idx, np.intp(0), c)  # np.intp: not a literal
         for t in range(k):
             out_dist[row0 + i, t] = dist[t]
             out_ind[row0 + i, t] = idx[t]
@@ -435,19 +422,20 @@ def _pair_heap_replace_top(hd, hi, d, j):
     hi[pos] = j
 
 
-@njit(parallel=True, cache=True)
-def brute_rows(Q, R, rows, exclude_self, out_dist, out_ind):
+@njit(nogil=True, cache=True)
+def brute_rows(lo, hi, Q, R, rows, exclude_self, out_dist, out_ind):
     """Exact top-k of the queries ``Q[rows]`` over every reference: the slow, sure path.
 
     Used for small problems and for rows the screening could not settle (candidate
     buffer overflow under massive ties, a seeded threshold that was too low). Every
     distance is evaluated; a max-heap keyed by (distance, index) keeps the k
     smallest in O(n log k), then they are sorted by (distance, index). Self is
-    excluded when ``exclude_self`` (query row r is reference r).
+    excluded when ``exclude_self`` (query row r is reference r). The queries
+    ``rows[lo:hi]`` (:func:`knnx._kernels.launch` splits them over threads).
     """
     n_ref = R.shape[0]
     k = out_ind.shape[1]
-    for t in prange(rows.shape[0]):
+    for t in range(lo, hi):
         r = rows[t]
         # Sentinels (inf, n_ref + u) compare above any real pair, even an infinite distance.
         hd = np.full(k, np.inf)
@@ -458,20 +446,16 @@ def brute_rows(Q, R, rows, exclude_self, out_dist, out_ind):
             d = _sq_dist(Q, r, R, j)
             if d < hd[0] or (d == hd[0] and j < hi[0]):
                 _pair_heap_replace_top(hd, hi, d, j)
-        order = np.argsort(hi, kind="mergesort")
-        hd = hd[order]
-        hi = hi[order]
-        order = np.argsort(hd, kind="mergesort")
+        stable_sort(hi, hd, np.intp(0), k)  # by index, then stably by distance: by (distance, index)
+        stable_sort(hd, hi, np.intp(0), k)
         for u in range(k):
-            out_dist[r, u] = hd[order[u]]
-            out_ind[r, u] = hi[order[u]]
+            out_dist[r, u] = hd[u]
+            out_ind[r, u] = hi[u]
 
 
 # select_rows: a strided sample of _SELECT_SAMPLE references sets the candidate
-# threshold; buckets holding more than _SELECT_INSERTION candidates are
-# merge-sorted instead of insertion-sorted.
+# threshold.
 _SELECT_SAMPLE = 128
-_SELECT_INSERTION = 16
 
 
 @njit(cache=True, inline="always")
@@ -528,6 +512,58 @@ def _row_distances(Q, r, RT, D):
             D[j] += diff * diff
 
 
+@njit(cache=True)
+def stable_sort(keys, vals, start, end):
+    """Sort keys[start:end] in place, stably (equal keys keep their order), carrying
+    vals along: the order of ``np.argsort(kind="mergesort")`` for keys without NaN.
+    Insertion sort on runs of 16 keys, merged bottom-up (numpy's sort inside a kernel
+    compiled in about 3 s; this in a fraction of one)."""
+    run = 16
+    for a in range(start, end, run):
+        b = min(a + run, end)
+        for u in range(a + 1, b):
+            kv = keys[u]
+            vv = vals[u]
+            w = u
+            while w > a and keys[w - 1] > kv:
+                keys[w] = keys[w - 1]
+                vals[w] = vals[w - 1]
+                w -= 1
+            keys[w] = kv
+            vals[w] = vv
+    n = end - start
+    if n <= run:
+        return
+    tk = np.empty(n, dtype=keys.dtype)
+    tv = np.empty(n, dtype=vals.dtype)
+    width = run
+    while width < n:
+        for a in range(start, end, 2 * width):
+            m = min(a + width, end)
+            b = min(a + 2 * width, end)
+            i, j, o = a, m, 0
+            while i < m and j < b:
+                if keys[j] < keys[i]:  # the left run first on ties: stable
+                    tk[o], tv[o] = keys[j], vals[j]
+                    j += 1
+                else:
+                    tk[o], tv[o] = keys[i], vals[i]
+                    i += 1
+                o += 1
+            while i < m:
+                tk[o], tv[o] = keys[i], vals[i]
+                i += 1
+                o += 1
+            while j < b:
+                tk[o], tv[o] = keys[j], vals[j]
+                j += 1
+                o += 1
+            for u in range(o):
+                keys[a + u] = tk[u]
+                vals[a + u] = tv[u]
+        width *= 2
+
+
 @njit(cache=True, inline="always")
 def _sorted_candidates(cd, ci, c, k, sd, si, cnt):
     """Sort the c candidates (distances cd, indices ci in increasing order) by
@@ -561,33 +597,17 @@ def _sorted_candidates(cd, ci, c, k, sd, si, cnt):
         cnt[b] = pos + 1
         sd[pos] = cd[u]
         si[pos] = ci[u]
-    start = 0
+    start = np.intp(0)  # not a literal: one compile of stable_sort
     for b in range(nb):
         end = cnt[b]  # bucket b now spans [start, end)
-        if end - start > _SELECT_INSERTION:
-            order = np.argsort(sd[start:end], kind="mergesort")
-            vd = sd[start:end][order]
-            vi = si[start:end][order]
-            sd[start:end] = vd
-            si[start:end] = vi
-        else:
-            for u in range(start + 1, end):
-                dv = sd[u]
-                iv = si[u]
-                w = u
-                while w > start and sd[w - 1] > dv:
-                    sd[w] = sd[w - 1]
-                    si[w] = si[w - 1]
-                    w -= 1
-                sd[w] = dv
-                si[w] = iv
+        stable_sort(sd, si, start, end)
         start = end
         if end >= k:
             break
 
 
-@njit(parallel=True, cache=True)
-def select_rows(Q, RT, rows, exclude_self, out_dist, out_ind):
+@njit(nogil=True, cache=True)
+def select_rows(lo, hi, Q, RT, rows, exclude_self, out_dist, out_ind):
     """Exact top-k of the queries ``Q[rows]`` by selection: for k large relative to
     n_ref, or few features, where it beats screening.
 
@@ -600,47 +620,44 @@ def select_rows(Q, RT, rows, exclude_self, out_dist, out_ind):
     and every reference is kept. If at least k are, the k smallest (distance,
     index) pairs are among them, so sorting the kept ones
     (:func:`_sorted_candidates`) gives the exact answer: the same as
-    :func:`brute_rows`. Distances are the same float64 feature-order sums.
+    :func:`brute_rows`. Distances are the same float64 feature-order sums. The
+    queries ``rows[lo:hi]`` (:func:`knnx._kernels.launch` splits them over threads).
     """
     d, n_ref = RT.shape
     k = out_ind.shape[1]
-    n_rows = rows.shape[0]
     s = min(n_ref, _SELECT_SAMPLE)
     stride = n_ref // s
     target = k * s / n_ref
     rank = min(s - 1, int(target + 2.0 * np.sqrt(target) + 3.0))
-    per_block = 16
-    n_blocks = (n_rows + per_block - 1) // per_block
-    for blk in prange(n_blocks):
-        D = np.empty(n_ref)
-        ci = np.empty(n_ref, dtype=np.intp)
-        cd = np.empty(n_ref)
-        sd = np.empty(n_ref)
-        si = np.empty(n_ref, dtype=np.intp)
-        cnt = np.empty(n_ref + 1, dtype=np.intp)
-        sample = np.empty(s)
-        for t in range(blk * per_block, min(n_rows, (blk + 1) * per_block)):
-            r = rows[t]
-            self_j = r if exclude_self else -1
-            _row_distances(Q, r, RT, D)
-            for u in range(s):
-                sample[u] = np.inf if u * stride == self_j else D[u * stride]
-            T = _select_kth(sample, s, rank)
+    D = np.empty(n_ref)
+    ci = np.empty(n_ref, dtype=np.intp)
+    cd = np.empty(n_ref)
+    sd = np.empty(n_ref)
+    si = np.empty(n_ref, dtype=np.intp)
+    cnt = np.empty(n_ref + 1, dtype=np.intp)
+    sample = np.empty(s)
+    for t in range(lo, hi):
+        r = rows[t]
+        self_j = r if exclude_self else -1
+        _row_distances(Q, r, RT, D)
+        for u in range(s):
+            sample[u] = np.inf if u * stride == self_j else D[u * stride]
+        T = _select_kth(sample, s, rank)
+        c = 0
+        for j in range(n_ref):
+            ci[c] = j
+            c += (D[j] <= T) & (j != self_j)
+        if c < k:  # the threshold was too low: keep every reference
             c = 0
             for j in range(n_ref):
                 ci[c] = j
-                c += (D[j] <= T) & (j != self_j)
-            if c < k:  # the threshold was too low: keep every reference
-                c = 0
-                for j in range(n_ref):
-                    ci[c] = j
-                    c += j != self_j
-            for u in range(c):
-                cd[u] = D[ci[u]]
-            _sorted_candidates(cd, ci, c, k, sd, si, cnt)
-            for u in range(k):
-                out_dist[r, u] = sd[u]
-                out_ind[r, u] = si[u]
+                c += j != self_j
+        for u in range(c):
+            cd[u] = D[ci[u]]
+        _sorted_candidates(cd, ci, c, k, sd, si, cnt)
+        for u in range(k):
+            out_dist[r, u] = sd[u]
+            out_ind[r, u] = si[u]
 
 
 @njit(cache=True)

@@ -11,7 +11,7 @@ neighbours are those :func:`knnx.kneighbors` finds, ties included: ordered by
 import numpy as np
 from numba import njit
 
-from knnx._kernels.metrics import _exact_pair
+from knnx._kernels.metric_terms import exact_pair
 from knnx._kernels.neighbors import _row_distances, _sq_dist
 
 
@@ -19,10 +19,10 @@ from knnx._kernels.neighbors import _row_distances, _sq_dist
 def pair(code, X, i, j, power, kinds, scale, vd, vd_off, n_vals):
     """The reduced distance between rows i and j of X: the squared Euclidean distance
     summed in feature order for code 0 (the Euclidean search path), else the metric
-    kernel's (:func:`knnx._kernels.metrics._exact_pair`); bit for bit the search's."""
+    kernel's (:func:`knnx._kernels.metric_terms.exact_pair`); bit for bit the search's."""
     if code == 0:
         return _sq_dist(X, i, X, j)
-    return _exact_pair(code, X, i, X, j, power, kinds, scale, vd, vd_off, n_vals)
+    return exact_pair(code, X, i, X, j, power, kinds, scale, vd, vd_off, n_vals)
 
 
 @njit(cache=True, inline="always")
@@ -110,9 +110,9 @@ def nearest_row(centre, rows, code, X, power, kinds, scale, vd, vd_off, n_vals):
     best, best_d = -1, np.inf
     for j in rows:
         if code == 0:
-            d = _sq_dist(centre, 0, X, j)
+            d = _sq_dist(centre, np.intp(0), X, j)
         else:
-            d = _exact_pair(code, centre, 0, X, j, power, kinds, scale, vd, vd_off, n_vals)
+            d = exact_pair(code, centre, np.intp(0), X, j, power, kinds, scale, vd, vd_off, n_vals)
         if best < 0 or d < best_d or (d == best_d and j < best):
             best, best_d = j, d
     return best

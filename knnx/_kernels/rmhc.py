@@ -40,7 +40,7 @@ def _correct(top_i, y, n_classes, tie, counts):
     k = top_i.shape[1]
     right = 0
     for i in range(top_i.shape[0]):
-        right += _vote_without(i, top_i, y, n_classes, tie, -1, k, counts) == y[i]
+        right += _vote_without(i, top_i, y, n_classes, tie, np.intp(-1), k, counts) == y[i]
     return right
 
 

@@ -35,7 +35,7 @@ def correct(mask, graph, code, X, y, power, kinds, scale, vd, vd_off, n_vals, nn
     """Rows whose nearest selected other row is of their class; ``nn`` gets each row's."""
     right = 0
     for i in range(X.shape[0]):
-        nn[i] = nearest_selected(i, mask, graph, code, X, power, kinds, scale, vd, vd_off, n_vals, 0)
+        nn[i] = nearest_selected(i, mask, graph, code, X, power, kinds, scale, vd, vd_off, n_vals, np.intp(0))
         right += nn[i] >= 0 and y[nn[i]] == y[i]
     return right
 

@@ -23,8 +23,9 @@ knnx.estimators.unn holds the Python objects. Loss codes (``psi`` is the surroga
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from knnx._kernels import launch
 from knnx._kernels.leveraged import (
     ClassRun,
     class_signs,
@@ -407,8 +408,8 @@ def _exact_reciprocal_sums(graph, sign, w, j, agree_buf, disagree_buf):
             exact = False
     if exact:
         return agree_hi + agree_lo, disagree_hi + disagree_lo
-    n_agree = 0
-    n_disagree = 0
+    n_agree = np.intp(0)  # np.intp: not a literal (no second compile of fsum_add)
+    n_disagree = np.intp(0)
     for p in range(p0, p1):
         i = graph.reverse_ind[p]
         if sign[i] == sign[j]:
@@ -492,10 +493,10 @@ def _train_class(graph, sign, schedule, rule, run):
     touched = np.empty(m, dtype=np.intp)
     total_buf = np.empty(m + 1 if smoothing == SMOOTH_NORMALIZED else 0)
     n_infinite = 0
-    next_snap = 0
+    next_snap = np.intp(0)
     for t in range(schedule.n_iter):
         if smoothing == SMOOTH_NORMALIZED:  # the total weight, correctly rounded
-            n_part = 0
+            n_part = np.intp(0)
             for i in range(m):
                 n_part = fsum_add(total_buf, n_part, w[i])
             total_weight = fsum_value(total_buf, n_part)
@@ -550,9 +551,18 @@ def _train_class(graph, sign, schedule, rule, run):
     return n_infinite
 
 
-@njit(cache=True, parallel=True)
+@njit(nogil=True, cache=True)
+def unn_train(c0, c1, graph, sign, schedule, rule, alpha_t, risks, chosen_t, steps, snaps_t, n_inf):
+    """Train the classes c0 .. c1 - 1 of :func:`unn_fit` (each alone, into its own rows
+    of the outputs: :func:`knnx._kernels.launch` splits them over threads)."""
+    for ci in range(c0, c1):
+        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
+        n_inf[ci] = _train_class(graph, sign[ci], schedule, rule, run)
+
+
 def unn_fit(graph, ycode, n_classes, train_classes, schedule, rule, tie_order):
-    """Algorithm 1 of Piro et al., one class against the rest, classes in parallel.
+    """Algorithm 1 of Piro et al., one class against the rest, classes in parallel
+    (:func:`unn_train` on threads).
 
     Parameters
     ----------
@@ -583,9 +593,8 @@ def unn_fit(graph, ycode, n_classes, train_classes, schedule, rule, tie_order):
     sign = class_signs(ycode, train_classes)
     alpha_t, risks, chosen_t, steps, snaps_t = new_runs(n_tc, m, schedule.n_iter, schedule.snap_at.shape[0])
     n_inf = np.zeros(n_tc, dtype=np.intp)
-    for ci in prange(n_tc):
-        run = ClassRun(alpha_t[ci], risks[ci], chosen_t[ci], steps[ci], snaps_t[ci])
-        n_inf[ci] = _train_class(graph, sign[ci], schedule, rule, run)
+    args = (graph, sign, schedule, rule, alpha_t, risks, chosen_t, steps, snaps_t, n_inf)
+    launch(unn_train, n_tc, n_tc, 2, *args)
     errors = replay_errors(steps, chosen_t, sign, train_classes, n_classes, ycode, graph, tie_order)
     risk, snaps = merge_classes(risks, snaps_t)
     return alpha_t.T.copy(), risk, errors, chosen_t.T.copy(), n_inf.sum(), snaps

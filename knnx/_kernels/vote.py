@@ -1,23 +1,25 @@
 """Voting among ordered neighbours: plurality or inverse-distance weighted."""
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 # Vote tie rules (the ``tie`` argument of :func:`vote`).
 TIE_NEAREST = 0
 TIE_LOWEST = 1
 TIE_RANDOM = 2
 
-# Callers run :func:`vote_serial` below this many element operations, m (k + C)
+# Callers vote on the calling thread below this many element operations, m (k + C)
 # (:func:`knnx._kernels.launch`). ms parallel / serial (2 cores, one busy): m = 15,
 # k = 5, C = 3: 0.046 / 0.007; 1,000 x (10 + 10): 0.31 / 0.30; 5,000 x 20: 1.19 / 1.48;
 # 20,000 x 36: 6.1 / 6.8.
 VOTE_PARALLEL_MIN_WORK = 50_000
 
 
-@njit(parallel=True, cache=True)
-def vote(neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba):
-    """Class scores of each query from its k neighbours, and the winning class.
+@njit(nogil=True, cache=True)
+def vote(lo, hi, neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba):
+    """Class scores of the queries lo .. hi - 1 from their k neighbours, and the winning
+    class (:func:`knnx._kernels.launch` splits the queries over threads; each row is
+    computed alone, so the outputs do not depend on the split).
 
     neigh_ind, neigh_dist : (m, k) neighbours ordered by (distance, index) and their
         distances (the metric's distances, not reduced ones: for Euclidean the square
@@ -32,16 +34,7 @@ def vote(neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba)
     draws : (m,) float64 in [0, 1), read only with TIE_RANDOM (may be empty otherwise).
     pred : (m,) intp output; proba : (m, n_classes) float64 output (scores / total).
     """
-    for i in prange(neigh_ind.shape[0]):
-        _vote_row(i, neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba)
-
-
-@njit(cache=True)
-def vote_serial(neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba):
-    """:func:`vote` on the calling thread: the same outputs, bit for bit (each row is
-    computed by one thread either way). For small inputs, where launching the parallel
-    kernel costs more than the votes (0.2-0.5 ms on 2 cores, against microseconds)."""
-    for i in range(neigh_ind.shape[0]):
+    for i in range(lo, hi):
         _vote_row(i, neigh_ind, neigh_dist, y, n_classes, weighted, tie, draws, pred, proba)
 
 

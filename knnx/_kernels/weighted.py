@@ -17,7 +17,7 @@ everywhere (same-class and different-class neighbours, k nearest).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 BLOCK = 128  # prototypes per inner block (one class)
 QUERY_BLOCK = 32  # queries per unit of parallel work
@@ -107,9 +107,11 @@ def _same_diff_block(qb, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d
         same[i0 + a], diff[i0 + a], d_same[i0 + a], d_diff[i0 + a] = js[a], jd[a], bs[a], bd[a]
 
 
-@njit(parallel=True, cache=True)
-def same_diff_neighbors(X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff):
-    """Leave-one-out same-class and different-class nearest prototype of every training row.
+@njit(cache=True, nogil=True)
+def same_diff_neighbors(lo, hi, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff):
+    """Leave-one-out same-class and different-class nearest prototype of the training
+    rows of query blocks lo .. hi - 1 (QUERY_BLOCK rows each; :func:`knnx._kernels.launch`
+    splits the blocks over threads).
 
     X : (n, m) training rows, y : (n,) class codes, W : (C, m), PT / v_sorted / order /
     starts : prototypes sorted by class (``starts[c]:starts[c+1]`` is class c).
@@ -118,27 +120,20 @@ def same_diff_neighbors(X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_
     own neighbour; its duplicates may be. A block of queries visits each block of
     prototypes in turn, so that the block stays in cache for all of them.
     """
-    for qb in prange((X.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
+    for qb in range(lo, hi):
         _same_diff_block(qb, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff)
 
 
 @njit(cache=True, nogil=True)
-def same_diff_neighbors_serial(X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff):
-    """:func:`same_diff_neighbors` on the calling thread (no launch cost: small problems)."""
-    for qb in range((X.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
-        _same_diff_block(qb, X, y, W, PT, v_sorted, order, starts, l1, same, diff, d_same, d_diff)
-
-
-@njit(parallel=True, cache=True)
-def k_nearest(Q, W, PT, v_sorted, order, starts, k, l1, ind, dist):
-    """The k nearest prototypes of each query row, ordered by (dissimilarity, index).
+def k_nearest(lo, hi, Q, W, PT, v_sorted, order, starts, k, l1, ind, dist):
+    """The k nearest prototypes of the query rows of blocks lo .. hi - 1 (QUERY_BLOCK
+    rows each), ordered by (dissimilarity, index).
 
     Q : (n_q, m). Outputs ind (n_q, k) training indices, dist (n_q, k) dissimilarities.
     """
     n_q, m = Q.shape
     n_classes = W.shape[0]
-    n_blocks = (n_q + QUERY_BLOCK - 1) // QUERY_BLOCK
-    for qb in prange(n_blocks):
+    for qb in range(lo, hi):
         i0 = qb * QUERY_BLOCK
         nq = min(n_q, i0 + QUERY_BLOCK) - i0
         q = np.empty((nq, m))

@@ -30,10 +30,15 @@ The caller uses these kernels only when no dissimilarity can overflow (see
 ``CertifiedSearch``); the full search's behaviour on non-finite values is the
 reference. As a second guard, a non-finite candidate value makes its row report ``-1``
 in ``ok``, and the caller then falls back to the full search.
+
+Each of the four kernels takes first the range u0, u1 of its units (query blocks of
+QUERY_BLOCK rows for :func:`nearest_lists`, rows for the others) and releases the GIL;
+:func:`knnx._kernels.launch` splits the units over threads. A unit writes only its own
+outputs, so the results do not depend on the split.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from knnx._kernels.weighted import BLOCK, QUERY_BLOCK, _block_values
 
@@ -128,9 +133,9 @@ def _lists_block(
         finite[i0 + a] = not bad[a]
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True, nogil=True)
 def nearest_lists(
-    X, y, W, PT, v_sorted, order, starts, l1, rows, ind_s, dist_s, ind_d, dist_d, class_min, finite
+    u0, u1, X, y, W, PT, v_sorted, order, starts, l1, rows, ind_s, dist_s, ind_d, dist_d, class_min, finite
 ):
     """The L1 = ind_s.shape[1] nearest same-class and different-class prototypes of each
     training row ``rows[a]`` (never itself), sorted by (dissimilarity, index); padded
@@ -138,33 +143,7 @@ def nearest_lists(
     dissimilarity to a prototype of class c (inf for the row's own class and for an
     empty class). ``finite[a]`` is False when a dissimilarity seen for the row is not
     finite. Arguments as ``same_diff_neighbors``."""
-    for qb in prange((rows.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
-        _lists_block(
-            qb,
-            X,
-            y,
-            W,
-            PT,
-            v_sorted,
-            order,
-            starts,
-            l1,
-            rows,
-            ind_s,
-            dist_s,
-            ind_d,
-            dist_d,
-            class_min,
-            finite,
-        )
-
-
-@njit(cache=True, nogil=True)
-def nearest_lists_serial(
-    X, y, W, PT, v_sorted, order, starts, l1, rows, ind_s, dist_s, ind_d, dist_d, class_min, finite
-):
-    """:func:`nearest_lists` on the calling thread."""
-    for qb in range((rows.shape[0] + QUERY_BLOCK - 1) // QUERY_BLOCK):
+    for qb in range(u0, u1):
         _lists_block(
             qb,
             X,
@@ -372,9 +351,9 @@ def _certified_nearest_one(
     ok[x] = 1 if good else 0
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True, nogil=True)
 def certified_nearest(
-    X, y, W, v, P, cand_s, cand_d, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi,
+    u0, u1, X, y, W, v, P, cand_s, cand_d, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi,
     slack_ref, slack_new, norms, g, l1, same, diff, d_same, d_diff, ok,
 ):  # fmt: skip
     """The nearest same-class and different-class candidate of every row under (W, v)
@@ -389,47 +368,7 @@ def certified_nearest(
     (w_cj / w_r,cj)^2 in ascending order and their features, ``W_ref`` the reference
     weights; ``lo`` / ``hi`` (C, m) each class's range of each feature. ``slack_ref[k]`` /
     ``slack_new`` times ``norms[x]`` bound the absolute rounding error of sqrt(D)."""
-    for x in prange(X.shape[0]):
-        _certified_nearest_one(
-            x,
-            X,
-            y,
-            W,
-            v,
-            P,
-            cand_s,
-            cand_d,
-            root_s,
-            root_d,
-            slot,
-            rw,
-            rv,
-            vmax,
-            a_sorted,
-            a_order,
-            W_ref,
-            lo,
-            hi,
-            slack_ref,
-            slack_new,
-            norms,
-            g,
-            l1,
-            same,
-            diff,
-            d_same,
-            d_diff,
-            ok,
-        )
-
-
-@njit(cache=True, nogil=True)
-def certified_nearest_serial(
-    X, y, W, v, P, cand_s, cand_d, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi,
-    slack_ref, slack_new, norms, g, l1, same, diff, d_same, d_diff, ok,
-):  # fmt: skip
-    """:func:`certified_nearest` on the calling thread (no launch cost: small problems)."""
-    for x in range(X.shape[0]):
+    for x in range(u0, u1):
         _certified_nearest_one(
             x,
             X,
@@ -499,47 +438,15 @@ def _row_bounds_one(
         )  # fmt: skip
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True, nogil=True)
 def row_bounds(
-    X, y, rows, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
+    u0, u1, X, y, rows, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
     norms, g, l1, out,
 ):  # fmt: skip
     """out[a, c]: the bound of ``_lower`` (the larger of the two) for row rows[a] and
     class c: its own class through the same-class list, the others through the
     different-class list."""
-    for a in prange(rows.shape[0]):
-        _row_bounds_one(
-            a,
-            X,
-            y,
-            rows,
-            root_s,
-            root_d,
-            slot,
-            rw,
-            rv,
-            vmax,
-            a_sorted,
-            a_order,
-            W_ref,
-            lo,
-            hi,
-            slack_ref,
-            slack_new,
-            norms,
-            g,
-            l1,
-            out,
-        )
-
-
-@njit(cache=True, nogil=True)
-def row_bounds_serial(
-    X, y, rows, root_s, root_d, slot, rw, rv, vmax, a_sorted, a_order, W_ref, lo, hi, slack_ref, slack_new,
-    norms, g, l1, out,
-):  # fmt: skip
-    """:func:`row_bounds` on the calling thread (no launch cost: small problems)."""
-    for a in range(rows.shape[0]):
+    for a in range(u0, u1):
         _row_bounds_one(
             a,
             X,
@@ -689,9 +596,9 @@ def _repair_one(
     scanned[a] = count
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True, nogil=True)
 def repair(
-    X, y, W, v, P, PT, v_sorted, order, starts, l1, rows, lb, best_s, best_d, g,
+    u0, u1, X, y, W, v, P, PT, v_sorted, order, starts, l1, rows, lb, best_s, best_d, g,
     cand_s, cand_d, root_s, root_d, same, diff, d_same, d_diff, scanned,
 ):  # fmt: skip
     """Search again, under the new weights, the classes whose bound fails for each row
@@ -710,43 +617,7 @@ def repair(
 
     Writes x's neighbours into same / diff / d_same / d_diff (the same-class one when
     rebuilt) and the number of prototypes scanned into scanned[a]."""
-    for a in prange(rows.shape[0]):
-        _repair_one(
-            a,
-            X,
-            y,
-            W,
-            v,
-            P,
-            PT,
-            v_sorted,
-            order,
-            starts,
-            l1,
-            rows,
-            lb,
-            best_s,
-            best_d,
-            g,
-            cand_s,
-            cand_d,
-            root_s,
-            root_d,
-            same,
-            diff,
-            d_same,
-            d_diff,
-            scanned,
-        )
-
-
-@njit(cache=True, nogil=True)
-def repair_serial(
-    X, y, W, v, P, PT, v_sorted, order, starts, l1, rows, lb, best_s, best_d, g,
-    cand_s, cand_d, root_s, root_d, same, diff, d_same, d_diff, scanned,
-):  # fmt: skip
-    """:func:`repair` on the calling thread (no launch cost: small problems)."""
-    for a in range(rows.shape[0]):
+    for a in range(u0, u1):
         _repair_one(
             a,
             X,

@@ -15,7 +15,7 @@ ranks that block's neighbours, training graph and prediction alike (see
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK, Codes, lazy
+from knnx._kernels import Codes, lazy
 from knnx.errors import DataError
 from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS
 from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
@@ -380,17 +380,16 @@ class GNNBClassifier(LeveragedNNClassifier):
             graph = self._graph(
                 self._block(X, b), self.block_metrics_[b]
             )  # the block is freed before the kernel
-            with PARALLEL_LOCK:  # classes train in parallel
-                alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
-                    graph,
-                    y_codes,
-                    n_classes,
-                    train_classes,
-                    schedule,
-                    phi,
-                    float(self.epsilon),
-                    self._tie_order,
-                )
+            alpha, w, risk, errors, _, _, updates, snap = G.gnnb_fit(
+                graph,
+                y_codes,
+                n_classes,
+                train_classes,
+                schedule,
+                phi,
+                float(self.epsilon),
+                self._tie_order,
+            )
             self.alpha_[b] = full(alpha)
             self.weights_[b] = full(w)
             self.weight_updates_[b] = full(updates[-1:])[0]

@@ -56,7 +56,7 @@ class _VotingClassifier(NeighborsClassifierBase):
         codes = _TIE_CODES[self.tie]
         work = X.shape[0] * (neigh_ind.shape[1] + len(self.classes_))
         args = (neigh_ind, neigh_dist, self._fit_y, len(self.classes_), weighted, codes, draws, pred, proba)
-        launch(V.vote, V.vote_serial, work, V.VOTE_PARALLEL_MIN_WORK, *args)
+        launch(V.vote, X.shape[0], work, V.VOTE_PARALLEL_MIN_WORK, *args)
         return pred, proba
 
     def predict(self, X):

@@ -9,7 +9,7 @@ training set and its reciprocal neighbourhoods (CSR, never the m x m matrix).
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK, Codes, lazy
+from knnx._kernels import Codes, lazy
 from knnx.estimators.base import GRAPHS, METRIC_CONSTRAINTS
 from knnx.estimators.leveraged import PROTOTYPES, TIES, LeveragedNNClassifier
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
@@ -285,16 +285,15 @@ class UNNClassifier(LeveragedNNClassifier):
             self._set_prototypes(X, y_codes)
             return [self.alpha_.copy() for _ in snap_at]
         graph = self._graph(X)
-        with PARALLEL_LOCK:  # classes train in parallel
-            alpha, risk, errors, _, n_inf, snaps = K.unn_fit(
-                graph,
-                y_codes,
-                n_classes,
-                train_classes,
-                schedule,
-                K.UNNRule(loss, c, step, smoothing),
-                self._tie_order,
-            )
+        alpha, risk, errors, _, n_inf, snaps = K.unn_fit(
+            graph,
+            y_codes,
+            n_classes,
+            train_classes,
+            schedule,
+            K.UNNRule(loss, c, step, smoothing),
+            self._tie_order,
+        )
         self.alpha_ = self._mirror(alpha)
         self.curve_ = {"iteration": np.arange(T + 1), "surrogate_risk": risk, "train_error": errors}
         self.n_infinite_ = int(n_inf)

@@ -572,7 +572,7 @@ class WeightedMetricNN(NeighborsClassifierBase):
         pred = np.empty(len(ind), dtype=np.intp)
         proba = np.empty((len(ind), n_classes))
         args = (ind, dist, self._y_codes, n_classes, False, V.TIE_NEAREST, np.empty(0), pred, proba)
-        launch(V.vote, V.vote_serial, len(ind) * (ind.shape[1] + n_classes), V.VOTE_PARALLEL_MIN_WORK, *args)
+        launch(V.vote, len(ind), len(ind) * (ind.shape[1] + n_classes), V.VOTE_PARALLEL_MIN_WORK, *args)
         return pred, proba
 
     def predict(self, X):

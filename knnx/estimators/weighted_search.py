@@ -47,9 +47,14 @@ MAX_REFERENCES = 8
 REFRESH_FRACTION = 0.5
 
 
-def launch(parallel_kernel, serial_kernel, work, *args):
+def launch(kernel, n_units, work, *args):
     """:func:`knnx._kernels.launch` with the threshold PARALLEL_MIN_WORK."""
-    kernels.launch(parallel_kernel, serial_kernel, work, PARALLEL_MIN_WORK, *args)
+    kernels.launch(kernel, n_units, work, PARALLEL_MIN_WORK, *args)
+
+
+def _blocks(n_rows):
+    """Query blocks (of QUERY_BLOCK rows) covering ``n_rows`` rows."""
+    return -(-n_rows // K.QUERY_BLOCK)
 
 
 class Prototypes:
@@ -73,23 +78,9 @@ class Prototypes:
         same, diff = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
         d_same, d_diff = np.empty(n), np.empty(n)
         n_features = self.X.shape[1]
-        launch(
-            K.same_diff_neighbors,
-            K.same_diff_neighbors_serial,
-            n * n * n_features,
-            self.X,
-            self.y,
-            self.W,
-            self.PT,
-            self.v_sorted,
-            self.order,
-            self.starts,
-            l1,
-            same,
-            diff,
-            d_same,
-            d_diff,
-        )
+        sorted_protos = (self.PT, self.v_sorted, self.order, self.starts)
+        args = (self.X, self.y, self.W, *sorted_protos, l1, same, diff, d_same, d_diff)
+        launch(K.same_diff_neighbors, _blocks(n), n * n * n_features, *args)
         return same, diff, d_same, d_diff
 
     def lists(self, l1, rows, size):
@@ -99,17 +90,12 @@ class Prototypes:
         dist_s, dist_d = np.empty((r, size)), np.empty((r, size))
         class_min = np.empty((r, len(self.starts) - 1))
         finite = np.empty(r, dtype=np.bool_)
-        launch(
-            KL.nearest_lists,
-            KL.nearest_lists_serial,
-            r * self.X.shape[0] * self.X.shape[1],
+        sorted_protos = (self.PT, self.v_sorted, self.order, self.starts)
+        args = (
             self.X,
             self.y,
             self.W,
-            self.PT,
-            self.v_sorted,
-            self.order,
-            self.starts,
+            *sorted_protos,
             l1,
             rows,
             ind_s,
@@ -119,13 +105,15 @@ class Prototypes:
             class_min,
             finite,
         )
+        launch(KL.nearest_lists, _blocks(r), r * self.X.shape[0] * self.X.shape[1], *args)
         return ind_s, dist_s, ind_d, dist_d, class_min, bool(finite.all())
 
     def k_nearest(self, Q, k, l1):
         ind = np.empty((Q.shape[0], k), dtype=np.intp)
         dist = np.empty((Q.shape[0], k))
-        with kernels.PARALLEL_LOCK:
-            K.k_nearest(Q, self.W, self.PT, self.v_sorted, self.order, self.starts, k, l1, ind, dist)
+        work = Q.shape[0] * self.X.shape[0] * self.X.shape[1]
+        sorted_protos = (self.PT, self.v_sorted, self.order, self.starts)
+        launch(K.k_nearest, _blocks(Q.shape[0]), work, Q, self.W, *sorted_protos, k, l1, ind, dist)
         return ind, dist
 
 
@@ -235,7 +223,7 @@ class CertifiedSearch:
         work = int(scanned.size) * len(protos.y) * protos.X.shape[1]  # at most
         launch(
             KL.repair,
-            KL.repair_serial,
+            len(failed),
             work,
             protos.X,
             protos.y,
@@ -278,7 +266,7 @@ class CertifiedSearch:
             work = len(rows) * out.shape[1] * self.protos.X.shape[1]
             launch(
                 KL.row_bounds,
-                KL.row_bounds_serial,
+                len(rows),
                 work,
                 self.protos.X,
                 self.protos.y,
@@ -357,7 +345,7 @@ class CertifiedSearch:
         work = n * 2 * self.size * protos.X.shape[1]
         launch(
             KL.certified_nearest,
-            KL.certified_nearest_serial,
+            n,
             work,
             protos.X,
             protos.y,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK
+from knnx._kernels import SEARCH_MIN_WORK, launch
 from knnx._kernels.agreement import committee_shares as _committee_shares_kernel
 from knnx._kernels.lpo import log_binomial_table, rank_probabilities
 from knnx.errors import DataError
@@ -45,10 +45,24 @@ def _shares_from_codes(X_train, codes, n_classes, X_query, k, p, distance=None):
     _, ind = kneighbors(X_train, k + p, X_query, metric=searched)
     PV = np.ascontiguousarray(rank_probabilities(n + 1, p + 1, k, p, RANK_FLOOR)[k - 1])
     LC = log_binomial_table(k + p, p)
-    with PARALLEL_LOCK:
-        return _committee_shares_kernel(
-            np.ascontiguousarray(ind, dtype=np.intp), codes, n_classes, k, PV, LC, RANK_FLOOR
-        )
+    ind = np.ascontiguousarray(ind, dtype=np.intp)
+    out = np.zeros((ind.shape[0], n_classes))
+    work = ind.shape[0] * ind.shape[1] * (p + 1) * n_classes
+    launch(
+        _committee_shares_kernel,
+        ind.shape[0],
+        work,
+        SEARCH_MIN_WORK,
+        ind,
+        codes,
+        n_classes,
+        k,
+        PV,
+        LC,
+        RANK_FLOOR,
+        out,
+    )
+    return out
 
 
 def _check_committee(X_train, y_train, X_query, k, p, metric="euclidean"):

@@ -80,7 +80,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK, lazy
+from knnx._kernels import lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, lpo_bytes
 from knnx.neighbors.metrics import fit_metric
@@ -217,8 +217,7 @@ def lpo_risk_from_graph(neigh_ind, y_codes, p, k_max):
     q_max = int(used[-1]) if used.size else 0
     PV = np.ascontiguousarray(PV[:, : q_max + 1])
     LC = _LPO.log_binomial_table(width, q_max)
-    with PARALLEL_LOCK:
-        sums = _LPO.lpo_uniform_sums(ind, y_codes, n_classes, p, k_max, PV, LC, RANK_FLOOR)
+    sums = _LPO.lpo_uniform_sums(ind, y_codes, n_classes, p, k_max, PV, LC, RANK_FLOOR)
     total = np.zeros(k_max)
     for row in sums:  # in chunk order: the same sum whatever the thread count
         total += row

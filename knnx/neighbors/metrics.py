@@ -64,6 +64,7 @@ from knnx._kernels import metric_codes as codes
 from knnx.errors import DataError
 
 K = lazy("knnx._kernels.metrics")
+_TERMS = lazy("knnx._kernels.metric_terms")
 
 __all__ = ["METRIC_NAMES", "MetricInfo", "METRICS", "Metric", "fit_metric", "data_problem"]
 
@@ -463,7 +464,7 @@ def _fit_mixed(metric, X, y, cols, params):
                     f"{MAX_CATEGORIES} (is it a numeric column? declare it numeric, or use heom or gower)"
                 )
             nv = int(top) + 2  # the codes seen, and the unseen value
-            tables.append(K.vdm_table(col, y, nv, n_classes).ravel())
+            tables.append(_TERMS.vdm_table(col, y, nv, n_classes).ravel())
             vd_off[t], n_vals[t] = offset, nv
             offset += nv * nv
         vd = np.concatenate(tables)

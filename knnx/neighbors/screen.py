@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from knnx._kernels import PARALLEL_LOCK, lazy
+from knnx._kernels import SEARCH_MIN_WORK, launch, lazy
 
 _NEIGHBORS = lazy("knnx._kernels.neighbors")
 
@@ -300,8 +300,8 @@ def _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
             fallback = run(search_block, starts)
     rows = np.concatenate(fallback)
     if rows.size:
-        with PARALLEL_LOCK:
-            _NEIGHBORS.brute_rows(Q, R, rows, loo, out_dist, out_ind)
+        work = len(rows) * n_ref * d
+        launch(_NEIGHBORS.brute_rows, len(rows), work, SEARCH_MIN_WORK, Q, R, rows, loo, out_dist, out_ind)
     return True
 
 

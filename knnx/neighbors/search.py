@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from knnx._kernels import PARALLEL_LOCK, lazy
+from knnx._kernels import SEARCH_MIN_WORK, launch, lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, graph_bytes
 from knnx.neighbors.metrics import fit_metric
@@ -285,24 +285,9 @@ def _metric_exact(M, R, Q, loo, k):
     else:
         RT = np.ascontiguousarray(R.T)
     rows = np.arange(m, dtype=np.intp)
-    with PARALLEL_LOCK:
-        _METRICS.metric_select_rows(
-            M.code,
-            Q,
-            R,
-            RT,
-            rows,
-            loo,
-            M.power,
-            M.kinds,
-            M.scale,
-            M.vd,
-            M.vd_off,
-            M.n_vals,
-            0,
-            out_dist,
-            out_ind,
-        )
+    _METRICS.metric_select_rows(
+        M.code, Q, R, RT, rows, loo, M.power, M.kinds, M.scale, M.vd, M.vd_off, M.n_vals, 0, out_dist, out_ind
+    )
     return out_dist, out_ind
 
 
@@ -349,13 +334,13 @@ def _run_path(path, Q, R, k, loo, centred, out_dist, out_ind):
     call for them), which falls back to "brute" when the data defeats float32 screening.
     :func:`_exact` and the warm-up (:func:`warm_up_path`) both search through here."""
     rows = np.arange(Q.shape[0], dtype=np.intp)
+    work = len(rows) * R.shape[0] * max(R.shape[1], 1)
     if path == "select":
-        with PARALLEL_LOCK:
-            _NEIGHBORS.select_rows(Q, np.ascontiguousarray(R.T), rows, loo, out_dist, out_ind)
+        RT = np.ascontiguousarray(R.T)
+        launch(_NEIGHBORS.select_rows, len(rows), work, SEARCH_MIN_WORK, Q, RT, rows, loo, out_dist, out_ind)
         return
     if path == "brute" or not _screened_search(Q, R, k, loo, centred, out_dist, out_ind):
-        with PARALLEL_LOCK:
-            _NEIGHBORS.brute_rows(Q, R, rows, loo, out_dist, out_ind)
+        launch(_NEIGHBORS.brute_rows, len(rows), work, SEARCH_MIN_WORK, Q, R, rows, loo, out_dist, out_ind)
 
 
 def search_paths(m, n_ref, d, k, loo):

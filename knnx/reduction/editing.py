@@ -34,7 +34,7 @@ def agrees(neigh_ind, y, n_classes, tie, own):
     pred = np.empty(m, dtype=np.intp)
     proba = np.empty((m, n_classes))
     no_dist, no_draws = np.empty((m, 0)), np.empty(0)
-    V.vote_serial(neigh_ind, no_dist, y, n_classes, False, _TIE_CODES[tie], no_draws, pred, proba)
+    V.vote(0, m, neigh_ind, no_dist, y, n_classes, False, _TIE_CODES[tie], no_draws, pred, proba)
     return pred == own
 
 
