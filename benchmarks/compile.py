@@ -9,8 +9,8 @@ Each workload runs in a process of its own with an empty numba cache (a new
   process, wall time;
 * ``select-k``: ``knnx select-k`` on ripley with ``--p 10`` (the README's second command);
 * ``knn-METRIC``: the first kNN under each distance (``KNNClassifier(metric=...)``,
-  fit and predict on 300 rows of 4 numeric and 2 nominal columns; the mixed distances
-  read the nominal ones as categories);
+  fit and predict on 300 rows of 4 numeric and 2 nominal columns; heom, hvdm and gower
+  read the nominal ones as categories, vdm and hamming take those two alone);
 * ``estimators``: fitting knnx's six estimators (knn, knn_lpo, unn, unn_cv, gnnb,
   weighted_metric) with their defaults on the same rows, then predicting;
 * ``all``: every workload above in turn on one cache (its seconds are their sums).
@@ -85,9 +85,11 @@ else:
     for kind in args:
         if kind.startswith("knn-"):
             metric = kind.removeprefix("knn-")
-            nominal = [4, 5] if metric in ("heom", "hvdm", "vdm", "gower") else None
+            # vdm and hamming compare category codes: the two nominal columns alone
+            data = X[:, 4:] if metric in ("vdm", "hamming") else X
+            nominal = [4, 5] if metric in ("heom", "hvdm", "gower") else None
             params = {"metric": metric, **({"nominal": nominal} if nominal else {})}
-            ALGORITHMS["knn"](**params).fit(X, y).predict(X[:50])
+            ALGORITHMS["knn"](**params).fit(data, y).predict(data[:50])
         else:
             ALGORITHMS[kind]().fit(X[:, :4], y).predict(X[:50, :4])
 """
@@ -109,17 +111,19 @@ def run_child(argv, cache, out):
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=out)
     wall = time.perf_counter() - start
     line = next((ln for ln in done.stderr.splitlines() if ln.startswith("COMPILE-JSON ")), None)
-    if line is None:
+    if line is None or done.returncode != 0:  # a failed workload compiles little: not a figure
         raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
     return wall, json.loads(line.removeprefix("COMPILE-JSON "))
 
 
-def measure(name, argv, rounds, tmp):
-    """Medians over ``rounds`` of cold and warm runs of one workload."""
+def measure(name, rounds, tmp):
+    """Medians over ``rounds`` of cold and warm runs of one workload, each round in a
+    folder of its own (the run's ``--out`` inside it, removed before the warm run)."""
     cold, warm = [], []
     for r in range(rounds):
         cache, out = Path(tmp) / f"cache-{name}-{r}", Path(tmp) / f"out-{name}-{r}"
         out.mkdir(parents=True)
+        argv = workloads(out)[name]
         if argv is None:  # every workload in turn, one cache: what the README's commands and a study reach
             results = [run_child(a, cache, out) for a in workloads(out).values() if a is not None]
             cold.append(_sum(results))
@@ -163,7 +167,7 @@ def main():
         )
         table = {}
         for name in names:
-            cold, warm = measure(name, workloads(Path(tmp))[name], args.rounds, tmp)
+            cold, warm = measure(name, args.rounds, tmp)
             compile_s = [sum(d["families"].values()) for _, d in cold]
             row = {
                 "cold_wall": median([w for w, _ in cold]),

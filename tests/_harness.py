@@ -6,7 +6,7 @@ user's shell sees, for a few milliseconds instead of two seconds of imports.
 For cases that end their process (``os._exit`` in a user's class, a signal) or whose
 exit code and stream are the point. What must be a real new process stays one: the
 cold start, the import cost, signals sent from outside, a cold numba cache, an
-environment read at import time (tests/test_warmup.py, test_runner_cost.py,
+environment read at import time (tests/experiment/test_warmup.py, test_runner_cost.py,
 test_trust.py's kill -9, and one real ``python -m knnx.cli`` per exit-code contract in
 test_containment.py and test_validation_guards.py)."""
 

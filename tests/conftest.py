@@ -14,7 +14,7 @@ def pytest_configure(config):
     cache with every kernel family once, two processes at a time
     (:mod:`knnx.experiment.precompile`): otherwise each worker compiles the kernels its
     first tests meet, the same ones at the same time. A few seconds when the cache is
-    full; the tests of a cold cache use caches of their own (tests/test_warmup.py)."""
+    full; the tests of a cold cache use caches of their own (tests/experiment/test_warmup.py)."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         import time
 

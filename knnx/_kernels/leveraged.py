@@ -73,7 +73,9 @@ def record_snapshots(schedule, t, next_snap, alpha, snaps):
     """After iteration t (0-based), copy alpha into every snapshot due at t + 1; returns
     the index of the next snapshot due."""
     while next_snap < schedule.snap_at.shape[0] and schedule.snap_at[next_snap] == t + 1:
-        snaps[next_snap] = alpha
+        row = snaps[next_snap]
+        for i in range(alpha.shape[0]):  # a loop: an array assignment compiles a 2 s shape check
+            row[i] = alpha[i]
         next_snap += 1
     return next_snap
 
@@ -101,20 +103,16 @@ def collect_touched(graph, moved_lo, moved_hi, t, stamp, touched):
     return n_touched
 
 
-@njit(cache=True)
 def merge_classes(risks, snaps_t):
     """Per-class runs to the fit's outputs: the risk averaged over the trained
-    classes, (T + 1,), and the snapshots as (len(snap_at), m, n_trained)."""
-    n_tc, n_snap, m = snaps_t.shape
+    classes, (T + 1,), and the snapshots as (len(snap_at), m, n_trained). NumPy, called
+    after the kernels (the classes' risks added in class order)."""
+    n_tc = snaps_t.shape[0]
     risk = np.zeros(risks.shape[1])
     for ci in range(n_tc):
         risk += risks[ci]
     risk /= n_tc
-    snaps = np.zeros((n_snap, m, n_tc))
-    for ci in range(n_tc):
-        for s in range(n_snap):
-            snaps[s, :, ci] = snaps_t[ci, s]
-    return risk, snaps
+    return risk, np.ascontiguousarray(np.transpose(snaps_t, (1, 2, 0)))
 
 
 @njit(cache=True)

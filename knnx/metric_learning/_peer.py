@@ -1,5 +1,5 @@
 """metric-learn 0.7.0, the ecosystem's metric learners, kept as the reference knnx's
-are tested and timed against (tests/test_metric_learning.py, benchmarks/): not used by
+are tested and timed against (tests/metric_learning/test_metric_learning.py, benchmarks/): not used by
 knnx itself."""
 
 import functools

@@ -8,7 +8,7 @@ planned and drawn by :mod:`knnx.reporting.panels` (its public names are importab
 here too). Summaries across datasets that stay readable for hundreds of datasets
 (ranks, wins against a control, mean ranks): :mod:`knnx.reporting.summary_figures`.
 
-Rules, all tested (tests/test_figures_scale.py, tests/test_figures_report.py):
+Rules, all tested (tests/reporting/test_figures_scale.py, tests/reporting/test_figures_report.py):
 
 * **Pages.** A figure holds at most :data:`MAX_PANELS` (12) panels. More are drawn as
   pages of 12 panels, in drawing order: the figure ``NAME.png`` becomes the files

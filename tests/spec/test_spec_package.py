@@ -24,7 +24,7 @@ from knnx.spec import (
     validate_spec,
 )
 
-SPEC_DIR = Path(__file__).resolve().parents[1] / "knnx" / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[2] / "knnx" / "spec"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ from knnx.errors import DataError
 from knnx.evaluation.protocols import partitions
 from knnx.spec.schema import Partitions
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SUITES_DIR = REPO / "datasets" / "suites"
 MANIFEST = json.loads((SUITES_DIR / "MANIFEST.json").read_text(encoding="utf-8"))
 # The vendored suites; suite "bundled" describes datasets/ (tested at the end of this file).

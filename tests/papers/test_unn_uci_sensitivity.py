@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location(
     "unn_uci_sensitivity", ROOT / "experiments" / "unn_uci_sensitivity.py"
 )

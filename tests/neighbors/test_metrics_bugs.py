@@ -17,7 +17,7 @@ from numpy.testing import assert_array_equal
 from knnx import kneighbors
 from knnx.errors import DataError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Inputs that make the kernels read or write outside their arrays, each a snippet that
 # writes what it got to ``out`` (np, knnx, DataError and fit_metric in scope).

@@ -10,7 +10,7 @@ import knnx
 from knnx import UNNClassifier
 from knnx.datasets import load_dataset
 
-SPEC = Path(__file__).resolve().parents[1] / "experiments" / "ripley.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "experiments" / "ripley.yaml"
 
 # Test errors (1000 test points) of UNNClassifier(k=5, theta=theta) with its defaults
 # (exponential loss, boosting chooser, raw smoothing of eq. 13), trained on Ripley's

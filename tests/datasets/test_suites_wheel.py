@@ -18,7 +18,7 @@ import pytest
 
 import knnx
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MANIFEST = json.loads((REPO / "datasets" / "suites" / "MANIFEST.json").read_text(encoding="utf-8"))
 
 pytestmark = [

@@ -10,7 +10,7 @@ from knnx.datasets.synthetic import dambrosio2012
 from knnx.estimators.unn import UNNClassifier
 from knnx.evaluation.metrics import js, sym_kl
 
-SPEC = Path(__file__).resolve().parent.parent / "experiments" / "unn_posteriors.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "experiments" / "unn_posteriors.yaml"
 
 # Measured with this code (2026-11-22): UNN(exp), k = 10, T = 2m on dambrosio2012 with
 # sigma = 0.5, 300 training and 1000 test points, seed 0. sym_kl is the test-set mean of the

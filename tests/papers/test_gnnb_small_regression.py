@@ -16,7 +16,7 @@ from knnx.estimators import registry as algorithms
 from knnx.estimators.baselines import SVMRBF, AdaBoostTrees, SGDBudget, SVMLinear
 from knnx.evaluation.preprocess import standardize
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 SPEC = EXPERIMENTS / "gnnb_small.yaml"
 BASELINES = {"svm_rbf": SVMRBF, "svm_linear": SVMLinear, "sgd": SGDBudget, "adaboost": AdaBoostTrees}
 
@@ -125,7 +125,7 @@ def test_declared_target_on_a_tiny_run_by_hand(tmp_path):
     target = target.model_copy(
         update={"tables": [t.model_copy(update={"results": [str(tmp_path / "res")]}) for t in target.tables]}
     )
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     rows = comparison_rows(target, root).set_index(["table", "row", "column"])
     frame = read_results(tmp_path / "res" / "results.csv")
     frame["value"] = frame["value"].astype(float)

@@ -945,7 +945,7 @@ def test_an_output_place_the_system_refuses_is_exit_2(tmp_path, monkeypatch, arg
     (tmp_path / "a.yaml").write_text(
         "kind: active\nname: a\ndatasets: [iris]\nrepeats: 1\nrounds: 2\nstart: 20\n"
     )
-    ref = str(Path(__file__).resolve().parents[1] / "results" / "reference" / "ripley.csv")
+    ref = str(Path(__file__).resolve().parents[2] / "results" / "reference" / "ripley.csv")
     args = [a.replace("{REF}", ref).replace("{SPEC}", str(_spec(tmp_path, "iris"))) for a in args]
     args = [a.replace("{ACTIVE}", str(tmp_path / "a.yaml")) for a in args]
     _refused(args, tmp_path, message)

@@ -413,7 +413,7 @@ def test_reproduce_on_damaged_paper_values_names_the_file(tmp_path):
     from knnx.papers import load_target, target_names
 
     root = tmp_path / "root"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "experiments", root / "experiments")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "experiments", root / "experiments")
     first = load_target(target_names()[0])
     table = first.tables[0]
     csv_path = root / table.paper_values

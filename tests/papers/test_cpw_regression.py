@@ -13,7 +13,7 @@ import pytest
 import knnx
 from knnx import KNNClassifier, WeightedMetricNN
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 PAPER = EXPERIMENTS / "paper_values"
 SMALL = ["australian", "balance", "cancer", "diabetes", "german", "glass", "heart", "liver", "vehicle", "vote", "vowel", "wine"]  # fmt: skip
 # (n, m) as loaded; Table 1 of the paper in the comments where it differs

@@ -1211,7 +1211,7 @@ def test_the_readme_lists_every_built_in_algorithm_name():
 
     from knnx.estimators.registry import ALIASES, BUILTIN
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     line = re.search(r"The built-in names, all of them: (.*?)\. Every", text, re.S).group(1)
     assert re.findall(r"`([a-z0-9_]+)`", line) == sorted(set(BUILTIN) | set(ALIASES))
 
@@ -1299,7 +1299,7 @@ def test_the_readme_example_of_your_own_method_runs(tmp_path):
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     block = re.search(r"```yaml\n(name: mine\n.*?)```", text, re.S).group(1)
     assert len(block.splitlines()) <= 10
     _write_data(tmp_path)

@@ -15,7 +15,7 @@ from knnx.spec import validate_spec
 # Round trips through files: also run under each pandas of make test-pandas.
 pytestmark = pytest.mark.pandas_io
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "experiments" / "regress"
 REFERENCE_DIR = ROOT / "results" / "reference"
 

@@ -249,7 +249,7 @@ def test_validate_loads_no_kernel_and_no_plotting(spec):
     """``knnx validate`` of the paper specs imports no numba (kernel modules are
     imported lazily: knnx._kernels.lazy), no matplotlib and none of scikit-learn's
     estimator modules; the cells are those of a validation with the kernels loaded."""
-    path = Path(__file__).resolve().parents[1] / "experiments" / spec
+    path = Path(__file__).resolve().parents[2] / "experiments" / spec
     probe = (
         "import sys\nfrom knnx.cli import app\n"
         f"app(['validate', {str(path)!r}], standalone_mode=False)\n"

@@ -18,7 +18,7 @@ from knnx.datasets.synthetic import bayes_error_2d, paredes2006
 # Computed once by bayes_error_2d (quad error bound 5e-13), and agreeing to 4e-8 with a
 # midpoint grid of step 0.01: the Bayes error of the paredes2006 distribution.
 BAYES = 0.1265335012
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def _grid_bayes(step):

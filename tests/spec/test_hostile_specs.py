@@ -1,7 +1,7 @@
 """Hostile specs (issue 7): each is refused by `knnx validate` and `knnx run` with one line
 ``error: FILE: ...`` naming the place and what is expected, exit code 2, no traceback, nothing written.
 
-Complements tests/test_spec_cli.py (which holds the first malformed-spec cases); the limits are
+Complements tests/spec/test_spec_cli.py (which holds the first malformed-spec cases); the limits are
 documented in knnx/spec/read.py and docs/runs.md "Input checks".
 """
 

@@ -663,7 +663,7 @@ def test_lpo_active_sets_the_papers_simulated_numbers_and_claim_at_q_0_2_only():
     Bayes error is q): the other q are knnx's own rows, without a paper number or a claim."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     rows = comparison_rows(load_target("lpo-active", root=root), root).fillna({"claim": ""})
     sec43 = rows[rows["table"] == "sec43"].set_index(["row", "column"])
     assert sec43.loc[("celisse2011-q0.2", "LpO-QbC"), "paper"] == 0.215

@@ -115,7 +115,7 @@ def test_hamming_on_non_integer_values_and_nominal_columns():
 @pytest.fixture(params=["brute", "screened", "select"])
 def path(request, monkeypatch):
     """Each Euclidean-path search through the brute-force kernel, the screened fast path
-    and selection (as tests/test_neighbors.py does)."""
+    and selection (as tests/neighbors/test_neighbors.py does)."""
     monkeypatch.setattr(search_module, "_SELECT_FACTOR", 10**12 if request.param == "select" else 0)
     monkeypatch.setattr(search_module, "_BRUTE_WORK", 0 if request.param == "screened" else 10**12)
     return request.param

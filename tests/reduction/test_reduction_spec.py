@@ -226,7 +226,7 @@ def test_the_study_spec_is_valid_and_names_every_method():
 
     from knnx.steps.resolve import SELECTIONS
 
-    vspec = validate_spec(Path(__file__).resolve().parents[1] / "experiments" / "prototype_reduction.yaml")
+    vspec = validate_spec(Path(__file__).resolve().parents[2] / "experiments" / "prototype_reduction.yaml")
     names = {c.algorithm for c in vspec.cells}
     assert {f"{s}>knn" for s in SELECTIONS if s != "lvq"} <= names and {"lvq1", "lvq2.1", "lvq3"} <= names
     assert len(vspec.datasets) == 20 and len(vspec.cells) == 5600

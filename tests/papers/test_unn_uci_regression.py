@@ -9,7 +9,7 @@ import numpy as np
 import knnx
 from knnx.estimators.unn import UNNCVClassifier
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 PAPER_K = {"iris": 4, "balance": 4, "ionosphere": 4, "glass": 1, "liver": 8, "cancer": 6, "diabetes": 5}
 
 

@@ -124,7 +124,7 @@ def other_library(spec, out, monkeypatch):
 
 
 def other_data_folder(spec, out, monkeypatch):
-    monkeypatch.setenv("KNNX_DATA", str(rerun.Path(__file__).resolve().parents[1] / "datasets"))
+    monkeypatch.setenv("KNNX_DATA", str(rerun.Path(__file__).resolve().parents[2] / "datasets"))
     return 0  # the same files through another name: nothing to rerun, the stamp is refreshed
 
 

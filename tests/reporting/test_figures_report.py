@@ -19,7 +19,7 @@ from knnx.reporting.summaries import configuration_labels, summarize
 from knnx.results import read_results, rows_to_csv
 
 runner = CliRunner()
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 # Three weighted-metric schemes and kNN on three datasets: no numeric parameter varies
 # across the algorithms (the spec that used to write no figure at all).
@@ -144,7 +144,7 @@ def test_the_comparison_figure_draws_the_means_and_every_fold(schemes_run):
 
 def test_many_datasets_are_drawn_on_pages(tmp_path):
     """13 datasets: each figure on two pages of at most 12 panels (it used to be refused,
-    one line each); tests/test_figures_scale.py has the rest of the rules of pages."""
+    one line each); tests/reporting/test_figures_scale.py has the rest of the rules of pages."""
     rows = []
     for d in range(13):
         for k in (1, 3):
