@@ -125,22 +125,25 @@ def _mixed_term(code, kind, q, row, s, vd, off, nv, D, W):
 
 
 @njit(cache=True)
-def tile_distances(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_vals, D, W):
-    """D[u] = reduced distance from Q[r] to reference j0 + u, u < w: the terms are
-    added feature by feature across the tile (the loop over references vectorises)."""
+def tile_numeric(code, Q, r, RT, j0, w, power, D):
+    """D[u] = reduced distance from Q[r] to reference j0 + u, u < w, under a numeric code
+    (MANHATTAN, CHEBYSHEV, MINKOWSKI, HAMMING) or PRECOMPUTED: the terms are added
+    feature by feature across the tile (the loop over references vectorises)."""
     if code == PRECOMPUTED:
         for u in range(w):
             D[u] = Q[r, j0 + u]
         return
-    d = RT.shape[0]
-    if code <= HAMMING:
-        for t in range(d):
-            numeric_sums(code, Q[r, t], RT[t, j0 : j0 + w], power, D, t == 0)
-        return
+    for t in range(RT.shape[0]):
+        numeric_sums(code, Q[r, t], RT[t, j0 : j0 + w], power, D, t == 0)
+
+
+@njit(cache=True)
+def tile_mixed(code, Q, r, RT, j0, w, kinds, scale, vd, vd_off, n_vals, D, W):
+    """:func:`tile_numeric` for HEOM, HVDM and GOWER (W: GOWER's counts, scratch)."""
     for u in range(w):
         D[u] = 0.0
         W[u] = 0.0
-    for t in range(d):
+    for t in range(RT.shape[0]):
         _mixed_term(code, kinds[t], Q[r, t], RT[t, j0 : j0 + w], scale[t], vd, vd_off[t], n_vals[t], D, W)
     if code == GOWER:
         for u in range(w):
@@ -149,32 +152,43 @@ def tile_distances(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_val
 
 @njit(cache=True)
 def exact_pair(code, Q, r, R, j, power, kinds, scale, vd, vd_off, n_vals):
-    """The reduced distance from Q[r] to reference j (row R[j]): the same operations
-    in the same order as :func:`tile_distances`, so the same float64 value bit for bit."""
+    """The reduced distance from Q[r] to reference j (row R[j]) under any code."""
+    if code == PRECOMPUTED or code <= HAMMING:
+        return exact_numeric(code, Q, r, R, j, power)
+    return exact_mixed(code, Q, r, R, j, kinds, scale, vd, vd_off, n_vals)
+
+
+@njit(cache=True)
+def exact_numeric(code, Q, r, R, j, power):
+    """:func:`exact_pair` under a numeric code or PRECOMPUTED: the same operations in the
+    same order as :func:`tile_numeric`, so the same float64 value bit for bit."""
     if code == PRECOMPUTED:
         return Q[r, j]
-    d = R.shape[1]
-    if code <= HAMMING:
-        acc = 0.0
-        for t in range(d):
-            q = Q[r, t]
-            x = R[j, t]
-            if code == HAMMING:
-                v = 1.0 if q != x else 0.0
-            elif code == MINKOWSKI:
-                v = abs(q - x) ** power
-            else:
-                v = abs(q - x)
-            if t == 0:
-                acc = v
-            elif code == CHEBYSHEV:
-                acc = v if v > acc else acc
-            else:
-                acc += v
-        return acc
+    acc = 0.0
+    for t in range(R.shape[1]):
+        q = Q[r, t]
+        x = R[j, t]
+        if code == HAMMING:
+            v = 1.0 if q != x else 0.0
+        elif code == MINKOWSKI:
+            v = abs(q - x) ** power
+        else:
+            v = abs(q - x)
+        if t == 0:
+            acc = v
+        elif code == CHEBYSHEV:
+            acc = v if v > acc else acc
+        else:
+            acc += v
+    return acc
+
+
+@njit(cache=True)
+def exact_mixed(code, Q, r, R, j, kinds, scale, vd, vd_off, n_vals):
+    """:func:`exact_pair` under HEOM, HVDM or GOWER: the operations of :func:`tile_mixed`."""
     D = 0.0
     W = 0.0
-    for t in range(d):
+    for t in range(R.shape[1]):
         q = Q[r, t]
         x = R[j, t]
         nominal = kinds[t] == NOMINAL

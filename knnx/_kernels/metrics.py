@@ -48,7 +48,7 @@ from knnx._kernels.metric_codes import (  # noqa: F401 (the kernels' codes, re-e
     NUMERIC,
     PRECOMPUTED,
 )
-from knnx._kernels.metric_terms import exact_pair, numeric_sums, tile_distances
+from knnx._kernels.metric_terms import exact_mixed, exact_numeric, numeric_sums, tile_mixed, tile_numeric
 from knnx._kernels.neighbors import _select_kth, _sorted_candidates
 
 # References sampled per query for a first threshold (the k-th smallest of their
@@ -64,7 +64,7 @@ _TILE_MAX = 4096
 # before the first test, then features per test.
 _CHEAP_MAX_POWER = 32.0
 # Scan modes (:func:`scan_mode`).
-PLAIN, CHEAP, ABANDON = 0, 1, 2
+NUMERIC_SCAN, MIXED_SCAN, CHEAP, ABANDON = 0, 1, 2, 3
 _ABANDON_FIRST = 4
 _ABANDON_CHUNK = 4
 
@@ -149,24 +149,8 @@ def _cheap_limit(T, d, mhi):
 
 
 @njit(cache=True)
-def _sample_threshold(code, Q, r, R, exclude_self, power, kinds, scale, vd, vd_off, n_vals, k, stride, sv):
-    """A first threshold for query r: the k-th smallest distance to the sampled
-    references j = 0, stride, 2 stride, ... (r itself excluded when ``exclude_self``):
-    k distinct references lie within it, so it bounds the k-th nearest distance. inf
-    when fewer than k are sampled."""
-    s = sv.shape[0]
-    c = 0
-    for u in range(s):
-        j = u * stride
-        if not (exclude_self and j == r):
-            sv[c] = exact_pair(code, Q, r, R, j, power, kinds, scale, vd, vd_off, n_vals)
-            c += 1
-    return _select_kth(sv, c, k - 1) if c >= k else np.inf
-
-
-@njit(cache=True)
 def _minkowski_pair(Q, r, R, j, power):
-    """MINKOWSKI's reduced distance from Q[r] to R[j], summed as :func:`knnx._kernels.metric_terms.exact_pair` does."""
+    """MINKOWSKI's reduced distance from Q[r] to R[j], summed as :func:`knnx._kernels.metric_terms.exact_numeric` does."""
     acc = 0.0
     for t in range(R.shape[1]):
         v = abs(Q[r, t] - R[j, t]) ** power
@@ -176,7 +160,7 @@ def _minkowski_pair(Q, r, R, j, power):
 
 @njit(cache=True)
 def _minkowski_upto(Q, r, R, j, power, T, strict):
-    """MINKOWSKI's reduced distance from Q[r] to R[j] as :func:`knnx._kernels.metric_terms.exact_pair` sums it,
+    """MINKOWSKI's reduced distance from Q[r] to R[j] as :func:`knnx._kernels.metric_terms.exact_numeric` sums it,
     or, once a partial sum is past T (>= T when ``strict``, else > T), that partial
     sum: the reference is then excluded all the same (sums of non-negative terms
     never decrease)."""
@@ -196,7 +180,7 @@ def _tile_abandon(Q, r, RT, j0, w, power, T, strict, D, SU):
     _ABANDON_CHUNK at a time only for the references whose partial sum can still pass
     T (< T, or <= T when not ``strict``): a partial sum of non-negative terms never
     decreases, so a reference past T stays past it. The survivors' distances are
-    complete, the same operations in the same order as :func:`knnx._kernels.metric_terms.tile_distances`; returns their
+    complete, the same operations in the same order as :func:`knnx._kernels.metric_terms.tile_numeric`; returns their
     count, their tile positions in SU[:count] (increasing). Measured (one thread, n =
     20000, 300 queries): power 40 3.5x (d = 16) and 4.6x (d = 64) faster than every
     term. For the cheap terms it is slower (manhattan and hamming 1.7-4.9x, chebyshev
@@ -229,12 +213,10 @@ def _tile_abandon(Q, r, RT, j0, w, power, T, strict, D, SU):
 
 
 @njit(cache=True)
-def _query_plain(
-    code, Q, r, RT, j0, w, self_j, power, kinds, scale, vd, vd_off, n_vals, Ti, strict, c, bdi, bii, D, W
-):
-    """Append to ``bdi``/``bii`` (``c`` held) the tile's references within ``Ti`` of
-    query r (< Ti when ``strict``); returns the new count."""
-    tile_distances(code, Q, r, RT, j0, w, power, kinds, scale, vd, vd_off, n_vals, D, W)
+def _append_within(D, w, j0, self_j, Ti, strict, c, bdi, bii):
+    """Append to ``bdi``/``bii`` (``c`` held) the tile's references whose distance D[u]
+    is within ``Ti`` (< Ti when ``strict``), the query itself excepted (``self_j``);
+    returns the new count."""
     # Branches, not a branch-free append: after the first compaction few references
     # pass (measured 23-28% faster at d = 16).
     if strict:
@@ -258,7 +240,7 @@ def _query_plain(
 
 @njit(cache=True)
 def _query_abandon(Q, r, RT, j0, w, self_j, power, Ti, strict, c, bdi, bii, D, SU):
-    """:func:`_query_plain` for MINKOWSKI with early abandoning (:func:`_tile_abandon`)."""
+    """:func:`_append_within` for MINKOWSKI with early abandoning (:func:`_tile_abandon`)."""
     ns = _tile_abandon(Q, r, RT, j0, w, power, Ti, strict, D, SU)
     for v in range(ns):
         j = j0 + SU[v]
@@ -273,7 +255,7 @@ def _query_abandon(Q, r, RT, j0, w, self_j, power, Ti, strict, c, bdi, bii, D, S
 def _query_cheap(
     Q, r, R, RT, j0, w, self_j, power, mlo, mhi, k, i, T, strict, c, bdi, bii, D, W, P, SU, scratch
 ):
-    """:func:`_query_plain` for MINKOWSKI screened by a lower bound S of each distance
+    """:func:`_append_within` for MINKOWSKI screened by a lower bound S of each distance
     (:func:`_cheap_limit`): the distance itself only where S does not exclude the
     reference. Updates T[i] and strict[i] (it may compact early)."""
     d = RT.shape[0]
@@ -327,7 +309,7 @@ def _query_cheap(
 
 
 def _make_block(mode):
-    """The kernel of one block of queries for scan ``mode`` (PLAIN, CHEAP or ABANDON;
+    """The kernel of one block of queries for scan ``mode`` (NUMERIC_SCAN, MIXED_SCAN, CHEAP or ABANDON;
     :func:`scan_mode`), a compile-time constant: numba prunes the other modes' branches
     before typing, so a metric compiles only its own mode's code (the metric ``code``
     is an argument: the metrics of one mode share one compiled kernel)."""
@@ -361,11 +343,22 @@ def _make_block(mode):
             mlo, mhi = int(np.floor(power)), int(np.ceil(power))
             T[:] = np.inf
         else:
+            # A first threshold per query: the k-th smallest distance to the sampled references
+            # j = 0, stride, 2 stride, ... (itself excluded): k distinct references lie
+            # within it, so it bounds the k-th nearest distance (inf when fewer are sampled).
+            stride = n_ref // s
             for i in range(nb):
-                T[i] = _sample_threshold(
-                    code, Q, rows[b0 + i], R, exclude_self, power, kinds, scale, vd, vd_off, n_vals, k,
-                    n_ref // s, sv,
-                )  # fmt: skip
+                r = rows[b0 + i]
+                c = 0
+                for u in range(s):
+                    j = u * stride
+                    if not (exclude_self and j == r):
+                        if mode == MIXED_SCAN:
+                            sv[c] = exact_mixed(code, Q, r, R, j, kinds, scale, vd, vd_off, n_vals)
+                        else:
+                            sv[c] = exact_numeric(code, Q, r, R, j, power)
+                        c += 1
+                T[i] = _select_kth(sv, c, k - 1) if c >= k else np.inf
         which = np.arange(nb)
         n_which = nb
         for _ in range(2):  # a second pass for the queries left with fewer than k (see below)
@@ -385,10 +378,11 @@ def _make_block(mode):
                             Q, r, RT, j0, w, self_j, power, T[i], strict[i], cnt[i], bd[i], bi[i], D, SU
                         )
                     else:
-                        c = _query_plain(
-                            code, Q, r, RT, j0, w, self_j, power, kinds, scale, vd, vd_off, n_vals, T[i], strict[i],
-                            cnt[i], bd[i], bi[i], D, W,
-                        )  # fmt: skip
+                        if mode == MIXED_SCAN:
+                            tile_mixed(code, Q, r, RT, j0, w, kinds, scale, vd, vd_off, n_vals, D, W)
+                        else:
+                            tile_numeric(code, Q, r, RT, j0, w, power, D)
+                        c = _append_within(D, w, j0, self_j, T[i], strict[i], cnt[i], bd[i], bi[i])
                     if c > limit:
                         T[i] = _compact(bd[i], bi[i], c, k, scratch)
                         strict[i] = 1
@@ -427,8 +421,16 @@ def _write_sorted(rows, b0, nb, k, bd, bi, cnt, out_dist, out_ind):
 
 
 # One kernel per scan mode (module globals: numba's cache finds them by name).
-_BLOCK_PLAIN, _BLOCK_CHEAP, _BLOCK_ABANDON = _make_block(PLAIN), _make_block(CHEAP), _make_block(ABANDON)
-_BLOCKS = {PLAIN: _BLOCK_PLAIN, CHEAP: _BLOCK_CHEAP, ABANDON: _BLOCK_ABANDON}
+_BLOCK_NUMERIC = _make_block(NUMERIC_SCAN)
+_BLOCK_MIXED = _make_block(MIXED_SCAN)
+_BLOCK_CHEAP = _make_block(CHEAP)
+_BLOCK_ABANDON = _make_block(ABANDON)
+_BLOCKS = {
+    NUMERIC_SCAN: _BLOCK_NUMERIC,
+    MIXED_SCAN: _BLOCK_MIXED,
+    CHEAP: _BLOCK_CHEAP,
+    ABANDON: _BLOCK_ABANDON,
+}
 
 
 def metric_tile(d):
@@ -438,11 +440,12 @@ def metric_tile(d):
 
 
 def scan_mode(code, power):
-    """How :func:`_scan` finds candidates: CHEAP for MINKOWSKI with power <=
-    _CHEAP_MAX_POWER (screened by integer powers), ABANDON above it, else PLAIN."""
-    if code != MINKOWSKI:
-        return PLAIN
-    return CHEAP if power <= _CHEAP_MAX_POWER else ABANDON
+    """How a block finds candidates (:func:`_make_block`): CHEAP for MINKOWSKI with
+    power <= _CHEAP_MAX_POWER (screened by integer powers), ABANDON above it, MIXED_SCAN
+    for HEOM, HVDM and GOWER, NUMERIC_SCAN for the other codes."""
+    if code == MINKOWSKI:
+        return CHEAP if power <= _CHEAP_MAX_POWER else ABANDON
+    return MIXED_SCAN if code in (HEOM, HVDM, GOWER) else NUMERIC_SCAN
 
 
 def metric_select_rows(
