@@ -50,6 +50,7 @@ from functools import lru_cache
 
 import numpy as np
 
+import knnx.datasets.missing as missing_values
 from knnx.datasets._base import Attribute, encode_labels, make_dataset
 from knnx.errors import DataError
 
@@ -71,8 +72,6 @@ FILTERS = tuple(f"{side}_{b}" for b in BOUNDS for side in ("min", "max")) + (
     "has_partitions",
 )
 TREATMENTS = ("categorical", "missing", "fill_value")
-MISSING_CHOICES = ("drop_rows", "fill", "error", "keep")
-CATEGORICAL_CHOICES = ("onehot", "ordinal", "keep")
 
 
 def suites_dir():
@@ -309,22 +308,21 @@ def _load_cached(folder, name, categorical, missing, fill_value):
     if categorical == "keep":  # X's columns are the attributes
         nominal = tuple(j for j, a in enumerate(attributes) if a.kind == "nominal")
     nan_rows = np.isnan(values).any(axis=1)
+
+    def first_missing():
+        row, col = np.argwhere(np.isnan(values))[0]
+        return f"{name}: attribute '{attributes[col].name}' row {row + 1} is missing"
+
+    if missing == "fill" and nominal:
+        holes = [j for j in nominal if np.isnan(values[:, j]).any()]
+        n_codes = {j: len(attributes[j].categories) for j in nominal}
+        missing_values.check_fill_codes(name, [a.name for a in attributes], n_codes, holes, fill_value)
+    X, keep = missing_values.treat(X, nan_rows, missing, fill_value, name, first_missing)
     dropped = 0
-    if nan_rows.any() and missing != "keep":
-        if missing == "error":
-            row, col = np.argwhere(np.isnan(values))[0]
-            raise DataError(
-                f"{name}: attribute '{attributes[col].name}' row {row + 1} is missing "
-                "(set missing: drop_rows, or missing: fill with a fill_value)"
-            )
-        if missing == "fill":
-            _check_fill_codes(name, attributes, values, nominal, fill_value)
-            X = np.where(np.isnan(X), float(fill_value), X)
-        else:
-            keep = ~nan_rows
-            X, values, labels = X[keep], values[keep], labels[keep]
-            partitions = {s: f[keep] for s, f in partitions.items()}
-            dropped = int(nan_rows.sum())
+    if keep is not None:
+        values, labels = values[keep], labels[keep]
+        partitions = {s: f[keep] for s, f in partitions.items()}
+        dropped = int(nan_rows.sum())
     y, classes = encode_labels(labels, name)
     src = entry["source"]
     meta = {
@@ -344,20 +342,6 @@ def _load_cached(folder, name, categorical, missing, fill_value):
     return replace(ds, attributes=tuple(attributes), values=values, partitions=partitions, nominal=nominal)
 
 
-def _check_fill_codes(name, attributes, values, nominal, fill_value):
-    """``missing: fill`` under ``categorical: keep``: refuse a ``fill_value`` that is not a
-    code of a kept nominal attribute with a missing value."""
-    value = float(fill_value)
-    for j in nominal:
-        m = len(attributes[j].categories)
-        if np.isnan(values[:, j]).any() and not (value == int(value) and 0 <= value < m):
-            raise DataError(
-                f"{name}: missing: fill writes {fill_value!r} into nominal attribute '{attributes[j].name}', whose "
-                f"category codes are 0..{m - 1}; with categorical: keep use missing: keep (a metric with a "
-                "missing-value rule), drop_rows, or a fill_value that is a code"
-            )
-
-
 def load_suite_dataset(name, *, categorical="onehot", missing="drop_rows", fill_value=None, **options):
     """Load suite dataset ``name`` (``keel.iris``) as a Dataset; see the module docstring."""
     if options:
@@ -365,14 +349,7 @@ def load_suite_dataset(name, *, categorical="onehot", missing="drop_rows", fill_
         raise DataError(f"{name}: unknown option '{key}'; known: {', '.join(TREATMENTS)}")
     if name not in manifest():
         raise DataError(f"unknown suite dataset '{name}'")
-    if categorical not in CATEGORICAL_CHOICES:
-        raise DataError(
-            f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got {categorical!r}"
-        )
-    if missing not in MISSING_CHOICES:
-        raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got {missing!r}")
-    if missing == "fill" and fill_value is None:
-        raise DataError(f"{name}: missing: fill needs a numeric fill_value")
+    missing_values.check_options(name, missing, fill_value, categorical)
     ds = _load_cached(str(suites_dir()), name, categorical, missing, fill_value)
     # The cache is shared: hand out arrays the caller may modify freely.
     return replace(

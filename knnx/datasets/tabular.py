@@ -54,12 +54,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import knnx.datasets.missing as missing_values
 from knnx.datasets._base import Attribute, encode_labels, label_problem, make_dataset
 from knnx.errors import DataError
 from knnx.limits import check_memory
 
-MISSING_CHOICES = ("error", "drop_rows", "fill", "keep")
-CATEGORICAL_CHOICES = ("onehot", "ordinal", "keep")
 # Spellings of a missing value that other tools write; knnx reads only empty cells as missing.
 MISSING_MARKERS = frozenset({"nan", "na", "n/a", "null", "none", "?"})
 
@@ -269,7 +268,7 @@ def table_to_dataset(
         The user did not say ``categorical``: a text column is a nominal attribute
         unless it reads as numbers with units or identifiers (then an error).
     """
-    _check_options(name, missing, fill_value, categorical)
+    missing_values.check_options(name, missing, fill_value, categorical)
     features, labels, sizes, where, at = _read_parts(paths, label)
     for col in drop_columns:
         if col not in features.columns:
@@ -288,7 +287,9 @@ def table_to_dataset(
     if len(sizes) == 2:
         split = (np.arange(sizes[0]), np.arange(sizes[0], sizes[0] + sizes[1]))
     if missing == "fill" and kept:
-        _check_fill_codes(X, attributes, kept, fill_value, where)
+        holes = [j for j in kept if np.isnan(X[:, j]).any()]
+        n_codes = {j: len(attributes[j].categories) for j in kept}
+        missing_values.check_fill_codes(where, [a.name for a in attributes], n_codes, holes, fill_value)
     X, labels, split, n_dropped = _treat_missing(X, labels, split, names, missing, fill_value, where, at)
     y, classes = encode_labels(labels.to_numpy(dtype=object), where)
     if len(classes) < 2:
@@ -313,33 +314,6 @@ def table_to_dataset(
     if categorical == "keep":
         ds = replace(ds, attributes=tuple(attributes), nominal=kept)
     return ds
-
-
-def _check_fill_codes(X, attributes, kept, fill_value, where):
-    """``missing: fill`` under ``categorical: keep`` writes ``fill_value`` into the kept
-    nominal columns too: refuse it unless it is a code of each that has a missing cell."""
-    value = float(fill_value)
-    for j in kept:
-        if not np.isnan(X[:, j]).any():
-            continue
-        m = len(attributes[j].categories)
-        if not (value == int(value) and 0 <= value < m):
-            raise DataError(
-                f"{where}: missing: fill writes {fill_value!r} into nominal column '{attributes[j].name}', whose "
-                f"category codes are 0..{m - 1}; with categorical: keep use missing: keep (a metric with a "
-                "missing-value rule), drop_rows, or a fill_value that is a code"
-            )
-
-
-def _check_options(name, missing, fill_value, categorical):
-    if missing not in MISSING_CHOICES:
-        raise DataError(f"{name}: missing must be one of {', '.join(MISSING_CHOICES)}, got '{missing}'")
-    if categorical not in CATEGORICAL_CHOICES:
-        raise DataError(
-            f"{name}: categorical must be one of {', '.join(CATEGORICAL_CHOICES)}, got '{categorical}'"
-        )
-    if missing == "fill" and fill_value is None:
-        raise DataError(f"{name}: missing: fill needs a numeric fill_value")
 
 
 def _read_parts(paths, label):
@@ -461,28 +435,17 @@ def _number_text(value):
 
 
 def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
-    """``(X, labels, split, rows dropped)`` once missing values are treated as
-    ``missing`` says: an error naming the first, filled, or their rows dropped (the
-    split's indices renumbered)."""
+    """``(X, labels, split, rows dropped)`` once missing values are treated
+    (:func:`knnx.datasets.missing.treat`; the split's indices renumbered)."""
     nan_rows = np.isnan(X).any(axis=1)
-    if not nan_rows.any():
-        return X, labels, split, 0
-    if missing == "error":
+
+    def first_missing():
         row, col = np.argwhere(np.isnan(X))[0]
-        raise DataError(
-            f"{at(row, names[col].split('=')[0])}: missing value "
-            "(set missing: drop_rows, or missing: fill with a fill_value)"
-        )
-    if missing == "keep":
+        return f"{at(row, names[col].split('=')[0])}: missing value"
+
+    X, keep = missing_values.treat(X, nan_rows, missing, fill_value, where, first_missing)
+    if keep is None:
         return X, labels, split, 0
-    if missing == "fill":
-        return np.where(np.isnan(X), float(fill_value), X), labels, split, 0
-    keep = ~nan_rows
-    if not keep.any():
-        raise DataError(
-            f"{where}: missing: drop_rows removes every row (each has a missing value); fill them "
-            "(missing: fill) or remove the emptiest columns"
-        )
     if split is not None and not all(keep[s].any() for s in split):
         part = "training" if not keep[split[0]].any() else "test"
         raise DataError(
@@ -491,7 +454,7 @@ def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
     new_index = np.cumsum(keep) - 1
     if split is not None:
         split = tuple(new_index[s[keep[s]]] for s in split)
-    return X[keep], labels[keep], split, int(nan_rows.sum())
+    return X, labels[keep], split, int(nan_rows.sum())
 
 
 def load_csv(path, label="label", *, name=None, missing="error", fill_value=None, categorical=None):

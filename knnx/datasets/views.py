@@ -20,6 +20,7 @@ most 65,536 a column: a column of raw ids is refused, :func:`check_onehot_width`
 
 import numpy as np
 
+import knnx.datasets.missing as missing_values
 from knnx.datasets.tabular import check_onehot_width
 from knnx.errors import DataError
 
@@ -102,35 +103,25 @@ def treat_missing(ds, missing, fill_value, where):
     from dataclasses import replace
 
     missing_at = np.isnan(ds.X)
-    if not missing_at.any() or missing == "keep":
-        return ds, 0
-    if missing == "error":
+
+    def first_missing():
         row, col = np.argwhere(missing_at)[0]
-        raise DataError(
-            f"{where}: column '{ds.feature_names[col]}' row {row + 1} is missing (set missing: drop_rows, keep, "
-            "or fill with a fill_value)"
-        )
-    if missing == "fill":
-        for j in ds.nominal:
-            col = ds.X[:, j]
-            if missing_at[:, j].any() and not (
-                float(fill_value).is_integer() and 0 <= fill_value <= np.nanmax(col, initial=0)
-            ):
-                raise DataError(
-                    f"{where}: missing: fill writes {fill_value!r} into nominal column '{ds.feature_names[j]}', "
-                    f"whose category codes are 0..{int(np.nanmax(col, initial=0))}"
-                )
-        return replace(ds, X=np.where(missing_at, float(fill_value), ds.X)), 0
-    keep = ~missing_at.any(axis=1)
-    if not keep.any():
-        raise DataError(f"{where}: missing: drop_rows leaves no row (every row has a missing value)")
+        return f"{where}: column '{ds.feature_names[col]}' row {row + 1} is missing"
+
+    if missing == "fill" and ds.nominal:
+        holes = [j for j in ds.nominal if missing_at[:, j].any()]
+        n_codes = {j: int(np.nanmax(ds.X[:, j], initial=0)) + 1 for j in ds.nominal}  # the codes seen
+        missing_values.check_fill_codes(where, ds.feature_names, n_codes, holes, fill_value)
+    X, keep = missing_values.treat(ds.X, missing_at.any(axis=1), missing, fill_value, where, first_missing)
+    if keep is None:
+        return (ds if X is ds.X else replace(ds, X=X)), 0
     renumber = np.cumsum(keep) - 1
     split = None
     if ds.split is not None:
         split = tuple(renumber[part[keep[part]]] for part in ds.split)
     out = replace(
         ds,
-        X=np.ascontiguousarray(ds.X[keep]),
+        X=np.ascontiguousarray(X),
         y=ds.y[keep],
         split=split,
         partitions={s: f[keep] for s, f in ds.partitions.items()},

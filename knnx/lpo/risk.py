@@ -83,7 +83,7 @@ import numpy as np
 from knnx._kernels import lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, lpo_bytes
-from knnx.neighbors.metrics import fit_metric
+from knnx.neighbors.metrics import fit_metric, float_2d
 from knnx.neighbors.search import as_float_array, kneighbors
 
 _LPO = lazy("knnx._kernels.lpo")
@@ -122,13 +122,7 @@ def _rows(X, metric, name="X"):
     (missing values where it has a rule)."""
     if isinstance(metric, str) and metric == "euclidean":
         return as_float_array(X, name)
-    try:
-        A = np.ascontiguousarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name}: expected a numeric 2-D array ({exc})") from None
-    if A.ndim != 2:
-        raise DataError(f"{name}: expected a 2-D array (n_samples, n_features), got {A.ndim}-D")
-    return A
+    return float_2d(X, name)
 
 
 def graph_metric(metric, X, codes, nominal=None, metric_params=None):

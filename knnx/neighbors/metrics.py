@@ -156,7 +156,7 @@ class Metric:
         """The rows the search kernels take: ``X`` checked against the metric (missing
         values, nominal codes) and mapped (seuclidean, mahalanobis, cosine); C-contiguous
         float64."""
-        X = _as_2d(X, what)
+        X = float_2d(X, what)
         if self.name == "precomputed":
             return _check_finite(X, what, self.name)
         if X.shape[1] != self.n_features:
@@ -198,7 +198,10 @@ class Metric:
         return f"Metric({self.name!r}, n_features={self.n_features}, nominal={list(self.nominal)})"
 
 
-def _as_2d(X, what):
+def float_2d(X, what):
+    """``X`` as a C-contiguous 2-D float64 array with at least one column: the one
+    conversion of knnx's searches, metrics and exact LpO (:class:`DataError` naming
+    ``what`` otherwise). Values are not checked here: each metric has its rule."""
     try:
         A = np.ascontiguousarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -318,7 +321,7 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
     if isinstance(metric, Metric):
         return metric
     params = check_metric_params(metric, metric_params)
-    X = _as_2d(X, "X")
+    X = float_2d(X, "X")
     d = X.shape[1]
     if metric == "precomputed":
         if X.shape[0] != d:

@@ -22,7 +22,7 @@ import numpy as np
 from knnx._kernels import SEARCH_MIN_WORK, launch, lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, graph_bytes
-from knnx.neighbors.metrics import fit_metric
+from knnx.neighbors.metrics import fit_metric, float_2d
 from knnx.neighbors.screen import (
     _CHUNK_ROWS,
     _SEED_SAMPLE,
@@ -61,14 +61,7 @@ def as_float_array(X, name="X"):
     Raises :class:`knnx.errors.DataError` naming ``name``, the row and the column of
     the first non-finite value.
     """
-    try:
-        A = np.ascontiguousarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name}: expected a numeric 2-D array ({exc})") from None
-    if A.ndim != 2:
-        raise DataError(f"{name}: expected a 2-D array (n_samples, n_features), got {A.ndim}-D")
-    if A.shape[1] == 0:
-        raise DataError(f"{name}: has no feature columns")
+    A = float_2d(X, name)
     finite = np.isfinite(A)
     if not finite.all():
         r, c = np.argwhere(~finite)[0]

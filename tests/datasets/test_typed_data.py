@@ -170,9 +170,8 @@ def test_missing_keep_with_one_hot_columns_and_the_other_treatments(tmp_path):
     with pytest.raises(DataError) as err:
         load_dataset({"csv": str(path), "categorical": "keep", "missing": "fill", "fill_value": 3})
     assert str(err.value) == (
-        f"{path}: missing: fill writes 3 into nominal column 'colour', whose category codes are 0..2; with "
-        "categorical: keep use missing: keep (a metric with a missing-value rule), drop_rows, or a fill_value "
-        "that is a code"
+        f"{path}: missing: fill writes 3 into nominal column 'colour', whose category codes are 0..2; use "
+        "missing: keep (a metric with a missing-value rule), drop_rows, or a fill_value that is a code"
     )
 
 
@@ -365,8 +364,7 @@ def test_dna_declares_no_nominal_attribute():
 
 
 def test_suite_keep_types_the_codes_and_keeps_the_missing_values():
-    from knnx.datasets._base import Attribute
-    from knnx.datasets.suites import _check_fill_codes
+    from knnx.datasets.missing import check_fill_codes
 
     ds = load_dataset({"name": "keel.crx", "categorical": "keep"})
     assert_array_equal(ds.X, ds.values)
@@ -377,13 +375,13 @@ def test_suite_keep_types_the_codes_and_keeps_the_missing_values():
     assert_array_equal(np.isnan(cleveland.X), np.isnan(cleveland.values))
     assert np.isnan(cleveland.X).sum() == 6 and cleveland.n_samples == 303
     # no suite dataset has a nominal attribute with a missing value: the rule on its own
-    attributes = [Attribute("a", "numeric"), Attribute("b", "nominal", ("x", "y", "z"))]
-    values = np.array([[1.0, 0.0], [np.nan, np.nan]])
-    _check_fill_codes("s", attributes, values, (1,), 2)
-    with pytest.raises(
-        DataError, match=r"^s: missing: fill writes 0.5 into nominal attribute 'b', whose category"
-    ):
-        _check_fill_codes("s", attributes, values, (1,), 0.5)
+    # (column b: codes 0..2, a missing cell), as every source applies it
+    check_fill_codes("s", ["a", "b"], {1: 3}, [1], 2)
+    for bad in (0.5, 3, -1):
+        with pytest.raises(
+            DataError, match=rf"^s: missing: fill writes {bad} into nominal column 'b', whose category"
+        ):
+            check_fill_codes("s", ["a", "b"], {1: 3}, [1], bad)
 
 
 # --- the parts a cell fits on ---------------------------------------------------------------

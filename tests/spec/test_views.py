@@ -355,7 +355,8 @@ REFUSED = {
     "a loader's fill that is not a code": (
         "datasets: [{loader: 'viewlab:load', missing: fill, fill_value: 7}]\nalgorithms: [{name: knn}]\n",
         "datasets[0]: loader viewlab:load: missing: fill writes 7 into nominal column 'colour', whose category "
-        "codes are 0..2",
+        "codes are 0..2; use missing: keep (a metric with a missing-value rule), drop_rows, or a fill_value that "
+        "is a code",
     ),
 }
 
