@@ -286,11 +286,8 @@ def table_to_dataset(
     split = None
     if len(sizes) == 2:
         split = (np.arange(sizes[0]), np.arange(sizes[0], sizes[0] + sizes[1]))
-    if missing == "fill" and kept:
-        holes = [j for j in kept if np.isnan(X[:, j]).any()]
-        n_codes = {j: len(attributes[j].categories) for j in kept}
-        missing_values.check_fill_codes(where, [a.name for a in attributes], n_codes, holes, fill_value)
-    X, labels, split, n_dropped = _treat_missing(X, labels, split, names, missing, fill_value, where, at)
+    treated = _treat_missing(X, labels, split, (attributes, kept), names, missing, fill_value, where, at)
+    X, labels, split, n_dropped = treated
     y, classes = encode_labels(labels.to_numpy(dtype=object), where)
     if len(classes) < 2:
         raise DataError(
@@ -434,9 +431,15 @@ def _number_text(value):
     return str(int(value)) if value == int(value) and abs(value) < 2**53 else repr(value)
 
 
-def _treat_missing(X, labels, split, names, missing, fill_value, where, at):
+def _treat_missing(X, labels, split, nominal, names, missing, fill_value, where, at):
     """``(X, labels, split, rows dropped)`` once missing values are treated
-    (:func:`knnx.datasets.missing.treat`; the split's indices renumbered)."""
+    (:func:`knnx.datasets.missing.treat`; the split's indices renumbered). ``nominal``:
+    (the attributes, the indices of the nominal ones), for ``fill``'s code rule."""
+    attributes, kept = nominal
+    if missing == "fill" and kept:
+        holes = [j for j in kept if np.isnan(X[:, j]).any()]
+        n_codes = {j: len(attributes[j].categories) for j in kept}
+        missing_values.check_fill_codes(where, [a.name for a in attributes], n_codes, holes, fill_value)
     nan_rows = np.isnan(X).any(axis=1)
 
     def first_missing():
