@@ -18,7 +18,9 @@ underneath, for callers that make their own blocks.
 
 The metric learners' kernels (:mod:`knnx._kernels.metric_learning`) are still
 ``prange`` kernels. ``workqueue`` aborts the process when two Python threads launch
-parallel kernels at the same time; :data:`PARALLEL_LOCK` serialises such launches.
+parallel kernels at the same time; :data:`PARALLEL_LOCK` serialises such launches:
+the metric learners reach their kernels through :func:`locked`, whose every call
+holds it.
 
 A damaged numba cache file is a cache miss, compiled again and rewritten
 (:mod:`knnx._kernels._cache`), in every process that imports a kernel through
@@ -39,7 +41,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     else:  # read when numba is imported (by the first kernel module a run uses)
         os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
 
-PARALLEL_LOCK = threading.Lock()
+PARALLEL_LOCK = threading.RLock()  # re-entrant: a locked call may reach another
 
 # Searches (queries x references x features) below this many element operations run
 # on the calling thread (:func:`launch`).
@@ -82,6 +84,39 @@ def lazy(name):
     uses no kernel (``knnx --help``, ``knnx validate``, a rerun with nothing to do)
     imports no numba. Every attribute is the module's own (read at each use)."""
     return _Lazy(name)
+
+
+class _Locked:
+    """A :func:`lazy` module whose functions, when called, hold :data:`PARALLEL_LOCK`."""
+
+    __slots__ = ("_module",)
+
+    def __init__(self, module):
+        object.__setattr__(self, "_module", module)
+
+    def __getattr__(self, attr):
+        value = getattr(self._module, attr)
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            with PARALLEL_LOCK:
+                return value(*args, **kwargs)
+
+        return call
+
+    def __setattr__(self, attr, value):  # a test's monkeypatch: the module's attribute
+        setattr(self._module, attr, value)
+
+    def __delattr__(self, attr):
+        delattr(self._module, attr)
+
+
+def locked(name):
+    """:func:`lazy` for a module of ``parallel=True`` kernels: each call of one of its
+    functions holds :data:`PARALLEL_LOCK` (numba's ``workqueue`` layer aborts the process
+    when two threads launch parallel kernels at once)."""
+    return _Locked(lazy(name))
 
 
 class Codes(Mapping):

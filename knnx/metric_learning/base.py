@@ -19,9 +19,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from knnx._kernels import lazy
+from knnx._kernels import locked
 
-K = lazy("knnx._kernels.metric_learning")
+K = locked("knnx._kernels.metric_learning")  # prange kernels: one launch at a time
 
 
 class LinearMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -284,3 +284,19 @@ def test_nca_is_scikit_learns_with_its_objective():
     P = np.exp(-(D - D.min(axis=1, keepdims=True)))
     P /= P.sum(axis=1, keepdims=True)
     assert mine.objective_ == pytest.approx(np.sum(P * (y[:, None] == y[None, :])), rel=1e-12)
+
+
+def test_metric_learners_fit_from_several_threads_at_once():
+    # Their kernels are numba-parallel (prange): numba's workqueue layer aborts the process
+    # when two threads launch one at once, so each call holds knnx's lock; the maps are
+    # those of fits one after the other.
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    makers = [lambda: LMNN(k=2, max_iter=5), lambda: NCA(max_iter=5), LFDA, lambda: ITML(max_iter=5)]
+    alone = [make().fit(X, y).components_ for make in makers]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda make: make().fit(X, y).components_, makers * 2))
+    for got, want in zip(together, alone * 2, strict=True):
+        np.testing.assert_array_equal(got, want)

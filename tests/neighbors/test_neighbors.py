@@ -322,8 +322,8 @@ def test_n_neighbors_must_be_an_integer(k):
 
 
 def test_concurrent_calls_from_python_threads():
-    # numba's workqueue layer aborts the process on concurrent parallel launches;
-    # knnx serialises them (PARALLEL_LOCK), so threaded callers get correct results.
+    # The searches and votes run on Python threads of their own (knnx._kernels.launch),
+    # so threaded callers get correct results.
     from concurrent.futures import ThreadPoolExecutor
 
     from knnx import KNNClassifier
