@@ -17,7 +17,7 @@ from multiprocessing.util import Finalize
 
 from knnx.errors import CellError, KnnxError, note_unraisable
 from knnx.experiment.context import PROCESS
-from knnx.experiment.worker import checked, run_cell, stop_joblib_workers
+from knnx.experiment.worker import run_cell, run_contained, stop_joblib_workers
 
 
 @contextmanager
@@ -95,7 +95,7 @@ def execute(tasks, jobs, client, fit_progress=None, ctx=None):
     if jobs <= 1 or len(tasks) <= 1:
         try:
             for task in tasks:
-                yield task, checked(run_cell, task, relay, ctx)
+                yield task, run_contained(run_cell, task, relay, ctx)
         finally:
             stop_joblib_workers()  # the cells' joblib workers must not outlive the run
         return
@@ -165,7 +165,7 @@ def _drain(pool, queued, suspects, jobs, reports, fit_progress):
             source = suspects if suspects else queued
             task = source.popleft()
             try:
-                running[pool.submit(checked, run_cell, task, relay)] = task
+                running[pool.submit(run_contained, run_cell, task, relay)] = task
             except BrokenProcessPool:  # a worker died since the last look: this cell did not start
                 source.appendleft(task)
                 return (yield from _broken(running, processes))
@@ -379,7 +379,7 @@ def _execute_dask(tasks, client):
     try:
         for task in tasks:
             key = f"knnx-{run_id}-cell-{task.index}"
-            futures[client.submit(checked, run_cell, task, pure=False, key=key)] = task
+            futures[client.submit(run_contained, run_cell, task, pure=False, key=key)] = task
         suspects = []
         for fut in dask_completed(futures):
             try:
@@ -389,7 +389,7 @@ def _execute_dask(tasks, client):
                 continue
             yield futures[fut], outcome
         for n, task in enumerate(sorted(suspects, key=lambda t: t.index)):  # alone on the cluster now
-            fut = client.submit(checked, run_cell, task, pure=False, key=f"knnx-{run_id}-alone-{n}")
+            fut = client.submit(run_contained, run_cell, task, pure=False, key=f"knnx-{run_id}-alone-{n}")
             futures[fut] = task
             try:
                 outcome = fut.result()

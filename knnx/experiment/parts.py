@@ -52,7 +52,7 @@ def _not_nominal(ds):
     return mask
 
 
-def made(cls, setting):
+def construct(cls, setting):
     """``cls(**setting)``, checked as scikit-learn's ``clone`` checks a copy: its
     ``get_params`` must give back each parameter as given (the same object, or an equal
     value), else ValueError (the cell fails): the results would record a setting that
@@ -146,15 +146,15 @@ def _short(value):
     return shorten(repr(value), 60)
 
 
-def prepared(cls, setting, store, ds, seed):
-    """The estimator a cell fits: ``cls(**setting)`` checked (:func:`made`), then given
+def cell_estimator(cls, setting, store, ds, seed):
+    """The estimator a cell fits: ``cls(**setting)`` checked (:func:`construct`), then given
     what the run supplies: its graph store (:func:`with_graphs`), the dataset's nominal
     columns (:func:`with_types`) and the spec's seed (:func:`with_seed`)."""
-    return with_seed(with_types(with_graphs(made(cls, setting), store), ds), seed)
+    return with_seed(with_types(with_graphs(construct(cls, setting), store), ds), seed)
 
 
 def contestant(cls, steps, setting, store, ds, seed, fits=None):
-    """What a cell fits for one setting: :func:`prepared` for a classifier alone; with
+    """What a cell fits for one setting: :func:`cell_estimator` for a classifier alone; with
     ``steps`` (``[(step id, class)]``, the entry's steps in order), a
     :class:`knnx.steps.Chain` of the steps, each made with its parameters of the
     setting (``<step id>__<name>``) and the spec's seed (the first step also the
@@ -164,13 +164,13 @@ def contestant(cls, steps, setting, store, ds, seed, fits=None):
     ``keeps_columns`` is True, returns rows of X). ``fits``: the process's
     :class:`knnx.steps.StepFits`."""
     if not steps:
-        return prepared(cls, setting, store, ds, seed)
+        return cell_estimator(cls, setting, store, ds, seed)
     step_settings, own = split_setting([sid for sid, _ in steps], setting)
     chain = [
-        (sid, with_seed(made(step_cls, part), seed))
+        (sid, with_seed(construct(step_cls, part), seed))
         for (sid, step_cls), part in zip(steps, step_settings, strict=True)
     ]
-    classifier = with_seed(with_graphs(made(cls, own), store), seed)
+    classifier = with_seed(with_graphs(construct(cls, own), store), seed)
     # the first step reads the dataset's columns (encode: its nominal ones), and so does
     # each step or classifier after steps that keep them (selections: rows of X)
     for estimator in [est for _, est in chain] + [classifier]:

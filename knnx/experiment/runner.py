@@ -239,7 +239,7 @@ def run_spec_past_the_rerun_check(
         )
         with output_lock(out):
             try:
-                run = _Run(vspec, out, progress, PROCESS)
+                run = _ActiveRun(vspec, out, progress, PROCESS)
                 run.source = source
                 return run.run(jobs, client, resume, start, html_report=report, plots=figures)
             except WriteError as exc:
@@ -270,7 +270,7 @@ def _check_options(jobs, executor, scheduler):
         raise KnnxError(f"expected an integer >= 1, got {jobs!r}", param="jobs")
 
 
-class _Run:
+class _ActiveRun:
     """One run of a validated spec into the locked folder ``out``: what it has cached,
     the writers of its files, what it has done and what failed."""
 

@@ -1,4 +1,4 @@
-"""What a process does with one cell's task: :func:`run_cell`, wrapped by :func:`checked`
+"""What a process does with one cell's task: :func:`run_cell`, wrapped by :func:`run_contained`
 so that any failure of user code comes back as a value naming the cell."""
 
 import hashlib
@@ -83,7 +83,7 @@ def seed_global_generators(task):
     random.seed(seed)
 
 
-def checked(func, task, *args):
+def run_contained(func, task, *args):
     """Run a cell; return its result, or for any failure one CellError (returned, not
     raised, so that pool and Dask workers pass it back as a value) naming the cell.
 
@@ -159,7 +159,7 @@ def process_state():
     besides the working folder and the streams: the signal handlers of
     :data:`HANDLED_SIGNALS` (main thread only: others cannot set them), the umask, and
     the modules imported (a cell setting ``sys.modules["csv"] = None`` broke every cell
-    after it, and the run). The recursion limit is put back by :func:`checked` itself."""
+    after it, and the run). The recursion limit is put back by :func:`run_contained` itself."""
     handlers = {}
     if threading.current_thread() is threading.main_thread():
         handlers = {sig: signal.getsignal(sig) for sig in HANDLED_SIGNALS}

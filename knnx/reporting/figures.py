@@ -16,7 +16,7 @@ Rules, all tested (tests/reporting/test_figures_scale.py, tests/reporting/test_f
   page keeps its name, and no automatic figure's name ends in ``-<digits>``
   otherwise, :func:`figure_name`). :func:`metric_pages`, :func:`comparison_pages` and
   :func:`plot_pages` give every page, :func:`write_plot` saves them, the run's
-  automatic figures (:func:`figures`) are paged; :func:`plot_metric`,
+  automatic figures (:func:`automatic_figures`) are paged; :func:`plot_metric`,
   :func:`plot_comparison` and :func:`plot` draw one figure and refuse more panels.
 * **Datasets.** Every public plotting function takes ``datasets``: the names of the
   datasets to draw, in that order (default: every dataset, in order of appearance);
@@ -285,7 +285,7 @@ def _pages_of(plan, name, what):
         yield page, f"{what}, page {i} of {len(chunks)} ({span})", plan.draw(chunk)
 
 
-def figures(frame, requested=()):
+def automatic_figures(frame, requested=()):
     """The automatic figures of a results frame, in order: per metric (a score of knnx)
     the comparison of every configuration (:func:`plot_comparison`) and, for each
     numeric parameter that varies within an algorithm (seed-like ones left out: they are
@@ -477,7 +477,7 @@ def save_figures(frame, out, requested=()):
     tagged :data:`FIGURE_TAG`), one at a time; ``requested``: the diagnostics to draw
     too. Returns the :class:`RunFigure` list, in drawing order."""
     drawn = []
-    for name, title, fig in figures(frame, requested):
+    for name, title, fig in automatic_figures(frame, requested):
         if fig is None:
             drawn.append(RunFigure(name, title, None))
             continue

@@ -8,7 +8,7 @@ comparison with why), the primary metric's comparison table (:mod:`knnx.reportin
 mean ± std, best in bold, ▼ ▲ marks, average rank, Friedman), its critical-difference
 diagram and, with a control, the tests against it; then the hyper-parameters the tuned
 cells chose (counts per value) and the parameters that depend on the dataset, the
-datasets' characteristics, and every figure (:func:`knnx.reporting.figures.figures`).
+datasets' characteristics, and every figure (:func:`knnx.reporting.figures.automatic_figures`).
 Collapsed after them: the other metrics' comparisons, the long tables (mean ± std
 per configuration, ranks, Wilcoxon-Holm, per-dataset tests), the estimators'
 diagnostics, the timings, the failures and warnings, the spec and the environment.
@@ -172,10 +172,10 @@ def _embedded_figures_section(drawn):
 
 
 def _figures_section(frame):
-    from knnx.reporting.figures import figures
+    from knnx.reporting.figures import automatic_figures
 
     parts = ["<h2 id='figures'>Figures</h2>"]
-    for _name, title, fig in figures(frame):
+    for _name, title, fig in automatic_figures(frame):
         if fig is None:
             parts.append(f"<p class='note'>{_e(title)}.</p>")
         else:

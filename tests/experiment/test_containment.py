@@ -475,7 +475,7 @@ def test_a_cell_that_changes_the_process_has_it_put_back():
     import csv
     import signal
 
-    from knnx.experiment.worker import checked
+    from knnx.experiment.worker import run_contained
 
     class Task:
         def describe(self):
@@ -490,7 +490,7 @@ def test_a_cell_that_changes_the_process_has_it_put_back():
 
     handler, limit, mask = signal.getsignal(signal.SIGINT), sys.getrecursionlimit(), os.umask(0o022)
     os.umask(mask)
-    outcome = checked(misbehave, Task())
+    outcome = run_contained(misbehave, Task())
     assert str(outcome) == "cell iris odd failed: RuntimeError: changed the process"
     assert signal.getsignal(signal.SIGINT) is handler and sys.getrecursionlimit() == limit
     assert sys.modules["csv"] is csv
@@ -1347,7 +1347,7 @@ def test_reported_names_and_values_that_are_kept():
 def test_made_checks_that_init_stores_each_parameter_as_given(setting, stored, held):
     from sklearn.base import BaseEstimator
 
-    from knnx.experiment.parts import made
+    from knnx.experiment.parts import construct
 
     class Odd(BaseEstimator):
         def __init__(self, a=None):
@@ -1362,10 +1362,10 @@ def test_made_checks_that_init_stores_each_parameter_as_given(setting, stored, h
             self.a = change(a)
 
     if held:
-        assert made(Odd, setting).a is not None
+        assert construct(Odd, setting).a is not None
     else:
         with pytest.raises(ValueError, match=r"^Odd\(a=.*\)\.get_params\(\) gives a=.*: __init__ must store"):
-            made(Odd, setting)
+            construct(Odd, setting)
 
 
 def test_an_estimator_left_at_random_state_none_gets_the_spec_seed(tmp_path):

@@ -89,10 +89,10 @@ def test_finish_outputs_reads_once_and_embeds_the_figures_it_wrote(tmp_path, mon
     real = knnx.results.read.parse_results
     monkeypatch.setattr(knnx.results.read, "parse_results", lambda *a: reads.append(a[1]) or real(*a))
     drawn = []
-    real_figures = plots.figures
+    real_figures = plots.automatic_figures
     monkeypatch.setattr(
         plots,
-        "figures",
+        "automatic_figures",
         lambda frame, requested=(): drawn.append(len(frame)) or real_figures(frame, requested),
     )
     finished = outputs.finish_outputs(tmp_path, order=_order(rows), metrics=["error"], names=names)

@@ -137,7 +137,7 @@ def test_error_bars_stay_inside_the_metric_range(forty, metric):
 
 def test_forty_datasets_are_drawn_on_pages_of_twelve_panels(forty):
     rows = forty[(forty["metric"] == "error") & (forty["algorithm"] == "knn")]
-    pages = list(plots.figures(rows))
+    pages = list(plots.automatic_figures(rows))
     names = [name for name, _, _ in pages]
     assert names == [f"error-{i}.png" for i in range(1, 5)] + [f"error-k-{i}.png" for i in range(1, 5)]
     assert all(fig is not None for _, _, fig in pages)  # drawn, not refused
@@ -162,7 +162,7 @@ def test_a_run_saves_the_pages_and_says_nothing_of_them(forty, tmp_path):
 def test_a_figure_that_cannot_be_drawn_is_one_line_whatever_the_datasets():
     # 81 configurations: too many rows for the comparison, on every page alike
     rows = [_row(d, "knn", {"k": k}, 0.1) for d in DATASETS[:13] for k in range(1, 82)]
-    out = list(plots.figures(_frame(rows)))
+    out = list(plots.automatic_figures(_frame(rows)))
     notes = [title for _, title, fig in out if fig is None]
     assert notes == [
         "no figure of error, every configuration: 81 configurations: more than 80 rows would be "

@@ -99,10 +99,10 @@ def test_diagnostics_are_drawn_on_request_and_flags_as_counts(forty):
     flags = forty[forty["metric"] == "error"].assign(metric="init_cdm")
     flags["value"] = (np.arange(len(flags)) % 3 == 0).astype(float)
     frame = pd.concat([forty, flags], ignore_index=True)
-    names = [n for n, _, _ in plots.figures(frame)]
+    names = [n for n, _, _ in plots.automatic_figures(frame)]
     assert not any(n.startswith("init_cdm") for n in names) and "tuned-choices.png" in names
     assert not any(n.startswith("chosen_k") for n in names)  # choices: counts, never mean ± std
-    asked = {n: fig for n, _, fig in plots.figures(frame, requested=["init_cdm", "missing"])}
+    asked = {n: fig for n, _, fig in plots.automatic_figures(frame, requested=["init_cdm", "missing"])}
     flag = asked["init_cdm.png"]
     assert flag is not None and not flag.axes[0].containers  # counts, not a mean ± std bar
     assert sorted({float(x) for x, _ in flag.axes[0].collections[0].get_offsets()}) == [0.0, 1.0]
@@ -134,7 +134,7 @@ def test_no_tick_labels_overlap_in_any_figure_family(forty):
     page = forty[forty["dataset"].isin([f"d{i:02d}" for i in range(12)])]
     flags = page[page["metric"] == "error"].assign(metric="init_cdm", value=1.0)
     frame = pd.concat([page, flags], ignore_index=True)
-    for name, _, fig in plots.figures(frame, requested=["init_cdm"]):
+    for name, _, fig in plots.automatic_figures(frame, requested=["init_cdm"]):
         _no_overlap(fig, name)
     result = compare(forty[forty["algorithm"] != "knn"], "error", select="all")
     for draw in (summary.rank_heatmap, summary.win_tie_loss, summary.mean_ranks):
