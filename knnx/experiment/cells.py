@@ -33,7 +33,7 @@ from knnx.experiment.context import DataRef
 from knnx.experiment.parts import (
     active_repeat_data,
     contestant,
-    fitted,
+    fit_checked,
     split_parts,
     with_graphs,
 )
@@ -335,7 +335,7 @@ class FitPredict(CellKind):
         fit_kwargs = _fit_kwargs(estimator, task.index, fit_progress)
         reused = fits.reused_seconds if fits is not None else 0.0
         t0 = time.perf_counter()
-        fitted(estimator, X_train, y_train, **fit_kwargs)
+        fit_checked(estimator, X_train, y_train, **fit_kwargs)
         t1 = time.perf_counter()
         y_pred = estimator.predict(X_test)
         t2 = time.perf_counter()

@@ -117,7 +117,7 @@ def callable_class(value):
     return isinstance(value, type) or (callable(value) and not hasattr(value, "get_params"))
 
 
-def fitted(estimator, X, y, **fit_kwargs):
+def fit_checked(estimator, X, y, **fit_kwargs):
     """``estimator.fit(X, y, **fit_kwargs)``, then ValueError (the cell fails) when ``fit``
     changed a parameter (``get_params`` gives another object or value than before): the
     results would record a setting that did not run (scikit-learn's convention: fit leaves
