@@ -8,10 +8,10 @@ install:  ## install knnx with the test, benchmark, Dask, statistics and documen
 	$(PYTHON) -m knnx.experiment.precompile --jobs 2
 
 test:  ## the fast test suite (what CI runs), on every core (pytest-xdist)
-	$(PYTHON) -m pytest -m "not slow" -n auto
+	$(PYTHON) -m pytest -m "not slow" -n auto --dist loadgroup
 
 test-all:  ## every test, including the slow ones
-	$(PYTHON) -m pytest -n auto
+	$(PYTHON) -m pytest -n auto --dist loadgroup
 
 # pandas releases besides the newest that knnx is tested with: each is installed into
 # .cache/pandas-VERSION (beside the environment, not into it) and shadows the installed
@@ -22,7 +22,7 @@ PANDAS_COMPAT ?= 2.2.3 3.0.6
 test-pandas:  ## the pandas_io tests under each pandas of PANDAS_COMPAT (what CI runs after make test)
 	for v in $(PANDAS_COMPAT); do \
 	  $(PYTHON) -m pip install --quiet --no-deps --target .cache/pandas-$$v "pandas==$$v" pytz || exit 1; \
-	  KNNX_EXPECT_PANDAS=$$v PYTHONPATH=.cache/pandas-$$v $(PYTHON) -m pytest -m "pandas_io and not processes and not slow" -n auto -q -p no:cacheprovider || exit 1; \
+	  KNNX_EXPECT_PANDAS=$$v PYTHONPATH=.cache/pandas-$$v $(PYTHON) -m pytest -m "pandas_io and not processes and not slow" -n auto --dist loadgroup -q -p no:cacheprovider || exit 1; \
 	done
 
 lint:

@@ -38,6 +38,39 @@ def fresh_package(monkeypatch, top):
         del sys.modules[name]
 
 
+@pytest.fixture(scope="session")
+def _shared_runs(tmp_path_factory):
+    """The runs :func:`shared_run` made in this session (this xdist worker): {key: folder}."""
+    return {}, tmp_path_factory.mktemp("shared-runs")
+
+
+@pytest.fixture
+def shared_run(_shared_runs, tmp_path):
+    """``shared_run(spec, **options)``: the output folder of ``run_spec(spec, **options)``
+    (``spec`` a dict), made once per session and copied for each test that asks
+    (``tmp_path/shared-N``, the test's own to change). For tests whose subject is what a
+    finished run wrote, not the run itself: a test that compares two runs makes the
+    second one fresh."""
+    import json
+    import shutil
+
+    from knnx.experiment.runner import run_spec
+
+    made, root = _shared_runs
+    copies = []
+
+    def copy(spec, **options):
+        key = json.dumps([spec, options], sort_keys=True)
+        if key not in made:
+            made[key] = root / f"run-{len(made)}"
+            run_spec(spec, out=made[key], **options)
+        copies.append(tmp_path / f"shared-{len(copies)}")
+        shutil.copytree(made[key], copies[-1], symlinks=True)
+        return copies[-1]
+
+    return copy
+
+
 @pytest.fixture(params=[0, 1, 2])
 def seed(request):
     return request.param

@@ -27,7 +27,7 @@ def _spec(dataset, standardize):
 
 
 def _knnx_errors(tmp_path, dataset, standardize):
-    run_spec(_spec(dataset, standardize), out=tmp_path)
+    run_spec(_spec(dataset, standardize), out=tmp_path, figures=False)
     rows = pd.read_csv(tmp_path / "results.csv")
     return rows[rows.metric == "error"].sort_values("fold")["value"].to_numpy()
 

@@ -468,7 +468,7 @@ def test_one_nn_per_fold_against_a_brute_force_and_scikit_learn(tmp_path):
             "algorithms": [{"name": "knn", "params": {"k": 1}}],
             "metrics": ["error"],
         }
-        summary = knnx.run_spec(spec, out=tmp_path / scheme, report=False)
+        summary = knnx.run_spec(spec, out=tmp_path / scheme, report=False, figures=False)
         assert (
             summary.n_run
             == summary.n_cells

@@ -465,7 +465,7 @@ def test_the_runner_gives_the_estimators_the_nominal_columns(lab, tmp_path):
         "metrics: [error]\npreprocess: {standardize: true}\n",
     )
     path = _write(tmp_path, spec)
-    run_spec(path, out=tmp_path / "out")
+    run_spec(path, out=tmp_path / "out", figures=False)
     german = load_dataset({"name": "german", "categorical": "keep"})
     rows = _rows(tmp_path / "out", "nominal_mask")
     expected = {"g": float(sum(2**j for j in german.nominal)), "iris": 0.0}
@@ -496,7 +496,7 @@ def test_missing_values_reach_a_metric_with_a_missing_value_rule(lab, tmp_path):
         '[{estimator: "typedlab:MetricNN", params: {metric: [heom, gower]}}]',
     )
     path = _write(tmp_path, spec)
-    run_spec(path, out=tmp_path / "out")
+    run_spec(path, out=tmp_path / "out", figures=False)
     vspec = validate_spec(path)
     vote = vspec.datasets[0]
     expected = {s.fold: float(np.isnan(vote.X[s.train]).sum()) for s in vspec.splits[0]}
@@ -517,8 +517,8 @@ def test_a_precomputed_dataset_runs_as_its_features_do(lab, tmp_path):
     algorithm = '[{{id: nn, estimator: "typedlab:MetricNN", params: {{metric: {}}}}}]'
     pre = _spec_text(lab, '[{loader: "typedlab:balance_distances", id: b}]', algorithm.format("precomputed"))
     feat = _spec_text(lab, "[{name: balance, id: b}]", algorithm.format("euclidean"))
-    run_spec(_write(tmp_path, pre, "pre.yaml"), out=tmp_path / "pre")
-    run_spec(_write(tmp_path, feat, "feat.yaml"), out=tmp_path / "feat")
+    run_spec(_write(tmp_path, pre, "pre.yaml"), out=tmp_path / "pre", figures=False)
+    run_spec(_write(tmp_path, feat, "feat.yaml"), out=tmp_path / "feat", figures=False)
     a, b = (_rows(tmp_path / d, "error").sort_values("fold") for d in ("pre", "feat"))
     assert a.value.tolist() == b.value.tolist() and a.n_train.tolist() == b.n_train.tolist()
     columns = _rows(tmp_path / "pre", "train_columns").sort_values("fold")
@@ -712,5 +712,5 @@ def test_metric_params_grids_of_mappings_expand(lab, tmp_path):
         '{"metric":"minkowski","metric_params":{"p":1.5},"nominal":null,"require_nominal":false}',
         '{"metric":"minkowski","metric_params":{"p":3},"nominal":null,"require_nominal":false}',
     ]
-    run_spec(path, out=tmp_path / "out")
+    run_spec(path, out=tmp_path / "out", figures=False)
     assert len(_rows(tmp_path / "out", "error")) == 6

@@ -204,7 +204,7 @@ def test_a_run_writes_the_four_as_sklearn_computes_them_on_its_folds(tmp_path):
         "algorithms": [{"name": "knn", "params": {"k": [7]}}],
         "metrics": NEW,
     }
-    run_spec(spec, out=tmp_path, report=False)
+    run_spec(spec, out=tmp_path, report=False, figures=False)
     frame = read_results(tmp_path / "results.csv")
     vspec = validate_spec(spec)
     checked = 0

@@ -259,15 +259,21 @@ def _lab(tmp_path, cls):
     return spec
 
 
+def _no_figures(args):
+    """``knnx run`` without figures: no test here looks at them (they are most of a
+    small run's time)."""
+    return ("run", "--no-figures", *args[1:]) if args[:1] == ("run",) else args
+
+
 def _knnx(*args, timeout=240, cwd=None):
     """``knnx ARGS`` in a fork of this process (tests/_harness.py): exit code and streams
     as a shell sees them; test_a_new_interpreter_... checks that a new one says the same."""
-    return forked_knnx(*args, timeout=timeout, cwd=cwd)
+    return forked_knnx(*_no_figures(args), timeout=timeout, cwd=cwd)
 
 
 def _real_knnx(*args, timeout=240, cwd=None):
     return subprocess.run(
-        [sys.executable, "-m", "knnx.cli", *map(str, args)],
+        [sys.executable, "-m", "knnx.cli", *map(str, _no_figures(args))],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -528,6 +534,7 @@ def test_get_params_failing_at_run_time_fails_its_cell(tmp_path):
     assert len(frame[frame.metric == "error"]) == 6
 
 
+@pytest.mark.xdist_group("dask")
 def test_a_killed_worker_under_dask_fails_its_cell_and_the_run_goes_on(tmp_path, good_rows):
     pytest.importorskip("distributed")
     spec = _lab(tmp_path, "Killed")
@@ -553,7 +560,14 @@ def test_a_run_ends_when_its_work_is_done_whatever_threads_user_code_left(tmp_pa
     assert not (out / ".knnx-lock").exists() or (out / ".knnx-lock").read_text() == ""
 
 
-@pytest.mark.parametrize("args", [["--jobs", "1"], ["--jobs", "2"], ["--jobs", "2", "--executor", "dask"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--jobs", "1"],
+        ["--jobs", "2"],
+        pytest.param(["--jobs", "2", "--executor", "dask"], marks=pytest.mark.xdist_group("dask")),
+    ],
+)
 def test_joblib_workers_cells_start_do_not_outlive_the_run(tmp_path, args):
     """An estimator with ``n_jobs=2`` starts joblib's (loky's) worker processes, which
     would hold the run's stdout and stderr for loky's 300 s idle timeout after knnx

@@ -54,7 +54,7 @@ def test_hvdm_knn_runs_on_german_with_its_nominal_attributes(tmp_path):
             """
         )
     )
-    run_spec(path, out=tmp_path / "out")
+    run_spec(path, out=tmp_path / "out", figures=False)
     ds = validate_spec(path).datasets[0]
     assert len(ds.nominal) == 13
     _check_errors(path, tmp_path / "out", "hvdm", 5, lambda ds: ds.nominal)
@@ -87,7 +87,7 @@ def test_hvdm_knn_runs_on_a_csv_with_missing_values(tmp_path):
             """
         )
     )
-    run_spec(path, out=tmp_path / "out")
+    run_spec(path, out=tmp_path / "out", figures=False)
     ds = validate_spec(path).datasets[0]
     assert np.isnan(ds.X).sum() == frame[["size", "colour"]].isna().sum().sum() > 0
     _check_errors(path, tmp_path / "out", "hvdm", 3, lambda ds: ds.nominal)

@@ -355,7 +355,7 @@ def test_a_cell_error_with_control_characters_is_escaped_in_failures_csv(tmp_pat
         "algorithms": [{"name": "noisy", "params": {"k": 1}}],
     }
     with pytest.raises(CellError) as err:
-        run_spec(spec, out=tmp_path)
+        run_spec(spec, out=tmp_path, figures=False)
     assert "ValueError: bad \\x1b[31mred\\x1b[0m value; " in str(err.value) or str(err.value).endswith(
         "ValueError: bad \\x1b[31mred\\x1b[0m value"
     )
@@ -550,7 +550,7 @@ def test_a_data_error_while_running_fails_its_cell_and_the_run_goes_on(tmp_path,
         "algorithms": [{"name": "picky", "params": {"k": 1}}],
     }
     with pytest.raises(CellError, match=r"^2 of 6 cells failed and were not saved"):
-        run_spec(spec, out=tmp_path)
+        run_spec(spec, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     assert sorted(set(frame["dataset"])) == ["iris", "ripley"]  # datasets after the failure ran
     failures = (tmp_path / "failures.csv").read_text().splitlines()
@@ -709,7 +709,7 @@ def test_a_huge_column_standardised_in_a_run_is_not_zeroed(tmp_path):
         "protocol": {"kind": "kfold", "folds": 2},
         "algorithms": [{"name": "knn", "params": {"k": 1}}],
     }
-    run_spec(spec, out=tmp_path / "o")
+    run_spec(spec, out=tmp_path / "o", figures=False)
     frame = read_results(tmp_path / "o" / "results.csv")
     assert frame["value"].tolist() == [0.0, 0.0]  # the sign of x separates the classes
 
@@ -994,7 +994,7 @@ def _alive(pid):
 
 
 @pytest.mark.processes
-@pytest.mark.parametrize("executor", ["local", "dask"])
+@pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.xdist_group("dask"))])
 def test_workers_die_with_a_killed_parent(tmp_path, executor):
     import signal
     import subprocess
@@ -1354,7 +1354,8 @@ DASK_DEFAULT_PORT = 8787  # distributed's default HTTP (dashboard) port
 def busy_dashboard_port():
     """Port 8787 taken for the test, as another Dask cluster or notebook would take it:
     listening sockets on 0.0.0.0 and 127.0.0.1 where free (one already taken by someone
-    else is as busy)."""
+    else is as busy). Its tests are in the ``dask`` xdist group (``make test`` runs with
+    ``--dist loadgroup``): one worker runs them one after the other, never two at once."""
     import socket
 
     held = []
@@ -1387,6 +1388,7 @@ def _dask_run(tmp_path, spec_text, jobs=2):
     return subprocess.run(args, capture_output=True, text=True)
 
 
+@pytest.mark.xdist_group("dask")
 def test_a_dask_run_is_silent_when_port_8787_is_taken(tmp_path, busy_dashboard_port):
     """The LocalCluster's scheduler serves HTTP on a free port of its own: with
     dashboard_address=None it took distributed's default 8787 and, that port being taken,
@@ -1401,6 +1403,7 @@ def test_a_dask_run_is_silent_when_port_8787_is_taken(tmp_path, busy_dashboard_p
 
 
 @pytest.mark.processes
+@pytest.mark.xdist_group("dask")
 def test_failed_cells_on_dask_workers_print_only_the_summary_line(tmp_path, busy_dashboard_port):
     """Failed cells come back from the workers as values: distributed logged each as
     'Compute Failed' with its traceback on stderr. Port 8787 taken changes nothing."""
@@ -1436,7 +1439,7 @@ def test_warnings_raised_in_cells_are_listed_not_printed(tmp_path, monkeypatch, 
 
     monkeypatch.setitem(ALGORITHMS, "noisy", Noisy)
     spec = {**BASE, "datasets": ["iris", "wine"], "algorithms": [{"name": "noisy", "params": {"k": 1}}]}
-    summary = run_spec(spec, out=tmp_path)
+    summary = run_spec(spec, out=tmp_path, figures=False)
     assert summary.n_warned == 2  # the two wine folds
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
@@ -1448,10 +1451,10 @@ def test_warnings_raised_in_cells_are_listed_not_printed(tmp_path, monkeypatch, 
         ["wine", 1, "RuntimeWarning", "overflow encountered in scalar multiply", 1],
     ]
     # a resume keeps the warnings of the cells it keeps; --no-resume starts the list again
-    assert run_spec(spec, out=tmp_path).n_run == 0
+    assert run_spec(spec, out=tmp_path, figures=False).n_run == 0
     assert len(read_warnings(tmp_path / "warnings.csv")) == 4
     spec["datasets"] = ["iris"]
-    run_spec(spec, out=tmp_path, resume=False)
+    run_spec(spec, out=tmp_path, resume=False, figures=False)
     assert not (tmp_path / "warnings.csv").exists()
 
 
@@ -1549,7 +1552,7 @@ def test_a_hand_edited_environment_record_is_started_again(tmp_path):
 
     spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": 1}}]}
     (tmp_path / "environment.json").write_text('{"runs": 5}\n')
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     runs = json.loads((tmp_path / "environment.json").read_text())["runs"]
     assert [r["cells_to_run"] for r in runs] == [2]
 

@@ -43,7 +43,7 @@ def done(tmp_path):
     spec = folder / "spec.yaml"
     spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
     out = tmp_path / "out"
-    summary = run_spec(spec, out=out)
+    summary = run_spec(spec, out=out, figures=False)
     assert summary.n_run == summary.n_cells == 32
     return spec, out, summary.n_cells
 
@@ -58,13 +58,13 @@ def test_nothing_to_do_is_answered_without_heavy_imports_and_writes_nothing(done
     probe = textwrap.dedent(f"""
         import json, sys
         from knnx.experiment.rerun import unchanged_run
-        s = unchanged_run({str(spec)!r}, out={str(out)!r})
+        s = unchanged_run({str(spec)!r}, out={str(out)!r}, figures=False)
         heavy = [m for m in ("sklearn", "numba", "pandas", "scipy", "matplotlib", "pydantic") if m in sys.modules]
         print(json.dumps([s.n_cells, s.n_run, s.n_skipped, heavy]))
     """)
     line = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert json.loads(line) == [n, 0, n, []]
-    summary = run_spec(spec, out=out)  # the library takes the same path
+    summary = run_spec(spec, out=out, figures=False)  # the library takes the same path
     assert (summary.n_cells, summary.n_run, summary.n_skipped, summary.notes) == (n, 0, n, ())
     assert folder_bytes(out) == before
 
@@ -75,7 +75,7 @@ def test_the_full_path_agrees_when_the_short_one_is_off(done, monkeypatch):
     spec, out, n = done
     before = folder_bytes(out)
     monkeypatch.setattr("knnx.experiment.runner.unchanged_run", lambda *a, **k: None)
-    summary = run_spec(spec, out=out)
+    summary = run_spec(spec, out=out, figures=False)
     assert (summary.n_run, summary.n_skipped) == (0, n)
     assert folder_bytes(out) == before
 
@@ -105,11 +105,6 @@ def comment_spec(spec, out):
     return 0  # the cells are the same: the full path finds nothing to do
 
 
-def drop_a_figure(spec, out):
-    next(out.glob("*.png")).unlink()
-    return 0
-
-
 def other_knnx_code(spec, out, monkeypatch):
     monkeypatch.setattr(rerun, "code_checksum", lambda: "edited")
     monkeypatch.setattr("knnx.experiment.provenance.code_checksum", lambda: "edited")
@@ -135,7 +130,6 @@ def other_data_folder(spec, out, monkeypatch):
         edit_results,
         edit_ledger,
         comment_spec,
-        drop_a_figure,
         other_knnx_code,
         other_library,
         other_data_folder,
@@ -145,12 +139,12 @@ def test_every_change_takes_the_full_path(done, change, monkeypatch):
     spec, out, n = done
     args = (spec, out, monkeypatch) if change.__code__.co_argcount == 3 else (spec, out)
     expected = change(*args)
-    assert rerun.unchanged_run(spec, out=out) is None
-    summary = run_spec(spec, out=out)
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
+    summary = run_spec(spec, out=out, figures=False)
     if expected is not None:
         assert summary.n_run == expected
     assert summary.n_cells == n
-    again = rerun.unchanged_run(spec, out=out)  # the full path's record serves the next rerun
+    again = rerun.unchanged_run(spec, out=out, figures=False)  # the full path's record serves the next rerun
     assert again is not None and (again.n_cells, again.n_run) == (n, 0)
 
 
@@ -170,32 +164,36 @@ def test_a_copy_of_the_spec_elsewhere_reads_its_own_csv(done, tmp_path):
     other.mkdir()
     shutil.copy(spec, other / "spec.yaml")
     (other / "d.csv").write_text(CSV.replace("\n7,4,1\n", "\n7,0,1\n"))
-    assert rerun.unchanged_run(other / "spec.yaml", out=out) is None
-    assert run_spec(other / "spec.yaml", out=out).n_run == 16
+    assert rerun.unchanged_run(other / "spec.yaml", out=out, figures=False) is None
+    assert run_spec(other / "spec.yaml", out=out, figures=False).n_run == 16
 
 
 def test_the_default_folder_follows_the_spec_name(done, monkeypatch):
     spec, _, n = done
     monkeypatch.chdir(spec.parent)
-    first = run_spec(spec)
+    first = run_spec(spec, figures=False)
     assert first.out == rerun.Path("results") / "quick" and first.n_run == n
-    assert rerun.unchanged_run(spec).n_skipped == n
-    assert rerun.unchanged_run(spec, overrides=["name=quick"]) is None  # an override may rename it
+    assert rerun.unchanged_run(spec, figures=False).n_skipped == n
+    assert (
+        rerun.unchanged_run(spec, overrides=["name=quick"], figures=False) is None
+    )  # an override may rename it
 
 
 def test_a_locked_folder_or_too_many_jobs_are_refused_by_the_full_path(done, monkeypatch):
     spec, out, _ = done
     with output_lock(out):
-        assert rerun.unchanged_run(spec, out=out) is None
+        assert rerun.unchanged_run(spec, out=out, figures=False) is None
         with pytest.raises(ResultsError, match="another knnx run"):
-            run_spec(spec, out=out)
+            run_spec(spec, out=out, figures=False)
     monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1MiB")
-    assert rerun.unchanged_run(spec, out=out, jobs=2) is None
+    assert rerun.unchanged_run(spec, out=out, jobs=2, figures=False) is None
     with pytest.raises(DataError, match="jobs"):
-        run_spec(spec, out=out, jobs=2)
-    assert rerun.unchanged_run(spec, out=out) is None  # below the limit validation passed under
+        run_spec(spec, out=out, jobs=2, figures=False)
+    assert (
+        rerun.unchanged_run(spec, out=out, figures=False) is None
+    )  # below the limit validation passed under
     monkeypatch.delenv("KNNX_MEMORY_LIMIT")
-    assert rerun.unchanged_run(spec, out=out) is not None
+    assert rerun.unchanged_run(spec, out=out, figures=False) is not None
 
 
 def test_a_stamp_without_inputs_is_completed_by_the_next_rerun(done):
@@ -203,10 +201,10 @@ def test_a_stamp_without_inputs_is_completed_by_the_next_rerun(done):
     stamp = out / rerun.STAMP
     record = json.loads(stamp.read_text())
     stamp.write_text(json.dumps({**record, "inputs": None}))
-    assert rerun.unchanged_run(spec, out=out) is None
-    assert run_spec(spec, out=out).n_run == 0
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
+    assert run_spec(spec, out=out, figures=False).n_run == 0
     assert json.loads(stamp.read_text()) == record
-    assert rerun.unchanged_run(spec, out=out) is not None
+    assert rerun.unchanged_run(spec, out=out, figures=False) is not None
 
 
 def test_code_outside_knnx_and_scikit_learn_has_no_fingerprint(tmp_path):
@@ -255,11 +253,11 @@ def test_code_outside_knnx_and_scikit_learn_has_no_fingerprint(tmp_path):
         spec = folder / f"{name}.yaml"
         spec.write_text(yaml.safe_dump(data, sort_keys=False))
         out = tmp_path / name
-        run_spec(spec, out=out)
+        run_spec(spec, out=out, figures=False)
         inputs = json.loads((out / rerun.STAMP).read_text())["inputs"]
         assert (inputs is not None) == short, name
-        assert (rerun.unchanged_run(spec, out=out) is not None) == short, name
-        assert run_spec(spec, out=out).n_run == 0
+        assert (rerun.unchanged_run(spec, out=out, figures=False) is not None) == short, name
+        assert run_spec(spec, out=out, figures=False).n_run == 0
 
 
 def test_an_edit_during_the_run_leaves_no_fingerprint(tmp_path):
@@ -278,11 +276,11 @@ def test_an_edit_during_the_run_leaves_no_fingerprint(tmp_path):
             edited.append(True)
 
     out = tmp_path / "out"
-    run_spec(spec, out=out, progress=progress)
+    run_spec(spec, out=out, progress=progress, figures=False)
     assert edited and json.loads((out / rerun.STAMP).read_text())["inputs"] is None
-    assert rerun.unchanged_run(spec, out=out) is None
-    assert run_spec(spec, out=out).n_run == 0  # the full path: same cells, now recorded
-    assert rerun.unchanged_run(spec, out=out) is not None
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
+    assert run_spec(spec, out=out, figures=False).n_run == 0  # the full path: same cells, now recorded
+    assert rerun.unchanged_run(spec, out=out, figures=False) is not None
 
 
 def test_a_retargeted_link_to_the_csv_is_read_again(tmp_path):
@@ -294,35 +292,37 @@ def test_a_retargeted_link_to_the_csv_is_read_again(tmp_path):
     spec = folder / "spec.yaml"
     spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
     out = tmp_path / "out"
-    run_spec(spec, out=out)
-    assert rerun.unchanged_run(spec, out=out) is not None
+    run_spec(spec, out=out, figures=False)
+    assert rerun.unchanged_run(spec, out=out, figures=False) is not None
     (folder / "d.csv").unlink()
     (folder / "d.csv").symlink_to("v2.csv")
-    assert rerun.unchanged_run(spec, out=out) is None
-    assert run_spec(spec, out=out).n_run == 16
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
+    assert run_spec(spec, out=out, figures=False).n_run == 16
 
 
 def test_a_lower_memory_limit_or_an_unreadable_one_takes_the_full_path(done, monkeypatch):
     spec, out, _ = done
     monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1TiB")
-    assert rerun.unchanged_run(spec, out=out) is not None  # higher: validation's checks pass again
+    assert (
+        rerun.unchanged_run(spec, out=out, figures=False) is not None
+    )  # higher: validation's checks pass again
     monkeypatch.setenv("KNNX_MEMORY_LIMIT", "1KiB")
-    assert rerun.unchanged_run(spec, out=out) is None
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
     monkeypatch.setenv("KNNX_MEMORY_LIMIT", "lots")
-    assert rerun.unchanged_run(spec, out=out) is None
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
     with pytest.raises(SpecError, match="KNNX_MEMORY_LIMIT: expected a size"):
-        run_spec(spec, out=out)
+        run_spec(spec, out=out, figures=False)
 
 
 def test_odd_spec_files_and_folders_take_the_full_path(done, tmp_path):
     spec, out, _ = done
-    assert rerun.unchanged_run(tmp_path, out=out) is None  # a folder, not a spec file
-    assert rerun.unchanged_run("/dev/null", out=out) is None
+    assert rerun.unchanged_run(tmp_path, out=out, figures=False) is None  # a folder, not a spec file
+    assert rerun.unchanged_run("/dev/null", out=out, figures=False) is None
     (out / "spec.yaml").unlink()
     (out / "spec.yaml").hardlink_to(spec)  # the run would overwrite its own spec
-    assert rerun.unchanged_run(spec, out=out) is None
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
     with pytest.raises(ResultsError, match="spec"):
-        run_spec(spec, out=out)
+        run_spec(spec, out=out, figures=False)
 
 
 def test_python_path_and_re_exported_classes_have_no_fingerprint(tmp_path):
@@ -339,9 +339,9 @@ def test_python_path_and_re_exported_classes_have_no_fingerprint(tmp_path):
     for name, data in cases.items():
         spec = folder / f"{name}.yaml"
         spec.write_text(yaml.safe_dump(data, sort_keys=False))
-        run_spec(spec, out=tmp_path / name)
+        run_spec(spec, out=tmp_path / name, figures=False)
         assert json.loads((tmp_path / name / rerun.STAMP).read_text())["inputs"] is None, name
-        assert rerun.unchanged_run(spec, out=tmp_path / name) is None, name
+        assert rerun.unchanged_run(spec, out=tmp_path / name, figures=False) is None, name
 
 
 def test_a_spec_reached_through_a_link_reads_from_the_link_s_folder(tmp_path):
@@ -355,9 +355,9 @@ def test_a_spec_reached_through_a_link_reads_from_the_link_s_folder(tmp_path):
     spec.write_text(yaml.safe_dump(spec_dict(), sort_keys=False))
     (second / "spec.yaml").symlink_to(spec)
     out = tmp_path / "out"
-    run_spec(spec, out=out)
-    assert rerun.unchanged_run(second / "spec.yaml", out=out) is None
-    assert run_spec(second / "spec.yaml", out=out).n_run == 16
+    run_spec(spec, out=out, figures=False)
+    assert rerun.unchanged_run(second / "spec.yaml", out=out, figures=False) is None
+    assert run_spec(second / "spec.yaml", out=out, figures=False).n_run == 16
 
 
 def test_another_pydantic_or_pyyaml_takes_the_full_path(done, monkeypatch):
@@ -365,9 +365,9 @@ def test_another_pydantic_or_pyyaml_takes_the_full_path(done, monkeypatch):
     real = rerun._versions
     for name in ("pydantic", "PyYAML"):
         monkeypatch.setattr(rerun, "_versions", lambda names, name=name: {**real(names), name: "0.0"})
-        assert rerun.unchanged_run(spec, out=out) is None
+        assert rerun.unchanged_run(spec, out=out, figures=False) is None
         monkeypatch.setattr(rerun, "_versions", real)
-        assert rerun.unchanged_run(spec, out=out) is not None
+        assert rerun.unchanged_run(spec, out=out, figures=False) is not None
 
 
 def test_override_objects_without_out_take_the_full_path(done, monkeypatch):
@@ -377,9 +377,9 @@ def test_override_objects_without_out_take_the_full_path(done, monkeypatch):
 
     spec, _, _ = done
     monkeypatch.chdir(spec.parent)
-    run_spec(spec)
-    assert rerun.unchanged_run(spec) is not None
-    assert rerun.unchanged_run(spec, overrides=[parse_override("seed=0")]) is None
+    run_spec(spec, figures=False)
+    assert rerun.unchanged_run(spec, figures=False) is not None
+    assert rerun.unchanged_run(spec, overrides=[parse_override("seed=0")], figures=False) is None
 
 
 @pytest.mark.parametrize("change", ["nothing", "a new seed"])
@@ -397,27 +397,31 @@ def test_knnx_run_asks_whether_there_is_anything_to_do_once(done, change, monkey
     asked = []
     real = rerun._current_inputs
     monkeypatch.setattr(rerun, "_current_inputs", lambda *a: asked.append(a[1]) or real(*a))
-    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out), "--quiet"])
+    result = CliRunner().invoke(app, ["run", str(spec), "--out", str(out), "--quiet", "--no-figures"])
     assert result.exit_code == 0, result.output
     assert asked == [spec]
-    summary = rerun.unchanged_run(spec, out=out)
+    summary = rerun.unchanged_run(spec, out=out, figures=False)
     assert summary is not None and (summary.n_cells, summary.n_run) == (n, 0)
 
 
 def test_a_run_without_figures_draws_none_and_its_setting_is_in_the_stamp(done):
-    """``figures=False`` (``--no-figures``) leaves no PNG in the folder (an earlier run's
-    removed) and the report says so; a rerun with the other setting is not a rerun with
-    nothing to do: it makes the outputs again, the figures with them, every cell cached."""
+    """``figures=False`` (``--no-figures``, how ``done`` was made) leaves no PNG in the
+    folder and the report says so; a rerun with the other setting is not a rerun with
+    nothing to do: it makes the outputs again, the figures with them, every cell cached;
+    going back to ``figures=False`` removes the PNGs drawn."""
     spec, out, n = done
-    drawn = sorted(p.name for p in out.glob("*.png"))
-    assert "error.png" in drawn
-    assert rerun.unchanged_run(spec, out=out, figures=False) is None
-    summary = run_spec(spec, out=out, figures=False)
-    assert (summary.n_run, summary.n_skipped) == (0, n)
     assert sorted(out.glob("*.png")) == []
     assert "None: the run was made without figures" in (out / "report.html").read_text(encoding="utf-8")
-    again = rerun.unchanged_run(spec, out=out, figures=False)
-    assert again is not None and again.n_run == 0
     assert rerun.unchanged_run(spec, out=out) is None
     summary = run_spec(spec, out=out)
-    assert summary.n_run == 0 and sorted(p.name for p in out.glob("*.png")) == drawn
+    assert (summary.n_run, summary.n_skipped) == (0, n)
+    drawn = sorted(p.name for p in out.glob("*.png"))
+    assert "error.png" in drawn
+    again = rerun.unchanged_run(spec, out=out)
+    assert again is not None and again.n_run == 0
+    (out / "error.png").unlink()  # a figure removed: the full path draws it again
+    assert rerun.unchanged_run(spec, out=out) is None
+    assert run_spec(spec, out=out).n_run == 0 and sorted(p.name for p in out.glob("*.png")) == drawn
+    assert rerun.unchanged_run(spec, out=out, figures=False) is None
+    summary = run_spec(spec, out=out, figures=False)
+    assert summary.n_run == 0 and sorted(out.glob("*.png")) == []

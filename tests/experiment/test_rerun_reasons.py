@@ -69,20 +69,20 @@ def lab(tmp_path, request):
 
 def test_an_unrelated_script_or_a_comment_reruns_nothing(lab):
     folder, pkg, spec = lab
-    first = run_spec(spec, out=folder / "out")
+    first = run_spec(spec, out=folder / "out", figures=False)
     assert first.n_run == 8 and first.reruns == ()
     (folder / "spotcheck.py").write_text("import pandas\nprint('an analysis nothing imports')\n")
     (folder / pkg / "spotcheck.py").write_text("X = 1\n")
     (folder / pkg / "helper.py").write_text("# the class predicted\nCLASS  =  0\nSHIFT = 0.0  # the cut\n")
-    again = run_spec(spec, out=folder / "out")
+    again = run_spec(spec, out=folder / "out", figures=False)
     assert (again.n_run, again.n_skipped, again.reruns) == (0, 8, ())
 
 
 def test_an_edited_imported_module_reruns_its_cells_and_says_why(lab):
     folder, pkg, spec = lab
-    run_spec(spec, out=folder / "out")
+    run_spec(spec, out=folder / "out", figures=False)
     (folder / pkg / "helper.py").write_text("CLASS = 1\nSHIFT = 0.0\n")
-    again = run_spec(spec, out=folder / "out")
+    again = run_spec(spec, out=folder / "out", figures=False)
     # every majority cell (its module imports helper) and every cell on the loader's data
     # (the loader imports helper too); knn on iris alone is kept
     assert (again.n_run, again.n_skipped) == (6, 2)

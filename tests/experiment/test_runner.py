@@ -98,14 +98,14 @@ def test_ripley_errors_match_sklearn(tmp_path):
 
 @pytest.mark.pandas_io
 def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
-    run_spec(KFOLD, out=tmp_path)
+    run_spec(KFOLD, out=tmp_path, figures=False)
     full = read_results(tmp_path / "results.csv")
-    assert run_spec(KFOLD, out=tmp_path).n_run == 0
+    assert run_spec(KFOLD, out=tmp_path, figures=False).n_run == 0
     # Simulate a crash: drop the last cell entirely, leave half of the one before, and
     # a partial line at the end of the file.
     lines = (tmp_path / "results.csv").read_text().splitlines(keepends=True)
     (tmp_path / "results.csv").write_text("".join(lines[:-3]) + lines[-3][:20])
-    summary = run_spec(KFOLD, out=tmp_path)
+    summary = run_spec(KFOLD, out=tmp_path, figures=False)
     assert summary.n_run == 2 and summary.n_skipped == summary.n_cells - 2
     again = read_results(tmp_path / "results.csv")
     pd.testing.assert_frame_equal(values(again), values(full))
@@ -113,8 +113,8 @@ def test_rerun_skips_finished_cells_and_partial_rows_are_redone(tmp_path):
 
 @pytest.mark.pandas_io
 def test_no_resume_starts_over(tmp_path):
-    run_spec(RIPLEY, out=tmp_path)
-    summary = run_spec(RIPLEY, out=tmp_path, resume=False)
+    run_spec(RIPLEY, out=tmp_path, figures=False)
+    summary = run_spec(RIPLEY, out=tmp_path, resume=False, figures=False)
     assert summary.n_run == 6 and len(read_results(tmp_path / "results.csv")) == 18
 
 
@@ -123,23 +123,23 @@ def test_an_edited_spec_reruns_exactly_the_cells_that_changed(tmp_path):
     """The cache keys on content: a new grid value or algorithm runs only the new cells,
     a dropped one leaves results.csv, and changing what every cell depends on (the
     metrics) reruns everything. Values equal those of a fresh run."""
-    run_spec(RIPLEY, out=tmp_path)
+    run_spec(RIPLEY, out=tmp_path, figures=False)
     grown = {**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9, 15, 21]}}]}
-    summary = run_spec(grown, out=tmp_path)
+    summary = run_spec(grown, out=tmp_path, figures=False)
     assert (summary.n_run, summary.n_skipped) == (1, 6)
-    fresh = run_spec(grown, out=tmp_path / "fresh")
+    fresh = run_spec(grown, out=tmp_path / "fresh", figures=False)
     pd.testing.assert_frame_equal(
         values(read_results(tmp_path / "results.csv")), values(read_results(fresh.out / "results.csv"))
     )
     shrunk = {**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
-    summary = run_spec(shrunk, out=tmp_path)
+    summary = run_spec(shrunk, out=tmp_path, figures=False)
     assert summary.n_run == 0
     assert len(read_results(tmp_path / "results.csv")) == 6  # 2 cells x 3 metrics
     assert summary.notes == (  # said, not silent: another spec into one folder replaces its rows
         f"5 cells of an earlier spec are not in this one: their rows left {tmp_path}/results.csv "
         "(run it with another --out to keep both)",
     )
-    again = run_spec({**shrunk, "metrics": ["error"]}, out=tmp_path)
+    again = run_spec({**shrunk, "metrics": ["error"]}, out=tmp_path, figures=False)
     assert again.n_run == 2 and again.notes == ()  # rerun (their hash changed), none removed
 
 
@@ -150,17 +150,17 @@ def test_changed_data_or_code_invalidates_the_cache(tmp_path, monkeypatch):
     csv.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30)))
     spec = {**KFOLD, "datasets": [{"csv": str(csv), "label": "label"}], "preprocess": {"standardize": False}}
     out = tmp_path / "out"
-    n = run_spec(spec, out=out).n_cells
-    assert run_spec(spec, out=out).n_run == 0
+    n = run_spec(spec, out=out, figures=False).n_cells
+    assert run_spec(spec, out=out, figures=False).n_run == 0
     csv.write_text(csv.read_text().replace("\n7,1,1\n", "\n7,2,1\n"))  # one value changes
-    assert run_spec(spec, out=out).n_run == n
+    assert run_spec(spec, out=out, figures=False).n_run == n
     monkeypatch.setattr(R, "code_checksum", lambda: "edited")  # as if knnx's code changed
-    assert run_spec(spec, out=out).n_run == n
-    assert run_spec(spec, out=out).n_run == 0
+    assert run_spec(spec, out=out, figures=False).n_run == n
+    assert run_spec(spec, out=out, figures=False).n_run == 0
     upgraded = {**R.library_versions(), "scikit-learn": "99.0"}  # as if a library were upgraded
     monkeypatch.setattr(R, "library_versions", lambda: upgraded)
-    assert run_spec(spec, out=out).n_run == n
-    assert run_spec(spec, out=out).n_run == 0
+    assert run_spec(spec, out=out, figures=False).n_run == n
+    assert run_spec(spec, out=out, figures=False).n_run == 0
 
 
 def test_library_versions_are_the_installed_ones():
@@ -179,17 +179,17 @@ def test_library_versions_are_the_installed_ones():
     assert set(v) == {"numpy", "scipy", "numba", "llvmlite", "scikit-learn", "metric-learn"}
 
 
-def test_jobs_give_identical_results(tmp_path):
-    run_spec(KFOLD, out=tmp_path / "a", jobs=1)
-    run_spec(KFOLD, out=tmp_path / "b", jobs=2)
-    a, b = read_results(tmp_path / "a" / "results.csv"), read_results(tmp_path / "b" / "results.csv")
+def test_jobs_give_identical_results(tmp_path, shared_run):
+    one = shared_run(KFOLD, jobs=1, figures=False)
+    run_spec(KFOLD, out=tmp_path / "b", jobs=2, figures=False)
+    a, b = read_results(one / "results.csv"), read_results(tmp_path / "b" / "results.csv")
     pd.testing.assert_frame_equal(values(a), values(b))
 
 
-def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path):
-    run_spec(KFOLD, out=tmp_path / "a")
-    run_spec(KFOLD, out=tmp_path / "b")
-    a, b = read_results(tmp_path / "a" / "results.csv"), read_results(tmp_path / "b" / "results.csv")
+def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path, shared_run):
+    first = shared_run(KFOLD, jobs=1, figures=False)
+    run_spec(KFOLD, out=tmp_path / "b", figures=False)
+    a, b = read_results(first / "results.csv"), read_results(tmp_path / "b" / "results.csv")
     pd.testing.assert_frame_equal(values(a), values(b))
     # Recompute one iris cell by hand: scaler fitted on the training part only.
     from knnx.spec import SEED_SPLITS, dataset_seedseq
@@ -225,9 +225,8 @@ def test_same_seed_same_results_and_standardize_fits_on_train(tmp_path):
 
 
 @pytest.mark.pandas_io
-def test_table_and_check_commands(tmp_path):
-    run_spec(RIPLEY, out=tmp_path)
-    results = tmp_path / "results.csv"
+def test_table_and_check_commands(tmp_path, shared_run):
+    results = shared_run(RIPLEY, figures=False) / "results.csv"
     md = runner.invoke(app, ["table", str(results), "--metric", "error"])
     assert md.exit_code == 0
     # one value per configuration (a predefined split): the mean alone, its count beside it
@@ -331,19 +330,17 @@ def test_plot_lines_carry_the_group_means(tmp_path):
     assert_allclose(uniform.get_ydata(), expected, rtol=1e-12)
 
 
-def test_plot_labels_name_only_the_parameters_that_vary(tmp_path):
+def test_plot_labels_name_only_the_parameters_that_vary(shared_run):
     """Ripley's spec fixes weights=uniform: the line is labelled "knn", not with every
     parameter (a long label used to squeeze the axes to nothing)."""
     from knnx.reporting.figures import plot_metric
 
-    run_spec(RIPLEY, out=tmp_path)
-    fig = plot_metric(read_results(tmp_path / "results.csv"), "error", x="k")
+    fig = plot_metric(read_results(shared_run(RIPLEY, figures=False) / "results.csv"), "error", x="k")
     assert [c.get_label() for c in fig.axes[0].containers] == ["knn"]
 
 
-def test_plot_command_and_its_errors(tmp_path):
-    run_spec(RIPLEY, out=tmp_path)
-    results = tmp_path / "results.csv"
+def test_plot_command_and_its_errors(tmp_path, shared_run):
+    results = shared_run(RIPLEY, figures=False) / "results.csv"
     ok = runner.invoke(app, ["plot", str(results), "--metric", "f1_macro", "--out", str(tmp_path / "f1.pdf")])
     assert ok.exit_code == 0 and (tmp_path / "f1.pdf").stat().st_size > 1000
     bad_x = runner.invoke(app, ["plot", str(results), "--x", "kk"])
@@ -358,14 +355,14 @@ def test_plot_command_and_its_errors(tmp_path):
 def test_output_folder_guards(tmp_path):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(ResultsError, match="--out: .*afile is a file, not a folder"):
-        run_spec(RIPLEY, out=tmp_path / "afile")
-    run_spec(RIPLEY, out=tmp_path / "o")
+        run_spec(RIPLEY, out=tmp_path / "afile", figures=False)
+    run_spec(RIPLEY, out=tmp_path / "o", figures=False)
     (tmp_path / "o" / "cells.csv").unlink()
     with pytest.raises(ResultsError, match="has a results.csv but no cells.csv ledger"):
-        run_spec(RIPLEY, out=tmp_path / "o")
+        run_spec(RIPLEY, out=tmp_path / "o", figures=False)
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "results.csv").write_text("garbage,line\n")
-    run_spec(RIPLEY, out=tmp_path / "g", resume=False)  # --no-resume starts over
+    run_spec(RIPLEY, out=tmp_path / "g", resume=False, figures=False)  # --no-resume starts over
     assert len(read_results(tmp_path / "g" / "results.csv")) == 18
 
 
@@ -391,7 +388,7 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
         "algorithms": [{"name": "knn", "params": {"k": 1}}, {"name": "broken", "params": {"k": 3}}],
     }
     with pytest.raises(CellError) as info:
-        run_spec(spec, out=tmp_path)
+        run_spec(spec, out=tmp_path, figures=False)
     message = 'cell ripley broken {"k":3,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"} repeat 0 fold 0 failed: RuntimeError: boom'
     assert str(info.value) == (
         f"1 of 2 cells failed and were not saved (listed in {tmp_path / 'failures.csv'}; a rerun retries them); "
@@ -420,7 +417,7 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
     assert result.stderr.startswith("error: 1 of 2 cells failed and were not saved")
     # the failure is not cached: once the algorithm works, the next run retries that cell only
     monkeypatch.setitem(ALGORITHMS, "broken", KNNClassifier)
-    summary = run_spec(spec, out=tmp_path)
+    summary = run_spec(spec, out=tmp_path, figures=False)
     assert (summary.n_run, summary.n_skipped) == (1, 1) and not (tmp_path / "failures.csv").exists()
     assert len(read_results(tmp_path / "results.csv")) == 6
 
@@ -428,13 +425,13 @@ def test_a_failing_cell_is_one_line(tmp_path, monkeypatch):
 @pytest.mark.pandas_io
 def test_names_like_na_survive_resume(tmp_path):
     spec = {**KFOLD, "datasets": [{"name": "iris", "id": "NA"}]}
-    run_spec(spec, out=tmp_path)
-    assert run_spec(spec, out=tmp_path).n_run == 0
+    run_spec(spec, out=tmp_path, figures=False)
+    assert run_spec(spec, out=tmp_path, figures=False).n_run == 0
     assert set(read_results(tmp_path / "results.csv").dataset) == {"NA"}
 
 
 def test_defaults_are_written_into_params(tmp_path):
-    run_spec({**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": 3}}]}, out=tmp_path)
+    run_spec({**RIPLEY, "algorithms": [{"name": "knn", "params": {"k": 3}}]}, out=tmp_path, figures=False)
     assert set(read_results(tmp_path / "results.csv").params) == {
         '{"k":3,"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}'
     }
@@ -455,7 +452,7 @@ def test_knn_lpo_records_the_chosen_k_and_resume_keeps_it(tmp_path):
     from knnx.lpo.risk import select_k
     from knnx.spec import SEED_SPLITS, dataset_seedseq
 
-    run_spec(LPO_SPEC, out=tmp_path)
+    run_spec(LPO_SPEC, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     assert len(frame) == 2 * 3 * 2  # (p) x (folds) x (error, chosen_k)
     ds = load_bundled("ripley")
@@ -473,7 +470,7 @@ def test_knn_lpo_records_the_chosen_k_and_resume_keeps_it(tmp_path):
                 err = float(np.mean(ref.predict(ds.X[s.test]) != ds.y[s.test]))
                 assert float(rows[rows.metric == "error"].value.item()) == err
     before = (tmp_path / "results.csv").read_text()
-    again = run_spec(LPO_SPEC, out=tmp_path)
+    again = run_spec(LPO_SPEC, out=tmp_path, figures=False)
     assert again.n_run == 0 and (tmp_path / "results.csv").read_text() == before
     summary = pd.read_csv(tmp_path / "summary.csv")
     assert not summary[summary.metric == "chosen_k"].best.any()
@@ -487,7 +484,7 @@ def test_knn_lpo_p_must_be_below_the_training_size(tmp_path):
     with pytest.raises(
         SpecError, match=r"algorithms\[0\]\.params\.p: p=833 must be below the 833 training samples"
     ):
-        run_spec(bad, out=tmp_path)
+        run_spec(bad, out=tmp_path, figures=False)
 
 
 LPO_PROTOCOL = {
@@ -505,7 +502,7 @@ def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
     from knnx.lpo.risk import lpo_risk
     from knnx.spec import SEED_DATA, dataset_seedseq
 
-    run_spec(LPO_PROTOCOL, out=tmp_path)
+    run_spec(LPO_PROTOCOL, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     assert len(frame) == 2 * 3  # one row per (dataset, k): no folds, no repeats
     assert set(frame.metric) == {"error"} and set(frame.fold.astype(int)) == {0}
@@ -524,7 +521,7 @@ def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
             assert float(row.value.item()) == risk[k - 1]
             assert int(row.n_train.item()) == len(ds.y) - 7 and int(row.n_test.item()) == 7
     assert json.loads(frame.protocol.iloc[0]) == {"kind": "lpo", "p": 7}
-    again = run_spec(LPO_PROTOCOL, out=tmp_path)
+    again = run_spec(LPO_PROTOCOL, out=tmp_path, figures=False)
     assert again.n_run == 0
 
 
@@ -552,7 +549,7 @@ def test_lpo_protocol_spec_errors(tmp_path, change, message):
 
     bad = {**LPO_PROTOCOL, "datasets": ["iris"], **change}
     with pytest.raises(SpecError, match=message):
-        run_spec(bad, out=tmp_path)
+        run_spec(bad, out=tmp_path, figures=False)
     assert not (tmp_path / "results.csv").exists()
 
 
@@ -598,7 +595,7 @@ def test_probability_and_posterior_metrics_match_oracles(tmp_path):
     from knnx.evaluation.metrics import KAPPAS
     from knnx.spec import SEED_DATA, dataset_seedseq
 
-    run_spec(POSTERIOR, out=tmp_path)
+    run_spec(POSTERIOR, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     entry = POSTERIOR["datasets"][0]
     ds = load_dataset(entry, seed=dataset_seedseq(3, dataset_label(entry), SEED_DATA))
@@ -651,9 +648,9 @@ def test_predict_proba_is_called_only_for_probability_metrics(tmp_path, monkeypa
 
     monkeypatch.setitem(ALGORITHMS, "noproba", NoProba)
     spec = {**RIPLEY, "algorithms": [{"name": "noproba", "params": {"k": 3}}], "metrics": ["error"]}
-    run_spec(spec, out=tmp_path / "a")
+    run_spec(spec, out=tmp_path / "a", figures=False)
     with pytest.raises(CellError, match="RuntimeError: predict_proba called"):
-        run_spec({**spec, "metrics": ["error", "brier"]}, out=tmp_path / "b")
+        run_spec({**spec, "metrics": ["error", "brier"]}, out=tmp_path / "b", figures=False)
 
 
 def test_a_class_missing_from_training_gets_probability_zero():
@@ -769,7 +766,7 @@ def curved_algorithm(monkeypatch):
 def test_curves_are_written_thinned_and_survive_a_crash(tmp_path, curved_algorithm):
     from knnx.results import CURVE_COLUMNS, read_curves
 
-    run_spec(CURVED, out=tmp_path)
+    run_spec(CURVED, out=tmp_path, figures=False)
     curves = read_curves(tmp_path / "curves.csv")
     assert list(curves.columns) == CURVE_COLUMNS and len(curves) == 2 * 3 * 2 * 50
     one = curves[
@@ -791,17 +788,17 @@ def test_curves_are_written_thinned_and_survive_a_crash(tmp_path, curved_algorit
     # Crash after the last cell's curves were written but before its results row.
     lines = (tmp_path / "results.csv").read_text().splitlines(keepends=True)
     (tmp_path / "results.csv").write_text("".join(lines[:-1]))
-    summary = run_spec(CURVED, out=tmp_path)
+    summary = run_spec(CURVED, out=tmp_path, figures=False)
     assert summary.n_run == 1
     assert (tmp_path / "curves.csv").read_text() == full_curves  # not twice, same order
     pd.testing.assert_frame_equal(values(read_results(tmp_path / "results.csv")), values(full_results))
 
-    run_spec({**CURVED, "record_curves": False}, out=tmp_path, resume=False)
+    run_spec({**CURVED, "record_curves": False}, out=tmp_path, resume=False, figures=False)
     assert not (tmp_path / "curves.csv").exists()
 
 
 def test_without_record_curves_no_curves_file(tmp_path, curved_algorithm):
-    run_spec({**CURVED, "record_curves": False}, out=tmp_path)
+    run_spec({**CURVED, "record_curves": False}, out=tmp_path, figures=False)
     assert not (tmp_path / "curves.csv").exists()
 
 
@@ -821,7 +818,7 @@ def test_unn_curves_end_to_end(tmp_path):
         "record_curves": True,
         "curve_points": 20,
     }
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     est = ALGORITHMS["unn"](k=5)
     ds = load_bundled("ripley")
     tr, _ = ds.split

@@ -52,7 +52,7 @@ def test_the_ledger_records_a_cell_only_after_its_rows_are_synced(tmp_path, monk
     for seconds, groups in ((0.0, 30), (1e9, 1)):
         monkeypatch.setattr(runner, "COMMIT_SECONDS", seconds)
         events.clear()
-        run_spec(SPEC, out=tmp_path / str(groups))
+        run_spec(SPEC, out=tmp_path / str(groups), figures=False)
         ledger = [e for e in events if e[:2] == ("append", "cells.csv")]
         assert len(ledger) == groups and sum(e[2] for e in ledger) == 30
         rows_appended = synced = 0
@@ -82,11 +82,11 @@ def test_an_interrupted_run_commits_the_cells_it_finished(tmp_path, monkeypatch)
 
     monkeypatch.setattr(cells.FitPredict, "run", classmethod(interrupted))
     with pytest.raises(KeyboardInterrupt):
-        run_spec(SPEC, out=tmp_path)
+        run_spec(SPEC, out=tmp_path, figures=False)
     monkeypatch.undo()
-    summary = run_spec(SPEC, out=tmp_path)
+    summary = run_spec(SPEC, out=tmp_path, figures=False)
     assert (summary.n_run, summary.n_skipped) == (23, 7)
-    fresh = read_results(run_spec(SPEC, out=tmp_path / "fresh").out / "results.csv")
+    fresh = read_results(run_spec(SPEC, out=tmp_path / "fresh", figures=False).out / "results.csv")
     times = ["fit_seconds", "predict_seconds"]
     pd.testing.assert_frame_equal(
         read_results(tmp_path / "results.csv").drop(columns=times), fresh.drop(columns=times)
@@ -204,7 +204,7 @@ def test_a_cell_like_one_warmed_up_before_skips_planning(tmp_path, monkeypatch):
     planned = []
     real = warmup._plan
     monkeypatch.setattr(warmup, "_plan", lambda *a: planned.append(1) or real(*a))
-    run_spec(SPEC, out=tmp_path)
+    run_spec(SPEC, out=tmp_path, figures=False)
     # 3 settings, one size (5-fold on 150 rows: 120 training, 30 test rows): 3 plans
     assert len(planned) == 3
 

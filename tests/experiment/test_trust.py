@@ -77,11 +77,11 @@ def test_kill_9_in_the_middle_then_rerun_equals_an_uninterrupted_run(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert 40 <= ledger_rows(out) < N_MANY  # killed in the middle
-    summary = run_spec(MANY, out=out)
+    summary = run_spec(MANY, out=out, figures=False)
     assert summary.n_skipped >= 40 and summary.n_run + summary.n_skipped == N_MANY
     resumed = read_results(out / "results.csv")
     assert not resumed.duplicated(subset=["dataset", "algorithm", "params", "repeat", "fold", "metric"]).any()
-    fresh = read_results(run_spec(MANY, out=tmp_path / "fresh").out / "results.csv")
+    fresh = read_results(run_spec(MANY, out=tmp_path / "fresh", figures=False).out / "results.csv")
     pd.testing.assert_frame_equal(values(resumed), values(fresh))
     assert ledger_rows(out) == N_MANY
 
@@ -127,7 +127,7 @@ def test_two_runs_at_once_on_one_folder_the_second_refuses_and_nothing_is_corrup
         os.kill(first.pid, signal.SIGCONT)
     assert first.wait(timeout=300) == 0
     shared = read_results(out / "results.csv")
-    fresh = read_results(run_spec(MANY, out=tmp_path / "fresh").out / "results.csv")
+    fresh = read_results(run_spec(MANY, out=tmp_path / "fresh", figures=False).out / "results.csv")
     pd.testing.assert_frame_equal(values(shared), values(fresh))
     assert ledger_rows(out) == N_MANY and not (out / "failures.csv").exists()
 
@@ -138,7 +138,7 @@ def test_failed_cells_with_a_process_pool_are_recorded_and_the_rest_saved(tmp_pa
     spec["algorithms"] = [{"name": "knn", "params": {"k": [1, 3]}}, {"name": "unn", "params": {"k": 5}}]
     monkeypatch.setattr(executors, "run_cell", _fail_for_unn)
     with pytest.raises(CellError, match=r"^2 of 6 cells failed and were not saved"):
-        run_spec(spec, out=tmp_path / "o", jobs=2)
+        run_spec(spec, out=tmp_path / "o", jobs=2, figures=False)
     done = read_results(tmp_path / "o" / "results.csv")
     assert set(done.algorithm) == {"knn"} and len(done) == 4 * 2
     failures = pd.read_csv(tmp_path / "o" / "failures.csv")
@@ -152,6 +152,7 @@ def _fail_for_unn(task, *args):
     return run_cell(task, *args)
 
 
+@pytest.mark.xdist_group("dask")
 def test_dask_local_cluster_gives_the_results_of_jobs_1(tmp_path):
     """A real distributed.LocalCluster on loopback (2 single-threaded worker processes):
     the same rows as an in-process run, a failed cell recorded the same way."""
@@ -162,8 +163,8 @@ def test_dask_local_cluster_gives_the_results_of_jobs_1(tmp_path):
         "protocol": {"kind": "kfold", "folds": 3},
         "algorithms": [{"name": "knn", "params": {"k": [1, 5]}}, {"name": "gnnb", "params": {"k": 5}}],
     }
-    local = read_results(run_spec(spec, out=tmp_path / "local").out / "results.csv")
-    summary = run_spec(spec, out=tmp_path / "dask", executor="dask", jobs=2)
+    local = read_results(run_spec(spec, out=tmp_path / "local", figures=False).out / "results.csv")
+    summary = run_spec(spec, out=tmp_path / "dask", executor="dask", jobs=2, figures=False)
     assert summary.n_run == 2 * 3 * 3
     remote = read_results(tmp_path / "dask" / "results.csv")
     pd.testing.assert_frame_equal(values(remote), values(local))
@@ -174,6 +175,7 @@ def _dataset_loads():
     return PROCESS.loads
 
 
+@pytest.mark.xdist_group("dask")
 def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
     """An external LocalCluster reached by its tcp:// address, as --scheduler does: same
     rows as jobs = 1, and no worker loads a dataset more than once (tasks carry the
@@ -187,7 +189,7 @@ def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
         "protocol": {"kind": "kfold", "folds": 4},
         "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5]}}],
     }
-    local = read_results(run_spec(spec, out=tmp_path / "local").out / "results.csv")
+    local = read_results(run_spec(spec, out=tmp_path / "local", figures=False).out / "results.csv")
     with (
         LocalCluster(
             n_workers=2,
@@ -201,7 +203,9 @@ def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
         Client(cluster) as client,
     ):
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
-        summary = run_spec(spec, out=tmp_path / "dask", executor="dask", scheduler=cluster.scheduler_address)
+        summary = run_spec(
+            spec, out=tmp_path / "dask", executor="dask", scheduler=cluster.scheduler_address, figures=False
+        )
         loads = client.run(_dataset_loads)
     assert summary.n_run == 2 * 4 * 3
     assert len(loads) == 2 and all(n <= 2 for n in loads.values())  # 24 cells, at most 2 loads a worker
@@ -213,9 +217,9 @@ def test_dask_scheduler_address_and_each_worker_loads_a_dataset_once(tmp_path):
 def test_executor_options_are_checked(tmp_path, monkeypatch):
     # the library names its parameters, the command line its flags
     with pytest.raises(KnnxError, match=r"^scheduler: only with executor='dask'$"):
-        run_spec(MANY, out=tmp_path, scheduler="tcp://127.0.0.1:1")
+        run_spec(MANY, out=tmp_path, scheduler="tcp://127.0.0.1:1", figures=False)
     with pytest.raises(KnnxError, match=r"^jobs: expected an integer >= 1, got 0$"):
-        run_spec(MANY, out=tmp_path, jobs=0)
+        run_spec(MANY, out=tmp_path, jobs=0, figures=False)
     result = CliRunner().invoke(app, ["run", "x.yaml", "--scheduler", "tcp://127.0.0.1:1"])
     assert result.exit_code == 2 and "--scheduler: only with --executor dask" in result.stderr
     result = CliRunner().invoke(app, ["run", "x.yaml", "--executor", "spark"])
@@ -263,7 +267,7 @@ def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monke
         ],
         "metrics": ["error", "f1_macro"],
     }
-    shared = read_results(run_spec(spec, out=tmp_path / "shared").out / "results.csv")
+    shared = read_results(run_spec(spec, out=tmp_path / "shared", figures=False).out / "results.csv")
     pairs = [c[:2] for c in calls]
     assert len(pairs) == len(set(pairs))  # no graph computed twice
     loo_graph = [c for c in calls if c[1] == "loo"]  # the training rows' own graph (UNN, GNNB)
@@ -279,7 +283,7 @@ def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monke
     # share_graphs: false (a timing study): every cell searches its own neighbours: the six
     # kNN cells a test graph each at their own k, UNN and GNNB a LOO graph and a test graph
     alone = read_results(
-        run_spec({**spec, "share_graphs": False}, out=tmp_path / "alone").out / "results.csv"
+        run_spec({**spec, "share_graphs": False}, out=tmp_path / "alone", figures=False).out / "results.csv"
     )
     assert sorted(c[2] for c in calls if c[0] == train and c[1] != "loo") == [1, 3, 5, 5, 7, 9, 15]
     assert sorted(c[2] for c in calls if c[1] == "loo") == [5, 5]
@@ -287,5 +291,5 @@ def test_neighbour_graphs_are_computed_once_per_split_and_shared(tmp_path, monke
     pd.testing.assert_frame_equal(values(shared), values(alone))
     calls.clear()
     monkeypatch.setattr(PROCESS, "reuse_graphs", False)  # the process switch does the same
-    run_spec(spec, out=tmp_path / "switch")
+    run_spec(spec, out=tmp_path / "switch", figures=False)
     assert len(calls) == n_shared + 7

@@ -107,7 +107,7 @@ def _run(spec, out, monkeypatch, warm_up, jobs=1):
     monkeypatch.setattr(PROCESS, "warmed", set())  # this process has warmed nothing up yet
     monkeypatch.setattr(PROCESS, "graphs", graphs.GraphStore())
     np.random.seed(12345)  # noqa: NPY002 - the state SGDClassifier(random_state=None) draws from
-    run_spec(spec, out=out, jobs=jobs)
+    run_spec(spec, out=out, jobs=jobs, figures=False)
     stored = set(PROCESS.graphs._shelf.graphs)
     return read_results(out / "results.csv"), stored
 
@@ -206,7 +206,7 @@ def test_estimators_without_kernels_are_not_warmed_up_nor_listed(tmp_path, monke
         ],
     }
     seen = []
-    run_spec(spec, out=tmp_path, progress=lambda done, total, text: seen.append(text))
+    run_spec(spec, out=tmp_path, progress=lambda done, total, text: seen.append(text), figures=False)
     assert [t for t in seen if t.startswith("compiling")] == [WARMUP_TEXT.format("knn")]
     assert set(last_warmup(tmp_path)) == {"knn"} and last_warmup(tmp_path)["knn"] > 0
     assert set(read_results(tmp_path / "results.csv").algorithm) == {"sk_knn", "forest", "knn"}
@@ -323,7 +323,7 @@ def test_the_runner_passes_an_eta_to_a_callback_that_takes_one(tmp_path, monkeyp
     def progress(done, total, text, eta_seconds=None):
         seen.append((done, text, eta_seconds))
 
-    run_spec(RIPLEY_K, out=tmp_path, progress=progress)
+    run_spec(RIPLEY_K, out=tmp_path, progress=progress, figures=False)
     assert all(eta is None for done, _, eta in seen if done == 0)
     after = [eta for done, text, eta in seen if done > 0 and not text.startswith("compiling")]
     assert len(after) == 6 and all(e is not None and e >= 0 for e in after) and after[-1] == 0.0
@@ -340,7 +340,13 @@ def test_the_progress_says_when_kernels_compile(tmp_path, monkeypatch, jobs):
     monkeypatch.setattr(PROCESS, "warmed", set())
     seen = []
     spec = {**RIPLEY_K, "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}, {"name": "unn"}]}
-    run_spec(spec, out=tmp_path, jobs=jobs, progress=lambda done, total, text: seen.append((done, text)))
+    run_spec(
+        spec,
+        out=tmp_path,
+        jobs=jobs,
+        progress=lambda done, total, text: seen.append((done, text)),
+        figures=False,
+    )
     texts = [text for _, text in seen]
     assert WARMUP_TEXT.format("knn") == "compiling kernels (first run only): knn"
     assert WARMUP_TEXT.format("knn") in texts and WARMUP_TEXT.format("unn") in texts

@@ -272,7 +272,7 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
     from knnx.results import read_results
 
     small = {**SMALL, "datasets": ["wdbc"]}
-    runner.run_spec(small, out=tmp_path / "whole")
+    runner.run_spec(small, out=tmp_path / "whole", figures=False)
     calls = []
     from knnx.experiment import cells
 
@@ -286,12 +286,12 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
 
     monkeypatch.setattr(cells, "active_learning", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        runner.run_spec(small, out=tmp_path / "cut")
+        runner.run_spec(small, out=tmp_path / "cut", figures=False)
     assert len(read_results(tmp_path / "cut" / "results.csv")) == 2 * 4 * 2  # two loops saved
     with open(tmp_path / "cut" / "results.csv", "a") as fh:
         fh.write("act,wdbc,lpo_qbc,{")  # a torn line, as a kill in mid-write leaves
     monkeypatch.setattr(cells, "active_learning", real)
-    summary = runner.run_spec(small, out=tmp_path / "cut")
+    summary = runner.run_spec(small, out=tmp_path / "cut", figures=False)
     assert (summary.n_run, summary.n_skipped) == (2, 2)
     whole = read_results(tmp_path / "whole" / "results.csv").drop(columns=TIMES)
     cut = read_results(tmp_path / "cut" / "results.csv").drop(columns=TIMES)
@@ -301,9 +301,9 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
     )
     # Rerun: nothing recomputed, the file unchanged; more repeats keep the earlier ones.
     before = (tmp_path / "cut" / "results.csv").read_text()
-    assert runner.run_spec(small, out=tmp_path / "cut").n_run == 0
+    assert runner.run_spec(small, out=tmp_path / "cut", figures=False).n_run == 0
     assert (tmp_path / "cut" / "results.csv").read_text() == before
-    summary = runner.run_spec(small, out=tmp_path / "cut", overrides=["repeats=3"])
+    summary = runner.run_spec(small, out=tmp_path / "cut", overrides=["repeats=3"], figures=False)
     assert (summary.n_run, summary.n_skipped) == (2, 4)
     grown = read_results(tmp_path / "cut" / "results.csv")
     assert grown[grown.repeat < 2].drop(columns=TIMES).reset_index(drop=True).equals(cut)
@@ -311,7 +311,9 @@ def test_active_resume_after_an_interruption_gives_the_same_file(tmp_path, monke
     assert len(json.loads((tmp_path / "cut" / "environment.json").read_text())["runs"]) == 3
 
 
-@pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "executor", ["local", pytest.param("dask", marks=[pytest.mark.slow, pytest.mark.xdist_group("dask")])]
+)
 def test_active_with_workers_gives_the_rows_of_one_process(tmp_path, executor):
     from knnx.experiment.runner import run_spec
     from knnx.results import read_results
@@ -319,8 +321,8 @@ def test_active_with_workers_gives_the_rows_of_one_process(tmp_path, executor):
     if executor == "dask":
         pytest.importorskip("distributed")
     small = {**SMALL, "datasets": ["wdbc"], "repeats": 1}
-    run_spec(small, out=tmp_path / "one")
-    run_spec(small, out=tmp_path / "two", jobs=2, executor=executor)
+    run_spec(small, out=tmp_path / "one", figures=False)
+    run_spec(small, out=tmp_path / "two", jobs=2, executor=executor, figures=False)
     one = read_results(tmp_path / "one" / "results.csv").drop(columns=TIMES)
     two = read_results(tmp_path / "two" / "results.csv").drop(columns=TIMES)
     pd.testing.assert_frame_equal(one, two)
@@ -418,7 +420,12 @@ def test_active_progress_names_each_loop(tmp_path):
 
     seen = []
     small = {**SMALL, "datasets": ["wdbc"], "repeats": 2}
-    run_spec(small, out=tmp_path, progress=lambda done, total, text: seen.append((done, total, text)))
+    run_spec(
+        small,
+        out=tmp_path,
+        progress=lambda done, total, text: seen.append((done, total, text)),
+        figures=False,
+    )
     assert seen[0] == (0, 4, "")
     assert [s for s in seen if s[2].startswith("wdbc")] == [
         (1, 4, "wdbc lpo_qbc repeat 0"),

@@ -42,7 +42,7 @@ LEARNERS = {
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("learned") / "out"
-    run_spec(SPEC, out=out, report=False)
+    run_spec(SPEC, out=out, report=False, figures=False)
     return read_results(out / "results.csv")
 
 

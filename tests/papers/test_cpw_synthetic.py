@@ -106,7 +106,10 @@ def test_declared_target_on_a_small_run_matches_direct_computation(tmp_path):
         "algorithms.0.params.scheme=[l2, cw]",
     ]
     knnx.run_spec(
-        EXPERIMENTS / "cpw_synthetic.yaml", out=tmp_path / "results" / "cpw-synthetic", overrides=overrides
+        EXPERIMENTS / "cpw_synthetic.yaml",
+        out=tmp_path / "results" / "cpw-synthetic",
+        overrides=overrides,
+        figures=False,
     )
     errors = {}
     for n in (8, 16):

@@ -120,7 +120,7 @@ def test_declared_target_on_a_tiny_run_by_hand(tmp_path):
         algorithms=[a for a in raw["algorithms"] if a["id"] in keep],
     )
     raw["algorithms"][-1]["params"]["max_rounds"] = 20  # ADA_c3, a fast stand-in
-    knnx.run_spec(raw, out=tmp_path / "res", jobs=1)
+    knnx.run_spec(raw, out=tmp_path / "res", jobs=1, figures=False)
     target = load_target("gnnb-small")
     target = target.model_copy(
         update={"tables": [t.model_copy(update={"results": [str(tmp_path / "res")]}) for t in target.tables]}

@@ -344,7 +344,7 @@ def test_a_selection_step_in_a_run_fits_the_classifier_on_the_rows_it_keeps(tmp_
         ],
         "metrics": ["error"],
     }  # fmt: skip
-    run_spec(spec, out=tmp_path / "out", report=False)
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     rows = pd.read_csv(tmp_path / "out" / "results.csv")
     vspec = validate_spec(spec)
     for d, name in enumerate(["keel.breast", "iris"]):

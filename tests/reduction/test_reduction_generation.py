@@ -98,7 +98,7 @@ def test_lvq_in_a_run_is_the_codebook_then_1nn(tmp_path):
         "algorithms": [{"name": "lvq", "params": {"lvq__variant": "lvq1", "lvq__fraction": 0.2}}],
         "metrics": ["error"],
     }
-    run_spec(spec, out=tmp_path / "out", report=False)
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     rows = pd.read_csv(tmp_path / "out" / "results.csv")
     vspec = validate_spec(spec)
     ds = vspec.datasets[0]

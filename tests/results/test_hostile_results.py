@@ -125,7 +125,9 @@ def test_a_deep_spec_dict_is_refused_by_the_python_api(tmp_path, call):
     itself): one SpecError naming the top-level key, before any recursion."""
     from knnx.experiment.runner import run_spec
 
-    function = validate_spec if call == "validate_spec" else lambda s: run_spec(s, out=tmp_path / "o")
+    function = (
+        validate_spec if call == "validate_spec" else lambda s: run_spec(s, out=tmp_path / "o", figures=False)
+    )
     with pytest.raises(SpecError) as error:
         function(_deep_in_params(_nested_mapping(3000)))
     assert str(error.value) == f"<spec>: algorithms: {DEEP}"

@@ -43,7 +43,7 @@ def run_folder(tmp_path_factory):
     from knnx.experiment.runner import run_spec
 
     out = tmp_path_factory.mktemp("run") / "out"
-    run_spec(SPEC, out=out, report=False)
+    run_spec(SPEC, out=out, report=False, figures=False)
     return out
 
 
@@ -245,7 +245,7 @@ def test_a_resumed_run_reads_its_own_file(run_folder, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(run_folder, out)
     before = (out / "results.csv").read_bytes()
-    run_spec(SPEC, out=out, report=False)
+    run_spec(SPEC, out=out, report=False, figures=False)
     assert (out / "results.csv").read_bytes() == before
     assert len(read_results(out / "results.csv")) == 6
 

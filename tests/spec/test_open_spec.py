@@ -70,7 +70,7 @@ def test_scikit_learn_classifiers_by_import_path_equal_direct_calls(tmp_path):
             {"name": "knn", "params": {"k": [1, 5]}},
         ],
     }
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     vspec = validate_spec(spec)
     assert sorted(frame["algorithm"].unique()) == ["SVC", "knn", "rf"]
@@ -228,7 +228,7 @@ def test_aliases_of_weighted_metric_equal_the_scheme_they_fix(tmp_path):
             {"name": "weighted_metric", "params": {"scheme": "pw", "max_epochs": 4}},
         ],
     }
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     by = {a: g.sort_values("fold")["value"].tolist() for a, g in frame.groupby("algorithm")}
     assert by["pw"] == by["weighted_metric"]
@@ -396,7 +396,7 @@ def test_register_algorithm_names_a_class_for_specs(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"register_algorithm\('lr', LinearRegression\): is a regressor"):
         algorithms.register_algorithm("lr", LinearRegression)
     spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "centroid"}]}
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     vspec = validate_spec(spec)
     rows = read_results(tmp_path / "results.csv").sort_values("fold")
     assert rows["value"].tolist() == _direct_errors(vspec, 0, NearestCentroid)
@@ -694,7 +694,7 @@ def test_register_dataset_names_a_loader_for_specs(tmp_path, monkeypatch):
     vspec = validate_spec(spec)
     assert [ds.name for ds in vspec.datasets] == ["xor", "xor[n=30]", "xor[n=50]"]
     assert vspec.datasets[0].classes.tolist() == ["0", "1"] and vspec.datasets[2].n_samples == 50
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     assert len(read_results(tmp_path / "results.csv")) == 3 * 3
 
 
@@ -726,13 +726,13 @@ def test_params_for_replaces_the_grid_on_the_datasets_it_names(tmp_path):
     }
     assert len(vspec.cells) == 3 * (2 + 3 + 1) + 3 * 3
     # the rows equal those of a spec giving each dataset its own grid
-    run_spec(spec, out=tmp_path / "a")
+    run_spec(spec, out=tmp_path / "a", figures=False)
     alone = {
         **spec,
         "datasets": ["glass"],
         "algorithms": [{"name": "knn", "params": {"k": 1, "weights": "distance"}}],
     }
-    run_spec(alone, out=tmp_path / "b")
+    run_spec(alone, out=tmp_path / "b", figures=False)
     a = read_results(tmp_path / "a" / "results.csv")
     b = read_results(tmp_path / "b" / "results.csv")
     a = a[(a.dataset == "glass") & (a.algorithm == "knn")].sort_values("fold")
@@ -794,7 +794,7 @@ def test_set_overrides_equal_the_same_spec_written_out(tmp_path):
     written["algorithms"][0]["params"]["k"] = [1, 3, 5]
     written["algorithms"][1]["params"] = {"theta": 0.5}
     (tmp_path / "w.yaml").write_text(yaml.safe_dump(written))
-    run_spec(tmp_path / "w.yaml", out=tmp_path / "w")
+    run_spec(tmp_path / "w.yaml", out=tmp_path / "w", figures=False)
     ours, theirs = (read_results(p / "results.csv") for p in (out, tmp_path / "w"))
     cols = ["dataset", "algorithm", "params", "repeat", "fold", "metric", "value"]
     assert ours[cols].equals(theirs[cols])
@@ -1036,7 +1036,7 @@ def test_each_parameter_has_its_column_and_tables_group_by_it(tmp_path):
             {"name": "knn_sample", "params": {"seed": [0, 1, 2], "fraction": [0.5, 0.9]}},
         ],
     }
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     header = (tmp_path / "results.csv").read_text().splitlines()[0].split(",")
     # the file: the parameters the spec sets (they vary here); reading derives every one
     assert header[-3:] == ["param_fraction", "param_k", "param_seed"] and header[-4] == "tune_seconds"
@@ -1091,7 +1091,7 @@ def test_a_results_file_without_parameter_columns_reads_the_same(tmp_path):
     from knnx.results import COLUMNS, rows_to_csv
 
     spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
-    run_spec(spec, out=tmp_path / "a")
+    run_spec(spec, out=tmp_path / "a", figures=False)
     new = read_results(tmp_path / "a" / "results.csv")
     old = tmp_path / "old.csv"
     old.write_text(rows_to_csv(new[COLUMNS].to_dict("records"), header=True))  # as an older knnx wrote it
@@ -1100,10 +1100,10 @@ def test_a_results_file_without_parameter_columns_reads_the_same(tmp_path):
 
 def test_a_resume_that_adds_parameters_rewrites_the_header_and_keeps_the_rows(tmp_path):
     spec = {**BASE, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     before = read_results(tmp_path / "results.csv")
     spec["algorithms"].append({"name": "unn", "params": {"theta": [0.5]}})
-    summary = run_spec(spec, out=tmp_path)
+    summary = run_spec(spec, out=tmp_path, figures=False)
     assert (summary.n_run, summary.n_skipped) == (3, 6)
     after = read_results(tmp_path / "results.csv")
     assert "param_theta" in (tmp_path / "results.csv").read_text().splitlines()[0]
@@ -1136,7 +1136,7 @@ def test_tune_equals_grid_search_cv_on_the_same_inner_folds(tmp_path, algorithm,
     from knnx.spec import tune_seed
 
     spec = {**BASE, "datasets": ["wine", "glass"], "algorithms": [{**algorithm, "tune": {"cv": 4}}]}
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     frame = read_results(tmp_path / "results.csv")
     vspec = validate_spec(spec)
     assert len(vspec.cells) == 2 * 3  # one cell per split, not per setting
@@ -1165,7 +1165,7 @@ def test_tuned_inner_folds_share_neighbour_graphs(tmp_path, graph_calls):
         "datasets": ["wine"],
         "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7]}, "tune": {"cv": 3}}],
     }
-    run_spec(spec, out=tmp_path)
+    run_spec(spec, out=tmp_path, figures=False)
     pairs = [c[:2] for c in calls]
     assert len(pairs) == len(set(pairs)) == 2 * (3 + 1)  # per outer fold: 3 inner folds + the test graph
     assert {c[2] for c in calls} == {7}
@@ -1243,6 +1243,7 @@ def _values(out):
     return frame.drop(columns=["fit_seconds", "predict_seconds", "tune_seconds"]).reset_index(drop=True)
 
 
+@pytest.mark.xdist_group("dask")
 def test_one_spec_mixing_every_kind_of_entry_runs_on_every_executor_and_resumes(tmp_path):
     import os
     import signal

@@ -90,8 +90,10 @@ def three_runs(tmp_path_factory, mixed_csv):
     run_spec(_spec(entries, list(CONTESTANTS.values())), out=base / "auto", report=True)
     kept = [CONTESTANTS[c] for c in CODES]
     onehot = [v for c, v in CONTESTANTS.items() if c not in CODES]
-    run_spec(_spec([ids(e, "keep") for e in entries], kept), out=base / "keep", report=False)
-    run_spec(_spec([ids(e, "onehot") for e in entries], onehot), out=base / "onehot", report=False)
+    run_spec(_spec([ids(e, "keep") for e in entries], kept), out=base / "keep", report=False, figures=False)
+    run_spec(
+        _spec([ids(e, "onehot") for e in entries], onehot), out=base / "onehot", report=False, figures=False
+    )
     return base
 
 
@@ -143,7 +145,7 @@ def test_a_rerun_of_the_views_has_nothing_to_do(three_runs, tmp_path):
     """OUT/spec.yaml run again into its folder: every cell (each in its view) is done."""
     spec = tmp_path / "again.yaml"
     spec.write_text((three_runs / "auto" / "spec.yaml").read_text())
-    summary = run_spec(spec, out=three_runs / "auto", report=False)
+    summary = run_spec(spec, out=three_runs / "auto", report=False, figures=False)
     assert (summary.n_run, summary.n_skipped) == (0, summary.n_cells)
 
 
@@ -241,7 +243,7 @@ def test_a_loader_entry_without_categorical_gives_each_contestant_its_view(tmp_p
     spec["protocol"] = {"kind": "partitions", "scheme": "3-fold"}
     spec["python_path"] = ["."]
     (tmp_path / "s.yaml").write_text(__import__("yaml").safe_dump(spec))
-    run_spec(tmp_path / "s.yaml", out=tmp_path / "out", report=False)
+    run_spec(tmp_path / "s.yaml", out=tmp_path / "out", report=False, figures=False)
     rows = _rows(tmp_path / "out")
     from sklearn.tree import DecisionTreeClassifier
 

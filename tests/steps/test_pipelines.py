@@ -70,7 +70,7 @@ def test_scale_pca_enn_knn_equals_imblearn_pipeline_on_keel_partitions(tmp_path)
             }
         ],
     }
-    run_spec(spec, out=tmp_path, report=False)
+    run_spec(spec, out=tmp_path, report=False, figures=False)
     frame = read_results(tmp_path / "results.csv")
     vspec = validate_spec(spec)
     algorithm = "scale>pca>editednearestneighbours>knn"
@@ -159,7 +159,7 @@ def test_a_tuned_step_parameter_equals_grid_search_over_the_imblearn_pipeline(tm
             }
         ],
     }
-    run_spec(spec, out=tmp_path, report=False)
+    run_spec(spec, out=tmp_path, report=False, figures=False)
     frame = read_results(tmp_path / "results.csv")
     vspec = validate_spec(spec)
     for d, ds in enumerate(vspec.datasets):
@@ -252,7 +252,7 @@ def test_a_spy_step_sees_the_training_rows_at_fit_and_the_test_rows_at_predict(t
     }
     if tuned:
         spec["algorithms"][0]["tune"] = {"cv": 2}
-    run_spec(spec, out=tmp_path / "out", report=False)
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     log = list(sys.modules["steplab"].LOG)
     vspec = validate_spec(spec)
     ds = vspec.datasets[0]
@@ -307,12 +307,12 @@ def test_nca_is_fitted_once_per_training_part_for_a_grid_over_k(tmp_path, nca_fi
         "protocol": {"kind": "kfold", "folds": 3},
         "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7, 9]}, "steps": ["scale", "nca"]}],
     }
-    run_spec(spec, out=tmp_path / "a", report=False)
+    run_spec(spec, out=tmp_path / "a", report=False, figures=False)
     assert len(nca_fits) == 3
     assert PROCESS.step_fits.hits >= 12  # scale and nca of every cell after the first of its fold
     shared = read_results(tmp_path / "a" / "results.csv")
     PROCESS.step_fits = None  # no store: every chain fits its own steps
-    run_spec(spec, out=tmp_path / "b", report=False)
+    run_spec(spec, out=tmp_path / "b", report=False, figures=False)
     assert len(nca_fits) == 3 + 15
     alone = read_results(tmp_path / "b" / "results.csv")
     np.testing.assert_array_equal(shared["value"].to_numpy(), alone["value"].to_numpy())
@@ -325,7 +325,7 @@ def test_a_tuned_grid_fits_nca_once_per_inner_fold_and_once_for_the_refit(tmp_pa
         "protocol": {"kind": "kfold", "folds": 2},
         "algorithms": [{"name": "knn", "params": {"k": [1, 3, 5, 7]}, "steps": ["nca"], "tune": {"cv": 3}}],
     }
-    run_spec(spec, out=tmp_path, report=False)
+    run_spec(spec, out=tmp_path, report=False, figures=False)
     assert len(nca_fits) == 2 * (3 + 1)
 
 
@@ -361,7 +361,7 @@ def test_a_reused_step_fit_counts_in_fit_seconds_as_if_alone(tmp_path):
             {"name": "knn", "params": {"k": [1, 3, 5]}, "steps": [{"estimator": "steplab:SlowScaler"}]}
         ],
     }
-    run_spec(spec, out=tmp_path / "out", report=False)
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     frame = read_results(tmp_path / "out" / "results.csv")
     assert PROCESS.step_fits.hits == 4  # k=3 and k=5 of each fold
     assert (frame["fit_seconds"] >= 0.3).all()
@@ -394,7 +394,7 @@ def test_steps_are_in_the_params_the_id_and_the_param_columns(tmp_path):
         ],
         "metrics": ["error"],
     }
-    run_spec(spec, out=tmp_path, report=False)
+    run_spec(spec, out=tmp_path, report=False, figures=False)
     frame = read_results(tmp_path / "results.csv")
     assert sorted(set(frame.algorithm)) == ["plain", "scale>knn"]
     assert sorted(set(frame[frame.algorithm == "scale>knn"]["param_scale__method"])) == ["minmax", "robust"]
@@ -427,13 +427,17 @@ def test_params_for_and_set_reach_a_step_parameter(tmp_path):
             }
         ],
     }
-    run_spec(spec, out=tmp_path / "a", overrides=["algorithms[0].params.k=3"], report=False)
+    run_spec(spec, out=tmp_path / "a", overrides=["algorithms[0].params.k=3"], report=False, figures=False)
     frame = read_results(tmp_path / "a" / "results.csv")
     got = frame.astype({"param_pca__n_components": int}).groupby("dataset")["param_pca__n_components"]
     assert {k: sorted(set(v)) for k, v in got} == {"iris": [2], "wine": [5]}
     assert set(frame["param_k"].astype(int)) == {3}
     run_spec(
-        spec, out=tmp_path / "b", overrides=["algorithms[0].steps[0].params.n_components=3"], report=False
+        spec,
+        out=tmp_path / "b",
+        overrides=["algorithms[0].steps[0].params.n_components=3"],
+        report=False,
+        figures=False,
     )
     frame = read_results(tmp_path / "b" / "results.csv")
     assert set(frame[frame.dataset == "iris"]["param_pca__n_components"].astype(int)) == {3}
@@ -454,9 +458,9 @@ def test_the_written_spec_reruns_with_nothing_to_do(tmp_path):
             }
         ],
     }
-    first = run_spec(spec, out=tmp_path / "out", report=False)
+    first = run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     (tmp_path / "copy.yaml").write_bytes((tmp_path / "out" / "spec.yaml").read_bytes())
-    again = run_spec(tmp_path / "copy.yaml", out=tmp_path / "out", report=False)
+    again = run_spec(tmp_path / "copy.yaml", out=tmp_path / "out", report=False, figures=False)
     assert first.n_run == 4 and again.n_run == 0
 
 
@@ -589,7 +593,7 @@ def test_a_transformer_that_drops_rows_only_later_fails_its_cell_naming_the_step
         ],
     }
     with pytest.raises(CellError, match="2 of 4 cells failed") as failed:
-        run_spec(spec, out=tmp_path / "out", report=False)
+        run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     assert (
         "failed: ValueError: step spy: transform returned 74 rows for 75; a transformer keeps every row (a step "
         "that removes or adds rows is a sampler, with fit_resample)" in str(failed.value)
@@ -623,7 +627,7 @@ def test_an_imblearn_pipeline_object_runs_as_the_entry_it_stands_for(tmp_path):
         "protocol": {"kind": "partitions"},
         "algorithms": [{"estimator": pipeline(), "params": {"pca__n_components": [2, 3]}}],
     }
-    run_spec(spec, out=tmp_path / "out", report=False)
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     frame = read_results(tmp_path / "out" / "results.csv")
     algorithm = "standardscaler>pca>editednearestneighbours>KNeighborsClassifier"
     assert set(frame.algorithm) == {algorithm}
@@ -803,7 +807,7 @@ def test_steps_that_misbehave_fail_their_cells_and_the_run_goes_on(tmp_path):
         ],
     }
     with pytest.raises(CellError, match="8 of 10 cells failed"):
-        run_spec(spec, out=tmp_path / "out", report=False)
+        run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     assert set(read_results(tmp_path / "out" / "results.csv").algorithm) == {"plain"}
     with open(tmp_path / "out" / "failures.csv", newline="") as f:
         errors = {}
@@ -834,14 +838,14 @@ def test_editing_a_step_of_ones_own_reruns_its_cells_only(tmp_path):
             {"name": "knn", "params": {"k": 1}, "steps": [{"estimator": "steplab:Spy"}]},
         ],
     }
-    assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 4
-    assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 0
+    assert run_spec(spec, out=tmp_path / "out", report=False, figures=False).n_run == 4
+    assert run_spec(spec, out=tmp_path / "out", report=False, figures=False).n_run == 0
     (tmp_path / "steplab" / "__init__.py").write_text(SPY + "\n# a comment\n")
     del sys.modules["steplab"]
-    assert run_spec(spec, out=tmp_path / "out", report=False).n_run == 0
+    assert run_spec(spec, out=tmp_path / "out", report=False, figures=False).n_run == 0
     (tmp_path / "steplab" / "__init__.py").write_text(SPY + "\nEDITED = True\n")
     del sys.modules["steplab"]
-    again = run_spec(spec, out=tmp_path / "out", report=False)
+    again = run_spec(spec, out=tmp_path / "out", report=False, figures=False)
     assert (again.n_run, again.n_skipped) == (2, 2)
     assert again.reruns == ("2 cells run again: steplab/__init__.py changed",)
 
@@ -887,7 +891,7 @@ def test_encode_lets_a_random_forest_run_beside_hvdm_on_one_kept_entry(tmp_path)
             },
         ],
     }
-    run_spec(spec, out=tmp_path / "both", report=False)
+    run_spec(spec, out=tmp_path / "both", report=False, figures=False)
     frame = read_results(tmp_path / "both" / "results.csv")
     assert len(set(frame.dataset)) == 1
     vspec = validate_spec(spec)
@@ -901,7 +905,7 @@ def test_encode_lets_a_random_forest_run_beside_hvdm_on_one_kept_entry(tmp_path)
         error = float(np.mean(forest.predict(X_test) != ds.y[s.test]))
         assert rf[rf.fold == s.fold]["value"].item() == error
     alone = {**spec, "name": "alone", "algorithms": spec["algorithms"][:1]}
-    run_spec(alone, out=tmp_path / "alone", report=False)
+    run_spec(alone, out=tmp_path / "alone", report=False, figures=False)
     hvdm_alone = read_results(tmp_path / "alone" / "results.csv")
     np.testing.assert_array_equal(
         _by_fold(frame, "knn_hvdm")["value"], _by_fold(hvdm_alone, "knn_hvdm")["value"]
