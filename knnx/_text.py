@@ -54,6 +54,12 @@ def shorten(text, limit, mark="..."):
     return text if len(text) <= limit else text[: limit - len(mark)] + mark
 
 
+def shown(text, limit=40):
+    """``text`` for a one-line message: at most ``limit`` characters (then ``...``),
+    control characters escaped."""
+    return escape_control(shorten(text, limit + 3))
+
+
 def canonical_json(value, allow_nan=False):
     """JSON with sorted keys and no spaces: the one text of a value that knnx compares,
     hashes and writes (``params`` in results). numpy scalars are written as Python's;

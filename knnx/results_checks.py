@@ -9,9 +9,9 @@ counted, shown or pooled as if knnx had written it.
   the counts of a results file (``repeat``, ``fold``, ``seed``, ``n_train``,
   ``n_test``, ``round``) >= 0;
 - names (``experiment``, ``dataset``, ``algorithm``, ``metric``) neither empty nor blank;
-- ``params``: a JSON object of parameters (:func:`parse_params_text`: standard JSON, no
-  key given twice, finite numbers, nested at most :data:`knnx.limits.MAX_DEPTH` levels),
-  at most :data:`MAX_PARAM_NAMES` names over the file;
+- ``params``: a JSON object of parameters (:meth:`knnx.params.Params.parse`, the one
+  parser: standard JSON, no key given twice, finite numbers, nested at most
+  :data:`knnx.limits.MAX_DEPTH` levels), at most :data:`MAX_PARAM_NAMES` names over the file;
 - each cell's metric once (:func:`check_repeats`).
 
 Each check costs one pass over a column, and one parse per distinct text: a results file
@@ -19,27 +19,20 @@ has millions of rows and few distinct ``params``."""
 
 import csv
 import json
-import math
 import re
-import sys
 from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 
-from knnx._text import canonical_json, escape_control, shorten
+from knnx._text import canonical_json, shown
 from knnx.errors import ResultsError
-from knnx.limits import depth_problem, json_too_deep
+from knnx.limits import json_too_deep
+from knnx.params import Refused, parse_params_text, refuse_constant
 
 # Distinct parameter names a results file may hold (each becomes a column): knnx's
 # estimators have at most 15, a scikit-learn estimator dozens.
 MAX_PARAM_NAMES = 500
-
-
-def shown(text, limit=40):
-    """``text`` for a message: at most ``limit`` characters (then ``...``), control
-    characters escaped."""
-    return escape_control(shorten(text, limit + 3))
 
 
 def _first_line(codes, code):
@@ -168,78 +161,9 @@ def check_names(frame, columns, path):
 # --- params ------------------------------------------------------------------------------
 
 
-class _Refused(Exception):
-    """A JSON text that parses but is no knnx params cell (the message says why)."""
-
-
-def _object(pairs):
-    value = dict(pairs)
-    if len(value) < len(pairs):
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Refused(f"the key '{shown(key)}' is given twice")
-            seen.add(key)
-    return value
-
-
-def _constant(name):  # NaN, Infinity, -Infinity: Python's json reads them, JSON has none
-    raise _Refused(f"{name} is not a finite JSON number")
-
-
-def _float(text):
-    value = float(text)
-    if not math.isfinite(value):  # 1e999
-        raise _Refused(f"{shown(text)} is not a finite JSON number")
-    return value
-
-
-def _int(text):
-    try:
-        return int(text)
-    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-        digits = len(text.lstrip("-"))
-        raise _Refused(f"an integer of {digits} digits (at most {sys.get_int_max_str_digits()})") from None
-
-
-def _encodable(value):
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def parse_params_text(text):
-    """``(parameters, None)`` for a ``params`` cell that is a JSON object of parameters,
-    else ``(None, problem)``: nested deeper than the limit (checked before parsing, which
-    would exhaust the recursion of ``json.loads``), not a JSON object, a key given twice
-    (Python's json keeps the last), NaN or an infinity (no JSON number; knnx writes
-    standard JSON only), an integer of more digits than Python converts, a parameter
-    without a name, or a \\u escape that is no character (a lone surrogate: no text can
-    be written with it)."""
-    if json_too_deep(text):
-        return None, depth_problem()
-    try:
-        value = json.loads(
-            text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int
-        )
-    except _Refused as exc:
-        return None, str(exc)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        return None, f"'{shown(text)}' is not a JSON object of parameters"
-    if "" in value:
-        return None, "a parameter without a name (the key '')"
-    if "\\u" in text and not _encodable(value):
-        return None, "a \\u escape that is no character (a lone surrogate)"
-    return value, None
-
-
 def check_params(texts, path):
     """``(codes, parameters, names)`` of a ``params`` column: row i's parameters are
-    ``parameters[codes[i]]`` (one dict per distinct text, parsed once), ``names`` the
+    ``parameters[codes[i]]`` (one :class:`knnx.params.Params` per distinct text, parsed once), ``names`` the
     sorted parameter names of the file. ResultsError naming the first line whose cell is
     not a JSON object of parameters (:func:`parse_params_text`), or a file whose cells
     name more than :data:`MAX_PARAM_NAMES` parameters (one column each)."""
@@ -265,8 +189,8 @@ def check_protocol(texts, path):
     codes, uniques = pd.factorize(np.asarray(texts, dtype=object))
     for i, text in enumerate(uniques):
         try:
-            value = None if json_too_deep(text) else json.loads(text, parse_constant=_constant)
-        except (ValueError, _Refused):
+            value = None if json_too_deep(text) else json.loads(text, parse_constant=refuse_constant)
+        except (ValueError, Refused):
             value = None
         if not isinstance(value, dict):
             raise ResultsError(
@@ -282,7 +206,7 @@ def settings(codes, parameters):
     """Per row, the code of its setting: rows whose ``params`` parse to equal parameters
     (``{"k": 1}`` and ``{"k":1}``) share one (``codes`` and ``parameters`` as
     :func:`check_params` gives them)."""
-    canonical = [canonical_json(p, allow_nan=True) for p in parameters]
+    canonical = [p.text for p in parameters]
     return pd.factorize(np.asarray(canonical, dtype=object))[0][codes] if parameters else codes
 
 

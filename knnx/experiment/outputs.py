@@ -13,13 +13,12 @@ A rerun that finds every cell done and that digest unchanged has nothing to writ
 leaves the folder as it is (environment.json included) instead of drawing the same
 figures again (2-4 s of matplotlib at every no-op rerun); see :mod:`knnx.experiment.rerun`."""
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from knnx._text import canonical_json
 from knnx.errors import ResultsError
 from knnx.experiment.rerun import STAMP, outputs_current, outputs_digest, record_outputs  # noqa: F401 (re-exported)
+from knnx.params import Params, value_key
 from knnx.reporting.summaries import configuration_labels, format_table, mark_best, summarize
 from knnx.results import (
     COLUMNS,
@@ -211,8 +210,8 @@ def written_param_names(vspec):
     (:func:`knnx.results.read_results`) derives a column for each."""
     values = {}  # (algorithm, parameter): the values its cells take
     for algorithm, params_json in dict.fromkeys((c.algorithm, c.params_json) for c in vspec.cells):
-        for name, value in json.loads(params_json).items():
-            values.setdefault((algorithm, name), set()).add(canonical_json(value))
+        for name, value in Params.parse(params_json)[0].items():  # the cell's own canonical JSON
+            values.setdefault((algorithm, name), set()).add(value_key(value))
     written = set()
     for entry in getattr(vspec.spec, "algorithms", None) or ():
         written |= set(getattr(entry, "params", {}) or {})

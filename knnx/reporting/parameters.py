@@ -1,22 +1,23 @@
 """The parameters of a results frame: each row's ``params`` parsed once
-(:func:`parse_params`, with the one parser :func:`knnx.results_checks.parse_params_text`),
+(:func:`parse_params`, with the one parser :meth:`knnx.params.Params.parse`),
 the values each parameter takes (:func:`parameter_values`) and which parameters vary,
 overall or within an algorithm on a dataset (:func:`varying_within`): what the figures
 draw a metric against and the report counts."""
 
 from dataclasses import dataclass
 
-from knnx._text import canonical_json
+from knnx._text import shown
 from knnx.errors import ResultsError
-from knnx.results_checks import parse_params_text, shown
+from knnx.params import Params, value_key
 
 
 def parse_params(params):
-    """The ``params`` cells of a results frame (a Series indexed by data row) as dicts
-    (equal texts give one shared dict: do not modify them). A file's cells are checked
-    when read (:func:`knnx.results.read_results`); a cell of a frame built in Python that
-    is not a JSON object of parameters (:func:`knnx.results_checks.parse_params_text`) is
-    a ResultsError naming its row by the frame's index."""
+    """The ``params`` cells of a results frame (a Series indexed by data row) as
+    :class:`knnx.params.Params` (read-only; equal texts give one shared value). A file's
+    cells are checked when read (:func:`knnx.results.read_results`); a cell of a frame
+    built in Python that is not a JSON object of parameters
+    (:meth:`knnx.params.Params.parse`) is a ResultsError naming its row by the frame's
+    index."""
     cache = {}
     out = []
     for row, text in params.items():
@@ -25,7 +26,7 @@ def parse_params(params):
         elif text in cache:
             value, problem = cache[text]
         else:
-            value, problem = cache[text] = parse_params_text(text)
+            value, problem = cache[text] = Params.parse(text)
         if problem is not None:
             label = repr(row) if isinstance(row, str) else str(row)
             raise ResultsError(f"column 'params' row {label} of the frame: {problem}")
@@ -35,10 +36,6 @@ def parse_params(params):
 
 def is_number(value):
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def value_key(value):
-    return canonical_json(value, allow_nan=True)
 
 
 def parameter_values(frame):

@@ -11,8 +11,9 @@ is the whole fit, for a tuned cell (``tune:``) the inner search plus the refit;
 part's ``predict``. Compilation is in none of them (the warm-up, see
 :mod:`knnx.experiment.runner`). A file older than ``tune_seconds`` reads NaN there.
 
-``params`` and ``protocol`` are canonical JSON (sorted keys). ``seed`` is the spec's
-seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
+``params`` and ``protocol`` are canonical JSON (sorted keys); every reader turns
+``params`` into a :class:`knnx.params.Params` (one parser, one canonical text). ``seed``
+is the spec's seed. A cell is identified by (dataset, algorithm, params, repeat, fold).
 An active-learning run (``kind: active``) adds the column ``round`` after these: a
 cell (one loop) has one row per (round, metric). Reading refuses, in one line naming
 the file, line and column, what knnx never writes (:mod:`knnx.results_checks`): a
@@ -43,6 +44,7 @@ The package's modules: :mod:`~knnx.results.schema` (the columns), :mod:`~knnx.re
 :mod:`knnx.results_checks`, the atomic writes and locks in :mod:`knnx.writing`.
 """
 
+from knnx.params import Params, parse_params_text
 from knnx.results.read import (
     json_kind,
     parse_results,
@@ -78,7 +80,7 @@ from knnx.results.schema import (
     with_param_columns,
 )
 from knnx.results.write import ResultsWriter, curve_rows, prepare_output_folder, rows_to_csv, thin_indices
-from knnx.results_checks import MAX_PARAM_NAMES, parse_params_text
+from knnx.results_checks import MAX_PARAM_NAMES
 from knnx.writing import OUTPUT_FILES, atomic_write_text, output_lock, save_figure, write_error
 
 __all__ = [
@@ -94,6 +96,7 @@ __all__ = [
     "OPTIONAL_COLUMNS",
     "OUTPUT_FILES",
     "PARAM_PREFIX",
+    "Params",
     "REPEAT_KEY",
     "ROUND",
     "TIMINGS",

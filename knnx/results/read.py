@@ -25,7 +25,6 @@ from knnx.results.schema import (
     TIMINGS,
     WARNING_COLUMNS,
     CellId,
-    param_text,
 )
 from knnx.results_checks import (
     check_counts,
@@ -89,7 +88,7 @@ def parse_results(source, path, repeats=True):
         check_repeats(frame, [c for c in REPEAT_KEY if c in frame.columns], path, settings(codes, parameters))
     extra = {}
     for n in names:  # each distinct params text's cell, then one per row
-        cells = np.array([param_text(p[n]) if n in p else "" for p in parameters], dtype=object)
+        cells = np.array([p.value_text(n) for p in parameters], dtype=object)
         extra[PARAM_PREFIX + n] = cells[codes]
     return (
         pd.concat([frame, pd.DataFrame(extra, index=frame.index, dtype=object)], axis=1) if names else frame

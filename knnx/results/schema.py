@@ -5,10 +5,7 @@ columns read exactly."""
 
 from typing import NamedTuple
 
-from knnx._text import canonical_json
-from knnx.results_checks import (
-    parse_params_text,
-)
+from knnx.params import Params, value_text
 
 COLUMNS = [
     "experiment",
@@ -88,15 +85,14 @@ CURVE_COLUMNS = [
 PARAM_PREFIX = "param_"
 
 
-def param_text(value):
-    """A parameter value as its ``param_<name>`` cell shows it: strings bare, the rest JSON."""
-    return value if isinstance(value, str) else canonical_json(value, allow_nan=True)
+# A parameter value as its ``param_<name>`` cell shows it: strings bare, the rest JSON.
+param_text = value_text
 
 
 def _params_of(text, cache):
     if text not in cache:
-        value, problem = parse_params_text(text)
-        cache[text] = {} if problem is not None else value  # hand-edited: no parameter columns
+        value, problem = Params.parse(text)
+        cache[text] = Params() if problem is not None else value  # hand-edited: no parameter columns
     return cache[text]
 
 
@@ -136,7 +132,7 @@ def with_param_columns(rows, names):
     out = []
     for row in rows:
         params = _params_of(row["params"], cache)
-        cols = {PARAM_PREFIX + n: (param_text(params[n]) if n in params else "") for n in names}
+        cols = {PARAM_PREFIX + n: params.value_text(n) for n in names}
         out.append({**row, **cols})
     return out
 

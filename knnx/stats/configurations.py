@@ -11,9 +11,8 @@ import json
 
 import pandas as pd
 
-from knnx._text import canonical_json
+from knnx.params import Params, value_key
 from knnx.results import PARAM_PREFIX
-from knnx.results_checks import parse_params_text
 
 # Parameters whose values are replicates, not settings: a configuration's summary pools
 # them (knn_sample's seeds, a scikit-learn estimator's random_state), as it pools
@@ -102,12 +101,12 @@ def _settings(frame, columns):
 
 def _parsed(text):
     """The ``params`` JSON of a row as a dict (None when it is not a JSON object of
-    parameters: :func:`knnx.results_checks.parse_params_text`, the one parser)."""
-    return parse_params_text(text)[0] if isinstance(text, str) else None
+    parameters: :meth:`knnx.params.Params.parse`, the one parser)."""
+    return Params.parse(text)[0] if isinstance(text, str) else None
 
 
 def _key(value):
-    return _ABSENT if value is _MISSING else canonical_json(value, allow_nan=True)
+    return _ABSENT if value is _MISSING else value_key(value)
 
 
 def _varying(frame, codes, settings, columns):
