@@ -1,7 +1,8 @@
-"""Where knnx's bundled data lives (imported by the quick rerun check, so it imports
-nothing heavy)."""
+"""Where knnx's bundled data lives, and reading a file only if it is a regular one
+(imported by the quick rerun check, so it imports nothing heavy)."""
 
 import os
+import stat
 from pathlib import Path
 
 from knnx.errors import DataError
@@ -23,3 +24,25 @@ def data_dir():
     raise DataError(
         f"bundled datasets not found (looked in {', '.join(map(str, candidates))}); set KNNX_DATA"
     )
+
+
+def read_regular(path, limit=None):
+    """The bytes of ``path`` if it is a regular file (links followed) of at most
+    ``limit`` bytes, else None: missing, unreadable, a link loop, a folder, a device or
+    a FIFO (whose reading would wait for a writer forever). The file is opened without
+    blocking and checked before anything is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -4,6 +4,7 @@ Parses every module's imports and checks that no module reaches upstream.
 """
 
 import ast
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -357,6 +358,14 @@ def test_a_run_changes_no_module_global_but_the_process_context(tmp_path):
 
 # Every module outside the numba kernels is held to the size rule.
 _SIZED = sorted(p for p in PACKAGE.rglob("*.py") if "_kernels" not in p.parts)
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest imports a test file by its name (rootdir, no packages): two of one name
+    in two folders stop the second file from being collected (an import mismatch)."""
+    tests = Path(__file__).resolve().parent
+    names = Counter(p.name for p in tests.rglob("test_*.py"))
+    assert [name for name, n in names.items() if n > 1] == []
 
 
 def test_the_package_root_holds_a_dozen_modules_at_most():

@@ -142,6 +142,9 @@ def check_entry(entry):
         raise DataError(f"{form}: expected a non-empty string, got {entry[form]!r}")
     if "id" in entry and (isinstance(entry["id"], bool) or not isinstance(entry["id"], str | int)):
         raise DataError(f"id: expected a string, got {entry['id']!r}")
+    if "id" in entry and not str(entry["id"]).strip():  # the results reader refuses such a name
+        what = "empty" if entry["id"] == "" else "blank"
+        raise DataError(f"id: {entry['id']!r} is {what}; a dataset id names its rows in every result file")
     if form == "suite":
         if "id" in entry:
             raise DataError("suite entry: 'id' names one dataset, and a suite stands for many")

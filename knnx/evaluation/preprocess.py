@@ -96,3 +96,28 @@ def standardize(X_train, X_test):
     return apply_standardizer(standardizer, X_train, "training rows"), apply_standardizer(
         standardizer, X_test, "test rows"
     )
+
+
+def split_parts(ds, train, test, how):
+    """``(X_train, y_train, X_test, y_test)`` of rows ``train`` and ``test`` of ``ds``,
+    standardised as ``how`` (the spec's ``preprocess.standardize``: True, ``"numeric"``
+    or False) says with the training part's statistics: every column, the numeric
+    columns only (``"numeric"``, or True on a dataset with nominal codes, which are
+    never scaled); a distance matrix's parts are its blocks, never scaled."""
+    if ds.precomputed:
+        return ds.X[np.ix_(train, train)], ds.y[train], ds.X[np.ix_(test, train)], ds.y[test]
+    X_train, X_test = ds.X[train], ds.X[test]
+    if how == "numeric" or (how and ds.nominal):
+        cols = ds.numeric_columns() if how == "numeric" else _not_nominal(ds)
+        X_train, X_test = X_train.copy(), X_test.copy()
+        X_train[:, cols], X_test[:, cols] = standardize(X_train[:, cols], X_test[:, cols])
+    elif how:
+        X_train, X_test = standardize(X_train, X_test)
+    return X_train, ds.y[train], X_test, ds.y[test]
+
+
+def _not_nominal(ds):
+    """Boolean mask of the columns of X that do not hold nominal codes."""
+    mask = np.ones(ds.X.shape[1], dtype=bool)
+    mask[list(ds.nominal)] = False
+    return mask

@@ -23,33 +23,10 @@ import numpy as np
 from knnx._text import shorten
 from knnx.datasets import load_dataset
 from knnx.estimators.registry import neighbor_counts, split_setting
-from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, standardize
+from knnx.evaluation.preprocess import apply_standardizer, fit_standardizer, split_parts  # noqa: F401 (re-exported)
 from knnx.limits import MAX_SEED
 from knnx.spec import SEED_DATA, SEED_SPLITS, dataset_seedseq
 from knnx.steps import Chain
-
-
-def split_parts(ds, train, test, how):
-    """``(X_train, y_train, X_test, y_test)`` of rows ``train`` and ``test`` of ``ds``,
-    standardised as ``how`` (the spec's ``preprocess.standardize``) says; see the module
-    docstring."""
-    if ds.precomputed:
-        return ds.X[np.ix_(train, train)], ds.y[train], ds.X[np.ix_(test, train)], ds.y[test]
-    X_train, X_test = ds.X[train], ds.X[test]
-    if how == "numeric" or (how and ds.nominal):
-        cols = ds.numeric_columns() if how == "numeric" else _not_nominal(ds)
-        X_train, X_test = X_train.copy(), X_test.copy()
-        X_train[:, cols], X_test[:, cols] = standardize(X_train[:, cols], X_test[:, cols])
-    elif how:
-        X_train, X_test = standardize(X_train, X_test)
-    return X_train, ds.y[train], X_test, ds.y[test]
-
-
-def _not_nominal(ds):
-    """Boolean mask of the columns of X that do not hold nominal codes."""
-    mask = np.ones(ds.X.shape[1], dtype=bool)
-    mask[list(ds.nominal)] = False
-    return mask
 
 
 def construct(cls, setting):

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from knnx._paths import read_regular
 from knnx.limits import json_too_deep
 from knnx.writing import atomic_write_text, output_lock
 
@@ -108,11 +109,11 @@ def _versions(names):
 
 
 def file_digest(path):
-    """sha256 of a file's bytes, or "absent" when it cannot be read."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "absent"
+    """sha256 of a regular file's bytes, or "absent" when it cannot be read or is no
+    regular file (:func:`knnx._paths.read_regular`: a FIFO is not read, which would wait
+    for a writer forever; the spec's and the data's own checks refuse it in one line)."""
+    data = read_regular(path)
+    return "absent" if data is None else hashlib.sha256(data).hexdigest()
 
 
 def outputs_digest(out, options):
@@ -158,8 +159,9 @@ def fingerprint(spec_path, overrides, files, out):
 def read_stamp(out):
     """The record of the end of the last run in ``out`` (a dict), or None."""
     try:
-        text = (Path(out) / STAMP).read_text(encoding="utf-8")
-        recorded = None if json_too_deep(text) else json.loads(text)
+        data = read_regular(Path(out) / STAMP)  # a FIFO put there is not read
+        text = None if data is None else data.decode("utf-8")
+        recorded = None if text is None or json_too_deep(text) else json.loads(text)
     except (OSError, ValueError):
         return None
     return recorded if isinstance(recorded, dict) else None
@@ -244,11 +246,11 @@ def unchanged_run(
     overrides = tuple(overrides or ())
     try:
         spec_path = Path(spec)
-        if not spec_path.is_file() or spec_path.stat().st_size > 1_000_000:
-            return None  # not a spec file this check reads (knnx.spec.read says why)
-        text = spec_path.read_bytes()
+        text = read_regular(spec_path, limit=1_000_000)
     except (OSError, TypeError, ValueError):
         return None
+    if text is None:
+        return None  # not a spec file this check reads (knnx.spec.read says why)
     out = Path(out) if out is not None else default_out(text, overrides)
     if out is None or read_stamp(out) is None or not _folder_plain(out, spec_path):
         return None

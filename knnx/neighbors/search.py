@@ -272,7 +272,7 @@ def _metric_exact(M, R, Q, loo, k):
     if m == 0:
         return out_dist, out_ind
     if M.code in (_METRICS.MANHATTAN, _METRICS.CHEBYSHEV, _METRICS.MINKOWSKI):
-        _check_power_scale(R, Q, loo, M.power if M.code == _METRICS.MINKOWSKI else 1.0)
+        check_power_scale(R, None if loo else Q, M.power if M.code == _METRICS.MINKOWSKI else 1.0)
     if M.code == _METRICS.PRECOMPUTED:
         R, RT = np.empty((n_ref, 0)), np.empty((0, n_ref))
     else:
@@ -284,11 +284,15 @@ def _metric_exact(M, R, Q, loo, k):
     return out_dist, out_ind
 
 
-def _check_power_scale(R, Q, loo, power):
-    """Refuse data whose sums of |differences| ** power would overflow or underflow."""
+def check_power_scale(R, Q, power):
+    """Refuse data whose sums of |differences| ** ``power`` would overflow or underflow
+    (manhattan and chebyshev: power 1; minkowski: its p): DataError asking to rescale.
+    ``R``: the reference rows, centred on their mean; ``Q``: the query rows (None: the
+    references themselves, leave-one-out). Validation checks a spec's minkowski settings
+    with it on each training part (:mod:`knnx.spec.checks`)."""
     center = _mean(R)
     spread = _max_abs_dev(R, center)
-    if not loo:
+    if Q is not None:
         spread = max(spread, _max_abs_dev(Q, center))
     d = R.shape[1]
     if spread == 0:

@@ -70,8 +70,10 @@ def parse_results(source, path, repeats=True):
     that repeats another's REPEAT_KEY (:func:`recover` keeps the last instead)."""
     frame = read_table(source, path, [c for c in COLUMNS if c not in OPTIONAL_COLUMNS], "results")
     for col in OPTIONAL_COLUMNS:
-        if col in frame.columns:  # an empty cell: not recorded
-            frame[col] = parse_numbers([t or "nan" for t in frame[col].tolist()], "number", col, path)
+        if col in frame.columns:  # an empty cell: not recorded; a NaN written there is no time
+            texts = frame[col].tolist()
+            frame[col] = parse_numbers([t or "nan" for t in texts], "number", col, path)
+            _refuse_written_nan(frame[col].to_numpy(dtype=np.float64), texts, col, path)
         else:  # a file of an older knnx: not recorded
             frame[col] = np.nan
     rounds = [ROUND] if ROUND in frame.columns else []  # an active-learning run's
@@ -93,6 +95,18 @@ def parse_results(source, path, repeats=True):
     return (
         pd.concat([frame, pd.DataFrame(extra, index=frame.index, dtype=object)], axis=1) if names else frame
     )
+
+
+def _refuse_written_nan(values, texts, column, path):
+    """ResultsError naming the first cell of an optional timing ``column`` that holds a
+    NaN as text (``nan``): only an empty cell says a time was not recorded."""
+    written = np.flatnonzero(np.isnan(values) & np.array([t != "" for t in texts], dtype=bool))
+    if written.size:
+        row = int(written[0])
+        raise ResultsError(
+            f"{path}: column '{column}' line {row + 2}: {texts[row]} is not a number of seconds >= 0 "
+            "(a time not recorded is an empty cell)"
+        )
 
 
 def read_results(path):

@@ -26,8 +26,20 @@ def rows_to_csv(rows, header=False, columns=COLUMNS):
     if header:
         writer.writeheader()
     for row in rows:
-        writer.writerow({c: _fmt(row[c] if c in row else OPTIONAL_COLUMNS[c]) for c in columns})
+        writer.writerow({c: _cell(row, c) for c in columns})
     return buf.getvalue()
+
+
+def _cell(row, column):
+    """A row's cell as written: an optional column (a timing an older knnx did not
+    record) is empty where the row lacks it or holds NaN, which the reader takes as not
+    recorded (a ``nan`` written there is refused)."""
+    if column in OPTIONAL_COLUMNS:
+        value = row.get(column, OPTIONAL_COLUMNS[column])
+        if isinstance(value, float | np.floating) and np.isnan(value):
+            return ""
+        return _fmt(value)
+    return _fmt(row[column])
 
 
 def _fmt(value):

@@ -18,8 +18,9 @@ from knnx.datasets import expand_entry
 from knnx.errors import KnnxError, SpecError
 from knnx.estimators.registry import LPO_RISK, resolve_algorithm
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
+from knnx.evaluation.preprocess import split_parts
 from knnx.limits import graph_bytes, lpo_bytes, memory_problem
-from knnx.neighbors.search import check_scale
+from knnx.neighbors.search import check_power_scale, check_scale
 from knnx.plugins import add_import_dirs
 from knnx.spec.datatypes import type_problems
 from knnx.spec.grids import fitted_settings, hook
@@ -404,7 +405,39 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
             if found:
                 problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
                 break
+    problems += _power_problems(spec, resolved, settings, ds, ds_splits)
     return problems + _memory_problems(spec, resolved, settings, ds, n_train, n_test)
+
+
+def _power_problems(spec, resolved, settings, ds, ds_splits):
+    """Minkowski's sums of |x - y|^p, checked as the kernels check them
+    (:func:`knnx.neighbors.search.check_power_scale`) on each training part and its test
+    rows, standardised as the spec says: the first p of an algorithm (without steps,
+    whose output validation cannot see) that the data's spread overflows or underflows,
+    one line naming the algorithm, the dataset and p. Exact LpO reads no test rows."""
+    if ds.precomputed or isinstance(spec.protocol, LeavePOut):
+        return []
+    powers = {}  # p -> the first algorithm with it
+    for a, grid in enumerate(settings):
+        ref = resolved[a]
+        if ref is None or ref.steps or "metric" not in ref.param_names:
+            continue
+        for g in grid:
+            p = (g.get("metric_params") or {}).get("p") if isinstance(g.get("metric_params"), dict) else None
+            if g.get("metric") == "minkowski" and isinstance(p, int | float) and not isinstance(p, bool):
+                powers.setdefault(float(p), a)
+    problems = []
+    for p, a in powers.items():
+        for s in ds_splits:
+            X_train, _, X_test, _ = split_parts(ds, s.train, s.test, spec.preprocess.standardize)
+            try:
+                check_power_scale(_present(X_train), _present(X_test), p)
+            except KnnxError as exc:
+                problems.append(
+                    f"algorithms[{a}] ({resolved[a].id}) on '{ds.name}': metric minkowski, p = {p:g}: {exc}"
+                )
+                break
+    return problems
 
 
 def _first_step_problem(ref, g, ds, ds_splits, n_train):

@@ -160,7 +160,34 @@ def _setting_problem(ref, params, g, ds, facts, fits, at):
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes, and {ref.id} has no nominal "
             f"parameter to tell metric '{metric}' which columns they are; use categorical: onehot"
         )
-    return _fit_problem(metric, metric_params, ds, fits, at)
+    given_nominal = g.get("nominal") if "nominal" in params else None
+    if isinstance(given_nominal, list) and given_nominal:
+        problem = _given_nominal_problem(given_nominal, metric, ds, at)
+        if problem:
+            return problem
+    return _fit_problem(metric, metric_params, ds, fits, at, given_nominal)
+
+
+def _given_nominal_problem(nominal, metric, ds, at):
+    """The setting's own ``nominal`` (column indices) against the dataset: an index
+    outside its columns, or (for a metric that reads category codes) a named column
+    holding a value that is no code, with the column's name and the first such row."""
+    d = ds.n_features
+    for j in nominal:
+        if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < d:
+            return f"{at}: nominal: column index {j!r} is not one of the dataset's {d} columns (0 to {d - 1})"
+    if not METRICS[metric].nominal:
+        return None
+    for j in nominal:
+        col = ds.X[:, j]
+        bad = np.flatnonzero(~np.isnan(col) & ((col < 0) | (col != np.floor(col)) | np.isinf(col)))
+        if bad.size:
+            r = int(bad[0])
+            return (
+                f"{at}: nominal: column {j} ('{ds.feature_names[j]}') holds {float(col[r])!r} at row {r}, not a "
+                "category code 0, 1, 2, ...; nominal names the columns that hold codes"
+            )
+    return None
 
 
 def _steps_problem(ref, g, ds, facts, fits, at):
@@ -266,16 +293,17 @@ def _allows_nan(cls, setting):
     return False
 
 
-def _fit_problem(metric, metric_params, ds, fits, at):
+def _fit_problem(metric, metric_params, ds, fits, at, given_nominal=None):
     """The metric fitted on the whole dataset (statistics that fail there fail on every
-    training part): its DataError as a line, or None."""
+    training part), with the setting's ``nominal`` if it gives one, else the dataset's:
+    its DataError as a line, or None."""
     try:
-        key = (metric, canonical_json(metric_params))
+        key = (metric, canonical_json(metric_params), repr(given_nominal))
     except (TypeError, ValueError):
-        key = (metric, repr(metric_params))
+        key = (metric, repr(metric_params), repr(given_nominal))
     if key not in fits:
         try:
-            nominal = list(ds.nominal) or None
+            nominal = given_nominal or list(ds.nominal) or None
             fit_metric(metric, ds.X, ds.y, nominal=nominal, metric_params=metric_params)
             fits[key] = None
         except Exception as exc:  # noqa: BLE001 - DataError, or metric_params of the wrong type

@@ -3,8 +3,10 @@ class's constraint table and hooks before any dataset is loaded."""
 
 import itertools
 import json
+import math
 from dataclasses import dataclass
 
+from knnx._text import find_leaf
 from knnx.estimators.registry import EstimatorFault, ask
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.spec.messages import short_repr
@@ -193,6 +195,17 @@ def _value_problems(ref, pname, pvalue, prefix):
         problem = ref.parameter_problem(pname, v)
         if problem is not None:
             return [f"{prefix}.{pname}: {problem}"]
+        infinite = find_leaf(v, lambda x: isinstance(x, float) and not math.isfinite(x))
+        if infinite is not None:  # a value the class takes but no result file can hold
+            hint = (
+                "; minkowski with p = inf is metric: chebyshev"
+                if pname == "metric_params" and infinite > 0
+                else ""
+            )
+            return [
+                f"{prefix}.{pname}: {short_repr(v, 60)} holds {infinite}, not a finite number; parameters are "
+                f"written to results as JSON, which has no {infinite}{hint}"
+            ]
     return []
 
 

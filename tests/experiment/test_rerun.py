@@ -5,6 +5,7 @@ run down its full path, which decides as before; runs made by code outside knnx 
 scikit-learn never take the short path."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -425,3 +426,45 @@ def test_a_run_without_figures_draws_none_and_its_setting_is_in_the_stamp(done):
     assert rerun.unchanged_run(spec, out=out, figures=False) is None
     summary = run_spec(spec, out=out, figures=False)
     assert summary.n_run == 0 and sorted(out.glob("*.png")) == []
+
+
+@pytest.mark.parametrize("where", ["spec", "stamp"])
+def test_a_fifo_is_refused_before_anything_reads_it(tmp_path, where):
+    """``knnx run`` on a spec that is a FIFO waited forever (the no-op check read it
+    before validation's kind check); a FIFO in the place of the output folder's stamp
+    too. Now one line, exit 2, nothing written (a fork, whose timeout a wait would
+    reach)."""
+    from _harness import forked_knnx
+
+    spec, out = tmp_path / "s.yaml", tmp_path / "out"
+    if where == "spec":
+        os.mkfifo(spec)
+        line = f"error: {spec}: not a regular file; expected a spec file (YAML)\n"
+    else:
+        spec.write_text(yaml.safe_dump({**spec_dict(), "datasets": ["iris"]}, sort_keys=False))
+        out.mkdir()
+        os.mkfifo(out / rerun.STAMP)
+        line = f"error: --out: {out / rerun.STAMP} is not a regular file; remove it or choose another --out\n"
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    done = forked_knnx("run", spec, "--out", out, "--quiet", "--no-figures", timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", line)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_file_digest_and_read_regular_read_regular_files_only(tmp_path):
+    """Oracle: hashlib on the bytes; a FIFO, a folder, a missing path and a link loop
+    are "absent" without blocking."""
+    import hashlib
+
+    from knnx._paths import read_regular
+
+    (tmp_path / "f").write_bytes(b"abc" * 1000)
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert rerun.file_digest(tmp_path / "f") == hashlib.sha256(b"abc" * 1000).hexdigest()
+    assert (
+        read_regular(tmp_path / "f", limit=2999) is None
+        and read_regular(tmp_path / "f", limit=3000) == b"abc" * 1000
+    )
+    for odd in ("fifo", "loop", "missing", "."):
+        assert rerun.file_digest(tmp_path / odd) == "absent" and read_regular(tmp_path / odd) is None

@@ -537,6 +537,26 @@ def test_a_timing_that_is_no_duration_is_refused(folder, column, text, shown):
     assert str(error.value) == f"{path}: column '{column}' line 3: {shown} is not a number of seconds >= 0"
 
 
+@pytest.mark.parametrize("text", ["nan"])
+def test_a_nan_written_as_a_tune_time_is_refused_and_an_empty_cell_is_not_recorded(folder, text):
+    """``tune_seconds`` = nan was read as "not recorded" (an empty cell's meaning), and
+    ``knnx table --metric tune_seconds`` counted n = 2 of 3; the other timings refuse NaN."""
+    path = folder / "results.csv"
+    _set(path, 3, "tune_seconds", text)
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert str(error.value) == (
+        f"{path}: column 'tune_seconds' line 3: {text} is not a number of seconds >= 0 "
+        "(a time not recorded is an empty cell)"
+    )
+    _set(path, 3, "tune_seconds", "")
+    frame = read_results(path)
+    assert (
+        np.isnan(frame["tune_seconds"].iloc[1])
+        and frame["tune_seconds"].drop(index=frame.index[1]).notna().all()
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "shown"),
     [("kfold", "kfold"), ('["kfold"]', '["kfold"]'), ("", ""), ('{"kind": NaN}', '{"kind": NaN}')],
