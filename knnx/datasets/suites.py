@@ -147,6 +147,15 @@ def _value(entry, bound):
     return entry[BOUNDS[bound]]
 
 
+def partition_schemes(entry):
+    """{scheme: folds} of a manifest entry: KEEL's partitions, or a bundled dataset's
+    predefined split (``{"train/test": 1}``), which the listing shows and the
+    ``has_partitions`` filter keeps alike."""
+    if entry.get("split"):
+        return {entry["split"]: 1}
+    return entry.get("partitions", {}).get("schemes", {})
+
+
 def _keeps(entry, filters):
     for bound in BOUNDS:
         value = _value(entry, bound)
@@ -159,7 +168,7 @@ def _keeps(entry, filters):
     if "has_missing" in filters and (entry["missing_cells"] > 0) != filters["has_missing"]:
         return False
     want = filters.get("has_partitions")
-    schemes = entry.get("partitions", {}).get("schemes", {})
+    schemes = partition_schemes(entry)
     if isinstance(want, str):
         return want in schemes
     return want is None or bool(schemes) == want
@@ -179,9 +188,13 @@ def select(entry):
 
 
 def expand_suite(entry):
-    """A suite entry as one ``{"name": id, **treatments}`` entry per dataset."""
+    """A suite entry as one ``{"name": id, **treatments}`` entry per dataset; under a
+    treatment the entry keeps its id (``"id": "keel.breast"``), the stable name results,
+    ``params_for`` and the listing use, instead of a label naming the treatment."""
     treatments = {k: v for k, v in entry.items() if k in TREATMENTS}
-    return [{"name": i, **treatments} for i in select(entry)]
+    if not treatments:
+        return [{"name": i} for i in select(entry)]
+    return [{"name": i, **treatments, "id": i} for i in select(entry)]
 
 
 def describe_suite(suite=None):
@@ -200,9 +213,7 @@ def describe_suite(suite=None):
             if "package" in src
             else f"{src['repository']}@{src['commit'][:7]}"
         )
-        schemes = d.get("partitions", {}).get("schemes", {})
-        if d.get("split"):
-            schemes = {d["split"]: 1}
+        schemes = partition_schemes(d)
         rows.append(
             {
                 "name": i,

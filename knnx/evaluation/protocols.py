@@ -58,9 +58,10 @@ def partitions(dataset, seedseq, scheme="10-fold"):
     SpecError if a fold tests no row or trains on none."""
     if scheme not in dataset.partitions:
         have = ", ".join(dataset.partitions) or "none"
+        split = "; its predefined train/test split is protocol: {kind: predefined}" if dataset.split else ""
         raise SpecError(
             f"protocol.kind partitions: dataset '{dataset.name}' has no {scheme} partition from its source "
-            f"(it has: {have}); filter the suite with has_partitions: {scheme}, or use kfold"
+            f"(it has: {have}{split}); filter the suite with has_partitions: {scheme}, or use kfold"
         )
     fold_of = dataset.partitions[scheme]
     k = int(scheme.split("-")[0])

@@ -30,9 +30,10 @@ from knnx import KNNClassifier
 from knnx.cli import app
 from knnx.datasets import expand_entry, load_dataset
 from knnx.datasets import suites as suites_module
-from knnx.datasets.suites import load_suite_dataset
+from knnx.datasets.suites import describe_suite, load_suite_dataset
 from knnx.errors import DataError
 from knnx.evaluation.protocols import partitions
+from knnx.experiment.runner import run_spec
 from knnx.spec.schema import Partitions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -369,8 +370,52 @@ def test_a_whole_suite_and_its_treatments():
     )
     assert [e["name"] for e in got] == ids_of("keel-standard")
     assert all(
-        e == {"name": e["name"], "missing": "fill", "fill_value": 0, "categorical": "ordinal"} for e in got
+        e
+        == {"name": e["name"], "missing": "fill", "fill_value": 0, "categorical": "ordinal", "id": e["name"]}
+        for e in got
     )
+    assert expand_entry({"suite": "keel-standard"}) == [{"name": i} for i in ids_of("keel-standard")]
+
+
+def test_a_suite_dataset_keeps_its_id_under_a_treatment(tmp_path):
+    """``categorical: keep`` wrote results under ``keel.breast(categorical='keep')`` and
+    ``params_for: {keel.breast: ...}`` was refused as naming no dataset; the id is the
+    one datasets.md promises, and params_for reaches it."""
+    from knnx.results import read_results
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: s\ndatasets: [{suite: keel-standard, has_nominal: true, max_rows: 300, categorical: keep}]\n"
+        "protocol: {kind: kfold, folds: 2}\n"
+        "algorithms: [{name: knn, params: {metric: hvdm}, params_for: {keel.breast: {k: 3}}}]\n"
+    )
+    run_spec(spec, out=tmp_path / "o", figures=False)
+    frame = read_results(tmp_path / "o" / "results.csv")
+    kept = [d["name"] for d in describe_suite("keel-standard") if d["nominal"] > 0 and d["n"] <= 300]
+    assert sorted(set(frame["dataset"])) == sorted(kept) and "keel.breast" in kept
+    assert set(frame.groupby("dataset")["param_k"].unique().map(tuple)) == {("3",), ("1",)}
+    assert frame.loc[frame.dataset == "keel.breast", "param_k"].unique().tolist() == ["3"]
+
+
+def test_the_bundled_suite_filters_say_what_its_listing_says():
+    """has_partitions kept no bundled dataset, while the listing showed the predefined
+    train/test split of 7 as a partition; has_nominal kept german alone, while
+    australian, heart and vote declare nominal attributes (their loader's types)."""
+    from knnx.datasets.bundled import BUNDLED
+
+    listed = describe_suite("bundled")
+    with_split = [d["name"] for d in listed if d["partitions"] != "-"]
+    assert with_split == ["dna", "letter", "optdigits", "pima_ripley", "ripley", "satimage", "vowel"]
+    assert expand_entry({"suite": "bundled", "has_partitions": True}) == [{"name": i} for i in with_split]
+    assert [
+        e["name"] for e in expand_entry({"suite": "bundled", "has_partitions": "train/test"})
+    ] == with_split
+    declared = sorted(name for name, info in BUNDLED.items() if info.nominal)
+    assert declared == ["australian", "german", "heart", "vote"]
+    assert [e["name"] for e in expand_entry({"suite": "bundled", "has_nominal": True})] == declared
+    assert {d["name"]: d["nominal"] for d in listed if d["nominal"]} == {
+        name: len(BUNDLED[name].nominal) for name in declared
+    }
 
 
 # ----------------------------------------------------------------------------- 5. partitions protocol
