@@ -36,7 +36,7 @@ format:
 	$(PYTHON) -m ruff format knnx tests benchmarks experiments docs/hooks
 	$(PYTHON) -m ruff check --fix knnx tests benchmarks experiments docs/hooks
 
-bench:  ## time knnx against scikit-learn and faiss (medians and ratios); compile.py: numba's compile seconds per kernel family on an empty cache; weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn; metric_learning.py: LMNN, ITML, LFDA vs metric-learn
+bench:  ## time knnx against scikit-learn and faiss (medians and ratios); compile.py: numba's compile seconds per kernel family on an empty cache; weighted.py --lists: CW/PW/CPW with certified lists vs the full search (200 epochs, about 13 minutes), --scaling: their fit at n = 5k-20k; tune.py: nested tuning of k vs GridSearchCV; tune_cost.py: a tuned cell's recorded seconds vs GridSearchCV.fit; scale.py: kNN graph and GNNB at n up to 1e5, d = 512; runner.py: the runner's cost per cell on 2,000 cells vs cross_val_score; wide.py: a 20-row CSV of up to 100,000 columns validated and run vs pandas.read_csv; pipelines.py: a tuned NCA -> kNN with shared step fits vs GridSearchCV over the pipeline; prototypes.py: the prototype selections vs imbalanced-learn; metric_learning.py: LMNN, ITML, LFDA vs metric-learn
 	$(PYTHON) benchmarks/compile.py --families
 	$(PYTHON) benchmarks/neighbors.py
 	$(PYTHON) benchmarks/metrics.py
@@ -50,6 +50,7 @@ bench:  ## time knnx against scikit-learn and faiss (medians and ratios); compil
 	$(PYTHON) benchmarks/tune_cost.py --csv results/bench/tune_cost.csv
 	$(PYTHON) benchmarks/scale.py --csv results/bench/scale.csv
 	$(PYTHON) benchmarks/suites.py --csv results/bench/suites.csv
+	$(PYTHON) benchmarks/wide.py
 	$(PYTHON) benchmarks/runner.py
 	$(PYTHON) benchmarks/pipelines.py
 	$(PYTHON) benchmarks/prototypes.py
