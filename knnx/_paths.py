@@ -1,6 +1,7 @@
 """Where knnx's bundled data lives, and reading a file only if it is a regular one
 (imported by the quick rerun check, so it imports nothing heavy)."""
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -46,3 +47,26 @@ def read_regular(path, limit=None):
         return None
     finally:
         os.close(fd)
+
+
+def path_problem(path):
+    """Why ``path`` is no regular file to read, in words, or None for one (links
+    followed): ``file not found``, ``a link to nothing``, ``a symbolic link loop``, ``a
+    folder``, ``not a regular file (a device or a pipe)``, ``cannot be read (REASON)``.
+    Every command asks it before reading a path it was given (a FIFO would make it wait
+    forever)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "a link to nothing" if os.path.islink(path) else "file not found"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        return f"cannot be read ({exc.strerror or exc})"
+    except ValueError:  # a NUL in the name
+        return "file not found"
+    if stat.S_ISDIR(info.st_mode):
+        return "a folder"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a device or a pipe)"
+    return None

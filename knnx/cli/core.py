@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from knnx._paths import path_problem
 from knnx._text import escape_control
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 
@@ -260,11 +261,12 @@ def print_notes(lines):
 
 
 def require_file(path, what):
-    """ResultsError unless ``path`` is a file: a folder is named as one (a run's folder
-    given for its results.csv), anything else as not found."""
-    if Path(path).is_dir():
+    """ResultsError unless ``path`` is a regular file, saying what it is instead
+    (:func:`knnx._paths.path_problem`; a folder: a run's folder given for its results.csv)."""
+    problem = path_problem(path)
+    if problem == "a folder":
         raise ResultsError(
             f"{what}: {path} is a folder; expected a results file (such as {Path(path) / 'results.csv'})"
         )
-    if not Path(path).is_file():
-        raise ResultsError(f"{what}: file not found: {path}")
+    if problem is not None:
+        raise ResultsError(f"{what}: {problem}: {path}")

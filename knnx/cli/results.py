@@ -349,7 +349,11 @@ def check(
 
 def plot(
     results: Path = typer.Argument(..., help="A results.csv file."),
-    metric: str = typer.Option("error", "--metric", help="Metric on the vertical axis."),
+    metric: str = typer.Option(
+        "error",
+        "--metric",
+        help="Metric on the vertical axis, or a timing: fit_seconds, predict_seconds, tune_seconds.",
+    ),
     x: str = typer.Option(
         None,
         "--x",
@@ -370,7 +374,8 @@ def plot(
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset (and
     algorithm), 12 panels a page."""
     from knnx.reporting.figures import default_x, figure_name, select_datasets, write_plot
-    from knnx.results import last_round, read_results
+    from knnx.reporting.summaries import timing_rows
+    from knnx.results import TIMINGS, last_round, read_results
 
     # The default file is named as the run names its own figures (knnx.reporting.figures.figure_name:
     # anything but letters, digits and "_." replaced, so that a metric "a/b" names no folder).
@@ -378,6 +383,8 @@ def plot(
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
+        if metric in TIMINGS and metric not in set(frame["metric"]):  # a timing, as knnx table takes it
+            frame = timing_rows(frame, metric)
         names = [d.strip() for d in datasets.split(",") if d.strip()] if datasets else None
         if x is None:
             x = default_x(select_datasets(frame, names), metric) or "configuration"

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 import knnx.datasets.missing as missing_values
+from knnx._paths import path_problem
 from knnx.datasets._base import Attribute, encode_labels, label_problem, make_dataset
 from knnx.errors import DataError
 from knnx.limits import check_memory
@@ -108,11 +109,11 @@ def read_table(path, label="label"):
     file's line numbers (the header is line 1). Cells are strings, empty cells NaN.
     Errors name the file, and the line and column where there is one."""
     path = Path(path)
-    if path.is_dir():
+    problem = path_problem(path)
+    if problem == "a folder":
         raise DataError(f"{path}: is a folder, not a CSV file")
-    if not path.is_file():
-        what = "not a regular file (a device or a pipe)" if path.exists() else "file not found"
-        raise DataError(f"{path}: {what}")
+    if problem is not None:
+        raise DataError(f"{path}: {problem}")
     try:
         # Parsed into Python strings first: about 12 bytes of memory per byte of file
         # (measured: a 40 MB file of numbers peaks at 460 MB); 16 is the estimate.

@@ -160,6 +160,7 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
         if isinstance(metric, str) and metric in METRICS:
             tags.input_tags.allow_nan = METRICS[metric].missing
             tags.input_tags.pairwise = metric == "precomputed"
+            tags.input_tags.positive_only = metric == "precomputed"  # distances: refused below 0 at fit
         return tags
 
     def _allows_nan(self):

@@ -239,6 +239,18 @@ def _encode_onehot(X, onehot):
     return np.ascontiguousarray(np.hstack(blocks))
 
 
+def check_distances(D, what):
+    """DataError naming the first negative entry of the precomputed distances ``D``
+    (rows, then columns): a negative one would rank first. A dataset of distances is
+    refused alike (:mod:`knnx.datasets.checks`)."""
+    negative = np.argwhere(D < 0)
+    if negative.size:
+        r, c = (int(v) for v in negative[0])
+        raise DataError(
+            f"{what}: precomputed: Negative values in data: row {r} column {c} is {D[r, c]}; distances are >= 0"
+        )
+
+
 def _check_no_inf(X, what):
     """Refuse +-inf (NaN, a missing value, is the metric's to handle)."""
     bad = np.isinf(X)
@@ -329,6 +341,7 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
                 f"X: metric 'precomputed' needs the square training distance matrix, got {X.shape}"
             )
         _check_finite(X, "X", metric)
+        check_distances(X, "X")
         return Metric(metric, codes.PRECOMPUTED, d)
     cols = tuple(range(d)) if metric == "vdm" else _nominal_columns(nominal, d)
     info = METRICS[metric]

@@ -22,7 +22,7 @@ import numpy as np
 from knnx._kernels import SEARCH_MIN_WORK, launch, lazy
 from knnx.errors import DataError
 from knnx.limits import check_memory, graph_bytes
-from knnx.neighbors.metrics import fit_metric, float_2d
+from knnx.neighbors.metrics import check_distances, fit_metric, float_2d
 from knnx.neighbors.screen import (
     _CHUNK_ROWS,
     _SEED_SAMPLE,
@@ -238,8 +238,12 @@ def _prepared(X, queries, metric, metric_params, nominal, y):
         Q0 = as_float_array(queries, "queries") if M is None else M.prepare(queries, "queries")
     if Q0.shape[1] != R0.shape[1]:
         raise DataError(f"queries: has {Q0.shape[1]} features, X has {R0.shape[1]}")
-    if M is not None and M.name == "precomputed" and R0.shape[0] != R0.shape[1]:
-        raise DataError(f"X: metric 'precomputed' needs the square training distance matrix, got {R0.shape}")
+    if M is not None and M.name == "precomputed":
+        if R0.shape[0] != R0.shape[1]:
+            raise DataError(
+                f"X: metric 'precomputed' needs the square training distance matrix, got {R0.shape}"
+            )
+        check_distances(Q0, "queries")  # X: by fit_metric
     return M, R0, Q0
 
 

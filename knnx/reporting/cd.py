@@ -29,6 +29,8 @@ called, they fit at full size. All the parts lie inside the Axes and are left ou
 layout computations.
 """
 
+import warnings
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -263,7 +265,11 @@ class CDDiagram(Artist):
         per_point = self.axes.get_figure(root=True).dpi / 72
 
         def size(t):
-            box = t.get_window_extent(renderer)
+            with warnings.catch_warnings():  # a glyph the font lacks is measured (and drawn) as a box
+                warnings.filterwarnings(
+                    "ignore", message=r"Glyph \d+ .*missing from font", category=UserWarning
+                )
+                box = t.get_window_extent(renderer)
             return box.width / per_point, box.height / per_point
 
         k = len(self.ranks)

@@ -56,7 +56,7 @@ def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
                 param="by",
             )
     if metric in TIMINGS and metric not in set(frame["metric"]):
-        frame = _timing_rows(frame, metric)
+        frame = timing_rows(frame, metric)
     if metric is not None:
         if metric not in set(frame["metric"]):
             raise ResultsError(
@@ -142,7 +142,7 @@ def _seeds_pooled(frame, keys, index):
     return counts.reindex(index).to_numpy(dtype=np.int64)
 
 
-def _timing_rows(frame, column):
+def timing_rows(frame, column):
     """One row per cell of ``frame`` whose metric is the timing ``column`` and whose value
     is the cell's time (an active cell's rows: one per round, summed)."""
     from knnx.results import CELL_COLUMNS, ROUND

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from knnx._paths import path_problem
 from knnx._text import describe_control, find_control
 from knnx.errors import SpecError
 from knnx.limits import MAX_DEPTH, depth_problem, too_deep
@@ -280,12 +281,15 @@ def read_spec(source):
 
 def _read_text(path):
     """The text of a spec file: a regular file of at most MAX_SPEC_BYTES bytes of UTF-8."""
-    if path.is_dir():
+    problem = path_problem(path)
+    if problem == "a folder":
         raise SpecError(f"{path}: is a folder; expected a spec file (YAML)")
-    if not path.exists():
+    if problem == "file not found":
         raise SpecError(f"{path}: spec file not found")
-    if not path.is_file():
+    if problem == "not a regular file (a device or a pipe)":
         raise SpecError(f"{path}: not a regular file; expected a spec file (YAML)")
+    if problem is not None:
+        raise SpecError(f"{path}: {problem}; expected a spec file (YAML)")
     try:
         size = path.stat().st_size
         if size > MAX_SPEC_BYTES:

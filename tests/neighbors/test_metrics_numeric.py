@@ -347,13 +347,32 @@ def test_precomputed_queries_are_ranked_as_given():
 def test_precomputed_loo_excludes_the_diagonal():
     rng = np.random.default_rng(12)
     D = rng.integers(1, 5, (200, 200)).astype(float)
-    np.fill_diagonal(D, -1.0)  # smallest of its row, yet never its own neighbour
+    np.fill_diagonal(D, 0.0)  # smallest of its row, yet never its own neighbour
     for k in (1, 13, 199):
         dist, ind = kneighbors(D, k, metric="precomputed")
         ref_dist, ref_ind = stable_knn(D, k, True)
         assert_array_equal(ind, ref_ind)
         assert_array_equal(dist, ref_dist)
         assert not (ind == np.arange(200)[:, None]).any()
+
+
+@pytest.mark.parametrize("where", ["X", "queries"])
+def test_a_negative_precomputed_distance_is_refused_as_a_dataset_refuses_it(where):
+    """A negative entry ranked first (no distance is below 0); a dataset of distances
+    refused it, knnx.kneighbors did not. Zero is a distance."""
+    rng = np.random.default_rng(13)
+    D = rng.integers(0, 5, (20, 20)).astype(float)
+    Q = rng.integers(0, 5, (4, 20)).astype(float)
+    (D if where == "X" else Q)[2, 7] = -0.25
+    with pytest.raises(DataError) as error:
+        kneighbors(D, 3, Q, metric="precomputed")
+    assert str(error.value) == (
+        f"{where}: precomputed: Negative values in data: row 2 column 7 is -0.25; distances are >= 0"
+    )
+    (D if where == "X" else Q)[2, 7] = 0.0
+    dist, ind = kneighbors(D, 3, Q, metric="precomputed")
+    ref_dist, ref_ind = stable_knn(Q, 3, False)
+    assert_array_equal(ind, ref_ind) and assert_array_equal(dist, ref_dist)
 
 
 def test_precomputed_equals_the_metric_it_was_computed_from():

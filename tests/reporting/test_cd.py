@@ -301,3 +301,31 @@ def test_draw_refuses_bad_input(ranks, kwargs, param):
     with pytest.raises(ResultsError) as err:
         cd_figure(pd.Series(ranks), 1.0, **kwargs)
     assert err.value.param == param
+
+
+def test_a_name_the_font_cannot_draw_prints_nothing(tmp_path):
+    """A CJK contestant name drew the CD diagram with one matplotlib warning per missing
+    glyph on stderr; the diagram is drawn (boxes for those characters) and nothing is
+    printed but the table."""
+    import warnings
+
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+    from knnx.experiment.runner import run_spec
+
+    spec = {
+        "name": "c",
+        "datasets": ["iris", "wine", "glass"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [{"name": "knn", "id": "a1"}, {"name": "knn", "id": "k3", "params": {"k": 3}}],
+    }
+    run_spec(spec, out=tmp_path / "o", figures=False, report=False)
+    results = tmp_path / "o" / "results.csv"
+    results.write_text(results.read_text(encoding="utf-8").replace(",a1,", ",最近傍,"), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(app, ["compare", str(results), "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "" and [str(w.message) for w in caught if "Glyph" in str(w.message)] == []
+    assert "最近傍" in result.stdout and (tmp_path / "cmp" / "cd.png").stat().st_size > 1000

@@ -4,6 +4,7 @@ each refusal is one ``error:`` line, exit 2, nothing written."""
 
 import csv
 
+import numpy as np
 import pytest
 from test_hostile_results import _refused, _snapshot
 from typer.testing import CliRunner
@@ -518,3 +519,90 @@ def test_compare_says_when_the_contestants_folds_differ(run_folder, tmp_path):
     ]
     done = runner.invoke(app, ["compare", str(whole), "--select", "all"])
     assert done.exit_code == 0 and "Uneven" not in done.output
+
+
+def _odd_path(tmp_path, kind):
+    """A path of ``kind`` in ``tmp_path``: a FIFO, a link loop, a link to nothing, a
+    folder, or nothing at all."""
+    import os
+
+    path = tmp_path / "odd.csv"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "loop":
+        path.symlink_to(path)
+    elif kind == "dangling":
+        path.symlink_to(tmp_path / "nowhere.csv")
+    elif kind == "folder":
+        path.mkdir()
+    return path
+
+
+KINDS = {
+    "fifo": "not a regular file (a device or a pipe)",
+    "loop": "a symbolic link loop",
+    "dangling": "a link to nothing",
+    "missing": "file not found",
+}
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "folder"])
+@pytest.mark.parametrize("command", [["table"], ["compare"], ["plot"], ["check", "--reference", "{ref}"]])
+def test_every_command_names_the_kind_of_a_path_it_cannot_read(tmp_path, run_folder, command, kind):
+    """A FIFO was called "file not found" (and a link loop too); each kind is named, in one
+    line, before anything reads the path."""
+    path = _odd_path(tmp_path, kind)
+    args = [a.replace("{ref}", str(run_folder / "results.csv")) for a in command]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = runner.invoke(app, [args[0], str(path), *args[1:]])
+    assert result.exit_code == 2
+    if kind == "folder":
+        expected = (
+            f"error: RESULTS: {path} is a folder; expected a results file (such as {path / 'results.csv'})\n"
+        )
+    else:
+        expected = f"error: RESULTS: {KINDS[kind]}: {path}\n"
+    assert result.output == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_spec_or_a_data_file_that_is_no_regular_file_is_named_so(tmp_path, kind):
+    """The spec itself, and a CSV entry of a spec, through validate and run alike."""
+    from conftest import refused_by_cli
+
+    path = _odd_path(tmp_path, kind)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: t\ndatasets: [{{csv: {path.name}}}]\nprotocol: {{kind: kfold}}\nalgorithms: [{{name: knn}}]\n"
+    )
+    refused_by_cli(tmp_path, spec, f"datasets[0]: {path}: {KINDS[kind]}")
+    if kind in ("loop", "dangling"):
+        result = runner.invoke(app, ["validate", str(path)])
+        assert (result.exit_code, result.output) == (
+            2,
+            f"error: {path}: {KINDS[kind]}; expected a spec file (YAML)\n",
+        )
+
+
+@pytest.mark.parametrize("timing", ["fit_seconds", "predict_seconds"])
+def test_knnx_plot_draws_a_timing_as_knnx_table_tabulates_it(run_folder, tmp_path, timing):
+    """``knnx plot --metric fit_seconds`` was refused ("no rows for metric") while
+    ``knnx table`` took timings: both now read one row per cell, its time. Oracle: the
+    means pandas gives per k, against the line drawn."""
+    from knnx.reporting.figures import plot_metric
+    from knnx.reporting.summaries import timing_rows
+    from knnx.results import read_results
+
+    out = tmp_path / "t.png"
+    result = runner.invoke(
+        app, ["plot", str(run_folder / "results.csv"), "--metric", timing, "--out", str(out)]
+    )
+    assert result.exit_code == 0 and out.stat().st_size > 1000
+    frame = read_results(run_folder / "results.csv")
+    cells = frame.drop_duplicates(["dataset", "algorithm", "params", "repeat", "fold"])
+    expected = cells.groupby(cells["param_k"].astype(int))[timing].mean()
+    fig = plot_metric(timing_rows(frame, timing), timing, x="k")
+    (line,) = [c.lines[0] for c in fig.axes[0].containers]
+    assert list(line.get_xdata()) == [1, 3, 5]
+    np.testing.assert_allclose(line.get_ydata(), expected.to_numpy(), rtol=1e-12)
