@@ -4,18 +4,25 @@
 Control characters in text that becomes a CSV field, a path or a terminal line.
 
 A control character is any of Unicode category Cc (``\\x00``-``\\x1f``, ``\\x7f``-``\\x9f``:
-tab, line feed and carriage return among them) or a line or paragraph separator
-(U+2028, U+2029). Python's ``str.splitlines`` breaks lines at several of them, a CSV
-reader at a bare ``\\r``, a terminal obeys escape sequences: knnx refuses them in
+tab, line feed and carriage return among them), a line or paragraph separator
+(U+2028, U+2029) or a bidirectional embedding, override or isolate (U+202A-U+202E,
+U+2066-U+2069). Python's ``str.splitlines`` breaks lines at several of them, a CSV
+reader at a bare ``\\r``, a terminal obeys escape sequences, and a bidirectional
+control shows the text after it in another order than it is read: knnx refuses them in
 names and paths (spec values, dataset ids, CSV file names, ``--out``) and escapes them
 in free text it writes (error messages).
+
+The names of results (:func:`name_problem`): dataset ids, algorithm ids, metric names
+and the names a comparison prints (``--names``) follow one rule, checked where a name
+enters (the spec, a dataset entry, a file read back) and nowhere else.
 """
 
 import json
 import numbers
 import re
+import unicodedata
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def find_control(text):
@@ -25,9 +32,63 @@ def find_control(text):
 
 
 def describe_control(text):
-    """``"control character U+000D at position 4"`` for the first one of ``text`` (which has one)."""
+    """``"control character U+000D at position 4"`` for the first one of ``text`` (which
+    has one); ``"bidirectional control U+202E ..."`` for one of those."""
     i = find_control(text)
-    return f"control character U+{ord(text[i]):04X} at position {i + 1}"
+    kind = "bidirectional control" if 0x202A <= ord(text[i]) <= 0x2069 else "control character"
+    return f"{kind} U+{ord(text[i]):04X} at position {i + 1}"
+
+
+def find_surrogate(text):
+    """Index of the first lone surrogate of ``text`` (U+D800-U+DFFF: no character; a
+    YAML escape ``"\\ud800"`` or an undecodable file name makes one), or None."""
+    match = _SURROGATE.search(text)
+    return None if match is None else match.start()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# The longest name: a dataset id heads a row of every table; a longer one is a pasted text.
+MAX_NAME = 1000
+
+# Invisible characters: blanks and format characters (zero-width spaces and joiners,
+# the byte order mark, the soft hyphen).
+_UNSEEN = frozenset(("Zs", "Zl", "Zp", "Cf", "Cc", "Cs"))
+
+
+def _visible(ch):
+    return not ch.isspace() and unicodedata.category(ch) not in _UNSEEN
+
+
+def name_problem(text):
+    """None if ``text`` is a name, else why not, as the end of a sentence about it.
+
+    The one rule for the names of results, whatever names (a dataset, an algorithm, a
+    metric, a printed contestant): a text of at most :data:`MAX_NAME` characters,
+    without a control character (:func:`find_control`) or a lone surrogate, that
+    starts and ends with a visible character (not a blank, a zero-width space or
+    another format character): two names that print alike are one name. Unicode,
+    inner blanks and the specials of LaTeX, HTML, Markdown and CSV are names; every
+    writer escapes them for its format. Algorithm ids and experiment names (folders)
+    are further held to letters, digits and ``_.-``, metric names to knnx's own."""
+    if not isinstance(text, str):
+        return f"is not a text ({type(text).__name__})"
+    if not text:
+        return "is empty"
+    if find_control(text) is not None:
+        return f"holds a {describe_control(text)}"
+    i = find_surrogate(text)
+    if i is not None:
+        return f"holds a lone surrogate U+{ord(text[i]):04X} at position {i + 1} (no character)"
+    if len(text) > MAX_NAME:
+        return f"has {len(text):,} characters; at most {MAX_NAME:,}"
+    if not any(_visible(ch) for ch in text):
+        return "is blank (it has no visible character)"
+    for end, ch in (("starts", text[0]), ("ends", text[-1])):
+        if not _visible(ch):
+            kind = "a blank" if ch.isspace() or unicodedata.category(ch) == "Zs" else "an invisible character"
+            return f"{end} with {kind} (U+{ord(ch):04X}); a name starts and ends with a visible character"
+    return None
 
 
 def escape_control(text):
@@ -76,3 +137,17 @@ def _plain_number(value):
     if isinstance(value, numbers.Real):
         return float(value)
     raise TypeError(f"not JSON serialisable: {value!r}")
+
+
+# Markdown: the characters that would start markup in a GitHub table cell (not '>': a
+# quote starts a line, never a cell). '_' is marked
+# only where it could open or close emphasis (not between two letters or digits: knn_b
+# stays as written); '(' and '[' only after ']', where they would make a link.
+_MARKDOWN = re.compile(r"[\\|`*&<~$]|(?<=\])[(\[]|(?<![^\W_])_|_(?![^\W_])")
+
+
+def markdown_text(text):
+    """``text`` as a cell of a Markdown (GitHub) table that shows it as written: the
+    characters of markup and the cell's ``|`` escaped with a backslash, so that
+    ``<b>``, ``*x*``, ``$x$``, ``a|b`` or a final ``\\`` are names, not markup."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(), text)

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
-from knnx._text import canonical_json, shown
+from knnx._text import canonical_json, name_problem, shown
 from knnx.errors import ResultsError
 from knnx.limits import json_too_deep
 from knnx.params import Refused, parse_params_text, refuse_constant
@@ -133,28 +133,20 @@ def check_timings(frame, columns, path, unrecorded=()):
             )
 
 
-# Name columns whose names knnx writes without surrounding blanks (metric names, algorithm
-# ids): ' error' would be another metric than 'error', shown alike.
-UNPADDED = ("algorithm", "metric")
-
-
 def check_names(frame, columns, path):
-    """ResultsError naming the first empty or blank cell of the text ``columns``, or a
-    name of :data:`UNPADDED` columns with blanks around it."""
+    """ResultsError naming the first cell of the text ``columns`` that is no name by the
+    rule every name follows where it enters (:func:`knnx._text.name_problem`): empty,
+    blank, with blanks or invisible characters around it (``' error'`` would be another
+    metric than ``error``, shown alike), a control character, too long."""
     for column in columns:
         codes, uniques = pd.factorize(frame[column].to_numpy(dtype=object))
-        blank = next((i for i, text in enumerate(uniques) if not text.strip()), None)
-        if blank is not None:
-            text = uniques[blank]
-            problem = f"'{shown(text)}' is blank" if text else "an empty cell"
+        for i, text in enumerate(uniques):  # in order of first appearance: the first bad line
+            problem = name_problem(text)
+            if problem is None:
+                continue
+            cell = "an empty cell" if text == "" else f"'{shown(str(text))}' {problem}"
             raise ResultsError(
-                f"{path}: column '{column}' line {_first_line(codes, blank)}: {problem}; a name is expected"
-            )
-        padded = next((i for i, t in enumerate(uniques) if column in UNPADDED and t != t.strip()), None)
-        if padded is not None:
-            raise ResultsError(
-                f"{path}: column '{column}' line {_first_line(codes, padded)}: '{shown(uniques[padded])}' has "
-                f"blanks around it; a {column} name has none ('{shown(uniques[padded].strip())}')"
+                f"{path}: column '{column}' line {_first_line(codes, i)}: {cell}; a name is expected"
             )
 
 

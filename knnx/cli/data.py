@@ -6,6 +6,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from knnx._text import markdown_text
 from knnx.cli.core import ListFormat, RiskFormat, Weights, console, reported
 from knnx.errors import KnnxError
 
@@ -62,7 +63,7 @@ def datasets(
         return
     if fmt is ListFormat.md:
         lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-        lines += ["| " + " | ".join(str(r[k]).replace("|", "\\|") for k in keys) + " |" for r in rows]
+        lines += ["| " + " | ".join(markdown_text(str(r[k])) for k in keys) + " |" for r in rows]
         sys.stdout.write("\n".join(lines) + "\n")
         return
     table = Table(*keys, title=title)

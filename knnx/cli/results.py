@@ -5,6 +5,7 @@ from pathlib import Path
 
 import typer
 
+from knnx._text import name_problem, shown
 from knnx.cli.core import (
     CompareFormat,
     SignificanceTest,
@@ -219,9 +220,15 @@ def _names_file(path):
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ResultsError(f"--names: {path} is not readable YAML ({type(exc).__name__})") from None
     if not isinstance(mapping, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in mapping.items()
+        isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
     ):
-        raise ResultsError(f"--names: {path}: expected a mapping of names to non-empty names")
+        raise ResultsError(f"--names: {path}: expected a mapping of names to printed names")
+    for key, value in mapping.items():
+        problem = name_problem(value)  # printed as a dataset id or a contestant is, by the same rule
+        if problem is not None:
+            raise ResultsError(
+                f"--names: {path}: the name given to '{shown(key)}', '{shown(value)}', {problem}"
+            )
     return mapping
 
 

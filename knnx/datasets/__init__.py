@@ -50,7 +50,7 @@ from functools import partial
 
 import numpy as np
 
-from knnx._text import canonical_json, describe_control, find_control, find_leaf
+from knnx._text import canonical_json, describe_control, find_control, find_leaf, name_problem, shown
 from knnx.datasets import checks
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
@@ -142,9 +142,11 @@ def check_entry(entry):
         raise DataError(f"{form}: expected a non-empty string, got {entry[form]!r}")
     if "id" in entry and (isinstance(entry["id"], bool) or not isinstance(entry["id"], str | int)):
         raise DataError(f"id: expected a string, got {entry['id']!r}")
-    if "id" in entry and not str(entry["id"]).strip():  # the results reader refuses such a name
-        what = "empty" if entry["id"] == "" else "blank"
-        raise DataError(f"id: {entry['id']!r} is {what}; a dataset id names its rows in every result file")
+    problem = name_problem(str(entry["id"])) if "id" in entry else None
+    if problem is not None:  # the one rule of names, which the results reader applies too
+        raise DataError(
+            f"id: {shown(repr(entry['id']), 60)} {problem}; a dataset id names its rows in every result file"
+        )
     if form == "suite":
         if "id" in entry:
             raise DataError("suite entry: 'id' names one dataset, and a suite stands for many")

@@ -80,10 +80,23 @@ def parse_layout(text):
     return (floats or ["table"])[0], "resize" in words, (sizes or [None])[0]
 
 
+# Characters LaTeX's text mode does not print as written: its specials, and < > | (the
+# OT1 font encoding of a default pdflatex document prints them as ¡ ¿ and an em dash).
+_LATEX = {
+    "\\": "\\textbackslash{}",
+    "~": "\\textasciitilde{}",
+    "^": "\\textasciicircum{}",
+    "<": "\\textless{}",
+    ">": "\\textgreater{}",
+    "|": "\\textbar{}",
+    **{ch: "\\" + ch for ch in "_{}&%#$"},
+}
+
+
 def latex_escape(text):
-    """``text`` with LaTeX's special characters escaped (every table cell and name)."""
-    specials = {"\\": "\\textbackslash{}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}"}
-    return "".join(specials.get(ch, "\\" + ch if ch in "_{}&%#$" else ch) for ch in str(text))
+    """``text`` with LaTeX's special characters escaped (every table cell and name), so
+    that it prints as written in any font encoding."""
+    return "".join(_LATEX.get(ch, ch) for ch in str(text))
 
 
 def prose(text):

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from knnx._text import escape_control
+from knnx._text import escape_control, markdown_text
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
 from knnx.limits import check_tolerance
@@ -251,8 +251,14 @@ def format_table(summary, fmt="md", digits=4):
         cells.append([escape_control(str(getattr(row, k))) for k in keys] + [value, str(row.n)])
     header = [k.removeprefix("param_") for k in keys] + ["mean ± std", "n"]
     if fmt == "md":
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        lines = [
+            "| " + " | ".join(map(markdown_text, header)) + " |",
+            "|" + "|".join("---" for _ in header) + "|",
+        ]
+        lines += [
+            "| " + " | ".join([markdown_text(c) for c in row[: len(keys)]] + row[len(keys) :]) + " |"
+            for row in cells
+        ]
         if marked:
             lines += ["", best_rule(summary).replace("Best:", "Bold:", 1)]
         return "\n".join(lines) + "\n"

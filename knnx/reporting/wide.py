@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from knnx._text import markdown_text
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER
 from knnx.reporting.latex import Layout, to_latex
@@ -324,10 +325,10 @@ def to_markdown(table, digits=4, columns=None):
     """The table as Markdown (GitHub's pipe tables), its legend and the lines under it."""
     header = _header(table, columns)
     chars, contestants = shown_columns(table, columns)
-    esc = [h.replace("|", "\\|") for h in header]
+    esc = [markdown_text(str(h)) for h in header]  # names as written: <b>, *x*, a|b, x\\
     lines = ["| " + " | ".join(esc) + " |", "|" + "|".join(["---"] + ["--:"] * (len(header) - 1)) + "|"]
-    for row in body_cells(table, digits, " ± ", lambda t: f"**{t}**", (WORSE, BETTER), columns):
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+    for dataset, *cells in body_cells(table, digits, " ± ", lambda t: f"**{t}**", (WORSE, BETTER), columns):
+        lines.append("| " + " | ".join([markdown_text(dataset), *cells]) + " |")
     blanks = " |" * len(chars)
     lines.append(
         f"| average rank |{blanks} " + " | ".join(f"{table.rank[c]:.2f}" for c in contestants) + " |"

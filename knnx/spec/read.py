@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from knnx._paths import path_problem
-from knnx._text import describe_control, find_control
+from knnx._text import describe_control, find_control, find_surrogate
 from knnx.errors import SpecError
 from knnx.limits import MAX_DEPTH, depth_problem, too_deep
 from knnx.spec.messages import short_repr
@@ -96,6 +96,16 @@ class _SpecLoader(yaml.SafeLoader):
                 None,
                 None,
                 f"{short_repr(value, 40)} holds a {describe_control(value)}; spec values hold none",
+                node.start_mark,
+            )
+        if isinstance(value, str) and find_surrogate(value) is not None:
+            # "\ud800" escapes a lone surrogate, which no UTF-8 file can hold.
+            i = find_surrogate(value)
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{short_repr(value, 40)} holds a lone surrogate U+{ord(value[i]):04X} at "
+                f"position {i + 1}, which is no character; spec values are UTF-8 text",
                 node.start_mark,
             )
         return value
@@ -245,6 +255,11 @@ def load_yaml(text, levels=0):
     """The value of the YAML document ``text`` under the limits of a spec (yaml.YAMLError
     otherwise, a :class:`LimitError` for a limit); ``levels``: the levels of the spec
     above the document (the depth limit counts them)."""
+    # YAML reads these as line breaks where a reader of the file sees none: a name
+    # written with one would change under the reader's eyes ('x<NEL>' read as 'x ').
+    hidden = next((i for i, ch in enumerate(text) if ch in "\x85\u2028\u2029"), None)
+    if hidden is not None:
+        raise yaml.reader.ReaderError("<spec>", hidden, ord(text[hidden]), "utf-8", "a hidden line break")
     loader = _SpecLoader(text, levels)
     try:
         node = loader.get_single_node()

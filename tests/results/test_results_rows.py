@@ -371,7 +371,7 @@ def test_zero_integers_and_a_timing_not_recorded_are_read(folder):
     [
         ("metric", "", "an empty cell; a name is expected"),
         ("dataset", "", "an empty cell; a name is expected"),
-        ("algorithm", "  ", "'  ' is blank; a name is expected"),
+        ("algorithm", "  ", "'  ' is blank (it has no visible character); a name is expected"),
         ("experiment", "", "an empty cell; a name is expected"),
     ],
 )
@@ -642,7 +642,7 @@ def test_a_metric_or_algorithm_name_with_blanks_around_it_is_refused(folder, col
     _set(folder / "results.csv", 2, column, text)
     _refused(
         ["table", folder / "results.csv"],
-        f"{folder / 'results.csv'}: column '{column}' line 2: '{text}' has blanks around it; a {column} name "
-        f"has none ('{text.strip()}')",
+        f"{folder / 'results.csv'}: column '{column}' line 2: '{text}' {'starts' if text[0] == ' ' else 'ends'} "
+        "with a blank (U+0020); a name starts and ends with a visible character; a name is expected",
         folder,
     )

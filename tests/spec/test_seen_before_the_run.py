@@ -106,7 +106,7 @@ def test_nominal_columns_that_hold_codes_run(tmp_path):
     assert run_spec(spec, out=tmp_path / "o", figures=False).n_run == 2
 
 
-@pytest.mark.parametrize("value,what", [("''", "empty"), ("'  '", "blank")])
+@pytest.mark.parametrize("value,what", [("''", "empty"), ("'  '", "blank (it has no visible character)")])
 def test_an_empty_or_blank_dataset_id_is_refused(tmp_path, value, what):
     """``id: ''`` was ok to validation; the run wrote its folder and failed reading its
     own results file (an empty dataset name)."""
