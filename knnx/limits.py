@@ -45,6 +45,46 @@ MAX_ROUNDS = 100_000
 MAX_EPOCHS = 100_000
 """Epochs of WeightedMetricNN (each one costs O(n^2 d))."""
 
+MAX_SEARCH = 100_000
+"""Steps of the prototype searches: RMHC's mutations (``n_iter``; KEEL's default 10^4)
+and SSMA's evaluations (``max_evaluations``; the paper's 10^4). The limits of the
+steps below were measured as one cell of ``knnx run`` on iris, 3 folds (100 training
+rows, 4 features, 3 classes; ``fit_seconds``, scale then the step): at this limit RMHC
+takes 1.0 s and SSMA 4.0-4.6 s (10^6: 16 s and 70 s; 10^9 would take hours); RMHC's
+10^4 mutations take 11.7 s on 10,000 rows in 20 dimensions (docs/reduction.md)."""
+
+MAX_POPULATION = 1000
+"""Chromosomes of SSMA's population (the paper's 30), each drawn as n floats and
+evaluated at the start: a cell at 1000 takes 0.4 s (see :data:`MAX_SEARCH`)."""
+
+MAX_UPDATES = 1_000_000
+"""Updates of LVQ (``n_iter``; by default 50 times the codebook), whose presentation
+order holds 8 bytes an update: a cell at 10^6 takes 0.1 s (8 MB)."""
+
+MAX_PATIENCE = 1000
+"""Rounds in a row without a removal that stop Multiedit (``patience``, the paper's I;
+default 2): each round splits the rows left and searches every block's nearest rows in
+the next. A cell at 1000 takes 0.4 s (some 1100 rounds)."""
+
+MAX_LEARNER_ITERATIONS = 10_000
+"""Iterations of the metric learners: LMNN's gradient steps (``max_iter``, default 1000;
+its ``min_iter`` only delays the stop on ``tol``), ITML's passes over its constraints
+(``max_iter``, default 1000) and NCA's L-BFGS iterations (``max_iter``, default 50).
+A cell at this limit with ``tol`` = 0 takes 7.0-7.3 s with LMNN (``min_iter`` 10^4:
+every step made), 0.2 s with ITML (its 360 constraints; a pass costs O(m d^2)) and
+0.05 s with NCA (L-BFGS stopped before 60 iterations)."""
+
+MAX_CONSTRAINTS = 100_000
+"""ITML's similar pairs, and as many dissimilar ones (``n_constraints``; its default 20
+C^2 for C classes is held to it too): a cell at 10^5 takes 3.5 s with the default
+``max_iter`` and ``tol``."""
+
+MAX_RANDOMIZED = 1000
+"""scikit-learn's randomized PCA (the ``pca`` step, ``svd_solver: randomized``): power
+iterations (``iterated_power``; its "auto" is 7 or 4) and oversamples
+(``n_oversamples``, default 10), each at most this: a cell at both limits takes
+0.03 s (a fit of 10^5 power iterations 1.9 s; 10^9 oversamples fail, 30 GiB)."""
+
 MAX_GRID = 1000
 """Candidate values or inner folds of an estimator's internal search (``unn_cv``'s
 ``n_thetas`` and ``cv``, ``svm_rbf``'s ``cv``)."""

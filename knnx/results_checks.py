@@ -20,6 +20,7 @@ has millions of rows and few distinct ``params``."""
 import csv
 import json
 import re
+import unicodedata
 from contextlib import contextmanager
 
 import numpy as np
@@ -117,6 +118,25 @@ def check_finite(frame, column, path):
         )
 
 
+def check_ranges(frame, ranges, slack, path):
+    """ResultsError naming the first ``value`` outside the range its metric takes
+    (``ranges``: {metric: (low, high)}, ``slack`` either side), NaN aside."""
+    metrics = frame["metric"].to_numpy(dtype=object)
+    values = frame["value"].to_numpy(dtype=np.float64)
+    for metric, (low, high) in ranges.items():
+        rows = np.flatnonzero(metrics == metric)
+        if not rows.size:
+            continue
+        taken = values[rows]
+        outside = np.flatnonzero((taken < low - slack) | (taken > high + slack))
+        if outside.size:
+            row = int(rows[outside[0]])
+            raise ResultsError(
+                f"{path}: column 'value' line {row + 2}: {float(values[row])!r} is no value of {metric}, which lies in "
+                f"[{low:g}, {high:g}]"
+            )
+
+
 def check_timings(frame, columns, path, unrecorded=()):
     """ResultsError naming the first time of ``columns`` that is no duration: a wall time
     knnx measures is a finite number of seconds >= 0; NaN (an empty cell) only in the
@@ -148,6 +168,18 @@ def check_names(frame, columns, path):
             raise ResultsError(
                 f"{path}: column '{column}' line {_first_line(codes, i)}: {cell}; a name is expected"
             )
+        seen = {}  # NFC form -> the first unique of it: 'é' and e + accent print alike
+        for i, text in enumerate(uniques):
+            if text.isascii():
+                continue
+            key = unicodedata.normalize("NFC", text)
+            if key in seen:
+                raise ResultsError(
+                    f"{path}: column '{column}' line {_first_line(codes, i)}: '{shown(text)}' is "
+                    f"'{shown(uniques[seen[key]])}' of line {_first_line(codes, seen[key])} once Unicode-normalised "
+                    "(NFC), and would print alike; a name is one text"
+                )
+            seen[key] = i
 
 
 # --- params ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Shared fixtures and oracles for the knnx test suite."""
 
+import subprocess
 import sys
 
 import numpy as np
@@ -159,3 +160,25 @@ def refused_by_cli(tmp_path, spec, message):
         assert result.exit_code == 2, result.output
         assert result.output == f"error: {spec}: {message}\n"
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def pdflatex(body, folder, twocolumn=False):
+    """pdflatex of ``body`` in an article with booktabs, graphicx and rotating (two
+    columns if asked): it compiles, with no missing character; the log's text."""
+    options = "[twocolumn]" if twocolumn else ""
+    doc = (
+        f"\\documentclass{options}{{article}}\n\\usepackage{{booktabs,graphicx,rotating}}\n"
+        f"\\begin{{document}}\nText.\n{body}\\end{{document}}\n"
+    )
+    (folder / "t.tex").write_text(doc, encoding="utf-8")
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    log = (folder / "t.log").read_text(errors="replace")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "Missing character" not in log, log[-2000:]
+    return log

@@ -50,9 +50,13 @@ def main(args=None):
         raise SystemExit(2) from None
     try:
         app(args)
+        sys.stdout.flush()  # here, where a closed pipe can be told from a failure
         code = 0
     except SystemExit as exc:
         code = exc.code
+    except BrokenPipeError:  # the reader closed the pipe (| head): it has read what it wanted
+        _quiet_stdout()
+        code = 0
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -62,6 +66,13 @@ def main(args=None):
         _release_semaphores()
         os._exit(code if isinstance(code, int) else (0 if code is None else 1))
     raise SystemExit(code)
+
+
+def _quiet_stdout():
+    """Point standard output at /dev/null, so that the interpreter's last flush of what
+    is left in its buffer finds no closed pipe (Python's own advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _release_semaphores():

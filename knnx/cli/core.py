@@ -55,6 +55,10 @@ class _OneLineErrors(typer.core.TyperGroup):
             code = exc.exit_code
         except typer.Abort:
             code = EXIT_INTERRUPTED
+        except SystemExit:
+            if not isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
+                raise
+            code = 0  # typer's exit 1 on a closed pipe (| head): the reader read what it wanted
         if standalone_mode:
             sys.exit(code)
         return code

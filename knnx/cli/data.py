@@ -96,9 +96,10 @@ def select_k_cmd(
 
     Uses the training part of a dataset with a predefined split, else all of it. With --metric the
     neighbours are ranked under that distance, its statistics (ranges, deviations, ...) fitted once on
-    those rows.
+    those rows; the dataset's nominal attributes are read as a kNN under that metric reads them in a
+    run: category codes for a metric that takes them (hamming, heom, hvdm, vdm, gower), else one-hot
+    indicators.
     """
-    from knnx.datasets import load_dataset
     from knnx.lpo.risk import select_k
 
     with reported():
@@ -107,17 +108,20 @@ def select_k_cmd(
         entry = (
             {"csv": str(csv_path), "label": label} if csv_path is not None else {"name": dataset or "ripley"}
         )
-        ds = load_dataset(entry)
+        params = _metric_params(metric, metric_param)
+        ds = _knn_dataset(entry, metric, params)
         part = "training part" if ds.split is not None else "all rows"
         idx = ds.split[0] if ds.split is not None else slice(None)
         X, y = ds.X[idx], ds.y[idx]
-        params = _metric_params(metric, metric_param)
+        nominal = [int(j) for j in ds.nominal] or None  # the codes' columns, as protocol lpo passes them
         if 0 < len(y) - p < k_max:  # named as the option it is (its default, 50, included)
             raise KnnxError(
                 f"--k-max {k_max}: at most n - p = {len(y) - p} on these {len(y)} rows with --p {p} "
                 f"(the default is 50); give --k-max {len(y) - p} or less"
             )
-        k_p, risk = select_k(X, y, p, k_max, weights.value, metric=metric, metric_params=params)
+        k_p, risk = select_k(
+            X, y, p, k_max, weights.value, metric=metric, metric_params=params, nominal=nominal
+        )
     if fmt is RiskFormat.csv:
         sys.stdout.write("k,lpo_risk\n" + "".join(f"{k},{r!r}\n" for k, r in enumerate(risk.tolist(), 1)))
         return
@@ -148,6 +152,22 @@ def select_k_cmd(
         table.add_row(str(k), f"{r:.6f}{mark}")
     console.print(table)
     console.print(f"selected k = {k_p} (R_LpO = {risk[k_p - 1]:.6f}; smallest k of minimal risk)")
+
+
+def _knn_dataset(entry, metric, params):
+    """The dataset ``entry`` in the view a kNN under ``metric`` (with ``params``) reads in
+    a run (:func:`knnx.spec.views.wanted_view`, the runner's rule): its nominal attributes
+    as category codes for a metric that takes them (hamming, heom, hvdm, vdm, gower),
+    else one-hot indicators; the entry as it is where it has no such view."""
+    from knnx.datasets import load_dataset
+    from knnx.datasets.views import default_view, view_entry
+    from knnx.estimators.registry import resolve_algorithm
+    from knnx.spec.views import wanted_view
+
+    view = wanted_view(resolve_algorithm({"name": "knn"}), {"metric": metric, "metric_params": params})
+    if view == default_view(entry) or view_entry(entry, view) is None:
+        view = None  # as plan_views: the entry as loaded
+    return load_dataset(entry, view=view)
 
 
 def _metric_params(metric, pairs):

@@ -159,7 +159,7 @@ def compare(
     from knnx.results import last_round, prepare_output_folder, read_results
     from knnx.stats.compare import compare as run_compare
 
-    with reported():
+    with reported(), quiet_arithmetic():
         require_file(results, "RESULTS")
         frame, last = last_round(read_results(results))
         note_last_round(last)
@@ -167,6 +167,7 @@ def compare(
         shape = _layout(layout, columns, transpose, digits, std, names)
         band = None if retention is None else _band(retention)
         result = run_compare(frame, metric, select, alpha, control=control, rope=rope, retention=band)
+        notes += _unused_names(shape.names, result, names)
         characteristics = read_datasets(Path(results).with_name("datasets.csv"), frame)
         sentences = dataset_dependent_sentences(frame)
         text = comparison_table(
@@ -206,6 +207,26 @@ def _layout(layout, columns, transpose, digits, std, names):
         digits=digits,
         names=names if names in ("full", "short") else _names_file(names),
     )
+
+
+def _unused_names(mapping, result, path):
+    """The note on the names of a ``--names`` file that name no dataset or contestant of
+    the comparison (a misspelt 'irsi' left 'iris' as it was, without a word); a file
+    shared by several comparisons may hold others, so a note, not a refusal."""
+    if not isinstance(mapping, dict):
+        return []
+    known = {*map(str, result.means.index), *map(str, result.means.columns)}
+    if result.left_out is not None and len(result.left_out):
+        known |= set(map(str, result.left_out["contestant"]))
+    unused = [k for k in mapping if k not in known]
+    if not unused:
+        return []
+    shown_names = ", ".join(f"'{shown(k)}'" for k in unused[:5]) + (
+        f" and {len(unused) - 5} more" if len(unused) > 5 else ""
+    )
+    return [
+        f"--names: {path}: {shown_names} name no dataset or contestant of this comparison; printed as they are"
+    ]
 
 
 def _names_file(path):
@@ -393,13 +414,15 @@ def plot(
         if metric in TIMINGS and metric not in set(frame["metric"]):  # a timing, as knnx table takes it
             frame = timing_rows(frame, metric)
         names = [d.strip() for d in datasets.split(",") if d.strip()] if datasets else None
+        notes = []
         if x is None:
             x = default_x(select_datasets(frame, names), metric) or "configuration"
         name = figure_name(metric, None if x == "configuration" else x)
         target = out if out is not None else Path(results).with_name(name)
         try:
-            written = write_plot(frame, target, metric=metric, x=x, datasets=names)
+            written = write_plot(frame, target, metric=metric, x=x, datasets=names, notes=notes)
         except WriteError as exc:  # not a run: a place the figure cannot go is a bad argument
             raise ResultsError(f"--out: {exc}") from None
     for path in written:
         console.print(f"wrote {path}")
+    print_notes(notes)

@@ -85,10 +85,15 @@ def validate(
     overrides: list[str] = typer.Option(None, "--set", help=SET_HELP),
 ):
     """Check SPEC completely (schema, names, data, protocol, grids) without computing anything."""
+    from knnx.errors import SpecError
+    from knnx.experiment.outputs import report_control_problem
     from knnx.spec import validate_spec
 
     with reported():
         vspec = validate_spec(spec, overrides or ())
+        problem = report_control_problem(vspec)  # the run's own check, before its cells
+        if problem is not None:
+            raise SpecError(f"{vspec.source}: {problem}")
     console.print(f"{spec}: ok, {len(vspec.cells)} cells over {len(vspec.datasets)} dataset(s)")
 
 

@@ -220,6 +220,7 @@ def expand_entry(entry):
     DataError for an empty list or a value listed twice."""
     if not isinstance(entry, dict):
         return [entry]
+    _check_fill_value(entry)
     if "suite" in entry:
         check_entry(entry)
         return expand_suite(entry)
@@ -267,6 +268,20 @@ def expand_entry(entry):
 
 # At most this many datasets from the lists of one entry.
 MAX_EXPANDED = 10_000
+
+
+def _check_fill_value(entry):
+    """DataError for a ``fill_value`` that no dataset of the entry reads: only ``missing:
+    fill`` (or a list of treatments holding it) fills, and a value given otherwise was
+    ignored without a word."""
+    missing = entry.get("missing", "error")
+    if "fill_value" not in entry or not _is_number(entry["fill_value"]):
+        return  # no value, or one that is none: check_entry says so
+    if missing != "fill" and not (isinstance(missing, list) and "fill" in missing):
+        raise DataError(
+            f"fill_value: {entry['fill_value']!r} is read only under missing: fill, and this entry's missing is "
+            f"{missing!r}; give missing: fill or leave fill_value out"
+        )
 
 
 def register_dataset(name, loader):

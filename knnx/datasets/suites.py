@@ -137,6 +137,14 @@ def check_suite_entry(entry):
             raise DataError(
                 f"suite {suite}: has_partitions must be true, false or a scheme (10-fold), got {value!r}"
             )
+    # the treatments once for the suite, not once per dataset it keeps
+    given = {k: entry[k] for k in ("missing", "fill_value", "categorical") if k in entry}
+    missing_values.check_options(
+        f"suite {suite}",
+        given.get("missing", "error"),
+        given.get("fill_value"),
+        given.get("categorical", "onehot"),
+    )
 
 
 def _value(entry, bound):

@@ -16,6 +16,9 @@ figures again (2-4 s of matplotlib at every no-op rerun); see :mod:`knnx.experim
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from knnx._text import canonical_json
 from knnx.errors import ResultsError
 from knnx.experiment.rerun import STAMP, outputs_current, outputs_digest, record_outputs  # noqa: F401 (re-exported)
 from knnx.params import Params, value_key
@@ -220,3 +223,26 @@ def written_param_names(vspec):
     if not getattr(vspec.spec, "algorithms", None):  # a spec without algorithm entries: every one
         return param_names(c.params_json for c in vspec.cells)
     return sorted({n for (_, n), seen in values.items() if len(seen) > 1 or n in written})
+
+
+def report_control_problem(vspec):
+    """``report.control: ...`` when the spec's ``report: {control: ...}`` names no
+    contestant of the run, or several: the labels the comparison and the report give the
+    settings of its cells (:func:`knnx.stats.configurations.configuration_labels`), found
+    as ``--control`` finds them; None when it names one, or the spec names none. The run
+    would otherwise end without its report (``no report: ...``)."""
+    from knnx.stats.control import find_contestant
+
+    report = getattr(vspec.spec, "report", None)
+    control = None if report is None else report.control
+    if control is None or not vspec.cells:
+        return None
+    settings = dict.fromkeys((c.dataset, c.algorithm, canonical_json(c.params)) for c in vspec.cells)
+    names = sorted({n for *_, text in settings for n in Params.parse(text)[0]})
+    rows = [{"dataset": d, "algorithm": a, "params": p} for d, a, p in settings]
+    frame = pd.DataFrame(with_param_columns(rows, names))
+    try:
+        find_contestant(list(dict.fromkeys(configuration_labels(frame))), control)
+    except ResultsError as exc:
+        return f"report.control: {str(exc).removeprefix('control: ')}"
+    return None

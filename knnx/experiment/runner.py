@@ -101,12 +101,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from knnx.datasets import entry_files
-from knnx.errors import CellError, DataError, KnnxError, ResultsError, WriteError
+from knnx.errors import CellError, DataError, KnnxError, ResultsError, SpecError, WriteError
 from knnx.estimators.registry import BUILTIN
 from knnx.experiment.cells import kind_of
 from knnx.experiment.context import PROCESS
 from knnx.experiment.executors import dask_client, execute, workers
-from knnx.experiment.outputs import finish_outputs, written_param_names
+from knnx.experiment.outputs import finish_outputs, report_control_problem, written_param_names
 from knnx.experiment.parts import graph_widths
 from knnx.experiment.progress import Progress
 from knnx.experiment.provenance import cell_keys, code_material, record_environment, record_warmup
@@ -229,6 +229,9 @@ def run_spec_past_the_rerun_check(
     _check_options(jobs, executor, scheduler)
     spec_digest = None if isinstance(spec, dict) else file_digest(spec)  # the bytes validation reads
     vspec = validate_spec(spec, overrides)
+    problem = report_control_problem(vspec)
+    if problem is not None:
+        raise SpecError(f"{vspec.source}: {problem}")
     if scheduler is None and jobs > 1:
         _check_memory(vspec, jobs)
     source = None if isinstance(spec, dict) else (Path(spec), tuple(overrides or ()), spec_digest)

@@ -61,8 +61,9 @@ class LinearMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     @classmethod
     def _data_problems(cls, params, n_samples, n_features, n_classes):
-        """``n_components`` above the number of features (the spec's validation asks the
-        first step of a pipeline this of each dataset)."""
+        """``n_components`` above the number of features (the spec's validation asks each
+        step this of the features it is given of every training part:
+        :mod:`knnx.steps.shapes`)."""
         r = params.get("n_components")
         if r is not None and r > n_features:
             return [f"n_components={r} exceeds the {n_features} features the step is given"]

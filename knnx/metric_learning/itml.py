@@ -5,7 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from knnx.limits import MAX_SEED
+from knnx.limits import MAX_CONSTRAINTS, MAX_LEARNER_ITERATIONS, MAX_SEED
 from knnx.metric_learning.base import K, LinearMetric, map_of_metric
 
 # Rounds of draws for the constraints (a draw that repeats a pair is drawn again).
@@ -33,16 +33,17 @@ class ITML(LinearMetric):
     ----------
     gamma : float > 0, default 1.0
         Weight of the slack (larger: the constraints held more strictly).
-    n_constraints : int or None, default None
+    n_constraints : int in [1, 100000] or None, default None
         Similar pairs, and dissimilar pairs, drawn; None: 20 C^2 for C classes (the
-        authors' code).
+        authors' code). At most :data:`knnx.limits.MAX_CONSTRAINTS`.
     prior : "identity", "covariance" or a d x d matrix (list of rows), default "identity"
         A0: the Euclidean metric, the inverse covariance of the training rows, or the
         matrix given (symmetric positive definite).
     bounds : [u, l] or None, default None
         The similarity and dissimilarity bounds on squared distances (u < l).
-    max_iter : int, default 1000
-        Passes over the constraints at most.
+    max_iter : int in [1, 10000], default 1000
+        Passes over the constraints at most (:data:`knnx.limits.MAX_LEARNER_ITERATIONS`
+        at most).
     tol : float, default 1e-3
         The change of the dual variables (sum |lambda - lambda_before| over ||lambda|| +
         ||lambda_before||) below which a pass ends the projections.
@@ -59,10 +60,10 @@ class ITML(LinearMetric):
 
     _parameter_constraints = {
         "gamma": [Interval(Real, 0, None, closed="neither")],
-        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_constraints": [Interval(Integral, 1, MAX_CONSTRAINTS, closed="both"), None],
         "prior": [StrOptions({"identity", "covariance"}), "array-like"],
         "bounds": ["array-like", None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, MAX_LEARNER_ITERATIONS, closed="both")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": [Interval(Integral, 0, MAX_SEED, closed="both"), None],
     }
@@ -87,10 +88,16 @@ class ITML(LinearMetric):
 
     @classmethod
     def _data_problems(cls, params, n_samples, n_features, n_classes):
-        """A matrix prior that is not a symmetric positive definite d x d matrix, or bounds
-        that are not [u, l] with 0 < u < l (the spec's validation asks this of each
-        dataset)."""
+        """A matrix prior that is not a symmetric positive definite d x d matrix, bounds
+        that are not [u, l] with 0 < u < l, or the default ``n_constraints`` (20 C^2)
+        above :data:`knnx.limits.MAX_CONSTRAINTS` (the spec's validation asks this of
+        each dataset)."""
         prior, bounds = params.get("prior", "identity"), params.get("bounds")
+        if params.get("n_constraints") is None and 20 * n_classes**2 > MAX_CONSTRAINTS:
+            return [
+                f"n_constraints=None draws 20 C^2 = {20 * n_classes**2} pairs of each kind for the "
+                f"{n_classes} classes, more than the limit of {MAX_CONSTRAINTS}; set n_constraints"
+            ]
         if not isinstance(prior, str):
             A0 = np.asarray(prior, dtype=np.float64)
             if A0.shape != (n_features, n_features) or not np.allclose(A0, A0.T):

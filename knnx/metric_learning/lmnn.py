@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from knnx.limits import MAX_LEARNER_ITERATIONS
 from knnx.metric_learning.base import K, LinearMetric, class_rows_problem
 from knnx.neighbors.search import kneighbors
 
@@ -53,8 +54,10 @@ class LMNN(LinearMetric):
         The start: the identity (its first rows when n_components < d; the paper's
         Euclidean start), or the leading principal axes (scikit-learn's PCA, the rows
         centred only to find them). "auto": the identity at full rank, PCA below.
-    max_iter : int, default 1000
+    max_iter : int in [1, 10000], default 1000
+        Steps at most (:data:`knnx.limits.MAX_LEARNER_ITERATIONS` at most).
     min_iter : int, default 50
+        Steps before the descent may stop on ``tol`` (above ``max_iter``: it never does).
     learn_rate : float, default 1e-7
         The first step size (the reference implementation's).
     tol : float, default 1e-3
@@ -78,8 +81,8 @@ class LMNN(LinearMetric):
         "mu": [Interval(Real, 0, 1, closed="both")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "init": [StrOptions({"auto", "identity", "pca"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "min_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, MAX_LEARNER_ITERATIONS, closed="both")],
+        "min_iter": [Interval(Integral, 0, None, closed="left")],  # max_iter stops the descent
         "learn_rate": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "recompute": [Interval(Integral, 0, None, closed="left")],

@@ -170,11 +170,7 @@ class Metric:
         if self.onehot:
             X = _encode_onehot(X, self.onehot)
         if self.name == "cosine":
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-            if X.shape[0] and not (norms > 0).all():
-                row = int(np.flatnonzero(~(norms > 0))[0])
-                raise DataError(f"{what}: row {row} is all zeros; the cosine distance needs a non-zero row")
-            return np.ascontiguousarray(X / norms[:, None])
+            return np.ascontiguousarray(X / check_nonzero_rows(X, what)[:, None])
         if self.divisor is not None:
             return np.ascontiguousarray(X / self.divisor)
         if self.L is not None:
@@ -498,3 +494,14 @@ _FITTERS = {
     "vdm": _fit_mixed,
     "gower": _fit_mixed,
 }
+
+
+def check_nonzero_rows(X, what, raises=True):
+    """The Euclidean norm of each row of ``X``; DataError naming ``what`` and the first
+    row that is all zeros (the cosine distance divides by it), unless not ``raises``.
+    Validation reads the norms of each split as the kernels would see it."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if raises and X.shape[0] and not (norms > 0).all():
+        row = int(np.flatnonzero(~(norms > 0))[0])
+        raise DataError(f"{what}: row {row} is all zeros; the cosine distance needs a non-zero row")
+    return norms

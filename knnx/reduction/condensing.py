@@ -59,6 +59,9 @@ class CNN(Selection):
         "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         **SELECTION_METRIC,
     }
+    # k nearest store members: validation refuses k >= the smallest training part (every
+    # member but the row votes at k = n - 1; a larger k costs n x k arrays and changes nothing)
+    _neighbor_param = ("k", 1)
 
     def __init__(self, k=1, random_state=None, metric="euclidean", metric_params=None, nominal=None):
         self.k = k
@@ -121,6 +124,9 @@ class FCNN(Selection):
     """
 
     _parameter_constraints = {"k": Interval(1, integer=True), **SELECTION_METRIC}
+    # k nearest store members: validation refuses k >= the smallest training part (every
+    # member but the row votes at k = n - 1; a larger k costs n x k arrays and changes nothing)
+    _neighbor_param = ("k", 1)
 
     def __init__(self, k=1, metric="euclidean", metric_params=None, nominal=None):
         self.k = k
@@ -208,6 +214,7 @@ class RNN(CNN):
         "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         **SELECTION_METRIC,
     }
+    _neighbor_param = None  # k is 1
 
     def __init__(self, random_state=None, metric="euclidean", metric_params=None, nominal=None):
         super().__init__(1, random_state, metric, metric_params, nominal)

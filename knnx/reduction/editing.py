@@ -13,7 +13,7 @@ from knnx._kernels import lazy
 from knnx.estimators.base import search_metric
 from knnx.estimators.knn import _TIE_CODES, TIE_RULES
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
-from knnx.limits import MAX_SEED
+from knnx.limits import MAX_PATIENCE, MAX_SEED
 from knnx.neighbors.search import kneighbors
 from knnx.reduction.base import SELECTION_METRIC, Selection, keep_every_class, loo_graph
 
@@ -286,8 +286,9 @@ class Multiedit(Selection):
     ----------
     n_blocks : int, default 3
         The paper's b (at least 3 for the asymptotic guarantee; 2 is allowed).
-    patience : int, default 2
-        The paper's I: rounds in a row without a removal that stop it.
+    patience : int in [1, 1000], default 2
+        The paper's I: rounds in a row without a removal that stop it (at most
+        :data:`knnx.limits.MAX_PATIENCE`).
     random_state : int or None, default None
         The seed of the draws; None counts as 0 (the runner sets the spec's seed).
     metric, metric_params, nominal : as :class:`ENN`'s.
@@ -299,7 +300,7 @@ class Multiedit(Selection):
 
     _parameter_constraints = {
         "n_blocks": Interval(2, integer=True),
-        "patience": Interval(1, integer=True),
+        "patience": Interval(1, MAX_PATIENCE, integer=True),
         "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         **SELECTION_METRIC,
     }

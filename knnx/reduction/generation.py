@@ -15,7 +15,7 @@ from sklearn.utils.validation import validate_data
 
 from knnx._kernels import lazy
 from knnx.estimators.params import AnyOf, Interval, Literal, Options, check_params
-from knnx.limits import MAX_SEED
+from knnx.limits import MAX_SEED, MAX_UPDATES
 
 L = lazy("knnx._kernels.lvq")
 
@@ -54,7 +54,8 @@ class LVQ(BaseEstimator):
     ----------
     variant : {"lvq1", "lvq2.1", "lvq3"}, default "lvq3"
     fraction : float in (0, 1], default 0.1
-    n_iter : int or None, default None (50 times the codebook's size)
+    n_iter : int in [1, 1000000] or None, default None (50 times the codebook's size; at most
+        :data:`knnx.limits.MAX_UPDATES` when given)
     alpha0 : float in (0, 1], default 0.1
     window : float in (0, 1), default 0.2
     epsilon : float in (0, 1], default 0.1
@@ -77,7 +78,7 @@ class LVQ(BaseEstimator):
     _parameter_constraints = {
         "variant": Options(*_VARIANTS),
         "fraction": Interval(0, 1, low_open=True),
-        "n_iter": AnyOf(Interval(1, integer=True), Literal(None)),
+        "n_iter": AnyOf(Interval(1, MAX_UPDATES, integer=True), Literal(None)),
         "alpha0": Interval(0, 1, low_open=True),
         "window": Interval(0, 1, low_open=True, high_open=True),
         "epsilon": Interval(0, 1, low_open=True),

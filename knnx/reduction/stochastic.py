@@ -11,7 +11,7 @@ import numpy as np
 from knnx._kernels import lazy
 from knnx.estimators.knn import TIE_RULES
 from knnx.estimators.params import AnyOf, Interval, Literal, Options
-from knnx.limits import MAX_SEED
+from knnx.limits import MAX_POPULATION, MAX_SEARCH, MAX_SEED
 from knnx.reduction.base import SELECTION_METRIC, Selection, loo_graph
 from knnx.reduction.condensing import _store
 from knnx.reduction.generation import allocate
@@ -43,7 +43,7 @@ class RMHC(Selection):
     ----------
     k : int, default 1
     fraction : float in (0, 1), default 0.1
-    n_iter : int, default 10000 (KEEL's)
+    n_iter : int in [0, 100000], default 10000 (KEEL's; at most :data:`knnx.limits.MAX_SEARCH`)
     tie : {"nearest", "lowest"}, default "nearest"
     random_state : int or None, default None (counts as 0; the runner sets the seed)
     metric, metric_params, nominal : as :class:`knnx.reduction.ENN`'s.
@@ -63,11 +63,14 @@ class RMHC(Selection):
     _parameter_constraints = {
         "k": Interval(1, integer=True),
         "fraction": Interval(0, 1, low_open=True, high_open=True),
-        "n_iter": Interval(0, integer=True),
+        "n_iter": Interval(0, MAX_SEARCH, integer=True),
         "tie": Options(*(t for t in TIE_RULES if t != "random")),
         "random_state": AnyOf(Interval(0, MAX_SEED, integer=True), Literal(None)),
         **SELECTION_METRIC,
     }
+    # k nearest selected rows, the row itself excluded: validation refuses k >= the
+    # smallest training part (a larger k costs n x k arrays)
+    _neighbor_param = ("k", 1)
 
     def __init__(
         self,
@@ -158,8 +161,8 @@ class SSMA(Selection):
 
     Parameters
     ----------
-    population : int, default 30
-    max_evaluations : int, default 10000
+    population : int in [4, 1000], default 30 (at most :data:`knnx.limits.MAX_POPULATION`)
+    max_evaluations : int in [1, 100000], default 10000 (at most :data:`knnx.limits.MAX_SEARCH`)
     alpha : float in [0, 1], default 0.5
     p_mutation : float in [0, 1], default 0.001
     p_meme : float in [0, 1], default 0.0625
@@ -181,8 +184,8 @@ class SSMA(Selection):
     """
 
     _parameter_constraints = {
-        "population": Interval(4, integer=True),
-        "max_evaluations": Interval(1, integer=True),
+        "population": Interval(4, MAX_POPULATION, integer=True),
+        "max_evaluations": Interval(1, MAX_SEARCH, integer=True),
         "alpha": Interval(0, 1),
         "p_mutation": Interval(0, 1),
         "p_meme": Interval(0, 1),

@@ -546,16 +546,20 @@ def plot_pages(results, metric="error", x=None, datasets=None):
     return [plan.draw(chunk) for chunk in _chunks(plan.panels)]
 
 
-def write_plot(results, out, metric="error", x=None, datasets=None):
+def write_plot(results, out, metric="error", x=None, datasets=None, notes=None):
     """``knnx plot``: draw :func:`plot`'s figure on as many pages as it needs and save
     them; returns the paths written, in page order. One page: the file ``out`` itself;
     more: ``out`` with ``-1``, ``-2``, ... before its suffix (``error-k.png`` ->
     ``error-k-1.png``, ``error-k-2.png``; :func:`page_names`), each of at most
     :data:`MAX_PANELS` panels. Nothing is written when the figure cannot be drawn
     (ResultsError); files of an earlier call are neither replaced nor removed beyond
-    the names written."""
+    the names written. ``notes``: a list to which the lines on what is not drawn are
+    added (the algorithms that take one value of ``x`` on every dataset)."""
     _check_image_path(out)
     plan, _ = _plan(results, metric, x, datasets)
+    if notes is not None and getattr(plan, "left_out", ()):
+        shown_ids = ", ".join(plan.left_out)
+        notes.append(f"not drawn against {plan.x} (one value of it on every dataset): {shown_ids}")
     out = Path(out)
     chunks = _chunks(plan.panels)
     paths = [out.with_name(n) for n in page_names(out.name, len(chunks))]

@@ -95,8 +95,11 @@ _LATEX = {
 
 def latex_escape(text):
     """``text`` with LaTeX's special characters escaped (every table cell and name), so
-    that it prints as written in any font encoding."""
-    return "".join(_LATEX.get(ch, ch) for ch in str(text))
+    that it prints as written in any font encoding; a text that starts with ``[`` or
+    ``*`` is led by ``{}``, as a cell after ``\\\\`` or ``\\midrule`` would be read as
+    their optional argument (``[d] first``: "Missing number") or star."""
+    out = "".join(_LATEX.get(ch, ch) for ch in str(text))
+    return "{}" + out if out.startswith(("[", "*")) else out
 
 
 def prose(text):

@@ -245,6 +245,7 @@ class MetricPlan:
     rows: pd.DataFrame
     axes: dict
     panels: list
+    left_out: tuple = ()  # the algorithms of the metric's rows with no panel: one value of x each
 
     def dataset_of(self, panel):
         return panel[0]
@@ -276,6 +277,7 @@ def metric_plan(frame, metric, x):
     """The :class:`MetricPlan` of ``metric`` against ``x`` (checked, default chosen) in ``frame``."""
     rows = metric_rows(frame, metric)
     x = check_x(rows, metric, x)
+    everyone = list(dict.fromkeys(rows["algorithm"]))
     rows = rows[rows["algorithm"].isin(varying_within(rows)[x].algorithms)]
     parsed = parse_params(rows["params"])
     # a panel per (dataset, algorithm) taking two values of x or more on that dataset
@@ -329,7 +331,8 @@ def metric_plan(frame, metric, x):
     first = {d: i for i, d in enumerate(dict.fromkeys(rows["dataset"]))}
     pairs = rows[["dataset", "algorithm"]].drop_duplicates().itertuples(index=False, name=None)
     panels = sorted(pairs, key=lambda pair: (first[pair[0]], order[pair[1]]))
-    return MetricPlan(metric, x, rows, axes, panels)
+    drawn = {algorithm for _, algorithm in panels}
+    return MetricPlan(metric, x, rows, axes, panels, tuple(a for a in everyone if a not in drawn))
 
 
 def _draw_tuned(ax, part, metric, label, numeric):

@@ -385,7 +385,12 @@ def check_against_reference(
     atol_for = {name: check_tolerance(tol, "atol_for") for name, tol in dict(atol_for or {}).items()}
     atol_metric = {name: check_tolerance(tol, "atol_metric") for name, tol in dict(atol_metric or {}).items()}
     ours = summarize(read_results(path), by=GROUP_KEYS)
-    ref = summarize(read_results(reference), by=GROUP_KEYS)
+    given = read_results(reference)
+    if not len(given):  # nothing to check against: every check would hold
+        raise ResultsError(
+            f"{reference}: no rows; a reference holds the results to check against", param="reference"
+        )
+    ref = summarize(given, by=GROUP_KEYS)
     if known_algorithms:
         _check_known(atol_for, ref, reference)
     merged = ref.merge(ours, on=GROUP_KEYS, how="left", suffixes=("_ref", ""), indicator="found")
@@ -424,7 +429,12 @@ def _check_known(atol_for, ref, reference):
 def new_groups(path, reference):
     """Groups of ``path`` that the reference does not have (reported, not failed)."""
     ours = summarize(read_results(path), by=GROUP_KEYS)
-    ref = summarize(read_results(reference), by=GROUP_KEYS)
+    given = read_results(reference)
+    if not len(given):  # nothing to check against: every check would hold
+        raise ResultsError(
+            f"{reference}: no rows; a reference holds the results to check against", param="reference"
+        )
+    ref = summarize(given, by=GROUP_KEYS)
     merged = ours.merge(ref[GROUP_KEYS], on=GROUP_KEYS, how="left", indicator=True)
     fresh = merged[merged["_merge"] == "left_only"]
     protocols = _protocols_differ(ours, ref)

@@ -30,6 +30,7 @@ Rules, all tested:
 
 import html
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -264,9 +265,12 @@ def renamed(table, names=None):
     for what, mapping in (("datasets", rows), ("contestants", columns)):
         seen = {}
         for old, new in mapping.items():
-            if new in seen:
-                raise ResultsError(f"two {what} would print as '{new}': {seen[new]} and {old}", param="names")
-            seen[new] = old
+            printed = unicodedata.normalize("NFC", new)  # 'é' as one code point and as e + accent print alike
+            if printed in seen:
+                raise ResultsError(
+                    f"two {what} would print as '{new}': {seen[printed]} and {old}", param="names"
+                )
+            seen[printed] = old
 
     def frame(f):
         return f.rename(index=rows, columns=columns)
@@ -403,7 +407,7 @@ def to_csv(table):
             rows.append(
                 {
                     "dataset": d,
-                    **{k: table.datasets.loc[d, k] for k in CHARACTERISTICS},
+                    **{k: _count(table.datasets.loc[d, k]) for k in CHARACTERISTICS},
                     "contestant": c,
                     "mean": float(table.mean.loc[d, c]),
                     "std": float(table.std.loc[d, c]),
@@ -413,6 +417,11 @@ def to_csv(table):
                 }
             )
     return pd.DataFrame(rows).to_csv(index=False, lineterminator="\n", float_format=lambda v: repr(float(v)))
+
+
+def _count(value):
+    """A count of rows, features or classes as an integer (an empty cell when unknown)."""
+    return None if value is None or math.isnan(value) else int(value)
 
 
 def render(table, fmt="md", digits=None, layout=None):

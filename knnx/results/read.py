@@ -20,9 +20,11 @@ from knnx.results.schema import (
     NAME_COLUMNS,
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
+    RANGE_SLACK,
     REPEAT_KEY,
     ROUND,
     TIMINGS,
+    VALUE_RANGES,
     WARNING_COLUMNS,
     CellId,
 )
@@ -33,6 +35,7 @@ from knnx.results_checks import (
     check_names,
     check_params,
     check_protocol,
+    check_ranges,
     check_repeats,
     check_timings,
     parse_numbers,
@@ -48,7 +51,9 @@ def read_table(source, path, columns, what):
     try:
         frame = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False)
         check_header(frame.columns, source, path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise ResultsError(_not_utf8(source, path)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise ResultsError(f"{path}: not a readable knnx {what} file ({str(exc).splitlines()[0]})") from None
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read ({exc.strerror or exc})") from None
@@ -63,6 +68,22 @@ def read_table(source, path, columns, what):
                 frame[col] = parse_numbers(frame[col], "number", col, path)
         check_counts(frame, [c for c in columns if c in INT_COLUMNS], path)  # every file's: >= 0
     return frame
+
+
+def _not_utf8(source, path):
+    """``PATH: line L: byte 0xe9 is not UTF-8 ...`` for a file pandas could not decode
+    (its own message counts bytes from the start of a buffer, not of the file)."""
+    try:
+        raw = source.read_bytes() if isinstance(source, Path) else Path(source).read_bytes()
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return (
+            f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 (knnx writes its files in UTF-8)"
+        )
+    except (OSError, TypeError):
+        pass
+    return f"{path}: not UTF-8 text (knnx writes its files in UTF-8)"
 
 
 def parse_results(source, path, repeats=True):
@@ -82,6 +103,7 @@ def parse_results(source, path, repeats=True):
     frame = frame[[*COLUMNS, *rounds]]  # parameter columns are derived from params, never trusted
     check_counts(frame, rounds, path)  # the others' as every file's (read_table)
     check_finite(frame, "value", path)
+    check_ranges(frame, VALUE_RANGES, RANGE_SLACK, path)
     check_timings(frame, TIMINGS, path, unrecorded=OPTIONAL_COLUMNS)
     check_names(frame, NAME_COLUMNS, path)
     codes, parameters, names = check_params(frame["params"], path)

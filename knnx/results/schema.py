@@ -155,6 +155,24 @@ FLOAT_COLUMNS = frozenset({"value", "fit_seconds", "predict_seconds", "tune_seco
 # holds their cells side by side; params compare as the settings they parse to (every
 # reader labels configurations so), so a copy with its JSON reformatted repeats too.
 NAME_COLUMNS = ("experiment", "dataset", "algorithm", "metric")
+
+# The values each of knnx's metrics takes (NaN aside: not defined): a results file
+# holding another (an error of 4e305) was not written by knnx, and its means and
+# standard deviations would overflow. Reported quantities are the estimators' own.
+VALUE_RANGES = {
+    **dict.fromkeys(
+        ("error", "accuracy", "f1_macro", "recall_macro", "precision_macro", "balanced_accuracy", "g_mean"),
+        (0.0, 1.0),
+    ),
+    **dict.fromkeys(("auc", "f_measure_auc", "rejection_auc"), (0.0, 1.0)),
+    "mcc": (-1.0, 1.0),
+    "brier": (0.0, 2.0),
+    "log_loss": (0.0, float("inf")),
+    "sym_kl": (0.0, float("inf")),
+    "js": (0.0, 0.6931471805599453),  # ln 2
+}
+# Rounding a metric's last bits may carry it this far past its bounds (an MCC of 1 + 2e-16).
+RANGE_SLACK = 1e-9
 REPEAT_KEY = [
     "experiment",
     "dataset",

@@ -20,6 +20,7 @@ from knnx.estimators.registry import LPO_RISK, resolve_algorithm
 from knnx.evaluation.metrics import METRIC_INPUT, METRICS
 from knnx.evaluation.preprocess import split_parts
 from knnx.limits import graph_bytes, lpo_bytes, memory_problem
+from knnx.neighbors.metrics import check_nonzero_rows
 from knnx.neighbors.search import check_power_scale, check_scale
 from knnx.plugins import add_import_dirs
 from knnx.spec.datatypes import type_problems
@@ -29,6 +30,7 @@ from knnx.spec.schema import MAX_CELLS, LeavePOut
 from knnx.spec.views import cell_view, wanted_view
 from knnx.steps import resolve_steps
 from knnx.steps.resolve import PROBE_ROWS, SELECTIONS, probe_problem
+from knnx.steps.shapes import steps_problem, training_parts
 
 # --- before any dataset is loaded ------------------------------------------------------
 
@@ -380,8 +382,10 @@ def _inner_rows(y_train, cv):
 def data_problems(spec, resolved, settings, ds, ds_splits):
     """What validation can see of a dataset that would fail cells at run time: the range
     rule of the kernels (without standardisation), each setting against the largest
-    training part (iteration counts, memory, feature splits, classes), exact LpO's own
-    limits, and the memory of the neighbour graphs the run shares. One line each."""
+    training part (iteration counts, memory, feature splits, classes), each step of a
+    setting against what it is given of every training part (its ``n_components``,
+    hooks, class rows: :func:`knnx.steps.shapes.steps_problem`), exact LpO's own limits,
+    and the memory of the neighbour graphs the run shares. One line each."""
     problems = type_problems(resolved, settings, ds)
     if not spec.preprocess.standardize and not ds.precomputed:  # distances are not coordinates
         try:
@@ -390,15 +394,14 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
             problems.append(f"'{ds.name}': {exc}")
     n_train = max(len(s.train) for s in ds_splits) - spec.protocol.held_out
     n_test = max(len(s.test) for s in ds_splits)
+    parts = None if ds.precomputed else training_parts(ds, ds_splits)  # steps read features only
     for a, grid in enumerate(settings):
         for g in grid:
             ref = resolved[a]
-            if ref.steps:  # the classifier's rows and features are what the steps give
-                found = _first_step_problem(ref, g, ds, ds_splits, n_train)
+            if ref.steps:  # each step against what the steps before it give (knnx.steps.shapes)
+                found = steps_problem(ref, g, ds, parts) if parts else None
                 if found:
-                    problems.append(
-                        f"algorithms[{a}] ({ref.id}) on '{ds.name}': step {ref.steps[0].id}: {found}"
-                    )
+                    problems.append(f"algorithms[{a}] ({ref.id}) on '{ds.name}': {found}")
                     break
                 continue
             found = hook(ref.cls, "_data_problems")(g, n_train, ds.n_features, ds.n_classes)
@@ -410,58 +413,52 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
 
 
 def _power_problems(spec, resolved, settings, ds, ds_splits):
-    """Minkowski's sums of |x - y|^p, checked as the kernels check them
-    (:func:`knnx.neighbors.search.check_power_scale`) on each training part and its test
-    rows, standardised as the spec says: the first p of an algorithm (without steps,
-    whose output validation cannot see) that the data's spread overflows or underflows,
-    one line naming the algorithm, the dataset and p. Exact LpO reads no test rows."""
-    if ds.precomputed or isinstance(spec.protocol, LeavePOut):
+    """The data checks the distances' kernels make, on each training part and its test
+    rows as standardised as the spec says: Minkowski's sums of |x - y|^p
+    (:func:`knnx.neighbors.search.check_power_scale`; the data's spread overflows or
+    underflows them) and cosine's rows (:func:`knnx.neighbors.metrics.check_nonzero_rows`:
+    none all zeros). The first algorithm (without steps, whose output validation cannot
+    see) with each p, and with cosine, one line naming it, the dataset and the metric.
+    Exact LpO reads no test rows."""
+    if ds.precomputed:
         return []
-    powers = {}  # p -> the first algorithm with it
+    lpo = isinstance(spec.protocol, LeavePOut)
+    checks = {}  # (metric, p) -> the first algorithm with it
     for a, grid in enumerate(settings):
         ref = resolved[a]
         if ref is None or ref.steps or "metric" not in ref.param_names:
             continue
         for g in grid:
-            p = (g.get("metric_params") or {}).get("p") if isinstance(g.get("metric_params"), dict) else None
-            if g.get("metric") == "minkowski" and isinstance(p, int | float) and not isinstance(p, bool):
-                powers.setdefault(float(p), a)
+            given = g.get("metric_params") if isinstance(g.get("metric_params"), dict) else {}
+            p = given.get("p")
+            if (
+                g.get("metric") == "minkowski"
+                and isinstance(p, int | float)
+                and not isinstance(p, bool)
+                and not lpo
+            ):
+                checks.setdefault(("minkowski, p = " + f"{float(p):g}", float(p)), a)
+            elif g.get("metric") == "cosine" and not given.get("onehot"):
+                checks.setdefault(("cosine", None), a)
     problems = []
-    for p, a in powers.items():
+    for (said, p), a in checks.items():
         for s in ds_splits:
             X_train, _, X_test, _ = split_parts(ds, s.train, s.test, spec.preprocess.standardize)
             try:
-                check_power_scale(_present(X_train), _present(X_test), p)
+                if p is None:  # each part's rows, named by their row of the dataset (from 0)
+                    for part, rows in ((X_train, s.train), (X_test, s.test)):
+                        norms = check_nonzero_rows(_present(part), "", raises=False)
+                        if not (norms > 0).all():
+                            zero = int(rows[np.flatnonzero(~(norms > 0))[0]])
+                            raise SpecError(
+                                f"row {zero} is all zeros; the cosine distance needs a non-zero row"
+                            )
+                else:
+                    check_power_scale(_present(X_train), _present(X_test), p)
             except KnnxError as exc:
-                problems.append(
-                    f"algorithms[{a}] ({resolved[a].id}) on '{ds.name}': metric minkowski, p = {p:g}: {exc}"
-                )
+                problems.append(f"algorithms[{a}] ({resolved[a].id}) on '{ds.name}': metric {said}: {exc}")
                 break
     return problems
-
-
-def _first_step_problem(ref, g, ds, ds_splits, n_train):
-    """What the first step of ``ref`` (which reads the dataset's columns) says of them
-    (its ``_data_problems`` hook: ``n_components`` above the features), or a class of a
-    training part with fewer rows than its ``_class_rows`` hook asks (LMNN: k + 1)."""
-    step = ref.steps[0]
-    setting = {**step.facts.defaults, **ref.step_settings(g)[0]}
-    found = hook(step.cls, "_data_problems")(setting, n_train, ds.n_features, ds.n_classes)
-    if found:
-        return found[0]
-    need = getattr(step.cls, "_class_rows", None)
-    if need is None or ds.precomputed:
-        return None
-    need = need(setting)
-    for s in ds_splits:
-        labels, counts = np.unique(ds.y[s.train], return_counts=True)
-        if len(labels) > 1 and counts.min() < need:
-            c = int(np.argmin(counts))
-            return (
-                f"class {ds.classes[labels[c]]!r} has {counts[c]} rows in a training part; the step needs "
-                f"{need} of each class (k = {need - 1} target neighbours and the row itself)"
-            )
-    return None
 
 
 def _present(X):
@@ -470,9 +467,10 @@ def _present(X):
     missing = np.isnan(X)
     if not missing.any():
         return X
-    with np.errstate(all="ignore"):
-        means = np.nanmean(X, axis=0)
-    means = np.where(np.isnan(means), 0.0, means)
+    counts = (~missing).sum(axis=0)
+    sums = np.where(missing, 0.0, X).sum(axis=0)
+    # a column missing everywhere counts as 0 (nanmean warned "Mean of empty slice" on stderr)
+    means = np.divide(sums, counts, out=np.zeros(X.shape[1]), where=counts > 0)
     return np.where(missing, means[None, :], X)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from knnx.estimators.registry import EstimatorFault, ask
 from knnx.neighbors.metrics import METRICS, MIXED, data_problem, fit_metric
 from knnx.spec.plan import canonical_json
+from knnx.spec.views import wanted_view
 
 
 def type_problems(resolved, settings, ds):
@@ -200,7 +201,16 @@ def _steps_problem(ref, g, ds, facts, fits, at):
     (features, never distances)."""
     if ds.precomputed:
         return f"{at}: '{ds.name}' is a precomputed distance matrix; step {ref.steps[0].id} reads features"
-    for step, setting in zip(ref.steps, ref.step_settings(g), strict=True):
+    first, settings = ref.steps[0], ref.step_settings(g)
+    if facts["nominal"] and "metric" in first.param_names and wanted_view(ref, g) == "keep":
+        # the codes are the view the first step takes, not the entry's categorical: keep
+        metric = settings[0].get("metric", "euclidean")
+        facts = {
+            **facts,
+            "codes": f"the view step {first.id} takes under metric {metric}",
+            "instead": f"put an encode step after {first.id}, or give {first.id} a numeric metric",
+        }
+    for step, setting in zip(ref.steps, settings, strict=True):
         if "metric" in step.param_names:
             problem = _setting_problem(step, step.param_names, setting, ds, facts, fits, at)
         else:
@@ -247,9 +257,13 @@ def _plain_step_problem(step, setting, facts, at):
     ``nominal`` parameter (``encode``), missing values only if its tags allow NaN."""
     if facts["nominal"] and "nominal" not in step.param_names:  # encode is told the nominal columns
         return (
-            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which step "
-            f"{step.id} would read as numbers; put an encode step first, or leave categorical out of the dataset "
-            "entry to give it one-hot indicators"
+            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes "
+            f"({facts.get('codes', 'categorical: keep')}), which step {step.id} would read as numbers; "
+            + facts.get(
+                "instead",
+                "put an encode step first, or leave categorical out of the dataset entry to give it one-hot "
+                "indicators",
+            )
         )
     if facts["missing"] and not _allows_nan(step.cls, setting):
         return (
@@ -265,9 +279,13 @@ def _numbers_only_problem(ref, g, facts, at):
     values unless its scikit-learn tags allow NaN."""
     if facts["nominal"]:
         return (
-            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes (categorical: keep), which "
-            f"{ref.id} would read as numbers (it has no metric that takes nominal attributes); give it "
-            "steps: [encode], or leave categorical out of the dataset entry to give it one-hot indicators"
+            f"{at}: column '{facts['nominal'][0]}' holds nominal category codes "
+            f"({facts.get('codes', 'categorical: keep')}), which {ref.id} would read as numbers (it has no metric "
+            "that takes nominal attributes); "
+            + facts.get(
+                "instead",
+                "give it steps: [encode], or leave categorical out of the dataset entry to give it one-hot indicators",
+            )
         )
     if facts["missing"] and not _allows_nan(ref.cls, g):
         return (

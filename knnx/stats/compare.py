@@ -57,6 +57,8 @@ import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
+from knnx.evaluation.protocols import SEEDED
+from knnx.params import Params
 from knnx.results import PARAM_PREFIX, TIMINGS
 from knnx.stats.configurations import configuration_labels
 from knnx.stats.control import ROPE, against_control, find_contestant
@@ -548,6 +550,20 @@ def _one_protocol(frame, metric):
         raise ResultsError(
             f"dataset '{dataset}' has rows of {int(counts.max())} protocols ({shown}); a comparison pairs the folds "
             "of one protocol: compare each run's results apart"
+        )
+    if "seed" not in rows.columns or not len(rows):
+        return
+    seeds = rows.groupby("dataset", sort=False)["seed"].nunique()
+    for dataset in seeds.index[seeds.to_numpy() > 1]:
+        of = rows.loc[rows["dataset"] == dataset]
+        kind = (Params.parse(of["protocol"].iloc[0])[0] or {}).get("kind")
+        if kind not in SEEDED:  # predefined, partitions, lpo: one split whatever the seed
+            continue
+        shown = ", ".join(map(str, sorted(set(of["seed"]))))
+        raise ResultsError(
+            f"dataset '{dataset}' has rows of {seeds[dataset]} spec seeds ({shown}); under {kind} each seed "
+            "draws its own splits, and a comparison pairs folds by their index: compare each seed's results apart "
+            "(knnx table pools them)"
         )
 
 

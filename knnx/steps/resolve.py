@@ -2,7 +2,9 @@
 to its class, checked once as an algorithm entry's class is (see
 :mod:`knnx.estimators.registry`)."""
 
+import dataclasses
 import re
+from numbers import Integral
 
 from knnx.errors import KnnxError
 from knnx.estimators.classes import (
@@ -14,6 +16,7 @@ from knnx.estimators.classes import (
     read_params,
 )
 from knnx.estimators.registry import STEP_SEP, ResolvedAlgorithm
+from knnx.limits import MAX_RANDOMIZED
 from knnx.plugins import import_object, object_version
 
 # Built-in step name -> import path of its class. knnx's own classes are in
@@ -110,6 +113,9 @@ def _resolve(entry, sid, base_dir):
     problem, facts = inspect_step(cls)
     if problem:
         raise KnnxError(f"'{path or name}' {problem}")
+    limits = _sklearn_limits().get(f"{cls.__module__}.{cls.__qualname__}")
+    if limits and facts.constraints is not None and not facts.knnx_params:
+        facts = dataclasses.replace(facts, constraints={**facts.constraints, **limits})
     return ResolvedAlgorithm(
         sid,
         cls,
@@ -118,6 +124,21 @@ def _resolve(entry, sid, base_dir):
         version=object_version(cls, source),
         facts=facts,
     )
+
+
+def _sklearn_limits():
+    """Upper limits knnx puts on parameters that a scikit-learn step class leaves open
+    (its own constraint table, with these entries replaced, checks a spec's values), by
+    the class's module and name: the randomized PCA's power iterations and oversamples
+    (:data:`knnx.limits.MAX_RANDOMIZED`)."""
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    return {
+        "sklearn.decomposition._pca.PCA": {
+            "iterated_power": [StrOptions({"auto"}), Interval(Integral, 0, MAX_RANDOMIZED, closed="both")],
+            "n_oversamples": [Interval(Integral, 1, MAX_RANDOMIZED, closed="both")],
+        }
+    }
 
 
 def inspect_step(cls):

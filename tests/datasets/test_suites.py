@@ -865,3 +865,31 @@ def test_suite_bundled_expands_to_bundled_names():
     assert [e["name"] for e in small] == expected and "iris" in expected
     ds = load_dataset(small[expected.index("iris")])
     assert ds.X.shape == (150, 4) and ds.attributes == ()  # loaded by the bundled loader
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            "categorical: foo",
+            "suite keel-standard: categorical must be one of onehot, ordinal, keep, got 'foo'",
+        ),
+        ("missing: fill", "suite keel-standard: missing: fill needs a numeric fill_value"),
+        (
+            "fill_value: 3",
+            "fill_value: 3 is read only under missing: fill, and this entry's missing is 'error'; give missing: "
+            "fill or leave fill_value out",
+        ),
+    ],
+)
+def test_a_bad_treatment_of_a_suite_is_one_line(tmp_path, options, message):
+    """categorical: foo on the whole suite printed 48 lines, one per dataset kept; a
+    fill_value without missing: fill was ignored without a word."""
+    from conftest import refused_by_cli
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: s\ndatasets: [{{suite: keel-standard, {options}}}]\nprotocol: {{kind: kfold, folds: 2}}\n"
+        "algorithms: [{name: knn}]\n"
+    )
+    refused_by_cli(tmp_path, spec, f"datasets[0]: {message}")

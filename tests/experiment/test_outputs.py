@@ -11,7 +11,7 @@ from knnx.experiment import outputs
 from knnx.results import ROUND, param_names, read_results, results_columns, rows_to_csv, with_param_columns
 
 # Values whose shortest repr needs 17 digits, and ones pandas' own parser rounds.
-VALUES = [0.1 + 0.2, 1 / 3, 2 / 3, 0.30000000000000004, 1e-300, 123456.78901234567, float("nan"), 0.0]
+VALUES = [0.1 + 0.2, 1 / 3, 2 / 3, 0.30000000000000004, 1e-300, 0.12345678901234567, float("nan"), 0.0]
 
 
 def _rows(rounds=False):

@@ -64,7 +64,12 @@ def test_results_floats_read_back_bit_for_bit(tmp_path):
     path.write_text(
         rows_to_csv(
             [
-                {**_row(i, v), "value": f, "fit_seconds": s}
+                {
+                    **_row(i, v),
+                    "metric": "objective",
+                    "value": f,
+                    "fit_seconds": s,
+                }  # any float: a reported quantity
                 for i, (v, f, s) in enumerate(zip(values, finite, seconds, strict=True))
             ],
             header=True,

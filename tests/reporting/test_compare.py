@@ -460,11 +460,11 @@ def test_one_significance_rule_counts_per_configuration_and_per_pair():
         ("d2", "B"): [0.1, 0.1, 0.2, 0.1, 0.1],
         ("d2", "C"): [0.5, 0.6, 0.6, 0.7, 0.5],
     }
-    for metric, sign in (("error", 1), ("accuracy", -1)):  # lower or higher is better
-        flipped = {key: [sign * v for v in vals] for key, vals in values.items()}
+    for metric, flip in (("error", False), ("accuracy", True)):  # lower or higher is better
+        flipped = {key: [1 - v if flip else v for v in vals] for key, vals in values.items()}
         result = compare(_fold_results(flipped, metric=metric), metric=metric, alpha=0.1)
         verdicts = significant_winners(result.paired, metric, 0.1)
-        # pairs in order (A, B), (A, C), (B, C) on d1, then on d2; negated accuracies: the same winners
+        # pairs in order (A, B), (A, C), (B, C) on d1, then on d2; accuracies 1 - error: the same winners
         assert verdicts["winner"].tolist() == ["A", None, None, None, "A", "B"]
         pairs = pairwise_significance(result.paired, metric, 0.1, corrected=False)
         assert pairs.to_dict("list") == {

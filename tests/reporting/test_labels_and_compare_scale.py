@@ -706,9 +706,10 @@ def test_the_wide_table_nemenyi_and_five_by_two_equal_the_pair_by_pair_code(monk
     from knnx.stats.compare import compare, nemenyi_pvalues
     from knnx.stats.control import five_by_two_pairs
 
-    frame = _folds_frame(seed=6, n_configs=8, n_datasets=4, repeats=5, folds=2, trend=0.1)
+    # log_loss: lower is better, as error, and values past 1 (the trend) are log losses
+    frame = _folds_frame(seed=6, n_configs=8, n_datasets=4, repeats=5, folds=2, trend=0.1, metric="log_loss")
     for control in (None, "unn k=4"):
-        result = compare(frame, select="all", control=control)
+        result = compare(frame, "log_loss", select="all", control=control)
         _same(nemenyi_pvalues(result), old_nemenyi_pvalues(result))
         _same(
             five_by_two_pairs(result.means, result.folds), old_five_by_two_pairs(result.means, result.folds)
@@ -723,7 +724,7 @@ def test_the_wide_table_nemenyi_and_five_by_two_equal_the_pair_by_pair_code(monk
     # pair-by-pair code stopped on them: "b: expected finite values"), the others as before
     full = five_by_two_pairs(result.means, result.folds)
     gap = frame.drop(index=frame.index[(frame["dataset"] == "d1") & (frame["params"] == '{"k": 2}')][:1])
-    result = compare(gap, select="all")
+    result = compare(gap, "log_loss", select="all")
     with pytest.raises(Exception, match="^b: expected finite values, got nan or inf$"):
         old_five_by_two_pairs(result.means, result.folds)
     holed = five_by_two_pairs(result.means, result.folds)
@@ -1039,6 +1040,30 @@ def test_a_file_pooling_two_protocols_is_said_in_tables_and_refused_by_compare()
     assert text[0] == "dataset,configuration,metric,protocols,mean,std,n,best"
     assert all(line.split(",")[3] == "2" and line.split(",")[6] == "4" for line in text[1:])
     compare(kfold, select="all")  # one protocol: compared
+
+
+@pytest.mark.parametrize("kind", ["kfold", "holdout", "5x2", "subsample", "predefined", "partitions", "lpo"])
+def test_a_file_pooling_two_spec_seeds_is_refused_where_the_seed_draws_the_splits(kind):
+    """Two 5-fold runs under seeds 0 and 1 appended: compare averaged fold i of one with
+    fold i of the other (unrelated splits) and printed the std of those averages (0.0438
+    where the ten values have 0.0766), without a word. Under a protocol whose split the
+    seed does not draw (predefined, partitions, lpo) the folds are the same: compared."""
+    from knnx.stats.compare import compare
+
+    settings = [("knn", {"k": 1}), ("knn", {"k": 5})]
+    one = _frame(settings).assign(protocol=f'{{"kind":"{kind}"}}')
+    frame = pd.concat([one, one.assign(seed=1, value=one["value"] + 0.05)], ignore_index=True)
+    if kind in ("predefined", "partitions", "lpo"):
+        result = compare(frame, select="all")
+        assert result.means.loc["d1", "knn k=1"] == pytest.approx(0.1 + 0.01 + 0.025)
+        return
+    with pytest.raises(ResultsError) as err:
+        compare(frame, select="all")
+    assert str(err.value) == (
+        f"dataset 'd1' has rows of 2 spec seeds (0, 1); under {kind} each seed draws its own splits, and a "
+        "comparison pairs folds by their index: compare each seed's results apart (knnx table pools them)"
+    )
+    compare(one, select="all")
 
 
 def test_check_names_the_protocol_when_the_two_files_differ_in_it(tmp_path):

@@ -8,10 +8,10 @@ one-column and a two-column article where pdflatex exists, a study of 8 contesta
 import itertools
 import re
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from conftest import pdflatex
 from test_compare import _fold_results
 from typer.testing import CliRunner
 
@@ -258,27 +258,6 @@ def test_compare_cli_options(tmp_path, study):
     assert parse_layout("landscape,resize,tiny") == ("landscape", True, "tiny")
 
 
-def _compile(body, folder, twocolumn):
-    """pdflatex of ``body`` in an article (two columns if asked); the log's text."""
-    options = "[twocolumn]" if twocolumn else ""
-    doc = (
-        f"\\documentclass{options}{{article}}\n\\usepackage{{booktabs,graphicx,rotating}}\n"
-        f"\\begin{{document}}\nText.\n{body}\\end{{document}}\n"
-    )
-    (folder / "t.tex").write_text(doc, encoding="utf-8")
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    log = (folder / "t.log").read_text(errors="replace")
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert "Missing character" not in log, log[-2000:]
-    return log
-
-
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine here")
 @pytest.mark.parametrize("twocolumn", [False, True], ids=["one-column", "two-column"])
 def test_every_layout_compiles_and_the_resized_ones_fit(table, tmp_path, twocolumn):
@@ -286,10 +265,10 @@ def test_every_layout_compiles_and_the_resized_ones_fit(table, tmp_path, twocolu
     in two columns, spanning both (table*) leave no overfull line."""
     short = renamed(table, "short")
     body = "\\clearpage\n".join(to_latex(short, layout) for layout in LAYOUTS)  # floats placed as they come
-    _compile(body, tmp_path, twocolumn)
+    pdflatex(body, tmp_path, twocolumn)
     fitting = [
         x for x in LAYOUTS if (x.resize or x.float == "landscape") and (x.float != "table" or not twocolumn)
     ]
     body = "\\clearpage\n".join(to_latex(short, layout) for layout in fitting)
-    log = _compile(body, tmp_path, twocolumn)
+    log = pdflatex(body, tmp_path, twocolumn)
     assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox \(([0-9.]+)pt", log)

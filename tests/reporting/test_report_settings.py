@@ -5,6 +5,7 @@ in the run's last lines and in the report."""
 
 import pytest
 import yaml
+from conftest import refused_by_cli
 from typer.testing import CliRunner
 
 from knnx.cli import app
@@ -87,6 +88,10 @@ def test_a_choice_at_the_grid_edge_is_said(run):
             {"control": "nope"},
             "report.control: 'nope' names no algorithm of this spec; its ids: tuned, knn, cw",
         ),
+        (
+            {"control": "knn k=7"},
+            "report.control: 'knn k=7' is not a contestant; contestants: tuned, knn, cw",
+        ),
         ({"select": "best"}, "report.select: "),
         ({"alpha": 1.5}, "report.alpha: "),
     ],
@@ -97,6 +102,24 @@ def test_bad_report_settings_are_one_line(tmp_path, report, line):
     done = runner.invoke(app, ["validate", str(spec)])
     assert done.exit_code == 2 and done.output.count("\n") == 1, done.output
     assert done.output.startswith(f"error: {spec}: {line}")
+
+
+@pytest.mark.parametrize(
+    ("control", "line"),
+    [
+        ("knn k=7", "'knn k=7' is not a contestant; contestants: knn k=1, knn k=3"),
+        ("knn", "'knn' names 2 contestants; give one of: knn k=1, knn k=3"),
+    ],
+)
+def test_a_control_that_names_no_contestant_or_several_is_refused_before_the_run(tmp_path, control, line):
+    """Validation said ok; the run printed 'report in out/report.html', then 'no report:
+    ...', and wrote none. The contestants are the labels the comparison gives the cells."""
+    spec = tmp_path / "s.yaml"
+    one = {**SPEC, "datasets": ["iris"], "algorithms": [{"name": "knn", "params": {"k": [1, 3]}}]}
+    spec.write_text(yaml.safe_dump({**one, "report": {"control": control}}))
+    refused_by_cli(tmp_path, spec, f"report.control: {line}")
+    spec.write_text(yaml.safe_dump({**one, "report": {"control": "knn k=3"}}))
+    assert runner.invoke(app, ["validate", str(spec)]).exit_code == 0
 
 
 def test_the_run_says_the_grid_edge_in_its_last_lines(tmp_path):

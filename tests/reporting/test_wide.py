@@ -127,10 +127,10 @@ def test_latex_structure_and_escapes():
 
 def compile_latex(body, folder):
     """Compile ``body`` (a LaTeX table) in a minimal article by pdflatex; assert it
-    compiles to a PDF with no missing character (:func:`test_latex_layouts._compile`)."""
-    from test_latex_layouts import _compile
+    compiles to a PDF with no missing character (:func:`conftest.pdflatex`)."""
+    from conftest import pdflatex
 
-    _compile(body, folder, twocolumn=False)
+    pdflatex(body, folder)
     assert (folder / "t.pdf").read_bytes()[:4] == b"%PDF"
 
 
@@ -299,3 +299,30 @@ def test_control_errors_are_one_line(tmp_path):
     assert done.exit_code == 0 and math.isfinite(
         float(re.search(r"Bonferroni--Dunn's critical difference is ([0-9.]+)", done.output).group(1))
     )
+
+
+def test_csv_rendering_holds_counts_as_integers_and_numbers_round_trip():
+    """n, d and classes were written as floats (345.0, and 4.0 for d); an unknown count
+    is an empty cell. Means and stds read back equal to the table's."""
+    import io
+
+    table = wide_table(compare(_frame()), _sizes())
+    frame = pd.read_csv(io.StringIO(render(table, "csv")), keep_default_na=False, dtype=str)
+    assert frame[["dataset", "n", "d", "classes"]].drop_duplicates().values.tolist() == [
+        ["d1", "100", "", ""],
+        ["d2", "100", "", ""],
+    ]
+    for row in frame.itertuples():
+        assert float(row.mean) == table.mean.loc[row.dataset, row.contestant]
+        assert float(row.std) == table.std.loc[row.dataset, row.contestant]
+
+
+def test_names_that_print_alike_once_normalised_are_refused():
+    """'é' and e + a combining accent given to two datasets printed two rows alike."""
+    from knnx.errors import ResultsError
+    from knnx.reporting.wide import renamed
+
+    table = wide_table(compare(_frame()), _sizes())
+    with pytest.raises(ResultsError) as error:
+        renamed(table, {"d1": "\u00e9", "d2": "e\u0301"})
+    assert str(error.value) == "names: two datasets would print as 'e\u0301': d1 and d2"

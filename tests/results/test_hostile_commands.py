@@ -102,6 +102,19 @@ def test_check_atol_for_given_twice_for_one_algorithm_is_one_line(run_folder):
     )
 
 
+def test_check_against_a_reference_without_rows_is_one_line(run_folder, tmp_path):
+    """A header-only reference: check said 'all groups ... within 0.01' and exit 0, having
+    checked nothing (table and compare refuse the file)."""
+    path = run_folder / "results.csv"
+    empty = tmp_path / "empty.csv"
+    empty.write_text(path.read_text().splitlines()[0] + "\n")
+    _refused(
+        ["check", path, "--reference", empty],
+        f"--reference: {empty}: no rows; a reference holds the results to check against",
+        tmp_path,
+    )
+
+
 def test_check_says_the_tolerances_it_used(run_folder, tmp_path):
     path = run_folder / "results.csv"
     moved = tmp_path / "moved.csv"
@@ -606,3 +619,50 @@ def test_knnx_plot_draws_a_timing_as_knnx_table_tabulates_it(run_folder, tmp_pat
     (line,) = [c.lines[0] for c in fig.axes[0].containers]
     assert list(line.get_xdata()) == [1, 3, 5]
     np.testing.assert_allclose(line.get_ydata(), expected.to_numpy(), rtol=1e-12)
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly():
+    """``knnx datasets ... | head -2`` exited 1 (typer's exit on a broken pipe), without a
+    word, some of the times: the reader closed the pipe before the listing ended. A real
+    process, as the pipe is what is tested; its read end is closed before it writes."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "knnx.cli", "datasets", "--suite", "keel-imbalanced", "--format", "csv"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    child.stdout.close()
+    _, err = child.communicate(timeout=120)
+    assert (child.returncode, err) == (0, b"")
+
+
+def test_names_that_name_nothing_in_the_comparison_are_said(run_folder, tmp_path):
+    """A misspelt 'irsi' in a --names file left iris as it was, without a word; a file
+    shared by several comparisons may name others, so it is a note."""
+    lines = (run_folder / "results.csv").read_text().splitlines()
+    both = tmp_path / "results.csv"  # the run's rows, and the same again as a second dataset
+    both.write_text("\n".join([*lines, *(line.replace(",iris,", ",iris2,") for line in lines[1:])]) + "\n")
+    names = tmp_path / "names.yaml"
+    names.write_text("irsi: Iris\niris: The iris\n")
+    result = runner.invoke(app, ["compare", str(both), "--select", "all", "--names", str(names)])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"--names: {names}: 'irsi' name no dataset or contestant of this comparison; printed as they are"
+        in (result.output)
+    )
+    assert "| The iris |" in result.output
+
+
+def test_plot_says_which_algorithms_it_does_not_draw_against_x(run_folder, tmp_path):
+    """An algorithm with one k (here 'man', the k = 3 rows again) had no panel against k,
+    no legend entry and no note."""
+    lines = (run_folder / "results.csv").read_text().splitlines()
+    extra = [line.replace(",knn,", ",man,", 1) for line in lines[1:] if '""k"":3,' in line]
+    both = tmp_path / "results.csv"
+    both.write_text("\n".join([*lines, *extra]) + "\n")
+    result = runner.invoke(app, ["plot", str(both), "--x", "k", "--out", str(tmp_path / "k.png")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "not drawn against k (one value of it on every dataset): man"
+    assert (tmp_path / "k.png").read_bytes()[:4] == b"\x89PNG"

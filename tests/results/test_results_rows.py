@@ -646,3 +646,62 @@ def test_a_metric_or_algorithm_name_with_blanks_around_it_is_refused(folder, col
         "with a blank (U+0020); a name starts and ends with a visible character; a name is expected",
         folder,
     )
+
+
+@pytest.mark.parametrize(
+    ("metric", "text", "range_"),
+    [
+        ("error", "6.666666666666667e+305", "[0, 1]"),
+        ("mcc", "-1.5", "[-1, 1]"),
+        ("brier", "2.5", "[0, 2]"),
+        ("js", "0.7", "[0, 0.693147]"),
+        ("log_loss", "-0.1", "[0, inf]"),
+    ],
+)
+def test_a_value_outside_its_metric_range_is_refused(folder, metric, text, range_):
+    """An error of 6.7e305 was read; compare then overflowed its squares (numpy's warnings
+    on stderr, a std of inf) where table printed 1e308 ± 0."""
+    path = folder / "results.csv"
+    _set(path, 3, "metric", metric)
+    _set(path, 3, "value", text)
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert (
+        str(error.value)
+        == f"{path}: column 'value' line 3: {float(text)!r} is no value of {metric}, which lies in {range_}"
+    )
+    _set(path, 3, "value", "nan")  # not defined: read
+    read_results(path)
+
+
+def test_every_metric_of_knnx_has_its_range():
+    from knnx.evaluation.metrics import METRIC_INPUT
+    from knnx.results.schema import VALUE_RANGES
+
+    assert set(VALUE_RANGES) == set(METRIC_INPUT)
+
+
+def test_a_byte_that_is_not_utf8_is_named_by_its_line(folder):
+    """pandas' message counted the byte from the start of its buffer ('position 3'),
+    naming no line."""
+    path = folder / "results.csv"
+    lines = path.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b"iris", b"iris\xe9", 1)
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert str(error.value) == f"{path}: line 4: byte 0xe9 is not UTF-8 (knnx writes its files in UTF-8)"
+
+
+def test_two_names_written_alike_once_normalised_are_refused(folder):
+    """'é' as one code point and as e + a combining accent were two datasets, printed alike
+    (the spec refuses such ids; a file merged by hand could hold both)."""
+    path = folder / "results.csv"
+    _set(path, 2, "dataset", "\u00e9")
+    _set(path, 3, "dataset", "e\u0301")
+    with pytest.raises(ResultsError) as error:
+        read_results(path)
+    assert str(error.value) == (
+        f"{path}: column 'dataset' line 3: 'e\u0301' is '\u00e9' of line 2 once Unicode-normalised (NFC), and "
+        "would print alike; a name is one text"
+    )

@@ -119,3 +119,58 @@ def test_an_empty_or_blank_dataset_id_is_refused(tmp_path, value, what):
         spec,
         f"datasets[0]: id: {shown!r} is {what}; a dataset id names its rows in every result file",
     )
+
+
+def test_cosine_on_an_all_zero_row_is_refused_naming_the_row(tmp_path):
+    """Validation said ok, then every cell failed: 'X: row 210 is all zeros' (keel.led7digit,
+    whose row 267 is). Standardised, the row is no longer zeros, and the spec runs; the
+    kernel's own refusal agrees."""
+    rows = [[0.0, 0.0, 0]] + [[float(i % 3 + 1), float(i % 5 + 1), i % 2] for i in range(1, 12)]
+    (tmp_path / "z.csv").write_text("a,b,label\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    spec = _spec(tmp_path, "[{csv: z.csv}]", "{k: 1, metric: cosine}")
+    message = "datasets[0]: algorithms[0] (knn) on 'z': metric cosine: row 0 is all zeros; the cosine distance needs a non-zero row"
+    refused_by_cli(tmp_path, spec, message)
+    with pytest.raises(DataError, match="row 0 is all zeros; the cosine distance needs a non-zero row"):
+        from knnx.estimators.knn import KNNClassifier
+
+        KNNClassifier(k=1, metric="cosine").fit(np.array(rows)[:, :2], np.array(rows)[:, 2]).predict(
+            [[0.0, 0.0]]
+        )
+    spec.write_text(spec.read_text().replace(HEAD, HEAD + "preprocess: {standardize: true}\n"))
+    assert run_spec(spec, out=tmp_path / "o", figures=False).n_run == 2
+
+
+def test_a_column_missing_everywhere_is_validated_without_a_warning(tmp_path):
+    """validate printed numpy's 'RuntimeWarning: Mean of empty slice' on stderr (warnings
+    are recorded, not printed)."""
+    import warnings
+
+    from knnx.spec import validate_spec
+
+    (tmp_path / "m.csv").write_text("x,y,label\n" + "".join(f"{i},,{'ab'[i % 2]}\n" for i in range(1, 7)))
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"{HEAD}datasets: [{{csv: m.csv, label: label, missing: keep}}]\n"
+        "algorithms: [{name: knn, params: {k: 1, metric: heom}}]\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(validate_spec(spec).cells) == 2
+
+
+def test_codes_taken_for_a_first_step_are_named_as_its_view(tmp_path):
+    """The entry says no categorical; its codes are the view cnn under hvdm takes. The
+    refusal said '(categorical: keep)' and advised leaving categorical out of the entry."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"{HEAD}datasets: [keel.crx]\nalgorithms:\n"
+        "  - {id: rf, estimator: 'sklearn.ensemble:RandomForestClassifier', params: {n_estimators: 5}, "
+        "steps: [{name: cnn, params: {metric: hvdm}}]}\n"
+    )
+    refused_by_cli(
+        tmp_path,
+        spec,
+        "datasets[0]: algorithms[0] (rf) on 'keel.crx': column 'A1' holds nominal category codes (the view step "
+        "cnn takes under metric hvdm), which rf would read as numbers (it has no metric that takes nominal "
+        "attributes); put an encode step after cnn, or give cnn a numeric metric",
+    )
