@@ -52,12 +52,19 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_NAME = 1000
 
 # Invisible characters: blanks and format characters (zero-width spaces and joiners,
-# the byte order mark, the soft hyphen).
+# the byte order mark, the soft hyphen), Unicode's default-ignorable code points (the
+# Hangul fillers, variation selectors, the combining grapheme joiner) and the blank
+# braille pattern U+2800, which print as nothing or as a blank.
 _UNSEEN = frozenset(("Zs", "Zl", "Zp", "Cf", "Cc", "Cs"))
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 
 
 def _visible(ch):
-    return not ch.isspace() and unicodedata.category(ch) not in _UNSEEN
+    return not ch.isspace() and unicodedata.category(ch) not in _UNSEEN and not _IGNORABLE.match(ch)
 
 
 def name_problem(text):
@@ -84,6 +91,10 @@ def name_problem(text):
         return f"has {len(text):,} characters; at most {MAX_NAME:,}"
     if not any(_visible(ch) for ch in text):
         return "is blank (it has no visible character)"
+    if unicodedata.category(text[0]) in ("Mn", "Mc", "Me"):  # a mark on nothing: U+0301 first
+        return (
+            f"starts with a combining mark (U+{ord(text[0]):04X}); a name starts with a character of its own"
+        )
     for end, ch in (("starts", text[0]), ("ends", text[-1])):
         if not _visible(ch):
             kind = "a blank" if ch.isspace() or unicodedata.category(ch) == "Zs" else "an invisible character"

@@ -3,6 +3,7 @@ option formats, the exit codes, the mapping of a library error's parameters to t
 command's flags, and the progress bar."""
 
 import errno
+import os
 import sys
 from contextlib import contextmanager
 from enum import StrEnum
@@ -24,8 +25,20 @@ from knnx._text import escape_control
 from knnx.errors import CellError, KnnxError, ResultsError, WriteError
 
 # emoji=False: user text such as a column named ':fire:' is printed as written
-err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-console = Console(highlight=False, soft_wrap=True, emoji=False)
+
+
+class _Console(Console):
+    """rich's Console, whose answer to a closed pipe (``knnx validate ... | head``) is
+    exit 0: the reader read what it wanted (rich exits 1, which reads as failed cells)."""
+
+    def on_broken_pipe(self):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0)
+
+
+err_console = _Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+console = _Console(highlight=False, soft_wrap=True, emoji=False)
 
 try:  # typer >= 0.20 carries its own copy of click
     from typer import _click as click
@@ -197,7 +210,7 @@ def progress_bar(name, unit):
         TimeElapsedColumn(),
         TextColumn("ETA"),
         CellEta(),
-        TextColumn("{task.fields[cell]}", style="dim"),
+        TextColumn("{task.fields[cell]}", style="dim", markup=False),  # dataset ids as written: [b]x[/b]
     )
     # Shown from the first report on, so that a spec error prints alone.
     bar = Progress(*columns, console=err_console, transient=False, auto_refresh=True)

@@ -233,13 +233,19 @@ def _names_file(path):
     """{id or contestant: printed name} of a YAML file (``--names``)."""
     import yaml
 
+    from knnx.spec.read import load_yaml, yaml_problem
+
     path = Path(path)
     if not path.is_file():
         raise ResultsError(f"--names: expected full, short or a YAML file of names; no file {path}")
     try:
-        mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ResultsError(f"--names: {path} is not readable YAML ({type(exc).__name__})") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"--names: {path} is not readable UTF-8 text ({type(exc).__name__})") from None
+    try:  # the spec's YAML reader: a key given twice or a control character refused, with its line
+        mapping = load_yaml(text)
+    except yaml.YAMLError as exc:
+        raise ResultsError(f"--names: {path}: {yaml_problem(exc, text)}") from None
     if not isinstance(mapping, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
     ):

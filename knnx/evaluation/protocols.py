@@ -169,9 +169,6 @@ def leave_p_out(dataset, seedseq, p=10):
     return [Split(0, 0, np.arange(n), np.arange(0))]
 
 
-# The kinds whose splits the spec's seed draws: two runs under two seeds split otherwise.
-SEEDED = frozenset({"holdout", "kfold", "5x2", "subsample"})
-
 PROTOCOLS = {
     "predefined": predefined,
     "partitions": partitions,

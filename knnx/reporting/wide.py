@@ -262,7 +262,13 @@ def renamed(table, names=None):
         columns = {c: str(names.get(c, c)) for c in table.mean.columns}
     else:
         raise ResultsError(f"expected full, short or a mapping of names, got {names!r}", param="names")
+    headings = {"datasets": ("average rank",), "contestants": ("dataset", *CHARACTERISTICS)}
     for what, mapping in (("datasets", rows), ("contestants", columns)):
+        taken = next((new for new in mapping.values() if new in headings[what]), None)
+        if taken is not None:  # a row or column of the table's own would be printed twice
+            raise ResultsError(
+                f"{what[:-1]} printed as '{taken}', a heading of the table's own", param="names"
+            )
         seen = {}
         for old, new in mapping.items():
             printed = unicodedata.normalize("NFC", new)  # 'é' as one code point and as e + accent print alike

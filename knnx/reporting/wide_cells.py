@@ -25,14 +25,26 @@ def shown_columns(table, columns=None):
             chars.append("columns")
         return chars, list(table.mean.columns)
     known = [*CHARACTERISTICS, *table.mean.columns]
+    columns = _rejoined(columns, set(map(str, known)))
     for i, name in enumerate(columns):
         if name not in known:
-            raise ResultsError(
-                f"'{name}' is not a column; known: {', '.join(map(str, known))}", param="columns"
-            )
+            quoted = ", ".join(f"'{k}'" for k in known)  # a contestant's label may hold ", "
+            raise ResultsError(f"'{name}' is not a column; known: {quoted}", param="columns")
         if name in columns[:i]:
             raise ResultsError(f"'{name}' is given twice", param="columns")
     return [c for c in columns if c in CHARACTERISTICS], [c for c in columns if c not in CHARACTERISTICS]
+
+
+def _rejoined(pieces, known):
+    """``--columns`` split at every comma, with the pieces of a name that holds ``, `` (a
+    contestant ``knn k=1, weights=uniform``) joined again: at each piece, the longest run
+    of pieces that joins into a known name, else the piece alone."""
+    out, i = [], 0
+    while i < len(pieces):
+        j = next((j for j in range(len(pieces), i + 1, -1) if ", ".join(pieces[i:j]) in known), i + 1)
+        out.append(", ".join(pieces[i:j]))
+        i = j
+    return out
 
 
 def fixed_text(value, digits):

@@ -284,7 +284,7 @@ def read_spec(source):
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: {_yaml_error(exc, text)}") from None
+        raise SpecError(f"{path}: {yaml_problem(exc, text)}") from None
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {_YAML_KIND.get(type(data), type(data).__name__)}"
         raise SpecError(
@@ -318,7 +318,7 @@ def _read_text(path):
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _yaml_error(exc, text):
+def yaml_problem(exc, text):
     """``line L, column C: invalid YAML (problem)`` for a yaml.YAMLError raised on ``text``."""
     mark = getattr(exc, "problem_mark", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

@@ -57,8 +57,6 @@ import pandas as pd
 
 from knnx.errors import ResultsError
 from knnx.evaluation.metrics import LOWER_IS_BETTER, METRICS
-from knnx.evaluation.protocols import SEEDED
-from knnx.params import Params
 from knnx.results import PARAM_PREFIX, TIMINGS
 from knnx.stats.configurations import configuration_labels
 from knnx.stats.control import ROPE, against_control, find_contestant
@@ -551,20 +549,28 @@ def _one_protocol(frame, metric):
             f"dataset '{dataset}' has rows of {int(counts.max())} protocols ({shown}); a comparison pairs the folds "
             "of one protocol: compare each run's results apart"
         )
-    if "seed" not in rows.columns or not len(rows):
+    if not len(rows):
         return
-    seeds = rows.groupby("dataset", sort=False)["seed"].nunique()
-    for dataset in seeds.index[seeds.to_numpy() > 1]:
-        of = rows.loc[rows["dataset"] == dataset]
-        kind = (Params.parse(of["protocol"].iloc[0])[0] or {}).get("kind")
-        if kind not in SEEDED:  # predefined, partitions, lpo: one split whatever the seed
-            continue
-        shown = ", ".join(map(str, sorted(set(of["seed"]))))
+    seeds = rows.groupby("dataset", sort=False)["seed"].nunique() if "seed" in rows.columns else None
+    if seeds is not None and seeds.max() > 1:  # other splits (holdout, kfold, ...) or other data (synthetic)
+        dataset = seeds.index[int(np.argmax(seeds.to_numpy() > 1))]
+        shown = ", ".join(map(str, sorted(set(rows.loc[rows["dataset"] == dataset, "seed"]))))
         raise ResultsError(
-            f"dataset '{dataset}' has rows of {seeds[dataset]} spec seeds ({shown}); under {kind} each seed "
-            "draws its own splits, and a comparison pairs folds by their index: compare each seed's results apart "
-            "(knnx table pools them)"
+            f"dataset '{dataset}' has rows of {seeds[dataset]} spec seeds ({shown}); each seed draws its own splits "
+            "(and a synthetic dataset's data), and a comparison pairs folds by their index: compare each seed's "
+            "results apart (knnx table pools them)"
         )
+    if "experiment" in rows.columns:
+        runs = rows.groupby(["dataset", "algorithm", "params"], sort=False)["experiment"].nunique()
+        if runs.max() > 1:
+            dataset, algorithm, params = runs.index[int(np.argmax(runs.to_numpy() > 1))]
+            of = rows.loc[(rows["dataset"] == dataset) & (rows["algorithm"] == algorithm), "experiment"]
+            raise ResultsError(
+                f"dataset '{dataset}': {algorithm} {params} has rows of {runs.max()} experiments "
+                f"({', '.join(dict.fromkeys(of))}), which would be averaged as one contestant (their settings may "
+                "differ outside params: preprocessing, data): compare each experiment apart, or give the algorithm "
+                "another id in one of them"
+            )
 
 
 def nemenyi_pvalues(result):

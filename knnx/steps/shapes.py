@@ -236,10 +236,10 @@ def _seen_problem(i, step, setting, seen, n_classes):
     return f"{pname}={value} {limit} the {'' if seen.rows_exact else 'at most '}{seen.rows} rows the step is given"
 
 
-def _class_rows_problem(step, setting, part, ds):
+def _class_rows_problem(step, setting, part, ds, bound=False):
     """A class of the training part with fewer rows than the step's ``_class_rows`` hook
-    asks (LMNN: k + 1), or None; for a step given the training part's rows (no
-    sampler before it)."""
+    asks (LMNN: k + 1), or None; for a step given the training part's rows, or (``bound``)
+    at most them, after selections that only remove rows."""
     method = getattr(step.cls, "_class_rows", None)
     if method is None:
         return None
@@ -252,7 +252,8 @@ def _class_rows_problem(step, setting, part, ds):
         return None
     c = int(np.argmin(counts))
     return (
-        f"class {ds.classes[labels[c]]!r} has {counts[c]} rows in a training part; the step needs "
+        f"class {ds.classes[labels[c]]!r} has {'at most ' if bound else ''}{counts[c]} rows in a training part"
+        f"{' after the selections before it' if bound else ''}; the step needs "
         f"{need} of each class (k = {need - 1} target neighbours and the row itself)"
     )
 
@@ -292,8 +293,9 @@ def _first_problem(steps, settings, ds, parts):
         ):
             found = None if (i, seen) in asked else _seen_problem(i, step, own, seen, ds.n_classes)
             asked.add((i, seen))
-            if found is None and seen.rows_exact:
-                found = _class_rows_problem(step, own, part, ds)
+            # the part's classes, or at most them after selections alone (which only remove rows)
+            if found is None and (seen.rows_exact or seen.dataset_columns):
+                found = _class_rows_problem(step, own, part, ds, bound=not seen.rows_exact)
             if found:
                 return f"step {step.id}: {found}"
     return None

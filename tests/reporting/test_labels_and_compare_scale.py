@@ -1043,27 +1043,45 @@ def test_a_file_pooling_two_protocols_is_said_in_tables_and_refused_by_compare()
 
 
 @pytest.mark.parametrize("kind", ["kfold", "holdout", "5x2", "subsample", "predefined", "partitions", "lpo"])
-def test_a_file_pooling_two_spec_seeds_is_refused_where_the_seed_draws_the_splits(kind):
+def test_a_file_pooling_two_spec_seeds_is_refused(kind):
     """Two 5-fold runs under seeds 0 and 1 appended: compare averaged fold i of one with
     fold i of the other (unrelated splits) and printed the std of those averages (0.0438
-    where the ten values have 0.0766), without a word. Under a protocol whose split the
-    seed does not draw (predefined, partitions, lpo) the folds are the same: compared."""
+    where the ten values have 0.0766), without a word. Under predefined, the seed draws a
+    synthetic dataset's data: two datasets were averaged under one id."""
     from knnx.stats.compare import compare
 
     settings = [("knn", {"k": 1}), ("knn", {"k": 5})]
     one = _frame(settings).assign(protocol=f'{{"kind":"{kind}"}}')
     frame = pd.concat([one, one.assign(seed=1, value=one["value"] + 0.05)], ignore_index=True)
-    if kind in ("predefined", "partitions", "lpo"):
-        result = compare(frame, select="all")
-        assert result.means.loc["d1", "knn k=1"] == pytest.approx(0.1 + 0.01 + 0.025)
-        return
     with pytest.raises(ResultsError) as err:
         compare(frame, select="all")
     assert str(err.value) == (
-        f"dataset 'd1' has rows of 2 spec seeds (0, 1); under {kind} each seed draws its own splits, and a "
-        "comparison pairs folds by their index: compare each seed's results apart (knnx table pools them)"
+        "dataset 'd1' has rows of 2 spec seeds (0, 1); each seed draws its own splits (and a synthetic dataset's "
+        "data), and a comparison pairs folds by their index: compare each seed's results apart (knnx table pools "
+        "them)"
     )
     compare(one, select="all")
+
+
+def test_a_setting_with_rows_of_two_experiments_is_refused():
+    """The same spec run twice, the second standardised under another experiment name:
+    compare printed wine's k=1 as 0.1487, the mean of 0.2470 (raw) and 0.0504 (scaled).
+    Two experiments with other settings stay comparable (one seed: the same splits)."""
+    from knnx.stats.compare import compare
+
+    settings = [("knn", {"k": 1}), ("knn", {"k": 5})]
+    raw = _frame(settings)
+    scaled = raw.assign(experiment="scaled", value=raw["value"] / 2)
+    with pytest.raises(ResultsError) as err:
+        compare(pd.concat([raw, scaled], ignore_index=True), select="all")
+    assert str(err.value) == (
+        "dataset 'd1': knn {\"k\":1} has rows of 2 experiments (e, scaled), which would be averaged as one "
+        "contestant (their settings may differ outside params: preprocessing, data): compare each experiment "
+        "apart, or give the algorithm another id in one of them"
+    )
+    renamed = scaled.assign(algorithm="knn_scaled")
+    result = compare(pd.concat([raw, renamed], ignore_index=True), select="all")
+    assert set(result.means.columns) == {"knn k=1", "knn k=5", "knn_scaled k=1", "knn_scaled k=5"}
 
 
 def test_check_names_the_protocol_when_the_two_files_differ_in_it(tmp_path):

@@ -10,6 +10,7 @@ import re
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import pdflatex
 from test_compare import _fold_results
@@ -186,10 +187,24 @@ def test_columns_choose_and_order_and_the_caption_says_what_is_hidden(table):
         rank
         == "average rank &  & " + " & ".join(f"{table.rank[c]:.2f}" for c in ("rf", "knn", "svc")) + " \\\\"
     )
-    with pytest.raises(ResultsError, match="'zz' is not a column; known: n, d, classes, columns, knn_hvdm"):
+    with pytest.raises(
+        ResultsError, match="'zz' is not a column; known: 'n', 'd', 'classes', 'columns', 'knn_hvdm'"
+    ):
         to_latex(table, Layout(columns=("zz",)))
     with pytest.raises(ResultsError, match="'rf' is given twice"):
         to_latex(table, Layout(columns=("rf", "rf")))
+
+
+def test_columns_take_a_contestant_whose_label_holds_a_comma():
+    """--columns split at every comma: no contestant of a grid over two parameters
+    (knn k=1, weights=uniform) could be chosen."""
+    from knnx.reporting.wide_cells import shown_columns
+
+    class Table:  # what shown_columns reads of a table
+        mean = pd.DataFrame(columns=["knn k=1, weights=uniform", "knn k=3, weights=uniform", "rf"])
+
+    pieces = tuple(c.strip() for c in "n,knn k=3, weights=uniform,rf".split(","))
+    assert shown_columns(Table, pieces) == (["n"], ["knn k=3, weights=uniform", "rf"])
 
 
 def test_names_short_map_and_collisions(table):
@@ -244,7 +259,7 @@ def test_compare_cli_options(tmp_path, study):
         ),
         (
             ["--columns", "rf,zz"],
-            "error: --columns: 'zz' is not a column; known: n, d, classes, columns, knn_hvdm",
+            "error: --columns: 'zz' is not a column; known: 'n', 'd', 'classes', 'columns', 'knn_hvdm'",
         ),
         (
             ["--names", str(tmp_path / "none.yaml")],

@@ -6,6 +6,7 @@ import csv
 
 import numpy as np
 import pytest
+import yaml
 from test_hostile_results import _refused, _snapshot
 from typer.testing import CliRunner
 
@@ -621,17 +622,22 @@ def test_knnx_plot_draws_a_timing_as_knnx_table_tabulates_it(run_folder, tmp_pat
     np.testing.assert_allclose(line.get_ydata(), expected.to_numpy(), rtol=1e-12)
 
 
-def test_a_reader_that_closes_the_pipe_ends_the_command_quietly():
-    """``knnx datasets ... | head -2`` exited 1 (typer's exit on a broken pipe), without a
-    word, some of the times: the reader closed the pipe before the listing ended. A real
-    process, as the pipe is what is tested; its read end is closed before it writes."""
+@pytest.mark.parametrize("command", ["datasets", "validate"])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path, command):
+    """``knnx datasets ... | head -2`` exited 1 (typer's exit on a broken pipe), and
+    ``knnx validate SPEC | true`` too (rich's), without a word: 1 reads as failed cells.
+    A real process, as the pipe is what is tested; its read end is closed before it writes."""
     import subprocess
     import sys
 
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    args = {
+        "datasets": ["datasets", "--suite", "keel-imbalanced", "--format", "csv"],
+        "validate": ["validate", str(spec)],
+    }[command]
     child = subprocess.Popen(
-        [sys.executable, "-m", "knnx.cli", "datasets", "--suite", "keel-imbalanced", "--format", "csv"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        [sys.executable, "-m", "knnx.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     child.stdout.close()
     _, err = child.communicate(timeout=120)
@@ -666,3 +672,26 @@ def test_plot_says_which_algorithms_it_does_not_draw_against_x(run_folder, tmp_p
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == "not drawn against k (one value of it on every dataset): man"
     assert (tmp_path / "k.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (
+            "iris: A\niris: B\n",
+            "line 2, column 1: invalid YAML (duplicate key 'iris'; a key appears once per mapping)",
+        ),
+        ('iris2: "average rank"\n', "dataset printed as 'average rank', a heading of the table's own"),
+        ('"knn k=1": n\n', "contestant printed as 'n', a heading of the table's own"),
+    ],
+)
+def test_a_names_file_that_prints_a_row_or_column_twice_is_one_line(run_folder, tmp_path, names, message):
+    """A key given twice took the last; a contestant printed as 'n' or a dataset as
+    'average rank' gave the table two columns n or two rows 'average rank'."""
+    lines = (run_folder / "results.csv").read_text().splitlines()
+    both = tmp_path / "results.csv"
+    both.write_text("\n".join([*lines, *(line.replace(",iris,", ",iris2,") for line in lines[1:])]) + "\n")
+    path = tmp_path / "names.yaml"
+    path.write_text(names)
+    where = f"{path}: " if "duplicate" in message else ""
+    _refused(["compare", both, "--select", "all", "--names", path], f"--names: {where}{message}", tmp_path)

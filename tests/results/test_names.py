@@ -31,7 +31,21 @@ from knnx.spec.schema import Name
 # Pieces a name is drawn from: blanks and invisible characters, control characters, a
 # lone surrogate, the specials of CSV, LaTeX, HTML and Markdown, other scripts.
 PIECES = [
-    *["", " ", "\t", "\u00a0", "\u3000", "\u200b", "\u200d", "\ufeff", "\u00ad"],
+    *[
+        "",
+        " ",
+        "\t",
+        "\u00a0",
+        "\u3000",
+        "\u200b",
+        "\u200d",
+        "\ufeff",
+        "\u00ad",
+        "\u3164",
+        "\u2800",
+        "\ufe0f",
+    ],
+    *["\u0301", "\u034f"],
     *["\x00", "\x07", "\n", "\r", "\x1b[31m", "\x85", "\u2028", "\u202e", "\u2066", "\ud800"],
     *[",", '"', "'", "=", "&", "<b>", "&amp;", "</td>", "%", "$", "#", "_", "{", "}", "~", "^", "\\"],
     *["|", "*", "`", "[", "](", "![x](y)", "<http://x>", "~~"],
@@ -152,6 +166,16 @@ def test_an_algorithm_id_is_a_name(text):
             "x\u200b",
             "ends with an invisible character (U+200B); a name starts and ends with a visible character",
         ),
+        (
+            "a\u3164",
+            "ends with an invisible character (U+3164); a name starts and ends with a visible character",
+        ),
+        ("\u2800", "is blank (it has no visible character)"),
+        (
+            "a\ufe0f",
+            "ends with an invisible character (U+FE0F); a name starts and ends with a visible character",
+        ),
+        ("\u0301a", "starts with a combining mark (U+0301); a name starts with a character of its own"),
         ("a\rb", "holds a control character U+000D at position 2"),
         ("ab\u202e", "holds a bidirectional control U+202E at position 3"),
         ("x\ud800", "holds a lone surrogate U+D800 at position 2 (no character)"),
@@ -313,7 +337,7 @@ def test_names_are_written_read_and_printed_as_written(data, tmp_path, names, al
         said = (
             "two datasets would print as"
             if name_problem(printed) is None
-            else f"{folder / 'names.yaml'}: the name"
+            else f"{folder / 'names.yaml'}: "  # the rule's line, or YAML's with its line and column
         )
         assert result.output.startswith("error: --names: ") and said in result.output
     _cli("compare", results, "--select", "all", "--out", folder / "cmp")
@@ -335,3 +359,17 @@ def test_names_escaped_for_latex_compile_after_a_row_end_and_a_rule(tmp_path):
     body = f"\\begin{{tabular}}{{lr}}\n\\toprule\nname & x \\\\\n\\midrule\n{rows}\\bottomrule\n\\end{{tabular}}\n"
     pdflatex(body, tmp_path)  # it compiles, with no missing character
     assert (tmp_path / "t.pdf").read_bytes()[:4] == b"%PDF"
+
+
+def test_the_progress_line_shows_a_name_as_written(monkeypatch):
+    """A dataset id '[bold]x[/bold] [l] y' showed as 'x  y' in knnx run's progress line
+    (rich read it as markup); the files held it as written."""
+    import io
+
+    from knnx.cli import core
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(core.err_console, "_file", buffer)  # "file" would pin stderr once restored
+    with core.progress_bar("t", "cells") as progress:
+        progress(1, 2, "cell [bold]x[/bold] [l] y knn", eta_seconds=None)
+    assert "cell [bold]x[/bold] [l] y knn" in buffer.getvalue()

@@ -230,6 +230,19 @@ def test_a_learners_n_components_and_hooks_are_checked_after_other_steps():
     )
 
 
+@pytest.mark.parametrize("selection", ["cnn", "tomek_links", "enn"])
+def test_lmnn_after_a_selection_is_held_to_the_rows_the_classes_have_at_most(selection):
+    """A selection only removes rows: a class too small for LMNN before it is too small
+    after it. Validation checked the class rows after scale only, and every cell failed."""
+    _refused(
+        _spec([selection, {"name": "lmnn", "params": {"k": 40}}]),
+        f"algorithms[0] ({selection}>lmnn>knn) on 'iris': step lmnn: class 'setosa' has at most 33 rows in a "
+        "training part after the selections before it; the step needs 41 of each class (k = 40 target neighbours "
+        "and the row itself)",
+    )
+    validate_spec(_spec([selection, {"name": "lmnn", "params": {"k": 3}}]))
+
+
 def test_encode_counts_the_categories_of_each_training_part():
     """heart with its nominal codes kept: encode gives 24 features in its smallest
     training part (a category absent there), so pca's 25 would fail one cell."""
