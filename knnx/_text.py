@@ -132,6 +132,14 @@ def shown(text, limit=40):
     return escape_control(shorten(text, limit + 3))
 
 
+def quoted(text, limit=40):
+    """``text`` as Python writes it in quotes, for a message about a name: what does
+    not print (a zero-width space, a bidirectional or other control, a lone
+    surrogate) is escaped, so that two names that print alike read apart; at most
+    ``limit`` characters."""
+    return shown(repr(text), limit)
+
+
 def canonical_json(value, allow_nan=False):
     """JSON with sorted keys and no spaces: the one text of a value that knnx compares,
     hashes and writes (``params`` in results). numpy scalars are written as Python's;

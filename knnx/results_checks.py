@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
-from knnx._text import canonical_json, name_problem, shown
+from knnx._text import canonical_json, name_problem, quoted, shown
 from knnx.errors import ResultsError
 from knnx.limits import json_too_deep
 from knnx.params import Refused, parse_params_text, refuse_constant
@@ -164,7 +164,7 @@ def check_names(frame, columns, path):
             problem = name_problem(text)
             if problem is None:
                 continue
-            cell = "an empty cell" if text == "" else f"'{shown(str(text))}' {problem}"
+            cell = "an empty cell" if text == "" else f"{quoted(str(text))} {problem}"
             raise ResultsError(
                 f"{path}: column '{column}' line {_first_line(codes, i)}: {cell}; a name is expected"
             )
@@ -175,8 +175,8 @@ def check_names(frame, columns, path):
             key = unicodedata.normalize("NFC", text)
             if key in seen:
                 raise ResultsError(
-                    f"{path}: column '{column}' line {_first_line(codes, i)}: '{shown(text)}' is "
-                    f"'{shown(uniques[seen[key]])}' of line {_first_line(codes, seen[key])} once Unicode-normalised "
+                    f"{path}: column '{column}' line {_first_line(codes, i)}: {quoted(text)} is "
+                    f"{quoted(uniques[seen[key]])} of line {_first_line(codes, seen[key])} once Unicode-normalised "
                     "(NFC), and would print alike; a name is one text"
                 )
             seen[key] = i

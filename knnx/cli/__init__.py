@@ -48,12 +48,15 @@ def main(args=None):
             "error: the current folder no longer exists (it was removed); change to a folder and rerun\n"
         )
         raise SystemExit(2) from None
+    stdout_before = _stdout_identity()
     try:
         app(args)
         sys.stdout.flush()  # here, where a closed pipe can be told from a failure
         code = 0
     except SystemExit as exc:
         code = exc.code
+        if code and _stdout_identity() not in (stdout_before, None) and _stdout_identity() == _devnull():
+            code = 0  # a console (typer's own, for --help) met a closed pipe and pointed stdout at /dev/null
     except BrokenPipeError:  # the reader closed the pipe (| head): it has read what it wanted
         _quiet_stdout()
         code = 0
@@ -66,6 +69,20 @@ def main(args=None):
         _release_semaphores()
         os._exit(code if isinstance(code, int) else (0 if code is None else 1))
     raise SystemExit(code)
+
+
+def _stdout_identity():
+    """The file standard output is, as (device, inode); None when it is closed."""
+    try:
+        found = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (found.st_dev, found.st_ino)
+
+
+def _devnull():
+    found = os.stat(os.devnull)
+    return (found.st_dev, found.st_ino)
 
 
 def _quiet_stdout():

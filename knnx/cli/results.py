@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from knnx._text import name_problem, shown
+from knnx._text import name_problem, quoted, shown
 from knnx.cli.core import (
     CompareFormat,
     SignificanceTest,
@@ -254,7 +254,7 @@ def _names_file(path):
         problem = name_problem(value)  # printed as a dataset id or a contestant is, by the same rule
         if problem is not None:
             raise ResultsError(
-                f"--names: {path}: the name given to '{shown(key)}', '{shown(value)}', {problem}"
+                f"--names: {path}: the name given to {quoted(key)}, {quoted(value)}, {problem}"
             )
     return mapping
 

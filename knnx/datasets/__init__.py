@@ -50,7 +50,7 @@ from functools import partial
 
 import numpy as np
 
-from knnx._text import canonical_json, describe_control, find_control, find_leaf, name_problem, shown
+from knnx._text import canonical_json, describe_control, find_control, find_leaf, name_problem, quoted
 from knnx.datasets import checks
 from knnx.datasets._base import Dataset, encode_labels, make_dataset
 from knnx.datasets.bundled import BUNDLED, data_dir, load_bundled
@@ -145,7 +145,7 @@ def check_entry(entry):
     problem = name_problem(str(entry["id"])) if "id" in entry else None
     if problem is not None:  # the one rule of names, which the results reader applies too
         raise DataError(
-            f"id: {shown(repr(entry['id']), 60)} {problem}; a dataset id names its rows in every result file"
+            f"id: {quoted(entry['id'], 60)} {problem}; a dataset id names its rows in every result file"
         )
     if form == "suite":
         if "id" in entry:

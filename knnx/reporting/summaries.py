@@ -13,7 +13,7 @@ from knnx.stats.ties import best_mask
 
 GROUP_KEYS = ["dataset", "algorithm", "params", "protocol", "metric"]
 # The columns that count what a summary's row pools (see summarize and results_table).
-POOL_COUNTS = ("seeds", "configurations", "datasets", "protocols")
+POOL_COUNTS = ("seeds", "configurations", "datasets", "protocols", "experiments")
 
 
 def summarize(frame, by=("dataset", "algorithm", "params"), metric=None):
@@ -313,6 +313,10 @@ _POOLED_NOTES = {
         "Pooled: rows with protocols > 1 average the folds of several protocols (a file pooling runs); "
         "protocol added to --by separates them."
     ),
+    "experiments": (
+        "Pooled: rows with experiments > 1 average the rows of several experiments (a file pooling runs, "
+        "which may differ outside params: preprocessing, data); experiment added to --by separates them."
+    ),
     "datasets": (
         "Pooled: rows with datasets > 1 average the folds of several datasets (each fold one value, "
         "whatever its dataset's size); dataset added to --by separates them."
@@ -321,11 +325,12 @@ _POOLED_NOTES = {
 
 
 def _pooled(frame, summary, by, metric):
-    """{column: per row of ``summary``, how many configurations (``configurations``) or
-    datasets (``datasets``) it pools}, each only when some row pools more than one: a
-    grouping without ``configuration`` (``--by dataset,algorithm``) would average an
-    algorithm's grid silently otherwise, one without ``dataset`` (``--by algorithm``)
-    its datasets."""
+    """{column: per row of ``summary``, how many configurations (``configurations``),
+    datasets (``datasets``), protocols or experiments it pools}, each only when some row
+    pools more than one: a grouping without ``configuration`` (``--by
+    dataset,algorithm``) would average an algorithm's grid silently otherwise, one
+    without ``dataset`` (``--by algorithm``) its datasets, and a file pooling runs the
+    runs' rows."""
     from knnx.results import PARAM_PREFIX, TIMINGS
 
     if metric is None:
@@ -346,6 +351,8 @@ def _pooled(frame, summary, by, metric):
         counted["datasets"] = rows["dataset"]
     if "protocol" not in by and "protocol" in rows.columns:
         counted["protocols"] = rows["protocol"]
+    if "experiment" not in by and "experiment" in rows.columns:
+        counted["experiments"] = rows["experiment"]
     out = {}
     for column, values in counted.items():
         rows = rows.assign(_pooled=values.to_numpy())

@@ -24,7 +24,7 @@ from knnx.neighbors.metrics import check_nonzero_rows
 from knnx.neighbors.search import check_power_scale, check_scale
 from knnx.plugins import add_import_dirs
 from knnx.spec.datatypes import type_problems
-from knnx.spec.grids import fitted_settings, hook
+from knnx.spec.grids import array_grid_hint, entry_params, fitted_settings, hook
 from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
 from knnx.spec.views import cell_view, wanted_view
@@ -401,12 +401,14 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
             if ref.steps:  # each step against what the steps before it give (knnx.steps.shapes)
                 found = steps_problem(ref, g, ds, parts) if parts else None
                 if found:
-                    problems.append(f"algorithms[{a}] ({ref.id}) on '{ds.name}': {found}")
+                    hint = array_grid_hint(entry_params(spec.algorithms[a])[0], found)
+                    problems.append(f"algorithms[{a}] ({ref.id}) on '{ds.name}': {found}{hint}")
                     break
                 continue
             found = hook(ref.cls, "_data_problems")(g, n_train, ds.n_features, ds.n_classes)
             if found:
-                problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}")
+                hint = array_grid_hint(entry_params(spec.algorithms[a])[0], found[0])
+                problems.append(f"algorithms[{a}] on '{ds.name}' ({n_train} training rows): {found[0]}{hint}")
                 break
     problems += _power_problems(spec, resolved, settings, ds, ds_splits)
     return problems + _memory_problems(spec, resolved, settings, ds, n_train, n_test)

@@ -194,6 +194,11 @@ def _value_problems(ref, pname, pvalue, prefix):
     for v in values:
         problem = ref.parameter_problem(pname, v)
         if problem is not None:
+            whole = (
+                isinstance(pvalue, list) and len(pvalue) > 1 and ref.parameter_problem(pname, pvalue) is None
+            )
+            if whole:
+                problem = problem.rstrip(".") + one_value_hint(pname, pvalue)
             return [f"{prefix}.{pname}: {problem}"]
         infinite = find_leaf(v, lambda x: isinstance(x, float) and not math.isfinite(x))
         if infinite is not None:  # a value the class takes but no result file can hold
@@ -207,6 +212,34 @@ def _value_problems(ref, pname, pvalue, prefix):
                 f"written to results as JSON, which has no {infinite}{hint}"
             ]
     return []
+
+
+def one_value_hint(pname, pvalue):
+    """What to add to the problem of a value of a list ``pvalue`` that the parameter
+    would take whole (an array such as ITML's ``bounds`` or ``prior``): the list was
+    read as a grid of its items."""
+    name = pname.split(STEP_PARAM_SEPARATOR)[-1]
+    return (
+        f"; a list is a grid of values (here {len(pvalue)} of them): one array is written as a "
+        f"grid of one value, {name}: [{short_repr(pvalue, 60)}]"
+    )
+
+
+def array_grid_hint(params, problem):
+    """The :func:`one_value_hint` of the parameter a setting's ``problem`` (``step <id>:
+    <name> ...`` or ``<name> ...``) is about, when ``params`` (an entry's, steps'
+    as ``<step id>__<name>``) gave it as a list of lists: a grid of rows, not a matrix."""
+    for pname, pvalue in params.items():
+        sid, _, name = pname.rpartition(STEP_PARAM_SEPARATOR)
+        about = problem.removeprefix(f"step {sid}: ") if sid else problem
+        if (
+            isinstance(pvalue, list)
+            and len(pvalue) > 1
+            and all(isinstance(v, list) for v in pvalue)
+            and about.startswith(f"{name} ")
+        ):
+            return one_value_hint(pname, pvalue)
+    return ""
 
 
 def _grid_key(value):

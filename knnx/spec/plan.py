@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from knnx._text import canonical_json, name_problem, shown
+from knnx._text import canonical_json, name_problem, quoted
 from knnx.datasets import dataset_label, load_dataset
 from knnx.errors import SpecError
 from knnx.limits import check_memory
@@ -153,7 +153,7 @@ def load_entry(entry, where, labels_seen, seed, base_dir):
     label = dataset_label(entry)
     problem = name_problem(label)
     if problem is not None:  # an id of its own is checked as the entry is; this one is made
-        raise SpecError(f"the dataset's name {shown(repr(label), 60)} {problem}; give the entry an 'id'")
+        raise SpecError(f"the dataset's name {quoted(label, 60)} {problem}; give the entry an 'id'")
     if label in labels_seen:
         raise SpecError(f"same name as {labels_seen[label]} ('{label}'); give one an 'id'")
     alike = _written_alike(label, labels_seen)

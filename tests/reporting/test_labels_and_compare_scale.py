@@ -1084,6 +1084,32 @@ def test_a_setting_with_rows_of_two_experiments_is_refused():
     assert set(result.means.columns) == {"knn k=1", "knn k=5", "knn_scaled k=1", "knn_scaled k=5"}
 
 
+def test_a_table_pooling_two_experiments_counts_them_and_says_so():
+    """knnx table averaged the raw and the scaled run of one setting as one row (mean of
+    both, n = 6) without a word, where compare refuses: it now counts the experiments a
+    row pools and says how to separate them. Oracle: pandas' means per experiment."""
+    from knnx.reporting.summaries import results_table
+
+    settings = [("knn", {"k": 1}), ("knn", {"k": 5})]
+    raw = _frame(settings)
+    frame = pd.concat([raw, raw.assign(experiment="scaled", value=raw["value"] / 2)], ignore_index=True)
+    text = results_table(frame, by="dataset,configuration", fmt="md")
+    assert text.splitlines()[0] == "| dataset | configuration | experiments | mean ± std | n |"
+    assert text.rstrip().splitlines()[-1] == (
+        "Pooled: rows with experiments > 1 average the rows of several experiments (a file pooling runs, which "
+        "may differ outside params: preprocessing, data); experiment added to --by separates them."
+    )
+    lines = results_table(frame, by="dataset,configuration", fmt="csv").splitlines()
+    assert lines[0] == "dataset,configuration,metric,experiments,mean,std,n,best"
+    assert [line.split(",")[3] for line in lines[1:]] == ["2"] * 4
+    apart = results_table(frame, by="dataset,configuration,experiment", fmt="csv").splitlines()
+    assert apart[0] == "dataset,configuration,experiment,metric,mean,std,n,best"
+    means = frame.groupby(["dataset", "algorithm", "params", "experiment"], sort=False)["value"].mean()
+    got = sorted(float(line.split(",")[4]) for line in apart[1:])
+    np.testing.assert_allclose(got, sorted(means.to_numpy()), rtol=1e-15)
+    assert "experiments" not in results_table(raw, by="dataset,configuration", fmt="csv").splitlines()[0]
+
+
 def test_check_names_the_protocol_when_the_two_files_differ_in_it(tmp_path):
     """Results of a 3-fold run checked against a holdout reference printed one group as
     both "new" and "missing" with the same text: the protocol, which tells them apart,

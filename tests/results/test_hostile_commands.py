@@ -622,11 +622,12 @@ def test_knnx_plot_draws_a_timing_as_knnx_table_tabulates_it(run_folder, tmp_pat
     np.testing.assert_allclose(line.get_ydata(), expected.to_numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("command", ["datasets", "validate"])
+@pytest.mark.parametrize("command", ["datasets", "validate", "help", "run-help"])
 def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path, command):
     """``knnx datasets ... | head -2`` exited 1 (typer's exit on a broken pipe), and
-    ``knnx validate SPEC | true`` too (rich's), without a word: 1 reads as failed cells.
-    A real process, as the pipe is what is tested; its read end is closed before it writes."""
+    ``knnx validate SPEC | true`` too (rich's), and ``knnx --help | true`` (typer's own
+    console for the help), without a word: 1 reads as failed cells. A real process, as
+    the pipe is what is tested; its read end is closed before it writes."""
     import subprocess
     import sys
 
@@ -635,6 +636,8 @@ def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path, comman
     args = {
         "datasets": ["datasets", "--suite", "keel-imbalanced", "--format", "csv"],
         "validate": ["validate", str(spec)],
+        "help": ["--help"],
+        "run-help": ["run", "--help"],
     }[command]
     child = subprocess.Popen(
         [sys.executable, "-m", "knnx.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE

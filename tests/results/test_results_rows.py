@@ -373,14 +373,30 @@ def test_zero_integers_and_a_timing_not_recorded_are_read(folder):
         ("dataset", "", "an empty cell; a name is expected"),
         ("algorithm", "  ", "'  ' is blank (it has no visible character); a name is expected"),
         ("experiment", "", "an empty cell; a name is expected"),
+        # what does not print is escaped, as validation escapes it (it was printed raw)
+        (
+            "algorithm",
+            "\u200bknn",
+            "'\\u200bknn' starts with an invisible character (U+200B); a name starts and ends with a visible "
+            "character; a name is expected",
+        ),
+        (
+            "dataset",
+            "iris\ufeff",
+            "'iris\\ufeff' ends with an invisible character (U+FEFF); a name starts and ends with a visible "
+            "character; a name is expected",
+        ),
     ],
 )
 def test_an_empty_name_is_refused(folder, column, text, problem):
+    """Empty, blank and invisible-ended names, each one line naming its cell; the name
+    is quoted with what does not print escaped, so the message is plain ASCII here."""
     path = folder / "results.csv"
     _set(path, 4, column, text)
     with pytest.raises(ResultsError) as error:
         read_results(path)
     assert str(error.value) == f"{path}: column '{column}' line 4: {problem}"
+    assert problem.isascii()
 
 
 @pytest.mark.parametrize("column", ["value", "params", "param_k"])

@@ -157,6 +157,43 @@ def test_itml_default_constraints_are_refused_beyond_the_limit():
     assert ITML._data_problems({"n_constraints": 1000}, 100, 4, 71) == []
 
 
+@pytest.mark.parametrize(
+    ("given", "line"),
+    [
+        (
+            {"bounds": [0.5, 8.0]},
+            "algorithms[0].steps[0].params.bounds: must be an array-like or None. Got 0.5 instead; a list "
+            "is a grid of values (here 2 of them): one array is written as a grid of one value, "
+            "bounds: [[0.5, 8.0]]",
+        ),
+        (
+            {"prior": np.eye(4).astype(int).tolist()},
+            "datasets[0]: algorithms[0] (itml>knn) on 'iris': step itml: prior must be a symmetric 4 x 4 "
+            "matrix, got shape (4,); a list is a grid of values (here 4 of them): one array is written as a "
+            "grid of one value, prior: [[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]]",
+        ),
+        (  # one matrix of the wrong size: no grid to speak of
+            {"prior": [[[1, 0], [0, 1]]]},
+            "datasets[0]: algorithms[0] (itml>knn) on 'iris': step itml: prior must be a symmetric 4 x 4 "
+            "matrix, got shape (2, 2)",
+        ),
+    ],
+)
+def test_an_array_written_as_a_plain_list_is_refused_with_how_to_write_it(given, line):
+    """In a spec a list is a grid axis: ITML's bounds [0.5, 8.0] were read as the grid
+    0.5, 8.0, and a 4 x 4 prior as four priors of shape (4,); the refusal said so only
+    in scikit-learn's words. It now says how one array is written, and that form runs."""
+    spec = _spec([{"name": "itml", "params": given}])
+    with pytest.raises(SpecError) as refused:
+        validate_spec(spec)
+    assert str(refused.value) == f"<spec>: {line}"
+    if "bounds" in given or len(given["prior"]) == 4:
+        wrapped = {name: [value] for name, value in given.items()}
+        cells = validate_spec(_spec([{"name": "itml", "params": wrapped}])).cells
+        assert len(cells) == 3  # one setting, 3 folds: the array as given
+        assert all(cell.params[f"itml__{name}"] == value for cell in cells for name, value in given.items())
+
+
 # --- n_components against what the step is given ---------------------------------------
 
 
