@@ -677,6 +677,25 @@ def test_plot_says_which_algorithms_it_does_not_draw_against_x(run_folder, tmp_p
     assert (tmp_path / "k.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_figure_that_leaves_an_algorithm_out_says_so_on_itself(run_folder, tmp_path):
+    """knnx run's own error-k.png left out an algorithm with one k without a word (only
+    knnx plot said it): the figure now carries the line under its panels."""
+    from knnx.reporting.figures import automatic_figures, plot_metric
+    from knnx.results import read_results
+
+    lines = (run_folder / "results.csv").read_text().splitlines()
+    extra = [line.replace(",knn,", ",man,", 1) for line in lines[1:] if '""k"":3,' in line]
+    both = tmp_path / "results.csv"
+    both.write_text("\n".join([*lines, *extra]) + "\n")
+    frame = read_results(both)
+    label = plot_metric(frame, "error", x="k")._supxlabel
+    assert label.get_text() == "Not drawn against k (one value of it on every dataset): man"
+    assert plot_metric(read_results(run_folder / "results.csv"), "error", x="k")._supxlabel is None
+    run_figures = {name: fig for name, _, fig in automatic_figures(frame)}  # as knnx run draws them
+    assert sorted(run_figures) == ["error-k.png", "error.png"]
+    assert run_figures["error-k.png"]._supxlabel.get_text() == label.get_text()
+
+
 @pytest.mark.parametrize(
     ("names", "message"),
     [
