@@ -6,6 +6,7 @@ files of ``knnx compare --out``."""
 
 from pathlib import Path
 
+from knnx._text import markdown_text
 from knnx.reporting.cd import MAX_CONFIGURATIONS, cd_figure, nemenyi_cliques
 from knnx.reporting.cd import draw_cd_diagram as _draw
 from knnx.reporting.figures import plain_text
@@ -28,7 +29,8 @@ def comparison_table(
 
     text = render(wide_table(result, characteristics, test, notes, marks), fmt, digits, layout)
     if fmt == "md":
-        return "\n".join([selection_note(result), *left_out_lines(result), *figures_lines(result), "", text])
+        prose = [selection_note(result, markdown_text), *left_out_lines(result, markdown_text)]
+        return "\n".join([*prose, *figures_lines(result), "", text])
     return text
 
 
@@ -50,33 +52,37 @@ def figures_lines(result):
     ]
 
 
-def left_out_lines(result):
+def left_out_lines(result, name=str):
     """One line per contestant the comparison left out, with why, and one per dataset on
     which the contestants' folds differ (a fold missing from some): each mean is then
-    over other folds, which the table would not show otherwise."""
-    lines = [f"Left out: {r.contestant}: {r.reason}." for r in result.left_out.itertuples(index=False)]
+    over other folds, which the table would not show otherwise. ``name`` writes a name
+    for the format (:func:`knnx._text.markdown_text` under a Markdown table)."""
+    lines = [
+        f"Left out: {name(r.contestant)}: {name(r.reason)}." for r in result.left_out.itertuples(index=False)
+    ]
     for dataset, part in result.folds.groupby(level="dataset", sort=False):
         counts = part.notna().sum()
-        short = [f"{c} ({int(n)} of {len(part)})" for c, n in counts.items() if n < len(part)]
+        short = [f"{name(c)} ({int(n)} of {len(part)})" for c, n in counts.items() if n < len(part)]
         if short:
             lines.append(
-                f"Uneven folds on {dataset}: {', '.join(short)}; each mean is over its contestant's own folds, "
+                f"Uneven folds on {name(dataset)}: {', '.join(short)}; each mean is over its contestant's own folds, "
                 "the paired tests over the folds shared."
             )
     return lines
 
 
-def selection_note(result):
+def selection_note(result, name=str):
     """One sentence saying how the contestants were chosen (with best-test: which
     algorithms had a choice to make, the only ones the choice flatters), and where
-    contestants pool several seeds, a second saying which and how many."""
+    contestants pool several seeds, a second saying which and how many; ``name``
+    writes a contestant for the format."""
     if result.select == "best-test":
         per = result.per_dataset
         several = (
             list(dict.fromkeys(per.loc[per["choices"] > 1, "configuration"])) if "choices" in per else []
         )
         flattered = (
-            f"optimistic for {', '.join(several)}, whose test folds chose among several configurations"
+            f"optimistic for {', '.join(map(name, several))}, whose test folds chose among several configurations"
             if several
             else "no algorithm had more than one configuration to choose from here, so nothing is flattered"
         )
@@ -86,15 +92,15 @@ def selection_note(result):
         )
     else:
         note = "Each configuration (an algorithm and the parameters that vary) is a contestant."
-    return note + _seeds_note(result.per_dataset)
+    return note + _seeds_note(result.per_dataset, name)
 
 
-def _seeds_note(per):
+def _seeds_note(per, name):
     """The sentence on pooled seeds (empty when no contestant pools several)."""
     if "seeds" not in per or not (per["seeds"] > 1).any():
         return ""
     most = per[per["seeds"] > 1].groupby("configuration", sort=False)["seeds"].max()
-    named = [f"{c}: {n} seeds" for c, n in most.items()]
+    named = [f"{name(c)}: {n} seeds" for c, n in most.items()]
     shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
     return (
         " Seed parameters (seed, random_state) are pooled, as repeats and folds are: a contestant's value on a "

@@ -406,7 +406,10 @@ def _draw_lines(plan, panels):
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     if plan.left_out:  # the figure says it, wherever it is seen (knnx plot says it too)
         fig.supxlabel(
-            _short(f"Not drawn against {plan.x} (one value of it on every dataset): {', '.join(plan.left_out)}", 200),
+            _short(
+                f"Not drawn against {plan.x} (one value of it on every dataset): {', '.join(plan.left_out)}",
+                200,
+            ),
             fontsize=8,
         )
     return fig

@@ -1126,3 +1126,38 @@ def test_check_names_the_protocol_when_the_two_files_differ_in_it(tmp_path):
         f'iris knn {{"k":1}} error {{"kind":"holdout"}}: missing from {ours}'
     ]
     assert new_groups(ours, ours) == [] and check_against_reference(ours, ours) == []
+
+
+def test_the_prose_above_a_markdown_comparison_shows_names_as_written():
+    """The sentences above compare's Markdown table (the best-test note, a contestant
+    left out, uneven folds) printed names raw: ``*b*`` rendered as emphasis and ``<i>``
+    as a tag, where the table's cells escape them. Oracle: a CommonMark renderer gives
+    back the sentences' text with the names as written."""
+    from markdown_it import MarkdownIt
+
+    from knnx.reporting.comparison import comparison_table
+    from knnx.stats.compare import compare
+
+    settings = [("*b*", {"k": 1}), ("*b*", {"k": 3}), ("<i>", {"k": 1}), ("c_d_", {"k": 1})]
+    frame = _frame(settings, datasets=("d1", "d2", "d3"))
+    frame = frame[~((frame["algorithm"] == "c_d_") & (frame["dataset"] == "d1") & (frame["fold"] == 2))]
+    frame = frame[~((frame["algorithm"] == "<i>") & (frame["dataset"] == "d3"))]
+    result = compare(frame.reset_index(drop=True), select="best-test")
+    text = comparison_table(result, "md")
+    prose = text.split("\n\n")[0]
+    rendered = MarkdownIt("commonmark").parse(prose)
+    inline = [t for t in rendered if t.type == "inline"]
+    assert len(inline) == 1
+    tags = {c.type for c in inline[0].children}
+    assert tags <= {"text", "softbreak"}, tags  # no emphasis, no html
+    plain = "".join(c.content if c.type == "text" else "\n" for c in inline[0].children)
+    assert plain == "\n".join(
+        [
+            "Each algorithm is represented on each dataset by its configuration with the best mean on the test "
+            "folds: optimistic for *b*, whose test folds chose among several configurations (use tune: for an "
+            "honest choice).",
+            "Left out: <i>: no 'error' results on 1 of 3 datasets (d3).",
+            "Uneven folds on d1: c_d_ (2 of 3); each mean is over its contestant's own folds, the paired tests "
+            "over the folds shared.",
+        ]
+    )
