@@ -298,9 +298,11 @@ def table_to_dataset(
     meta.setdefault("files", [str(p) for p in paths])
     # The attributes the source types as nominal, whichever way they are written: text
     # columns, and the declared ones (kept as codes, or as the file writes them).
-    typed = [a.name for a in attributes if a.kind == "nominal"]
+    # A text column one-hot encoded is a nominal attribute too: the one without an Attribute.
+    described = {a.name: a.kind for a in attributes}
+    typed = [c for c in features.columns if described.get(c, "nominal") == "nominal"]
     meta["nominal_attributes"] = typed + [c for c in declared if c not in typed]
-    meta["n_attributes"] = len(attributes)  # before any one-hot encoding (datasets.csv's d)
+    meta["n_attributes"] = features.shape[1]  # before any one-hot encoding (datasets.csv's d)
     meta["options"] = {
         "missing": missing,
         "fill_value": fill_value,

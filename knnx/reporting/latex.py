@@ -113,9 +113,12 @@ def prose(text):
 
 def tex_number(value, significant=4):
     """``value`` for math mode with ``significant`` digits: ``1.277\\times 10^{-11}`` for
-    a small or large one; ``\\text{n/a}``-free: NaN is ``\\mathrm{NaN}``."""
-    if value is None or not math.isfinite(value):
+    a small or large one; ``\\text{n/a}``-free: NaN is ``\\mathrm{NaN}``, an infinite
+    value (Iman-Davenport's F when every dataset ranks alike) ``\\infty``."""
+    if value is None or math.isnan(value):
         return "\\mathrm{NaN}"
+    if math.isinf(value):
+        return "\\infty" if value > 0 else "-\\infty"
     text = f"{value:.{significant}g}"
     if "e" in text:
         mantissa, exponent = text.split("e")

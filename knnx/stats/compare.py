@@ -84,11 +84,16 @@ def nemenyi_cd(k, n, alpha=0.05):
 
 
 def iman_davenport(chi2, k, n):
-    """Iman-Davenport's F and its p-value from Friedman's chi² (k configurations, n datasets)."""
+    """Iman-Davenport's F and its p-value from Friedman's chi² (k configurations, n datasets).
+    F is infinite (p = 0) when chi² is at its maximum n (k - 1), every dataset ranking
+    the configurations alike, or within 1e-12 of it relative (knnx's tie rule: scipy's
+    tie-corrected chi² of identical rankings can be 9.999999999999995 for 10, which
+    gave F = 1.9e+15)."""
     from scipy.stats import f
 
-    denominator = n * (k - 1) - chi2
-    if denominator <= 0:  # every dataset ranks the configurations alike
+    most = n * (k - 1)
+    denominator = most - chi2
+    if denominator <= 1e-12 * most:  # every dataset ranks the configurations alike
         return math.inf, 0.0
     value = (n - 1) * chi2 / denominator
     return float(value), float(f.sf(value, k - 1, (k - 1) * (n - 1)))

@@ -92,6 +92,33 @@ def test_iman_davenport_when_every_dataset_agrees():
     assert iman_davenport(8.0, 3, 4) == (math.inf, 0.0)
 
 
+def test_iman_davenport_is_infinite_for_identical_rankings_whatever_the_last_bit():
+    """Two datasets ranking six contestants alike (two tied): scipy's tie-corrected chi²
+    is 10 less one rounding (9.999999999999995), and F was printed as 1.876e+15, p =
+    3.6e-38, where the exact 10 gives inf, p = 0. Oracle: the chi² from scipy itself."""
+    from scipy.stats import friedmanchisquare
+
+    ranks = [[1, 1], [2, 2], [3, 3], [4, 4], [5.5, 5.5], [5.5, 5.5]]
+    chi2 = friedmanchisquare(*ranks).statistic
+    assert chi2 == pytest.approx(10, rel=1e-14)
+    assert iman_davenport(chi2, 6, 2) == (math.inf, 0.0)
+    assert iman_davenport(10 * (1 - 1e-9), 6, 2)[0] == pytest.approx(1e9, rel=1e-6)  # near, not at: finite
+
+    # end to end: every dataset ranks six contestants alike, two tied last
+    means = pd.DataFrame(
+        [[0.1, 0.2, 0.3, 0.4, 0.5, 0.5], [0.11, 0.21, 0.31, 0.41, 0.52, 0.52]],
+        index=["d1", "d2"],
+        columns=list("abcdef"),
+    )
+    result = compare(_results(means), select="all")
+    assert result.friedman_row["chi2"] == pytest.approx(10, rel=1e-14)
+    assert (result.friedman_row["iman_davenport_f"], result.friedman_row["p_f"]) == (math.inf, 0.0)
+    from knnx.reporting.comparison import comparison_table
+
+    assert "Iman-Davenport F = inf, p = 0;" in comparison_table(result, "md")
+    assert "Iman and Davenport's $F_F = \\infty$" in comparison_table(result, "latex")  # was \mathrm{NaN}
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_friedman_and_wilcoxon_agree_with_scipy_on_random_tables(seed):
     from scipy.stats import friedmanchisquare, wilcoxon

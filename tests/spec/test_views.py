@@ -128,6 +128,34 @@ def test_the_views_differ_where_the_dataset_has_nominal_attributes(three_runs):
     assert [(r["d"], r["nominal"], r["columns"]) for r in rows] == [(9, 8, onehot.X.shape[1])] * 2
 
 
+@pytest.mark.parametrize("source", ["csv", "german"])
+def test_datasets_csv_counts_the_attributes_of_a_one_hot_view_as_of_the_codes(tmp_path, source):
+    """A CSV's text column and bundled german's 13 nominal attributes were not counted
+    in the one-hot view an entry without categorical gives: d = 2 and 7 (the numeric
+    attributes only) and nominal 0 for the CSV, where categorical: keep says 3 and 20.
+    Oracle: the file's columns, and the view of codes."""
+    if source == "csv":
+        rng = np.random.default_rng(4)
+        pd.DataFrame(
+            {
+                "a": rng.normal(size=40),
+                "c": rng.choice(["r", "g", "b"], 40),
+                "b": rng.normal(size=40),
+                "label": rng.choice(["y", "n"], 40),
+            }
+        ).to_csv(tmp_path / "m.csv", index=False)
+        entry = {"csv": str(tmp_path / "m.csv")}
+        expected = (3, 1, 5)  # a, c, b; c nominal; a, b and c's three indicators
+    else:
+        entry, expected = {"name": "german"}, (20, 13, 61)
+    onehot, keep = load_dataset(entry), load_dataset({**entry, "categorical": "keep"})
+    assert onehot.nominal == () and len(keep.nominal) == expected[1] and keep.X.shape[1] == expected[0]
+    rows = [dataset_row("x", ds) for ds in (onehot, keep)]
+    assert [(r["d"], r["nominal"], r["columns"]) for r in rows] == [expected] * 2
+    typed = [keep.feature_names[j] for j in keep.nominal]
+    assert onehot.metadata["nominal_attributes"] == typed
+
+
 def test_datasets_csv_and_the_report_say_what_each_contestant_read(three_runs):
     out = three_runs / "auto"
     table = read_datasets(out / "datasets.csv")
