@@ -18,12 +18,14 @@ and the choices that sit at an edge of their grid.
   std: a mean of choices is not a choice.
 """
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from knnx.params import value_key
 from knnx.reporting.panels import is_geometric, plain_text
 from knnx.reporting.parameters import parse_params
 
@@ -91,7 +93,10 @@ def choices(frame):
         value, numeric, edge = _decoded(grid, recorded)
         order = next((i for i, g in enumerate(grid) if _same(g, value)), len(grid))
         out.append((alg, name, d, value, numeric, edge, order, tuple(grid)))
-    return pd.DataFrame(out, columns=columns)
+    frame = pd.DataFrame(out, columns=columns)
+    # the values as the grids hold them: None stays None beside numbers (pandas made it NaN)
+    frame["value"] = pd.Series([row[3] for row in out], index=frame.index, dtype=object)
+    return frame
 
 
 def _same(a, b):
@@ -99,11 +104,14 @@ def _same(a, b):
 
 
 def value_text(value):
-    """A chosen value as the spec writes it: 21, 0.01, 'scale', None, true."""
+    """A chosen value as the spec writes it: 21, 0.01, scale, null, true, and a list or
+    a mapping (``metric_params: [{p: 1}, {p: 3}]``) as JSON: {"p": 1}."""
     if isinstance(value, bool):
         return str(value).lower()
     if value is None:
         return "null"
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float) and value == int(value) and abs(value) < 1e15:
         return f"{value:g}"
     return str(value)
@@ -174,6 +182,11 @@ def choice_figure(c, keys, title="chosen"):
     return fig
 
 
+def _hashable(value):
+    """``value`` as a key: itself, or its canonical JSON for a list or a mapping."""
+    return value_key(value) if isinstance(value, list | dict) else value
+
+
 def _spaced(ticks, log, most=8):
     """Whether a tick at each value leaves room for its label: at most ``most`` values,
     each at least a twentieth of the axis's span from the next."""
@@ -187,7 +200,7 @@ def _spaced(ticks, log, most=8):
 def _panel(ax, sub, rows, pooled, first):
     """Dots of area ∝ count at (value, dataset), the counts written beside them."""
     numeric = bool(sub["numeric"].all())
-    grid = list(dict.fromkeys(v for g in sub["grid"] for v in g))  # every grid's values: the axis
+    grid = list({_hashable(v): v for g in sub["grid"] for v in g}.values())  # every grid's values: the axis
     where = {r: j for j, r in enumerate(rows)}
     by = sub.assign(row=0 if pooled else sub["dataset"].map(where))
     counted = (

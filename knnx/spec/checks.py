@@ -27,10 +27,11 @@ from knnx.spec.datatypes import type_problems
 from knnx.spec.grids import array_grid_hint, entry_params, fitted_settings, hook
 from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
+from knnx.spec.seeds import tune_seed
 from knnx.spec.views import cell_view, wanted_view
 from knnx.steps import resolve_steps
 from knnx.steps.resolve import PROBE_ROWS, SELECTIONS, probe_problem
-from knnx.steps.shapes import steps_problem, training_parts
+from knnx.steps.shapes import inner_training_parts, steps_problem, training_parts
 
 # --- before any dataset is loaded ------------------------------------------------------
 
@@ -247,7 +248,8 @@ def dataset_problems(spec, resolved, grids, item):
     settings = fitted_settings(spec, item.grids)
     for ds, part in _by_view(spec, resolved, settings, item):
         problems += _step_problems(resolved, part, item, ds)
-        problems += [f"{item.where}: {p}" for p in data_problems(spec, resolved, part, ds, item.splits)]
+        found = data_problems(spec, resolved, part, ds, item.splits, item.label)
+        problems += [f"{item.where}: {p}" for p in found]
     return problems
 
 
@@ -379,7 +381,7 @@ def _inner_rows(y_train, cv):
     return len(y_train) - int(sum(math.ceil(c / cv) for c in counts if c))
 
 
-def data_problems(spec, resolved, settings, ds, ds_splits):
+def data_problems(spec, resolved, settings, ds, ds_splits, label=None):
     """What validation can see of a dataset that would fail cells at run time: the range
     rule of the kernels (without standardisation), each setting against the largest
     training part (iteration counts, memory, feature splits, classes), each step of a
@@ -395,11 +397,23 @@ def data_problems(spec, resolved, settings, ds, ds_splits):
     n_train = max(len(s.train) for s in ds_splits) - spec.protocol.held_out
     n_test = max(len(s.test) for s in ds_splits)
     parts = None if ds.precomputed else training_parts(ds, ds_splits)  # steps read features only
+    inner = {}  # tune.cv: the inner training folds, on which a tuned entry's chain is fitted
     for a, grid in enumerate(settings):
         for g in grid:
             ref = resolved[a]
             if ref.steps:  # each step against what the steps before it give (knnx.steps.shapes)
-                found = steps_problem(ref, g, ds, parts) if parts else None
+                tune = spec.algorithms[a].tune
+                these = parts
+                if parts and tune is not None:
+                    if tune.cv not in inner:
+                        inner[tune.cv] = inner_training_parts(
+                            ds,
+                            ds_splits,
+                            tune.cv,
+                            lambda s: tune_seed(spec.seed, label or ds.name, s.repeat, s.fold),
+                        )
+                    these = inner[tune.cv] or parts
+                found = steps_problem(ref, g, ds, these) if these else None
                 if found:
                     hint = array_grid_hint(entry_params(spec.algorithms[a])[0], found)
                     problems.append(f"algorithms[{a}] ({ref.id}) on '{ds.name}': {found}{hint}")

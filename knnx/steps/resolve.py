@@ -188,27 +188,45 @@ PROBE_ROWS = 20
 
 
 def probe_problem(step, setting, X, y):
-    """Why a transformer of one's own (a class outside knnx, scikit-learn and
-    imbalanced-learn) cannot be a step, seen by fitting it with ``setting`` on the rows
-    ``X, y`` (a few training rows) and transforming them: it returns another number of
-    rows. None if it keeps them, is a sampler, or fails there (its cells will say why:
-    the probe runs it alone, without the steps before it)."""
+    """Why a transformer that is not knnx's own cannot be a step, seen by fitting it with
+    ``setting`` on the rows ``X, y`` (a few training rows) and transforming them: it
+    returns a sparse matrix (scikit-learn's ``OneHotEncoder`` by default), or, for a
+    class outside scikit-learn and imbalanced-learn, another number of rows. None if it
+    does neither, is a sampler, or fails there (its cells will say why: the probe runs
+    it alone, without the steps before it)."""
+    import numpy as np
+
     from knnx.steps.chain import SHARED_PACKAGES
 
     cls = step.cls
-    if cls.__module__.partition(".")[0] in SHARED_PACKAGES or callable(getattr(cls, "fit_resample", None)):
+    package = cls.__module__.partition(".")[0]
+    if package == "knnx" or callable(getattr(cls, "fit_resample", None)):
         return None
 
-    def rows():
-        made = cls(**setting)
-        made.fit(X, y)
-        return len(made.transform(X))
+    def transformed():
+        import warnings
+
+        with warnings.catch_warnings():  # a probe on 20 rows: its warnings are not the run's
+            warnings.simplefilter("ignore")
+            made = cls(**setting)
+            made.fit(X, y)
+            return made.transform(X)
 
     try:
-        n = ask("probing it", rows)
+        out = ask("probing it", transformed)
     except EstimatorFault:
         return None
-    if n == len(X):
+    if hasattr(out, "toarray") and not isinstance(out, np.ndarray):
+        return (
+            f"step {step.id}: transform returned a sparse matrix (probed on {len(X)} training rows); the "
+            "classifier takes dense rows: set the step's dense output (OneHotEncoder: sparse_output: false; "
+            "KBinsDiscretizer: encode: onehot-dense)"
+        )
+    try:
+        n = len(out)
+    except TypeError:
+        return None
+    if package in SHARED_PACKAGES or n == len(X):
         return None
     return (
         f"step {step.id}: transform returned {n} rows for {len(X)} (probed on {len(X)} training rows); a "

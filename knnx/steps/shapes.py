@@ -61,10 +61,11 @@ def _is_int(value):
 
 class TrainingPart:
     """The training rows of one split (``train``: indices into ``ds.X``), with what the
-    steps' rules read of them, computed once when first asked."""
+    steps' rules read of them, computed once when first asked; ``what`` names it in a
+    message (``a training part``, or a tuned entry's ``an inner training fold``)."""
 
-    def __init__(self, ds, train):
-        self.ds, self.train, self.rows = ds, train, len(train)
+    def __init__(self, ds, train, what="a training part"):
+        self.ds, self.train, self.rows, self.what = ds, train, len(train), what
         self._codes = {}
 
     def codes(self, j):
@@ -99,6 +100,31 @@ class TrainingParts(list):
 def training_parts(ds, splits):
     """The :class:`TrainingParts` of the splits of ``ds``."""
     return TrainingParts(TrainingPart(ds, s.train) for s in splits)
+
+
+def inner_training_parts(ds, splits, cv, seeds):
+    """The :class:`TrainingParts` of the inner training folds on which ``tune:`` fits a
+    tuned entry's chain (:func:`knnx.evaluation.tuning.tune`: ``cv`` stratified folds
+    of each training part, shuffled with ``seeds(split)``), or None where scikit-learn
+    cannot make them (a class with fewer than ``cv`` rows, refused on its own)."""
+    import warnings
+
+    from sklearn.model_selection import StratifiedKFold
+
+    what = f"an inner training fold (tune: cv = {cv})"
+    parts = []
+    for s in splits:
+        y = ds.y[s.train]
+        try:
+            with warnings.catch_warnings():  # a class with fewer than cv rows: said on its own
+                warnings.simplefilter("ignore")
+                folds = list(
+                    StratifiedKFold(cv, shuffle=True, random_state=seeds(s)).split(np.zeros(len(y)), y)
+                )
+        except ValueError:
+            return None
+        parts += [TrainingPart(ds, s.train[inner], what) for inner, _ in folds]
+    return TrainingParts(parts)
 
 
 @dataclass(frozen=True)
@@ -252,7 +278,7 @@ def _class_rows_problem(step, setting, part, ds, bound=False):
         return None
     c = int(np.argmin(counts))
     return (
-        f"class {ds.classes[labels[c]]!r} has {'at most ' if bound else ''}{counts[c]} rows in a training part"
+        f"class {ds.classes[labels[c]]!r} has {'at most ' if bound else ''}{counts[c]} rows in {part.what}"
         f"{' after the selections before it' if bound else ''}; the step needs "
         f"{need} of each class (k = {need - 1} target neighbours and the row itself)"
     )

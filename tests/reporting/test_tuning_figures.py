@@ -17,7 +17,14 @@ from test_figures_scale import GRID, _chosen, _frame, _rows_40
 from knnx.reporting import figures as plots
 from knnx.reporting import summary_figures as summary
 from knnx.reporting.report_parts import tuning_html
-from knnx.reporting.tuning import choice_figures, choices, counts_text, edge_lines, tune_choice_mask
+from knnx.reporting.tuning import (
+    choice_figures,
+    choices,
+    counts_text,
+    edge_lines,
+    tune_choice_mask,
+    value_text,
+)
 from knnx.results import read_results, rows_to_csv
 from knnx.stats.compare import compare
 
@@ -48,6 +55,48 @@ def test_choices_are_read_back_as_the_grids_values(forty):
     assert counts_text(mixed[mixed["dataset"] == "a"]) == "scale×2, 0.01×1, 0.1×1"
     page = tuning_html(_rows(["scale", 0.01, 0.1], [0, 2, 1, 0]))
     assert "scale×4, 0.01×2, 0.1×2" in page and "×" in page and "0×" not in page
+
+
+@pytest.mark.parametrize(
+    ("grid", "recorded", "text"),
+    [
+        ([1, None], [1, 1, 0, 1], "1×1, null×3"),  # docs/spec.md's max_depth: [1, null]
+        ([{"p": 1}, {"p": 3}], [1, 0, 1, 1], '{"p": 1}×1, {"p": 3}×3'),  # metric_params
+        ([[0.5, 8.0], [1.0, 20.0]], [0, 0, 1, 0], "[0.5, 8.0]×3, [1.0, 20.0]×1"),  # ITML's bounds
+    ],
+)
+def test_a_grid_of_null_mappings_or_lists_is_read_back_counted_and_drawn(grid, recorded, text):
+    """The run ended in a traceback after its cells, with no report and no
+    tuned-choices.png (and so did knnx report and every rerun): a chosen null beside
+    another algorithm's numbers was read as NaN (int(NaN)), and a grid of mappings or
+    lists could not be an axis (unhashable). Oracle: the grid positions recorded."""
+    rows = pd.concat(
+        [
+            _rows(grid, recorded, algorithm="dt", name="x"),
+            _rows([1, 3], [1, 3, 3, 1], algorithm="knn", name="k"),
+        ],
+        ignore_index=True,
+    )
+    c = choices(rows)
+    dt = c[(c["algorithm"] == "dt") & (c["dataset"] == "a")]
+    assert dt["value"].tolist() == [grid[int(r)] for r in recorded]
+    assert counts_text(dt) == text
+    assert f"<td>dt</td><td>x</td><td>{_html(counts_text(c[c['algorithm'] == 'dt']))}</td>" in tuning_html(
+        rows
+    )
+    ((_, _, draw),) = choice_figures(rows)
+    fig = draw()
+    ax = next(a for a in fig.axes if a.get_title().startswith("dt:"))
+    assert [t.get_text() for t in ax.get_xticklabels()] == [value_text(g)[:12] for g in grid]  # each chosen
+    assert sorted(int(t.get_text()) for t in ax.texts) == sorted(
+        [recorded.count(r) for r in set(recorded)] * 2
+    )
+
+
+def _html(text):
+    import html
+
+    return html.escape(text)
 
 
 def test_grid_edges_are_said_past_a_quarter_of_the_folds():

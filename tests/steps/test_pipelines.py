@@ -6,11 +6,14 @@ import textwrap
 
 import numpy as np
 import pytest
+import yaml
 from conftest import refused_by_cli
 
 from knnx.errors import CellError
+from knnx.estimators.knn import KNNClassifier
 from knnx.experiment.context import PROCESS
 from knnx.experiment.runner import run_spec
+from knnx.plugins import import_object
 from knnx.results import read_results
 from knnx.spec import tune_seed, validate_spec
 from knnx.steps import Chain, StepFits
@@ -573,6 +576,49 @@ def test_a_transformer_that_drops_rows_is_refused_in_one_line(tmp_path):
         "training rows); a transformer keeps every row (a step that removes or adds rows is a sampler, with "
         "fit_resample)",
     )
+
+
+@pytest.mark.parametrize(
+    ("estimator", "params", "dense"),
+    [
+        ("sklearn.preprocessing:OneHotEncoder", {"handle_unknown": "ignore"}, {"sparse_output": False}),
+        ("sklearn.preprocessing:KBinsDiscretizer", {"n_bins": 3}, {"encode": "onehot-dense"}),
+    ],
+)
+def test_a_transformer_returning_a_sparse_matrix_is_refused_at_validation(tmp_path, estimator, params, dense):
+    """scikit-learn's OneHotEncoder and KBinsDiscretizer give sparse matrices by default:
+    validation said ok, then every cell failed ("transform returned a sparse matrix").
+    The probe sees it: one line, no warning of the probe's 20 rows on stderr; the dense
+    option runs, and its cells equal the transformer applied by hand (the oracle)."""
+    name = estimator.rpartition(":")[2].lower()
+    spec = {
+        "name": "sparse",
+        "datasets": ["iris"],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [
+            {"name": "knn", "params": {"k": 1}, "steps": [{"estimator": estimator, "params": params}]}
+        ],
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    refused_by_cli(
+        tmp_path,
+        path,
+        f"datasets[0]: algorithms[0] ({name}>knn) on 'iris': step {name}: transform returned a sparse matrix "
+        "(probed on 20 training rows); the classifier takes dense rows: set the step's dense output "
+        "(OneHotEncoder: sparse_output: false; KBinsDiscretizer: encode: onehot-dense)",
+    )
+    spec["algorithms"][0]["steps"][0]["params"] = {**params, **dense}
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
+    errors = read_results(tmp_path / "out" / "results.csv").query("metric == 'error'")["value"].tolist()
+    vspec = validate_spec(spec)
+    ds = vspec.datasets[0]
+    expected = []
+    for split in vspec.splits[0]:
+        step = import_object(estimator)(**params, **dense).fit(ds.X[split.train], ds.y[split.train])
+        knn = KNNClassifier(k=1).fit(step.transform(ds.X[split.train]), ds.y[split.train])
+        expected.append(float(np.mean(knn.predict(step.transform(ds.X[split.test])) != ds.y[split.test])))
+    assert errors == pytest.approx(expected, abs=0)
 
 
 def test_a_transformer_that_drops_rows_only_later_fails_its_cell_naming_the_step(tmp_path):

@@ -280,6 +280,45 @@ def test_lmnn_after_a_selection_is_held_to_the_rows_the_classes_have_at_most(sel
     validate_spec(_spec([selection, {"name": "lmnn", "params": {"k": 3}}]))
 
 
+@pytest.mark.parametrize(("small", "accepted"), [(16, True), (12, False), (8, False)])
+def test_a_tuned_entrys_steps_are_held_to_its_inner_training_folds(tmp_path, small, accepted):
+    """Under tune: LMNN is fitted on the inner training folds: with 8 rows of a class,
+    2-fold CV leaves 4 in each training part (k + 1 for k = 3: validation said ok) and 2
+    in each inner fold, where every cell failed. Validation now checks the inner folds
+    tune: makes (its seeds). Oracle: the run itself: what validation accepts runs every
+    cell, and 16 rows (4 in an inner fold) is accepted."""
+    from knnx.experiment.runner import run_spec
+    from knnx.results import read_results
+
+    rng = np.random.default_rng(0)
+    y = np.array(["big"] * 40 + ["small"] * small)
+    X = rng.normal(size=(len(y), 3)) + (y == "small")[:, None]
+    lines = ["a,b,c,label", *(f"{r[0]},{r[1]},{r[2]},{c}" for r, c in zip(X, y, strict=True))]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    spec = {
+        "name": "inner",
+        "seed": 2,
+        "datasets": [{"csv": str(tmp_path / "d.csv"), "id": "S"}],
+        "protocol": {"kind": "kfold", "folds": 2},
+        "algorithms": [{"name": "knn", "params": {"k": [1, 3]}, "steps": ["lmnn"], "tune": {"cv": 2}}],
+    }
+    if not accepted:
+        inner = small // 2 - small // 4
+        with pytest.raises(SpecError) as refused:
+            validate_spec(spec)
+        assert str(refused.value) == (
+            f"<spec>: datasets[0]: algorithms[0] (lmnn>knn) on 'S': step lmnn: class 'small' has {inner} rows in an "
+            "inner training fold (tune: cv = 2); the step needs 4 of each class (k = 3 target neighbours and the "
+            "row itself)"
+        )
+        spec["algorithms"][0].pop("tune")  # the outer training parts alone: 4 rows and more, accepted
+        validate_spec(spec)
+        return
+    run_spec(spec, out=tmp_path / "out", report=False, figures=False)
+    frame = read_results(tmp_path / "out" / "results.csv")
+    assert sorted(frame.loc[frame["metric"] == "error", "fold"]) == [0, 1]
+
+
 def test_encode_counts_the_categories_of_each_training_part():
     """heart with its nominal codes kept: encode gives 24 features in its smallest
     training part (a category absent there), so pca's 25 would fail one cell."""
