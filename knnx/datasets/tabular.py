@@ -294,15 +294,8 @@ def table_to_dataset(
         raise DataError(
             f"{where}: column '{label}': every row has class '{classes[0]}'; a classifier needs at least two classes"
         )
-    meta = dict(metadata or {})
+    meta = {**(metadata or {}), **_attribute_facts(features.columns, attributes, declared)}
     meta.setdefault("files", [str(p) for p in paths])
-    # The attributes the source types as nominal, whichever way they are written: text
-    # columns, and the declared ones (kept as codes, or as the file writes them).
-    # A text column one-hot encoded is a nominal attribute too: the one without an Attribute.
-    described = {a.name: a.kind for a in attributes}
-    typed = [c for c in features.columns if described.get(c, "nominal") == "nominal"]
-    meta["nominal_attributes"] = typed + [c for c in declared if c not in typed]
-    meta["n_attributes"] = features.shape[1]  # before any one-hot encoding (datasets.csv's d)
     meta["options"] = {
         "missing": missing,
         "fill_value": fill_value,
@@ -314,6 +307,20 @@ def table_to_dataset(
     if categorical == "keep":
         ds = replace(ds, attributes=tuple(attributes), nominal=kept)
     return ds
+
+
+def _attribute_facts(columns, attributes, declared):
+    """The metadata on the file's attributes (its ``columns``, each one attribute, before
+    any one-hot encoding: datasets.csv's d): ``n_attributes``, and ``nominal_attributes``,
+    those the source types as nominal, whichever way they are written: text columns
+    (one-hot encoded: those without an Attribute; or as codes) and the ``declared`` ones
+    (kept as codes, or as the file writes them)."""
+    described = {a.name: a.kind for a in attributes}
+    typed = [c for c in columns if described.get(c, "nominal") == "nominal"]
+    return {
+        "nominal_attributes": typed + [c for c in declared if c not in typed],
+        "n_attributes": len(columns),
+    }
 
 
 def _read_parts(paths, label):

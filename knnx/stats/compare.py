@@ -153,7 +153,7 @@ def _contestants(frame, metric, select, retention=None):
             "configuration": names,
         }
     )
-    if select == "best-test":
+    if select == "best-test" and len(rows):  # none (every contestant outside --retention): refused below
         means, folds, chosen = _best_test(rows, means, folds)
         chosen["choices"] = chosen["contestant"].map(per_algorithm).astype(np.int64)
     left_out = pd.concat([_incomplete(means, metric, absent), outside], ignore_index=True)

@@ -217,6 +217,18 @@ def test_compare_within_a_band_of_retention(results, tmp_path):
     ):
         outcome = CliRunner().invoke(app, ["compare", str(out / "results.csv"), "--retention", band])
         assert (outcome.exit_code, outcome.output) == (2, line)
+    # a band that holds no contestant: one line under either selection (best-test was a traceback)
+    lines = set()
+    for select in ("all", "best-test"):
+        args = ["compare", str(out / "results.csv"), "--retention", "0,0.01", "--select", select]
+        outcome = CliRunner().invoke(app, args)
+        assert outcome.exit_code == 2, outcome.output
+        assert outcome.output.startswith(
+            "error: a comparison needs at least two configurations and two datasets; these results have 0 and 0; "
+            "left out: knn (mean retention 1.000 outside [0, 0.01]);"
+        )
+        lines.add(outcome.output)
+    assert len(lines) == 1
 
 
 def test_the_study_spec_is_valid_and_names_every_method():
