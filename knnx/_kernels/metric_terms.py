@@ -14,7 +14,7 @@ attribute t; ``s_t``: the attribute's scale, fitted by the caller):
 * HVDM: sum of d_t ** 2, d_t = 1 if q or r is missing; a nominal attribute adds the
   table value ``vd[t][q, r]`` (Wilson & Martinez's normalized_vdm squared, fitted by the
   caller; codes at or above the table's last row read that row, the unseen value); a
-  numeric one (|q - r| / s_t) ** 2, s_t = 4 sigma. VDM is HVDM on nominal attributes only.
+  numeric one (|q - r| / s_t) ** 2, s_t = 4 sigma (1 where sigma is 0). VDM is HVDM on nominal attributes only.
 * GOWER: sum_t delta_t d_t / sum_t delta_t, delta_t = 0 if q or r is missing, d_t =
   (q != r) for a nominal attribute, |q - r| / s_t for a numeric one; 1 if no attribute
   is present in both rows.

@@ -1,5 +1,6 @@
 """Commands on data: ``knnx datasets`` and ``select-k``."""
 
+import math
 import sys
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def select_k_cmd(
     metric_param: list[str] = typer.Option(
         None,
         "--metric-param",
-        help="A numeric metric parameter KEY=VALUE, e.g. p=3 for minkowski (repeatable).",
+        help="A finite metric parameter KEY=VALUE, e.g. p=3 for minkowski (repeatable; p = inf: chebyshev).",
     ),
     fmt: RiskFormat = typer.Option(RiskFormat.table, "--format", help="table, csv or json."),
 ):
@@ -187,6 +188,9 @@ def _metric_params(metric, pairs):
             number = None
         if not sep or not key or number is None:
             raise KnnxError(f"--metric-param: expected KEY=VALUE with a number VALUE (p=3), got {pair!r}")
+        if not math.isfinite(number):  # as a spec: the json output has no inf, and p = inf is chebyshev
+            hint = "; minkowski with p = inf is --metric chebyshev" if number > 0 else ""
+            raise KnnxError(f"--metric-param: {pair!r} is not a finite number{hint}")
         if key.strip() in params:
             raise KnnxError(f"--metric-param: {key.strip()!r} given twice; give each once")
         params[key.strip()] = int(number) if number.is_integer() else number

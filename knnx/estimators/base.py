@@ -140,6 +140,10 @@ class NeighborsClassifierBase(ClassifierMixin, BaseEstimator):
     # the estimator with parameters ``params`` on (X, y), in closed form (used by
     # ``protocol: {kind: lpo, p: P}``); None for a class without a closed form.
     _lpo_risk = None
+    # The parameters whose values the closed form computes whatever they are set to: under
+    # protocol lpo a spec's cells record them, and another value is refused (kNN's closed
+    # form charges a vote tie its expected cost under a uniform random choice: tie random).
+    _lpo_rule: dict = {}
 
     @classmethod
     def _setting_problems(cls, params):

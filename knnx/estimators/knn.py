@@ -151,6 +151,8 @@ class KNNClassifier(_VotingClassifier):
     _neighbor_param = ("k", 0)
     _neighbor_counts = ("k",)
 
+    _lpo_rule = {"tie": "random"}  # the expected cost of a vote tie: the closed form's rule
+
     @classmethod
     def _lpo_risk(cls, params, X, y, p, graphs=None):
         """Exact R_LpO of KNNClassifier(**params) on (X, y): Celisse & Mary-Huard's closed

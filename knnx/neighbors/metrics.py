@@ -34,7 +34,8 @@ The statistics, fitted on the training rows: ``seuclidean``'s variances (ddof 1,
 ``metric_params={"V": ...}`` to give them; a zero variance counts as 1);
 ``mahalanobis``'s inverse covariance (ddof 1, or ``{"VI": ...}``; a singular covariance
 is refused); the numeric attributes' ranges (max - min, heom and gower) and standard
-deviations (ddof 0; hvdm divides by 4 sigma), a range or sigma of 0 counting as 1; hvdm's
+deviations (ddof 0; hvdm divides by 4 sigma), a range or a 4 sigma of 0 counting as 1
+(a column constant in the training rows: hvdm's divisor is then 1, not 4); hvdm's
 and vdm's tables ``sum_c (P(c|x) - P(c|y))^2`` (the squared normalized_vdm, P counted on
 the training rows; a value absent from them has P(c|x) = 0 for every class; codes
 below :data:`MAX_CATEGORIES`). Numeric

@@ -24,7 +24,7 @@ from knnx.neighbors.metrics import check_nonzero_rows
 from knnx.neighbors.search import check_power_scale, check_scale
 from knnx.plugins import add_import_dirs
 from knnx.spec.datatypes import type_problems
-from knnx.spec.grids import array_grid_hint, entry_params, fitted_settings, hook
+from knnx.spec.grids import array_grid_hint, entry_params, fitted_settings, hook, lpo_rule_problems
 from knnx.spec.plan import canonical_json
 from knnx.spec.schema import MAX_CELLS, LeavePOut
 from knnx.spec.seeds import tune_seed
@@ -219,6 +219,8 @@ def protocol_problems(spec, resolved):
                 f"algorithms[{a}]: {ref.id} has no closed-form leave-p-out risk; protocol lpo "
                 f"supports: {', '.join(LPO_RISK)}"
             )
+        else:
+            problems += lpo_rule_problems(spec, a, ref)
     return problems
 
 

@@ -84,7 +84,35 @@ def _facts(ds):
         cols = np.flatnonzero(np.isnan(ds.X).any(axis=0))
         if cols.size:
             missing = names[int(cols[0])]
-    return {"nominal": nominal, "missing": missing, "numeric": numeric, "encoded": _encoded(ds)}
+    facts = {"nominal": nominal, "missing": missing, "numeric": numeric, "encoded": _encoded(ds)}
+    # bundled heart, australian, vote: an entry without categorical gives the numbers as filed
+    facts["as_filed"] = any(
+        a.kind == "nominal" and a.categories and all(map(_number, a.categories)) for a in ds.attributes
+    )
+    return facts
+
+
+_AS_FILED = (
+    " (its file stores the nominal attributes as numbers, which an entry without categorical gives as filed, "
+    "not as one-hot indicators)"
+)
+
+
+def _leave_out(facts):
+    """The advice to leave ``categorical`` out, where that gives one-hot indicators."""
+    return (
+        ""
+        if facts.get("as_filed")
+        else ", or leave categorical out of the dataset entry to give it one-hot indicators"
+    )
+
+
+def _number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _encoded(ds):
@@ -259,11 +287,7 @@ def _plain_step_problem(step, setting, facts, at):
         return (
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes "
             f"({facts.get('codes', 'categorical: keep')}), which step {step.id} would read as numbers; "
-            + facts.get(
-                "instead",
-                "put an encode step first, or leave categorical out of the dataset entry to give it one-hot "
-                "indicators",
-            )
+            + facts.get("instead", "put an encode step first" + (_leave_out(facts) or _AS_FILED))
         )
     if facts["missing"] and not _allows_nan(step.cls, setting):
         return (
@@ -282,10 +306,7 @@ def _numbers_only_problem(ref, g, facts, at):
             f"{at}: column '{facts['nominal'][0]}' holds nominal category codes "
             f"({facts.get('codes', 'categorical: keep')}), which {ref.id} would read as numbers (it has no metric "
             "that takes nominal attributes); "
-            + facts.get(
-                "instead",
-                "give it steps: [encode], or leave categorical out of the dataset entry to give it one-hot indicators",
-            )
+            + facts.get("instead", "give it steps: [encode]" + (_leave_out(facts) or _AS_FILED))
         )
     if facts["missing"] and not _allows_nan(ref.cls, g):
         return (

@@ -100,7 +100,8 @@ def algorithm_grids(spec, resolved):
             grids.base.append([])
             grids.params_for.append({})
             continue
-        grid, found = setting_grid(ref, params, params, f"algorithms[{a}]", proba_metrics)
+        fixed = lpo_rule(spec, ref)
+        grid, found = setting_grid(ref, params, params, f"algorithms[{a}]", proba_metrics, fixed)
         problems += [_step_place(line, a, algo) for line in found]
         if algo.tune is not None and grid:
             problems += _tune_problems(a, algo, ref, spec)
@@ -111,7 +112,7 @@ def algorithm_grids(spec, resolved):
             if not isinstance(replaced, dict):
                 continue
             where = f"algorithms[{a}].params_for.{ds_id}"
-            grid, found = setting_grid(ref, {**params, **replaced}, replaced, where, proba_metrics)
+            grid, found = setting_grid(ref, {**params, **replaced}, replaced, where, proba_metrics, fixed)
             problems += found
             if algo.tune is not None and grid:
                 grid = [{**ref.defaults(), **params, **replaced}]
@@ -151,13 +152,42 @@ def _step_place(line, a, algo):
     return line
 
 
-def setting_grid(ref, params, checked, where, proba_metrics):
+def lpo_rule(spec, ref):
+    """The parameters protocol lpo's closed form computes whatever they are set to (the
+    class's ``_lpo_rule``: kNN's ``tie: random``), which its cells record; {} under
+    another protocol."""
+    if not isinstance(spec.protocol, LeavePOut) or ref is None or ref.lpo_risk is None:
+        return {}
+    return dict(getattr(ref.cls, "_lpo_rule", None) or {})
+
+
+def lpo_rule_problems(spec, a, ref):
+    """A value the spec gives a parameter that protocol lpo's closed form fixes
+    (:func:`lpo_rule`: kNN's tie), in params or params_for."""
+    fixed = lpo_rule(spec, ref)
+    entry = spec.algorithms[a]
+    given = [("params", entry.params)] + [(f"params_for.{d}", p) for d, p in entry.params_for.items()]
+    for where, params in given:
+        for name, rule in fixed.items():
+            values = params.get(name, rule) if isinstance(params, dict) else rule
+            other = next((v for v in (values if isinstance(values, list) else [values]) if v != rule), None)
+            if other is not None:
+                return [
+                    f"algorithms[{a}].{where}.{name}: {other!r} under protocol lpo, whose closed form computes "
+                    f"{name}: {rule} (a vote tie costs its expected cost under a uniform random choice among the "
+                    f"tied classes); the {name} rules but {rule} have no closed form: use protocol kfold for them"
+                ]
+    return []
+
+
+def setting_grid(ref, params, checked, where, proba_metrics, fixed=None):
     """The settings of one algorithm entry's ``params`` (every default filled in) and the
     problems found: each value of the parameters in ``checked`` against the class's
     table, values listed twice, combinations no single value shows, and
     ``predict_proba`` for the probability metrics ``proba_metrics`` ((index, name)).
     ``where`` starts each problem line (``algorithms[0]`` or
-    ``algorithms[0].params_for.glass``)."""
+    ``algorithms[0].params_for.glass``); ``fixed``: values that replace the defaults
+    (:func:`lpo_rule`)."""
     prefix = where if ".params_for." in where else f"{where}.params"
     problems = [p for pname, pvalue in checked.items() for p in _value_problems(ref, pname, pvalue, prefix)]
     if problems or len(checked) != len(checked.keys() & params.keys()):
@@ -165,7 +195,7 @@ def setting_grid(ref, params, checked, where, proba_metrics):
     # Every parameter appears in results, defaults included, so that {"k": 3} and
     # {"k": 3, "weights": "uniform"} are one setting.
     defaults = ref.defaults()
-    grid = [{**defaults, **g} for g in expand_grid(params)]
+    grid = [{**defaults, **(fixed or {}), **g} for g in expand_grid(params)]
     for g in grid:  # combinations that no single value shows (e.g. base l1 with scheme cpw)
         setting_problems = hook(ref.cls, "_setting_problems")(ref.estimator_setting(g))
         if setting_problems:

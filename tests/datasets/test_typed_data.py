@@ -573,8 +573,8 @@ REFUSED = [
         '[{estimator: "sklearn.tree:DecisionTreeClassifier"}]',
         "datasets[0]: algorithms[0] (DecisionTreeClassifier) on 'h': column 'sex' holds nominal category codes "
         "(categorical: keep), which DecisionTreeClassifier would read as numbers (it has no metric that takes "
-        "nominal attributes); give it steps: [encode], or leave categorical out of the dataset entry to give it one-hot "
-        "indicators",
+        "nominal attributes); give it steps: [encode] (its file stores the nominal attributes as numbers, which an "
+        "entry without categorical gives as filed, not as one-hot indicators)",  # it advised leaving categorical out
     ),
     (
         "[{name: vote, missing: keep, id: v}]",

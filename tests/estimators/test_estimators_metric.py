@@ -612,6 +612,18 @@ def test_select_k_cli_metric_is_the_library_result():
             ["--metric", "minkowski", "--metric-param", "p=3", "--metric-param", "p=4"],
             "error: --metric-param: 'p' given twice; give each once",
         ),
+        # --format json wrote {"p": Infinity}, which is no JSON; p = inf is chebyshev, as in a spec
+        *(
+            (
+                ["--metric", "minkowski", "--metric-param", f"p={v}", "--format", "json"],
+                f"error: --metric-param: 'p={v}' is not a finite number; minkowski with p = inf is --metric chebyshev",
+            )
+            for v in ("inf", "Infinity", "1e400")
+        ),
+        (
+            ["--metric", "minkowski", "--metric-param", "p=nan"],
+            "error: --metric-param: 'p=nan' is not a finite number",
+        ),
     ],
 )
 def test_select_k_cli_bad_metric_is_one_line_exit_2(args, message):

@@ -516,7 +516,7 @@ def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
         for k in (1, 4, 9):
             row = rows[
                 rows.params
-                == f'{{"k":{k},"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"nearest","weights":"uniform"}}'
+                == f'{{"k":{k},"metric":"euclidean","metric_params":null,"nominal":null,"seed":null,"tie":"random","weights":"uniform"}}'
             ]
             assert float(row.value.item()) == risk[k - 1]
             assert int(row.n_train.item()) == len(ds.y) - 7 and int(row.n_test.item()) == 7
@@ -542,6 +542,14 @@ def test_lpo_protocol_writes_the_exact_estimate_once_per_setting(tmp_path):
             r"algorithms\[0\]\.params\.k: k=6 exceeds the 5 training samples",
         ),
         ({"protocol": {"kind": "lpo", "p": 0}}, r"protocol\.p: input should be greater than or equal to 1"),
+        (  # the closed form is the error of tie: random; the row said tie: nearest
+            {"algorithms": [{"name": "knn", "params": {"k": 2, "tie": ["random", "lowest"]}}]},
+            r"algorithms\[0\]\.params\.tie: 'lowest' under protocol lpo, whose closed form computes tie: random",
+        ),
+        (
+            {"algorithms": [{"name": "knn", "params": {"k": 2}, "params_for": {"iris": {"tie": "nearest"}}}]},
+            r"algorithms\[0\]\.params_for\.iris\.tie: 'nearest' under protocol lpo",
+        ),
     ],
 )
 def test_lpo_protocol_spec_errors(tmp_path, change, message):
@@ -551,6 +559,38 @@ def test_lpo_protocol_spec_errors(tmp_path, change, message):
     with pytest.raises(SpecError, match=message):
         run_spec(bad, out=tmp_path, figures=False)
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_lpo_protocol_records_and_computes_the_random_tie_rule(tmp_path):
+    """kNN's closed form charges a vote tie its expected cost under a uniform random
+    choice: the rows said tie: nearest (the default) while holding that value (10 rows,
+    p = 3, k = 2: 0.5694, where nearest's own LpO error is 0.6556). The rows record
+    tie: random, and equal a brute-force enumeration of all C(10, 3) splits with the
+    random-tie cost (the oracle); an explicit tie: random is the same setting."""
+    from lpo_oracles import brute_lpo, write_labelled_csv
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, (10, 2)).astype(float)
+    y = np.array([0, 1] * 5)
+    write_labelled_csv(tmp_path / "d.csv", X, y)
+    spec = {
+        "name": "ties",
+        "datasets": [{"csv": str(tmp_path / "d.csv"), "label": "cls"}],
+        "protocol": {"kind": "lpo", "p": 3},
+        "algorithms": [{"name": "knn", "params": {"k": [1, 2, 3]}}],
+        "metrics": ["error"],
+    }
+    run_spec(spec, out=tmp_path / "a", figures=False, report=False)
+    frame = read_results(tmp_path / "a" / "results.csv")
+    assert set(frame["param_tie"]) == {"random"}
+    np.testing.assert_allclose(frame.sort_values("param_k")["value"], brute_lpo(X, y, 3, 3), rtol=1e-12)
+    spec["algorithms"][0]["params"]["tie"] = "random"
+    run_spec(spec, out=tmp_path / "b", figures=False, report=False)
+    again = read_results(tmp_path / "b" / "results.csv")
+    assert (
+        again["params"].tolist() == frame["params"].tolist()
+        and again["value"].tolist() == frame["value"].tolist()
+    )
 
 
 def test_a_metric_whose_rows_have_no_varying_parameter_gets_its_comparison_only(tmp_path):

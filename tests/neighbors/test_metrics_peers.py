@@ -145,6 +145,22 @@ def test_distython_hvdm_numeric_divisor_is_four_variances():
     assert fn(q[0], X[0]) == pytest.approx(ours / 5, rel=1e-12)
 
 
+def test_hvdm_divides_a_constant_columns_difference_by_one():
+    """A column constant in the training rows (sigma 0): its 4 sigma counts as 1, so the
+    term is (q - r)^2 (the docs had read as if sigma counted as 1, a divisor of 4).
+    Hand-worked: column 0 all 1.0, column 1 sigma = sqrt(5) as above."""
+    X = np.array([[1.0, 0.0], [1.0, 2.0], [1.0, 4.0], [1.0, 6.0]])
+    y = np.array([0, 1, 0, 1])
+    Q = np.array([[1.5, 1.0], [100.0, 0.0]])
+    expected = np.array(
+        [
+            [(0.5**2 + (abs(1.0 - r) / (4 * np.sqrt(5))) ** 2) for r in X[:, 1]],
+            [(99.0**2 + (abs(0.0 - r) / (4 * np.sqrt(5))) ** 2) for r in X[:, 1]],
+        ]
+    )
+    assert_allclose(_knnx_matrix(X, Q, "hvdm", y=y), expected, rtol=1e-14)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_distython_hvdm_nominal_term_two_classes(seed):
     # distython's nominal term is (sum_c |P_axc - P_ayc|)^2 (normalized_diff, Wilson &
