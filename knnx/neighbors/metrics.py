@@ -171,6 +171,7 @@ class Metric:
         if self.onehot:
             X = _encode_onehot(X, self.onehot)
         if self.name == "cosine":
+            check_squares(X, (), what, norms=True)  # the norms square the raw values
             return np.ascontiguousarray(X / check_nonzero_rows(X, what)[:, None])
         if self.divisor is not None:
             return np.ascontiguousarray(X / self.divisor)
@@ -358,7 +359,50 @@ def fit_metric(metric, X, y=None, *, nominal=None, metric_params=None):
         _check_codes(X, cols, "X")
     if info.uses_labels and y is None:
         raise DataError(f"y: metric '{metric}' fits its tables on the class labels; none given")
+    if metric in _SQUARING:
+        check_squares(X, cols, "X", fitted=True, norms=metric == "cosine")
     return _FITTERS.get(metric, _fit_plain)(metric, X, y, cols, params)
+
+
+# The metrics whose statistics or map square the raw values (hvdm's sigma, seuclidean's
+# variances, mahalanobis's covariance, cosine's norms): the range rule is checked on the
+# raw values, before they overflow or underflow (a sigma of inf made every distance inf).
+_SQUARING = ("hvdm", "seuclidean", "mahalanobis", "cosine")
+_MAX_VALUE, _MIN_VALUE = 1e150, 1e-140  # knnx.neighbors.search's range rule
+
+
+def check_squares(X, cols, what, fitted=False, norms=False):
+    """DataError (one line, asking to rescale) for values whose float64 squares would
+    overflow or underflow, on the numeric columns of ``X`` (``cols``: the nominal ones;
+    NaN left out): every value (``max |x| sqrt(d) <= 1e150``); with ``norms`` (cosine's),
+    a row whose largest value is below 1e-140 without being 0 (its norm would be 0);
+    for the rows a metric is ``fitted`` on, their spread, as
+    :func:`knnx.neighbors.search.check_scale`."""
+    num = np.delete(X, list(cols), axis=1) if cols else X
+    if num.size == 0:
+        return
+    with np.errstate(all="ignore"):
+        size = np.nanmax(np.abs(num), axis=1, initial=0.0)
+    d = num.shape[1]
+    if size.max() * math.sqrt(d) > _MAX_VALUE:
+        raise DataError(
+            f"{what}: values too large for float64 squares (max |x| = {size.max():.3g} over {d} features; needs "
+            f"max |x| * sqrt(d) <= {_MAX_VALUE:g}); rescale the data"
+        )
+    tiny = np.flatnonzero((size > 0) & (size < _MIN_VALUE)) if norms else ()
+    if len(tiny):
+        raise DataError(
+            f"{what}: row {int(tiny[0])}'s values are too small for float64 squares (max |x| = "
+            f"{size[tiny[0]]:.3g}; needs >= {_MIN_VALUE:g} or all zeros); rescale the data"
+        )
+    if fitted and num.shape[0]:
+        with np.errstate(all="ignore"):
+            spread = np.nanmax(np.abs(num - np.nanmean(num, axis=0, keepdims=True)), initial=0.0)
+        if 0 < spread < _MIN_VALUE:
+            raise DataError(
+                f"{what}: values too close together for float64 squared distances (max |x - mean| = "
+                f"{spread:.3g}; needs >= {_MIN_VALUE:g} or all equal); rescale the data"
+            )
 
 
 def _fit_onehot(metric, X, y, cols, params):

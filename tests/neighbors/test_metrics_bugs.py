@@ -164,3 +164,40 @@ def test_onehot_absent_category_below_the_maximum_has_zero_indicators():
     # both absent from training: every indicator 0, squared distance 1 to each row
     assert_array_equal(beyond[0], [[1.0, 1.0, 1.0]])
     assert_array_equal(gap[0], beyond[0])
+
+
+@pytest.mark.parametrize("metric", ["hvdm", "cosine", "seuclidean", "mahalanobis"])
+def test_metrics_that_square_raw_values_keep_the_range_rule(metric):
+    """hvdm's sigma, seuclidean's variances, mahalanobis's covariance and cosine's norms
+    square the raw values: at x 1e160 every distance was inf (or a covariance called
+    singular) and at x 1e-200 every distance 0, the neighbours in index order, exit 0.
+    Within the rule the neighbours are those of the unscaled data (each metric is
+    invariant to scaling the data: the oracle); beyond it, one line asking to rescale."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(np.int64)
+    kw = {"y": y} if metric == "hvdm" else {}
+    _, plain = kneighbors(X, 4, metric=metric, **kw)
+    for s in (1e100, 1e-100):
+        _, scaled = kneighbors(X * s, 4, metric=metric, **kw)
+        assert_array_equal(scaled, plain)
+    with pytest.raises(
+        DataError, match=r"^X: values too large for float64 squares \(max \|x\| = .*; rescale the data$"
+    ):
+        kneighbors(X * 1e160, 4, metric=metric, **kw)
+    with pytest.raises(
+        DataError, match=r"^X: .*too (close together|small) for float64 square.*; rescale the data$"
+    ):
+        kneighbors(X * 1e-200, 4, metric=metric, **kw)
+
+
+def test_cosine_queries_keep_the_range_rule():
+    """A query of 1e160 got cosine distance 1 from rows of its own direction (its norm
+    overflowed); one of 1e-150 was called all zeros."""
+    X = np.array([[0.0], [1.0], [3.0], [4.0]]) + 1.0
+    reduced, _ = kneighbors(X, 1, np.array([[1e100]]), metric="cosine")
+    assert reduced[0, 0] == 0.0
+    with pytest.raises(DataError, match=r"^queries: values too large for float64 squares"):
+        kneighbors(X, 1, np.array([[1e160]]), metric="cosine")
+    with pytest.raises(DataError, match=r"^queries: row 0's values are too small for float64 squares"):
+        kneighbors(X, 1, np.array([[1e-150]]), metric="cosine")
