@@ -94,7 +94,7 @@ def _import_module(name, base_dir):
 
 
 def _not_found(name, missing, base_dir):
-    where = f" nor in {base_dir}" if base_dir is not None else ""
+    where = f" nor in {Path(base_dir).resolve()}" if base_dir is not None else ""  # '.' says nothing
     return f"cannot import '{name}': no module named '{missing}' on the Python path{where}"
 
 
@@ -120,6 +120,20 @@ def add_import_dirs(folders, refresh=False):
 def entry_point_names(group):
     """Names offered by installed packages in an entry-point group (none loaded)."""
     return sorted({ep.name for ep in metadata.entry_points(group=group)})
+
+
+def built_in_clash(group, name):
+    """The line refusing a built-in ``name`` that an installed package offers too in
+    ``group`` (its entry point would never run: the built-in is found first), or None."""
+    found = [ep for ep in metadata.entry_points(group=group) if ep.name == name]
+    if not found:
+        return None
+    dist = getattr(found[0], "dist", None)
+    owner = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
+    return (
+        f"'{name}' is a built-in name, and {owner} offers it too in entry-point group {group} (entry point "
+        f"{found[0].value}), which would never run; the package must offer it under another name"
+    )
 
 
 def load_entry_point(group, name):

@@ -407,7 +407,7 @@ def plot(
 ):
     """Plot a metric (mean ± std over repeats and folds) against a parameter, one panel per dataset (and
     algorithm), 12 panels a page."""
-    from knnx.reporting.figures import default_x, figure_name, select_datasets, write_plot
+    from knnx.reporting.figures import default_x, drawn_as_counts, figure_name, select_datasets, write_plot
     from knnx.reporting.summaries import timing_rows
     from knnx.results import TIMINGS, last_round, read_results
 
@@ -421,9 +421,9 @@ def plot(
             frame = timing_rows(frame, metric)
         names = [d.strip() for d in datasets.split(",") if d.strip()] if datasets else None
         notes = []
-        if x is None:
+        if x is None and not drawn_as_counts(select_datasets(frame, names), metric):
             x = default_x(select_datasets(frame, names), metric) or "configuration"
-        name = figure_name(metric, None if x == "configuration" else x)
+        name = figure_name(metric, None if x in (None, "configuration") else x)
         target = out if out is not None else Path(results).with_name(name)
         try:
             written = write_plot(frame, target, metric=metric, x=x, datasets=names, notes=notes)

@@ -61,7 +61,7 @@ from knnx.datasets.tabular import load_csv
 from knnx.datasets.views import check_loader_treatments, treat_loaders, view_entry
 from knnx.datasets.views import finite_number as _is_number
 from knnx.errors import DataError, describe, exit_guard, user_fault
-from knnx.plugins import DATASET_GROUP, entry_point_names, import_object, load_entry_point
+from knnx.plugins import DATASET_GROUP, built_in_clash, entry_point_names, import_object, load_entry_point
 
 __all__ = [
     "DATASETS",
@@ -367,6 +367,9 @@ def _load_named(body, label, seed):
     plugin loader's (checked by :func:`as_dataset`), or a bundled one."""
     name = body.pop("name")
     where = f"dataset '{name}'"
+    clash = built_in_clash(DATASET_GROUP, name) if name in BUNDLED or is_suite_dataset(name) else None
+    if clash:
+        raise DataError(clash)
     if is_suite_dataset(name):
         return load_suite_dataset(name, **body), where
     if name not in BUNDLED:

@@ -49,7 +49,14 @@ from knnx.estimators.gnnb import GNNBClassifier
 from knnx.estimators.knn import KNNClassifier, KNNLpoClassifier
 from knnx.estimators.unn import UNNClassifier, UNNCVClassifier
 from knnx.estimators.weighted import WeightedMetricNN
-from knnx.plugins import ALGORITHM_GROUP, entry_point_names, import_object, load_entry_point, object_version
+from knnx.plugins import (
+    ALGORITHM_GROUP,
+    built_in_clash,
+    entry_point_names,
+    import_object,
+    load_entry_point,
+    object_version,
+)
 
 # A step's parameter in a setting is ``<step id>__<name>`` (scikit-learn's convention).
 STEP_SEP = "__"
@@ -404,6 +411,9 @@ def resolve_algorithm(entry, base_dir=None, also_known=()):
             version=object_version(cls, path),
             facts=facts,
         )
+    clash = built_in_clash(ALGORITHM_GROUP, name) if name in BUILTIN or name in ALIASES else None
+    if clash:
+        raise SpecError(clash)
     if name in ALIASES:
         target, fixed = ALIASES[name]
         return ResolvedAlgorithm(entry.get("id") or name, ALGORITHMS[target], target, dict(fixed))

@@ -76,18 +76,19 @@ def partitions(dataset, seedseq, scheme="10-fold"):
     return splits
 
 
-def kfold(dataset, seedseq, folds=5, repeats=1, stratified=True):
-    """k-fold cross-validation, repeated ``repeats`` times with fresh shuffles."""
+def kfold(dataset, seedseq, folds=5, repeats=1, stratified=True, where="protocol.folds"):
+    """k-fold cross-validation, repeated ``repeats`` times with fresh shuffles; ``where``
+    names what set the folds in a refusal (5x2's are its kind's)."""
     y = dataset.y
     n = len(y)
     if folds > n:
-        raise SpecError(f"protocol.folds: {folds} folds for dataset '{dataset.name}' with only {n} rows")
+        raise SpecError(f"{where}: {folds} folds for dataset '{dataset.name}' with only {n} rows")
     if stratified:
         counts = np.bincount(y)
         c = int(np.argmin(counts))
         if counts[c] < folds:
             raise SpecError(
-                f"protocol.folds: {folds} stratified folds need at least {folds} rows per class; class "
+                f"{where}: {folds} stratified folds need at least {folds} rows per class; class "
                 f"'{dataset.classes[c]}' of dataset '{dataset.name}' has {counts[c]}"
             )
     splits = []
@@ -103,7 +104,7 @@ def kfold(dataset, seedseq, folds=5, repeats=1, stratified=True):
 
 def five_by_two(dataset, seedseq):
     """5x2 cross-validation (Dietterich 1998): five repeats of stratified 2-fold."""
-    return kfold(dataset, seedseq, folds=2, repeats=5, stratified=True)
+    return kfold(dataset, seedseq, folds=2, repeats=5, stratified=True, where="protocol.kind 5x2")
 
 
 def holdout(dataset, seedseq, test_size=0.3, repeats=1, stratified=True):

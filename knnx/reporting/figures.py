@@ -294,7 +294,7 @@ def automatic_figures(frame, requested=()):
     against reduction (:mod:`knnx.reporting.retention`). A quantity an estimator reports
     about its fit (a diagnostic: ``loo_error``, ``epochs``, ...) is drawn only when
     ``requested`` names it (the spec's ``figures:``): as counts per value when it takes
-    at most :data:`DISCRETE_VALUES` integer values (a flag, a count of epochs), else as
+    at most :data:`knnx.reporting.tuning.DISCRETE_VALUES` integer values (a flag, a count), else as
     a metric is; a requested name without rows gets a line saying so. Each figure on
     pages of :data:`MAX_PANELS` panels where there are more.
 
@@ -303,7 +303,7 @@ def automatic_figures(frame, requested=()):
     the figure drawn when its turn comes; the figure None and the title one line
     saying why where a figure cannot be drawn at all (one line per figure, not per
     page or dataset)."""
-    from knnx.reporting.tuning import choice_figures, tune_choice_mask
+    from knnx.reporting.tuning import choice_figures, discrete, tune_choice_mask
 
     if "round" in frame.columns:  # an active-learning run: its metrics round by round
         yield from active_figures(frame)
@@ -317,7 +317,7 @@ def automatic_figures(frame, requested=()):
         if not score and metric not in requested:  # a diagnostic: on request
             continue
         rows = plain[plain["metric"] == metric]
-        if not score and _discrete(rows):
+        if not score and discrete(rows):
             yield from _counted(rows, metric)
             continue
         within = varying_within(rows)
@@ -339,39 +339,11 @@ def automatic_figures(frame, requested=()):
             yield figure_name(name), f"no figure of {name}: the results hold no rows of it", None
 
 
-# A diagnostic with at most this many distinct values, all integers, is drawn as counts per value.
-DISCRETE_VALUES = 6
-
-
-def _discrete(rows):
-    values = rows["value"].to_numpy(dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    return (
-        bool(finite.size)
-        and bool(np.all(finite == np.round(finite)))
-        and len(np.unique(finite)) <= DISCRETE_VALUES
-    )
-
-
 def _counted(rows, metric):
     """The counts-per-value figure of a discrete diagnostic (``METRIC.png``)."""
-    from knnx.reporting.tuning import choice_figure
+    from knnx.reporting.tuning import choice_figure, counted_values
 
-    values = rows["value"].to_numpy(dtype=np.float64)
-    distinct = sorted(set(values[np.isfinite(values)].tolist()))
-    c = pd.DataFrame(
-        {
-            "algorithm": rows["algorithm"].to_numpy(),
-            "parameter": metric,
-            "dataset": rows["dataset"].to_numpy(),
-            "value": [int(v) if np.isfinite(v) else v for v in values],
-            "numeric": True,
-            "edge": "",
-            "order": [distinct.index(v) if np.isfinite(v) else len(distinct) for v in values],
-            "grid": [tuple(int(v) for v in distinct)] * len(values),
-        }
-    )
-    c = c[np.isfinite(values)]
+    c = counted_values(rows, metric)
     keys = list(dict.fromkeys(zip(c["algorithm"], c["parameter"], strict=True)))
     for i in range(0, len(keys), MAX_PANELS):
         pages = math.ceil(len(keys) / MAX_PANELS)
@@ -514,8 +486,24 @@ def default_x(frame, metric="error"):
     return ordered[0] if ordered else None
 
 
+def _counts_plan(frame, metric):
+    """The counts per value the run draws of ``metric`` (what ``tune:`` chose, a flag:
+    :func:`knnx.reporting.tuning.counts_plan`), or None."""
+    from knnx.reporting.tuning import counts_plan
+
+    return counts_plan(frame, metric, metric in METRICS or metric in LOWER_IS_BETTER)
+
+
+def drawn_as_counts(results, metric):
+    """Whether ``knnx plot`` draws ``metric`` without ``--x`` as counts per value."""
+    return _counts_plan(_selected(results, None), metric) is not None
+
+
 def _plan(results, metric, x, datasets):
     frame = _selected(results, datasets)
+    counts = None if x is not None else _counts_plan(frame, metric)
+    if counts is not None:  # what tune: chose, a flag: counts per value, as the run draws them
+        return counts, "an algorithm and parameter each"
     if x is None:
         x = default_x(frame, metric) or "configuration"
     if x == "configuration":

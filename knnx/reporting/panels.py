@@ -371,6 +371,14 @@ def _set_x_axis(ax, axis, x):
     ax.set_xlabel(f"{x} (log scale)" if axis.log else x)
 
 
+def _legend_top(axis):
+    """Where the legend under a panel starts (axes fraction): below the axis title, which
+    rotated category labels (:func:`_set_x_axis`) push down by about their length."""
+    ticks = [] if axis.numeric or axis.log else [_short(t) for t in axis.ticks]
+    longest = max(map(len, ticks), default=0)
+    return -0.15 - (0.012 * min(longest, 24) if longest > 6 else 0.0)
+
+
 def _draw_lines(plan, panels):
     """One page of :func:`knnx.reporting.figures.plot_metric`: a panel per (dataset,
     algorithm) of ``panels``, a line per ``_line``."""
@@ -403,7 +411,7 @@ def _draw_lines(plan, panels):
         ax.set_title(_short(f"{name} · {alg}" if several else name, TITLE_LIMIT))
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, _legend_top(axis)), frameon=False)
     if plan.left_out:  # the figure says it, wherever it is seen (knnx plot says it too)
         fig.supxlabel(
             _short(

@@ -376,8 +376,9 @@ def check_against_reference(
     """Compare per-group means with a reference results file.
 
     Groups are (dataset, algorithm, params, protocol, metric). Returns a list of
-    problems (one string each): groups whose mean moved by more than their tolerance,
-    and reference groups missing from the results. Empty when all hold. Groups present
+    problems (one string each): groups whose number of values differs (a row lost or
+    added, a value NaN on one side), groups whose mean moved by more than their
+    tolerance, and reference groups missing from the results. Empty when all hold. Groups present
     only in the results are not problems; :func:`new_groups` lists them.
 
     ``atol_for`` maps an algorithm name to its own tolerance, overriding ``atol`` for
@@ -408,6 +409,12 @@ def check_against_reference(
         tol = max(atol_for.get(row.algorithm, atol), atol_metric.get(row.metric, 0.0))
         if row.found == "left_only":
             problems.append(f"{group}: missing from {path}")
+            continue
+        if row.n != row.n_ref:  # a mean over other values: a row lost or added, a value now NaN
+            problems.append(
+                f"{group}: {int(row.n)} values vs {int(row.n_ref)} in the reference (a row lost or added, or a "
+                "value NaN on one side)"
+            )
             continue
         if pd.isna(row.mean) and pd.isna(row.mean_ref):
             continue  # NaN in both: unchanged

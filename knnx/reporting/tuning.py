@@ -20,6 +20,7 @@ and the choices that sit at an edge of their grid.
 
 import json
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -232,3 +233,70 @@ def _panel(ax, sub, rows, pooled, first):
     ax.tick_params(axis="x", labelsize=6, rotation=45 if len(values) > 6 else 0)
     ax.grid(axis="x", alpha=0.3)
     ax.margins(x=0.1)  # room for the counts written right of the outermost dots
+
+
+# A diagnostic with at most this many distinct values, all integers, is drawn as counts per value.
+DISCRETE_VALUES = 6
+
+
+def discrete(rows):
+    """Whether ``rows``' values are at most :data:`DISCRETE_VALUES` integers (a flag, a
+    small count): drawn as counts per value."""
+    values = rows["value"].to_numpy(dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    return (
+        bool(finite.size)
+        and bool(np.all(finite == np.round(finite)))
+        and len(np.unique(finite)) <= DISCRETE_VALUES
+    )
+
+
+def counted_values(rows, metric):
+    """The values of a discrete diagnostic ``metric`` (its ``rows``) in the form of
+    :func:`choices`, each value its own position."""
+    values = rows["value"].to_numpy(dtype=np.float64)
+    distinct = sorted(set(values[np.isfinite(values)].tolist()))
+    c = pd.DataFrame(
+        {
+            "algorithm": rows["algorithm"].to_numpy(),
+            "parameter": metric,
+            "dataset": rows["dataset"].to_numpy(),
+            "value": [int(v) if np.isfinite(v) else v for v in values],
+            "numeric": True,
+            "edge": "",
+            "order": [distinct.index(v) if np.isfinite(v) else len(distinct) for v in values],
+            "grid": [tuple(int(v) for v in distinct)] * len(values),
+        }
+    )
+    return c[np.isfinite(values)]
+
+
+@dataclass(frozen=True)
+class CountsPlan:
+    """What ``knnx plot`` draws of what ``tune:`` chose (``title`` "chosen") or of a
+    discrete diagnostic ("reported"): counts per value, as the run draws them, never a
+    mean ± std; a panel per (algorithm, parameter)."""
+
+    counts: pd.DataFrame
+    panels: list
+    title: str
+
+    def draw(self, panels):
+        return choice_figure(self.counts, panels, self.title)
+
+
+def counts_plan(frame, metric, is_score):
+    """The :class:`CountsPlan` of ``metric`` in ``frame`` when the run draws it as counts
+    per value (``chosen_<name>`` rows of tuned grids; a diagnostic, not ``is_score``,
+    of :func:`discrete` values), else None."""
+    rows = frame[frame["metric"] == metric]
+    if rows.empty:
+        return None
+    tuned = tune_choice_mask(rows)
+    if tuned.all():
+        c, title = choices(rows), "chosen"
+    elif not is_score and not tuned.any() and discrete(rows):
+        c, title = counted_values(rows, metric), "reported"
+    else:
+        return None
+    return CountsPlan(c, list(dict.fromkeys(zip(c["algorithm"], c["parameter"], strict=True))), title)

@@ -82,7 +82,9 @@ def apply_overrides(data, overrides):
     one reported). Keys the spec lacks are created along the path, as writing them in
     the file would (the spec's checks then refuse a key that is no field, naming the
     override: :func:`blame_overrides`); a list index must exist and each step must be
-    a mapping or a list; a path set twice is refused (the last would win silently).
+    a mapping or a list; a path set twice is refused (the last would win silently), and
+    so is a path that holds one an earlier override set (it would drop that value; the
+    other order refines it).
     SpecError, one line naming the override, otherwise."""
     if not overrides:
         return data
@@ -96,6 +98,19 @@ def apply_overrides(data, overrides):
             raise SpecError(
                 f"{override.where}: {path_text(override.path)} is set twice (also by --set {first.text!r}); "
                 "set each path once"
+            )
+        inner = next(
+            (
+                o
+                for path, o in seen.items()
+                if path[: len(override.path)] == override.path and o is not override
+            ),
+            None,
+        )
+        if inner is not None:  # it would replace an earlier override's value without a word
+            raise SpecError(
+                f"{override.where}: sets {path_text(override.path)} whole, which would drop --set {inner.text!r} "
+                f"given before it; set {path_text(override.path)} first, then the paths inside it"
             )
         _apply(data, override)
     return data

@@ -98,8 +98,9 @@ def test_a_learner_on_nominal_codes_is_refused(tmp_path):
         tmp_path,
         spec,
         "datasets[0]: algorithms[0] (lmnn>knn) on 'heart(categorical='keep')': column 'sex' holds nominal category "
-        "codes (categorical: keep), which step lmnn would read as numbers; put an encode step first, or leave "
-        "categorical out of the dataset entry to give it one-hot indicators",
+        "codes (categorical: keep), which step lmnn would read as numbers; put an encode step first (its file stores "
+        "the nominal attributes as numbers, which an entry without categorical gives as filed, not as one-hot "
+        "indicators)",
     )
 
 

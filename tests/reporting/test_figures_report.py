@@ -16,6 +16,7 @@ from knnx.evaluation.metrics import METRICS
 from knnx.experiment.runner import run_spec
 from knnx.reporting import figures as plots
 from knnx.reporting.summaries import configuration_labels, summarize
+from knnx.reporting.tuning import discrete
 from knnx.results import read_results, rows_to_csv
 
 runner = CliRunner()
@@ -95,7 +96,7 @@ def test_every_configuration_appears_in_a_figure(which, request, tmp_path, monke
     drawn = dict(saved)
     for metric in dict.fromkeys(frame["metric"]):
         rows = frame[frame["metric"] == metric]
-        if plots._discrete(rows) and metric not in METRICS:  # counts per value: values, not configurations
+        if discrete(rows) and metric not in METRICS:  # counts per value: values, not configurations
             assert set(drawn[f"{metric}.png"]["titles"]) <= {
                 f"{a}: {metric} reported (folds per value)" for a in rows["algorithm"]
             }

@@ -198,3 +198,54 @@ def test_a_chosen_row_without_a_grid_is_no_choice():
     frame = read_results(io.StringIO(rows_to_csv(rows, header=True)))
     assert not tune_choice_mask(frame).any() and choices(frame).empty and choice_figures(frame) == []
     assert json.loads(frame["params"].iloc[0]) == {"k": 3}
+
+
+def test_knnx_plot_draws_choices_and_flags_as_counts_per_value_as_the_run_does(forty, tmp_path):
+    """knnx plot --metric chosen_k (or a 0/1 flag such as cw's init_cdm) drew a mean ±
+    std, its bar past 1 for the flag, where the run draws counts per value (docs: never
+    as a mean ± std). Oracle: the run's own figure of the same rows (dots and counts)."""
+    from typer.testing import CliRunner
+
+    from knnx.cli import app
+
+    def dots(fig):
+        ax = fig.axes[0]
+        return ax.get_title(), sorted(
+            (tuple(xy), t.get_text())
+            for xy, t in zip(ax.collections[0].get_offsets().tolist(), ax.texts, strict=True)
+        )
+
+    flags = [
+        _row("d", "cw", {"max_epochs": 20}, float(v), f, "init_cdm") for f, v in enumerate([1, 1, 1, 1, 0])
+    ]
+    flagged = read_results(io.StringIO(rows_to_csv(flags, header=True)))
+    for frame, metric in ((forty, "chosen_k"), (flagged, "init_cdm")):
+        run = {name: fig for name, _, fig in plots.automatic_figures(frame, requested=("init_cdm",))}
+        name = "tuned-choices.png" if metric == "chosen_k" else "init_cdm.png"
+        ours = run[name]() if callable(run[name]) else run[name]
+        assert dots(plots.plot(frame, metric=metric)) == dots(ours)
+        path = tmp_path / "r.csv"
+        path.write_text(rows_to_csv(frame.to_dict("records"), header=True))
+        result = CliRunner().invoke(app, ["plot", str(path), "--metric", metric])
+        assert result.output == f"wrote {tmp_path / f'{metric}.png'}\n"
+    assert dots(plots.plot(flagged, metric="init_cdm"))[0] == "cw: init_cdm reported (folds per value)"
+
+
+def test_the_legend_under_a_panel_of_category_ticks_clears_the_axis_title():
+    """--x weights: the rotated labels (uniform, distance) pushed the axis title onto the
+    legend's first entry. Oracle: the drawn extents of the title and the legend."""
+    rows = [
+        _row(d, "knn", {"k": k, "weights": w}, 0.01 * k + (w == "distance") * 0.01 + 0.001 * f, f)
+        for d in ("wine", "glass")
+        for k in (1, 5, 15, 31)
+        for w in ("uniform", "distance")
+        for f in range(3)
+    ]
+    fig = plots.plot_metric(read_results(io.StringIO(rows_to_csv(rows, header=True))), "error", x="weights")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in fig.axes:
+        title = ax.xaxis.label.get_window_extent(renderer)
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert ax.xaxis.label.get_text() == "weights" and legend.y1 < title.y0, (legend, title)

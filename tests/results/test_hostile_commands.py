@@ -427,6 +427,39 @@ def test_a_path_set_twice_is_refused(tmp_path, first, second, shown):
 
 
 @pytest.mark.parametrize(
+    ("first", "second", "shown"),
+    [
+        ("protocol.folds=3", "protocol={kind: kfold, folds: 10}", "protocol"),
+        ("algorithms[0].params.k=7", "algorithms=[{name: knn, params: {k: 3}}]", "algorithms"),
+    ],
+)
+def test_an_override_holding_an_earlier_ones_path_is_refused(tmp_path, first, second, shown):
+    """``--set protocol.folds=3 --set 'protocol={kind: kfold, folds: 10}'`` said ok
+    and ran 10 folds: the first override was dropped without a word. The other order
+    refines the whole value, and is kept (the run's spec.yaml holds both)."""
+    import yaml
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    done = runner.invoke(app, ["validate", str(spec), "--set", first, "--set", second])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        f"error: --set '{second}': sets {shown} whole, which would drop --set '{first}' given before it; set "
+        f"{shown} first, then the paths inside it\n",
+    )
+    from knnx.spec import validate_spec
+    from knnx.spec.overrides import apply_overrides
+
+    refined = apply_overrides(SPEC, [second, first])
+    assert (
+        (refined["protocol"]["folds"] == 3)
+        if shown == "protocol"
+        else (refined["algorithms"][0]["params"]["k"] == 7)
+    )
+    assert validate_spec(refined).cells
+
+
+@pytest.mark.parametrize(
     ("line", "message"),
     [
         ("iris,99,4,3,0,0", "line 3 repeats the dataset 'iris' of line 2"),
@@ -717,3 +750,29 @@ def test_a_names_file_that_prints_a_row_or_column_twice_is_one_line(run_folder, 
     path.write_text(names)
     where = f"{path}: " if "duplicate" in message else ""
     _refused(["compare", both, "--select", "all", "--names", path], f"--names: {where}{message}", tmp_path)
+
+
+def test_refusals_name_the_protocol_kind_and_the_folder_in_full(tmp_path, monkeypatch):
+    """Under kind 5x2 a class of one row was blamed on 'protocol.folds', a key 5x2 does
+    not have; an import path missing from a spec in the current folder said 'nor in .'."""
+    (tmp_path / "one.csv").write_text("a,label\n" + "".join(f"{i},{1 if i else 2}\n" for i in range(9)))
+    spec = tmp_path / "o.yaml"
+    spec.write_text(
+        "name: o\ndatasets: [{csv: one.csv, id: one}]\nprotocol: {kind: 5x2}\nalgorithms: [{name: knn}]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["validate", "o.yaml"])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        "error: o.yaml: datasets[0]: protocol.kind 5x2: 2 stratified folds need at least 2 rows per class; class "
+        "'2' of dataset 'one' has 1\n",
+    )
+    (tmp_path / "p.yaml").write_text(
+        'name: p\ndatasets: [iris]\nprotocol: {kind: kfold}\nalgorithms: [{estimator: "nosuchpkg.m:C"}]\n'
+    )
+    done = runner.invoke(app, ["validate", "p.yaml"])
+    assert (done.exit_code, done.stderr) == (
+        2,
+        "error: p.yaml: algorithms[0].estimator: cannot import 'nosuchpkg.m': no module named 'nosuchpkg' on the "
+        f"Python path nor in {tmp_path.resolve()}\n",
+    )

@@ -11,6 +11,7 @@ from conftest import refused_by_cli
 from typer.testing import CliRunner
 
 from knnx.cli import app
+from knnx.errors import SpecError
 from knnx.experiment.runner import run_spec
 from knnx.results import read_results
 from knnx.spec import validate_spec
@@ -515,6 +516,44 @@ def test_a_broken_plugin_is_one_line_and_only_when_named(tmp_path):
         f"error: {spec}: algorithms[0].name: 'one_rule' from knnx-demo-plugin 0.1 (entry point "
         "knnx_demo_plugin:OneRule) failed to load: RuntimeError: plugin bug\n"
     )
+
+
+def test_a_plugin_offering_a_built_in_name_is_refused_where_the_name_is_used(tmp_path, monkeypatch):
+    """A package offering 'knn' and 'iris' in the entry-point groups was shadowed by
+    knnx's own without a word: the spec ran knnx's kNN on the bundled iris. A spec that
+    names them is now refused in one line (as a name offered twice is); one that does
+    not runs as before. In-process: the entry points are read from sys.path."""
+    site = tmp_path / "site"
+    _install_plugin(site)
+    info = site / "knnx_demo_plugin-0.1.dist-info" / "entry_points.txt"
+    info.write_text(
+        "[knnx.algorithms]\nknn = knnx_demo_plugin:OneRule\none_rule = knnx_demo_plugin:OneRule\n\n"
+        "[knnx.datasets]\niris = knnx_demo_plugin:load_stripes\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "knnx_demo_plugin", raising=False)
+    spec = {
+        **BASE,
+        "protocol": {"kind": "kfold", "folds": 2},
+        "datasets": ["ripley"],
+        "algorithms": [{"name": "knn"}],
+    }
+    with pytest.raises(SpecError) as refused:
+        validate_spec(spec)
+    assert str(refused.value) == (
+        "<spec>: algorithms[0].name: 'knn' is a built-in name, and knnx-demo-plugin 0.1 offers it too in entry-point "
+        "group knnx.algorithms (entry point knnx_demo_plugin:OneRule), which would never run; the package must offer "
+        "it under another name"
+    )
+    with pytest.raises(SpecError) as refused:
+        validate_spec({**spec, "datasets": ["iris"], "algorithms": [{"name": "one_rule"}]})
+    assert "datasets[0]: 'iris' is a built-in name, and knnx-demo-plugin 0.1 offers it too" in str(
+        refused.value
+    )
+    assert {c.algorithm for c in validate_spec({**spec, "algorithms": [{"name": "one_rule"}]}).cells} == {
+        "one_rule"
+    }
+    sys.modules.pop("knnx_demo_plugin", None)
 
 
 # --- your own datasets: loaders, registration, plugins, grids over options ---------------
