@@ -410,17 +410,16 @@ def check_against_reference(
         if row.found == "left_only":
             problems.append(f"{group}: missing from {path}")
             continue
-        if row.n != row.n_ref:  # a mean over other values: a row lost or added, a value now NaN
-            problems.append(
-                f"{group}: {int(row.n)} values vs {int(row.n_ref)} in the reference (a row lost or added, or a "
-                "value NaN on one side)"
-            )
-            continue
         if pd.isna(row.mean) and pd.isna(row.mean_ref):
             continue  # NaN in both: unchanged
         diff = abs(row.mean - row.mean_ref)
         if np.isnan(diff):  # a NaN on one side only has moved too
             problems.append(f"{group}: {row.mean:.17g} vs reference {row.mean_ref:.17g} (NaN on one side)")
+        elif row.n != row.n_ref:  # a mean over other values: a row lost or added, a value now NaN
+            problems.append(
+                f"{group}: {int(row.n)} values vs {int(row.n_ref)} in the reference (a row lost or added, or a "
+                "value NaN on one side)"
+            )
         elif diff > tol:
             f = ".6f" if diff >= 1e-6 else ".17g"
             problems.append(

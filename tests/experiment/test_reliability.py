@@ -1625,6 +1625,31 @@ def test_check_treats_nan_on_both_sides_as_unchanged_and_on_one_side_as_moved(tm
     assert len(problems) == 1 and problems[0].endswith("error: nan vs reference 0.5 (NaN on one side)")
 
 
+def test_check_counts_each_groups_values(tmp_path):
+    """A fold's row lost, or its value now NaN, left a mean of the rest close to the
+    reference's: knnx check (and the gate) said every group held, even at atol 0 when
+    the folds agree. A group whose number of values differs has moved."""
+    from knnx.reporting.summaries import check_against_reference
+
+    def write(name, values):
+        rows = [{**_row(i, v), "repeat": 0, "fold": i} for i, v in enumerate(values) if v is not None]
+        path = tmp_path / name
+        path.write_text(rows_to_csv(rows, header=True))
+        return path
+
+    ref = write("ref.csv", [0.6, 0.6, 0.6, 0.6, 0.6])
+    nan = float("nan")
+    for name, values, n in (
+        ("lost.csv", [0.6, 0.6, None, 0.6, 0.6], 4),
+        ("nan.csv", [0.6, nan, 0.6, 0.6, 0.6], 4),
+    ):
+        (problem,) = check_against_reference(write(name, values), ref, atol=0)
+        assert problem.endswith(
+            f"error: {n} values vs 5 in the reference (a row lost or added, or a value NaN on one side)"
+        )
+    assert check_against_reference(write("same.csv", [0.6] * 5), ref, atol=0) == []
+
+
 def test_paper_step_probes_are_bounded_in_total(tmp_path):
     algorithm = {
         "name": "weighted_metric",
